@@ -1,0 +1,110 @@
+package beadstest
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Store is a throwaway beads store made by the real bd in a temporary git
+// repository, with HOME pointed at a temporary directory.
+type Store struct {
+	t testing.TB
+	// Root is the git repository holding .beads.
+	Root string
+	// Bin is the real bd binary.
+	Bin string
+	// Env is the environment every bd (and the code under test) should use.
+	Env []string
+}
+
+// RealBD returns the path of the real bd v1.3.0 on PATH, failing the test
+// when it is missing: `make bd` builds it and `make test` puts it first on
+// PATH. Integration tests never skip.
+func RealBD(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("bd")
+	if err != nil {
+		t.Fatalf("the real bd is not on PATH (run `make bd`, or test with `make test`): %v", err)
+	}
+	return bin
+}
+
+// NewStore initialises a stealth store with the given prefix.
+func NewStore(t testing.TB, prefix string) *Store {
+	t.Helper()
+	bin := RealBD(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	root := filepath.Join(dir, "repo")
+	for _, d := range []string{home, root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(),
+		"HOME="+home, "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1",
+		"BEADS_ACTOR=tester", "GIT_AUTHOR_NAME=tester", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=tester", "GIT_COMMITTER_EMAIL=t@example.com",
+	)
+	s := &Store{t: t, Root: root, Bin: bin, Env: env}
+	s.exec("git", "init", "-q")
+	s.BD("init", "--prefix", prefix, "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
+	return s
+}
+
+// BD runs the real bd in the store and returns its stdout; a failure fails
+// the test.
+func (s *Store) BD(args ...string) string {
+	s.t.Helper()
+	return s.exec(s.Bin, args...)
+}
+
+func (s *Store) exec(bin string, args ...string) string {
+	s.t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = s.Root
+	cmd.Env = s.Env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		s.t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+// Create makes an issue and returns its id. extra are bd create flags
+// (--type epic, --parent X, --priority 1 …).
+func (s *Store) Create(title string, extra ...string) string {
+	s.t.Helper()
+	out := s.BD(append([]string{"create", title, "--json"}, extra...)...)
+	var v struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID == "" {
+		s.t.Fatalf("bd create %q: no id in %q: %v", title, out, err)
+	}
+	return v.ID
+}
+
+// Close closes issues with a reason.
+func (s *Store) Close(ids ...string) {
+	s.t.Helper()
+	s.BD(append(append([]string{"close"}, ids...), "--reason", "done", "--json")...)
+}
+
+// Status sets an issue's stored status.
+func (s *Store) Status(id, status string) {
+	s.t.Helper()
+	s.BD("update", id, "--status", status, "--json")
+}
+
+// Block records that id depends on (is blocked by) blocker.
+func (s *Store) Block(id, blocker string) {
+	s.t.Helper()
+	s.BD("dep", "add", id, blocker, "--json")
+}

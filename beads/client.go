@@ -1,0 +1,422 @@
+package beads
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds one bd invocation when Client.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// Client runs bd. The zero value runs "bd" from PATH in the current
+// directory with bd's own store discovery.
+//
+// Queries run one at a time: bd's embedded store serialises access, so
+// concurrent bd processes on one store are slower than sequential ones.
+type Client struct {
+	// Bin is the bd binary, a name looked up on PATH or a path; default "bd".
+	Bin string
+	// Dir, when set, selects the store (BEADS_DIR); otherwise bd discovers
+	// it by walking up from WorkDir.
+	Dir string
+	// WorkDir is the directory bd runs in; empty means the current one.
+	WorkDir string
+	// Timeout bounds each invocation; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Env, when non-nil, replaces os.Environ() as bd's base environment.
+	Env []string
+}
+
+// ErrorKind classifies a bd failure.
+type ErrorKind string
+
+const (
+	KindMissing   ErrorKind = "missing"    // the bd binary was not found
+	KindNoStore   ErrorKind = "no_store"   // no .beads store was found
+	KindNotFound  ErrorKind = "not_found"  // an issue id does not exist
+	KindTimeout   ErrorKind = "timeout"    // bd did not answer in time
+	KindBadOutput ErrorKind = "bad_output" // rc 0 but the output is not the JSON expected
+	KindConflict  ErrorKind = "conflict"   // a guard (--if-status, claim) did not hold (rc 13)
+	KindFailed    ErrorKind = "failed"     // any other non-zero exit
+)
+
+// Error is a failed bd invocation. It carries bd's own message; a failure is
+// never turned into an empty result.
+type Error struct {
+	Kind ErrorKind
+	Args []string // bd's arguments
+	Code int      // exit status; -1 when bd did not run to completion
+	Msg  string   // bd's message (stderr text or the JSON error), trimmed
+	Err  error    // the underlying error, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("bd ")
+	b.WriteString(strings.Join(e.Args, " "))
+	b.WriteString(": ")
+	switch e.Kind {
+	case KindMissing:
+		b.WriteString("bd not found")
+	case KindTimeout:
+		b.WriteString("timed out")
+	case KindBadOutput:
+		b.WriteString("unexpected output")
+	default:
+		if e.Code > 0 {
+			fmt.Fprintf(&b, "exit status %d", e.Code)
+		} else {
+			b.WriteString(string(e.Kind))
+		}
+	}
+	if e.Msg != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Msg)
+	} else if e.Err != nil && e.Kind != KindFailed {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsKind reports whether err is a bd *Error of the given kind.
+func IsKind(err error, kind ErrorKind) bool {
+	var be *Error
+	return errors.As(err, &be) && be.Kind == kind
+}
+
+// Ready lists the epic's ready descendants, sub-epics included
+// (bd ready --parent). An unknown epic gives an empty list: bd does not
+// validate it; use Show for that.
+func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
+	var issues []Issue
+	err := c.query(ctx, &issues, "ready", "--json", "--limit", "0", "--parent", epic)
+	return issues, err
+}
+
+// Subtree lists every unclosed, unpinned descendant of the epic (the whole
+// subtree, sub-epics included) with its stored status, in one bd query.
+// BlockedBy is filled with the descendant's open blockers, so dependency-
+// blocked issues can be told from ready ones.
+func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
+	var all []Issue
+	if err := c.query(ctx, &all, "list", "--json", "--limit", "0"); err != nil {
+		return nil, err
+	}
+	return descendants(all, epic), nil
+}
+
+// descendants picks the issues under root from a list of unclosed issues and
+// computes their open blockers.
+func descendants(all []Issue, root string) []Issue {
+	open := make(map[string]bool, len(all))
+	parent := make(map[string]string, len(all))
+	for _, is := range all {
+		open[is.ID] = true
+		parent[is.ID] = is.parentID()
+	}
+	under := func(id string) bool {
+		seen := 0
+		for p := parent[id]; p != "" && seen <= len(all); p, seen = parent[p], seen+1 {
+			if p == root {
+				return true
+			}
+		}
+		return false
+	}
+	var out []Issue
+	for _, is := range all {
+		if is.ID == root || !under(is.ID) {
+			continue
+		}
+		is.Parent = is.parentID()
+		is.BlockedBy = nil
+		for _, d := range is.Dependencies {
+			if d.Type == DepBlocks && open[d.DependsOnID] && !slices.Contains(is.BlockedBy, d.DependsOnID) {
+				is.BlockedBy = append(is.BlockedBy, d.DependsOnID)
+			}
+		}
+		out = append(out, is)
+	}
+	return out
+}
+
+// Blocked lists the epic's dependency-blocked descendants (bd blocked
+// --parent), with BlockedBy set. Issues whose stored status is "blocked" are
+// not in it: see Subtree.
+func (c *Client) Blocked(ctx context.Context, epic string) ([]Issue, error) {
+	var issues []Issue
+	err := c.query(ctx, &issues, "blocked", "--json", "--parent", epic)
+	return issues, err
+}
+
+// Show reads one issue. An unknown id is an *Error of kind KindNotFound.
+func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
+	var issues []Issue
+	args := []string{"show", id, "--json"}
+	if err := c.query(ctx, &issues, args...); err != nil {
+		return Issue{}, err
+	}
+	for _, is := range issues {
+		if is.ID == id {
+			return is, nil
+		}
+	}
+	return Issue{}, &Error{Kind: KindNotFound, Args: args, Msg: "issue " + id + " not in bd's answer"}
+}
+
+// Claim atomically picks and claims the highest-priority ready task under
+// the epic for the actor (bd ready --claim). ok is false when nothing is
+// ready. Epics are never claimed: they are closed, not worked on.
+func (c *Client) Claim(ctx context.Context, epic, actor string) (is Issue, ok bool, err error) {
+	var issues []Issue
+	args := []string{"ready", "--claim", "--json", "--parent", epic, "--exclude-type", "epic"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	if err := c.query(ctx, &issues, args...); err != nil {
+		return Issue{}, false, err
+	}
+	if len(issues) == 0 {
+		return Issue{}, false, nil
+	}
+	return issues[0], true, nil
+}
+
+// ClaimID claims one named issue for the actor (bd update --claim). A claim
+// held by someone else is an *Error of kind KindConflict or KindFailed.
+func (c *Client) ClaimID(ctx context.Context, id, actor string) (Issue, error) {
+	args := []string{"update", id, "--claim", "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	return c.one(ctx, id, args)
+}
+
+// AppendNotes appends text to an issue's notes.
+func (c *Client) AppendNotes(ctx context.Context, id, text string) (Issue, error) {
+	return c.one(ctx, id, []string{"update", id, "--append-notes", text, "--json"})
+}
+
+// SetStatus changes an issue's stored status.
+func (c *Client) SetStatus(ctx context.Context, id, status string) (Issue, error) {
+	return c.one(ctx, id, []string{"update", id, "--status", status, "--json"})
+}
+
+func (c *Client) one(ctx context.Context, id string, args []string) (Issue, error) {
+	var issues []Issue
+	if err := c.query(ctx, &issues, args...); err != nil {
+		return Issue{}, err
+	}
+	if len(issues) == 0 {
+		return Issue{}, &Error{Kind: KindBadOutput, Args: args, Msg: "empty answer for " + id}
+	}
+	return issues[0], nil
+}
+
+// Version returns bd's version ("1.3.0").
+func (c *Client) Version(ctx context.Context) (string, error) {
+	var v struct {
+		Version string `json:"version"`
+	}
+	args := []string{"version", "--json"}
+	if err := c.query(ctx, &v, args...); err != nil {
+		return "", err
+	}
+	if v.Version == "" {
+		return "", &Error{Kind: KindBadOutput, Args: args, Msg: "no version field"}
+	}
+	return v.Version, nil
+}
+
+// Snapshot is an epic's state in beads at one moment.
+type Snapshot struct {
+	Epic Issue
+	// Ready are the descendants bd would hand out now.
+	Ready []Issue
+	// Subtree holds every unclosed descendant; the methods below split it.
+	Subtree []Issue
+}
+
+// Snapshot reads the epic, its ready descendants and its unclosed subtree,
+// one query after the other.
+func (c *Client) Snapshot(ctx context.Context, epic string) (Snapshot, error) {
+	var s Snapshot
+	var err error
+	if s.Epic, err = c.Show(ctx, epic); err != nil {
+		return s, err
+	}
+	if s.Ready, err = c.Ready(ctx, epic); err != nil {
+		return s, err
+	}
+	s.Subtree, err = c.Subtree(ctx, epic)
+	return s, err
+}
+
+// WithStatus returns the subtree issues whose stored status is one of statuses.
+func (s Snapshot) WithStatus(statuses ...string) []Issue {
+	var out []Issue
+	for _, is := range s.Subtree {
+		if slices.Contains(statuses, is.Status) {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+// DependencyBlocked returns the subtree issues waiting on open blockers.
+func (s Snapshot) DependencyBlocked() []Issue {
+	var out []Issue
+	for _, is := range s.Subtree {
+		if len(is.BlockedBy) > 0 {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+// query runs bd and decodes its JSON answer into v.
+func (c *Client) query(ctx context.Context, v any, args ...string) error {
+	out, err := c.run(ctx, args)
+	if err != nil {
+		return err
+	}
+	if err := Decode(out, v); err != nil {
+		return &Error{Kind: KindBadOutput, Args: args, Msg: snippet(out), Err: err}
+	}
+	return nil
+}
+
+// run executes bd once and classifies its failure.
+func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
+	bin := c.Bin
+	if bin == "" {
+		bin = "bd"
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = c.WorkDir
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(slices.Clip(env), "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1")
+	if c.Dir != "" {
+		env = append(env, "BEADS_DIR="+c.Dir)
+	}
+	cmd.Env = env
+	cmd.WaitDelay = time.Second // a child holding the pipes must not hang us
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+
+	err := cmd.Run()
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	e := &Error{Args: args, Code: -1, Err: err}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+		e.Kind = KindMissing
+		e.Msg = bin + " is not installed or not on PATH (set beads.bin or RUNTASKS_BD)"
+	case ctx.Err() != nil:
+		e.Kind = KindTimeout
+		e.Msg = fmt.Sprintf("no answer within %s", timeout)
+	case errors.As(err, &exitErr):
+		e.Code = exitErr.ExitCode()
+		e.Msg = message(stdout.Bytes(), stderr.Bytes())
+		e.Kind = classify(e.Code, e.Msg)
+	default:
+		e.Kind = KindFailed
+		e.Msg = err.Error()
+	}
+	return nil, e
+}
+
+// message extracts bd's error: the JSON error object on stdout if any, else
+// the first lines of stderr.
+func message(stdout, stderr []byte) string {
+	var obj struct {
+		Error  string `json:"error"`
+		Failed []struct {
+			ID    string `json:"id"`
+			Error string `json:"error"`
+		} `json:"failed"`
+	}
+	for _, b := range [][]byte{stdout, stderr} {
+		// stderr may hold a text line before a JSON object.
+		if i := bytes.IndexByte(b, '{'); i >= 0 && json.Unmarshal(b[i:], &obj) == nil && obj.Error != "" {
+			msg := obj.Error
+			for _, f := range obj.Failed {
+				msg += "; " + f.ID + ": " + f.Error
+			}
+			return msg
+		}
+	}
+	return snippet(stderr)
+}
+
+func classify(code int, msg string) ErrorKind {
+	lower := strings.ToLower(msg)
+	switch {
+	case code == 13:
+		return KindConflict
+	case strings.Contains(lower, "no beads database found"):
+		return KindNoStore
+	case strings.Contains(lower, "not found") || strings.Contains(lower, "no issue found") ||
+		strings.Contains(lower, "no issues found"):
+		return KindNotFound
+	}
+	return KindFailed
+}
+
+// snippet trims bd output for an error message: first lines, bounded.
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
+}
+
+// Decode reads bd's JSON answer into v, accepting both the bare payload and
+// the {"schema_version","data"} envelope (BD_JSON_ENVELOPE=1, bd 2.0's
+// default). An error object where v expects an array is an error.
+func Decode(out []byte, v any) error {
+	out = bytes.TrimSpace(out)
+	if len(out) == 0 {
+		return errors.New("empty output")
+	}
+	if out[0] == '{' {
+		var env struct {
+			Data  json.RawMessage `json:"data"`
+			Error string          `json:"error"`
+		}
+		if err := json.Unmarshal(out, &env); err != nil {
+			return err
+		}
+		if env.Error != "" {
+			return errors.New(env.Error)
+		}
+		if len(env.Data) > 0 {
+			out = env.Data
+		}
+	}
+	return json.Unmarshal(out, v)
+}

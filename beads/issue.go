@@ -1,0 +1,115 @@
+// Package beads runs the beads issue tracker (bd) and decodes its JSON.
+// It is the only package in runtasks that executes bd.
+package beads
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Statuses built into bd v1.3.0.
+const (
+	StatusOpen       = "open"
+	StatusInProgress = "in_progress"
+	StatusBlocked    = "blocked"
+	StatusDeferred   = "deferred"
+	StatusClosed     = "closed"
+	StatusPinned     = "pinned"
+	StatusHooked     = "hooked"
+)
+
+// Dependency is one row of an issue's dependencies as bd list/ready print
+// them ({"issue_id","depends_on_id","type"}). bd show embeds whole issues
+// instead; Issue.UnmarshalJSON normalises both shapes to this one.
+type Dependency struct {
+	IssueID     string `json:"issue_id"`
+	DependsOnID string `json:"depends_on_id"`
+	Type        string `json:"type"`
+	// Status of the depended-on issue, known only from bd show output.
+	Status string `json:"status,omitempty"`
+}
+
+// Issue is the subset of a bd issue that runtasks reads. Unknown fields are
+// ignored; time fields are zero when bd leaves them out.
+type Issue struct {
+	ID                 string       `json:"id"`
+	Title              string       `json:"title"`
+	Description        string       `json:"description,omitempty"`
+	Design             string       `json:"design,omitempty"`
+	AcceptanceCriteria string       `json:"acceptance_criteria,omitempty"`
+	Notes              string       `json:"notes,omitempty"`
+	Status             string       `json:"status"`
+	Priority           int          `json:"priority"`
+	IssueType          string       `json:"issue_type,omitempty"`
+	Assignee           string       `json:"assignee,omitempty"`
+	Parent             string       `json:"parent,omitempty"`
+	CreatedAt          time.Time    `json:"created_at,omitzero"`
+	UpdatedAt          time.Time    `json:"updated_at,omitzero"`
+	StartedAt          time.Time    `json:"started_at,omitzero"`
+	ClosedAt           time.Time    `json:"closed_at,omitzero"`
+	LeaseExpiresAt     time.Time    `json:"lease_expires_at,omitzero"`
+	CloseReason        string       `json:"close_reason,omitempty"`
+	Dependencies       []Dependency `json:"dependencies,omitempty"`
+	// BlockedBy lists open blockers; filled by bd blocked, or computed by
+	// Client.Subtree from dependency rows.
+	BlockedBy []string `json:"blocked_by,omitempty"`
+}
+
+// Dependency types runtasks reads.
+const (
+	DepBlocks      = "blocks"
+	DepParentChild = "parent-child"
+)
+
+// UnmarshalJSON decodes an issue from any bd command. bd show embeds the
+// depended-on issues ({"id","status","dependency_type",…}) where list and
+// ready print rows ({"issue_id","depends_on_id","type"}); both become rows.
+func (is *Issue) UnmarshalJSON(b []byte) error {
+	type plain Issue
+	var raw struct {
+		plain
+		Dependencies []struct {
+			IssueID        string `json:"issue_id"`
+			DependsOnID    string `json:"depends_on_id"`
+			Type           string `json:"type"`
+			ID             string `json:"id"`
+			Status         string `json:"status"`
+			DependencyType string `json:"dependency_type"`
+		} `json:"dependencies"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*is = Issue(raw.plain)
+	is.Dependencies = nil
+	for _, d := range raw.Dependencies {
+		if d.DependsOnID == "" && d.ID != "" { // bd show shape
+			is.Dependencies = append(is.Dependencies, Dependency{
+				IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status,
+			})
+			continue
+		}
+		is.Dependencies = append(is.Dependencies, Dependency{
+			IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type,
+		})
+	}
+	return nil
+}
+
+// parentID is the issue's parent: the parent field, else its parent-child
+// dependency.
+func (is Issue) parentID() string {
+	if is.Parent != "" {
+		return is.Parent
+	}
+	for _, d := range is.Dependencies {
+		if d.Type == DepParentChild && d.IssueID == is.ID {
+			return d.DependsOnID
+		}
+	}
+	return ""
+}
+
+// Blocked reports whether the issue cannot be worked on now: its stored
+// status is blocked, or it waits on open blockers.
+func (is Issue) Blocked() bool { return is.Status == StatusBlocked || len(is.BlockedBy) > 0 }
