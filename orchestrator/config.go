@@ -1,0 +1,108 @@
+package orchestrator
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// Promise conditions: what beads (or git) must say for a <promise> to be
+// accepted.
+const (
+	CondAllComplete       = "all_complete"
+	CondAllBlocked        = "all_blocked"
+	CondContextCheckpoint = "context_checkpoint"
+	CondAlways            = "always"
+)
+
+// Config is runtasks' whole configuration, after every layer is merged
+// (defaults, project.yaml, RUNTASKS_* environment, flags).
+type Config struct {
+	Workflow Workflow `koanf:"workflow"`
+	Beads    Beads    `koanf:"beads"`
+	State    StateDir `koanf:"state"`
+	Log      Log      `koanf:"log"`
+	Prompts  Prompts  `koanf:"prompts"`
+
+	// Root is the project root (not a key: found while loading).
+	Root string `koanf:"-"`
+	// File is the project.yaml that was read, if any (not a key).
+	File string `koanf:"-"`
+}
+
+type Workflow struct {
+	// Epic drives sessions when no session is armed for another epic.
+	Epic      string    `koanf:"epic"`
+	StopHook  StopHook  `koanf:"stop_hook"`
+	DoneToken DoneToken `koanf:"done_token"`
+	// NoProgressCycles: blocks in a row with an unchanged beads snapshot
+	// before runtasks escalates (0 turns the rule off).
+	NoProgressCycles int `koanf:"no_progress_cycles"`
+	// StuckAfter: an in-progress task started longer ago is stuck.
+	StuckAfter time.Duration `koanf:"stuck_after"`
+	// MaxDuration: time since the first block after which checks are skipped
+	// and the stop allowed (0 = no limit).
+	MaxDuration time.Duration `koanf:"max_duration"`
+}
+
+type StopHook struct {
+	Enabled         bool     `koanf:"enabled"`
+	CheckReadyTasks bool     `koanf:"check_ready_tasks"`
+	CheckInProgress bool     `koanf:"check_in_progress"`
+	MaxCycles       int      `koanf:"max_cycles"`
+	AllowExitOn     []string `koanf:"allow_exit_on"`
+	// CompletionPromises as written in project.yaml: strings, or objects
+	// {text, condition}. Promises() gives them resolved.
+	CompletionPromises []any `koanf:"completion_promises"`
+	// OnBeadsError: allow (default) or block.
+	OnBeadsError string `koanf:"on_beads_error"`
+	// SubagentStop: allow (default) or drive (apply the same rules).
+	SubagentStop string `koanf:"subagent_stop"`
+	// CheckpointRequiresClean: the checkpoint promise needs a clean git tree.
+	CheckpointRequiresClean bool `koanf:"checkpoint_requires_clean"`
+	// NextIDs: how many next ready ids the state line names.
+	NextIDs int `koanf:"next_ids"`
+}
+
+type DoneToken struct {
+	Required bool   `koanf:"required"`
+	Prefix   string `koanf:"prefix"`
+	// Max caps blocks under the contract (0 = unlimited).
+	Max int `koanf:"max"`
+}
+
+type Beads struct {
+	Bin     string        `koanf:"bin"`
+	Dir     string        `koanf:"dir"`
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+type StateDir struct {
+	Dir string `koanf:"dir"`
+}
+
+type Log struct {
+	File  string `koanf:"file"`
+	Level string `koanf:"level"`
+}
+
+type Prompts struct {
+	// RunTasks overrides the embedded orchestration prompt (a file path,
+	// relative to the project root).
+	RunTasks string `koanf:"run_tasks"`
+}
+
+// Promise is a completion promise with the condition that makes it true.
+type Promise struct {
+	Text      string `json:"text"`
+	Condition string `json:"condition"`
+}
+
+// PromptPath is the orchestration prompt override, resolved against the
+// project root; "" means the embedded prompt.
+func (c *Config) PromptPath() string {
+	p := c.Prompts.RunTasks
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.Root, p)
+}
