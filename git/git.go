@@ -1,0 +1,63 @@
+// Package git asks git about a project's work tree. It is the only package
+// in runtasks that runs git.
+package git
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Repo is a git work tree.
+type Repo struct {
+	Dir     string
+	Timeout time.Duration // 0 = 10s
+}
+
+func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
+	t := r.Timeout
+	if t <= 0 {
+		t = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, t)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = r.Dir
+	cmd.WaitDelay = time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return out, nil
+}
+
+// Uncommitted lists the paths git reports as changed or untracked (ignored
+// files excluded); empty when the work tree is clean.
+func (r Repo) Uncommitted(ctx context.Context) ([]string, error) {
+	out, err := r.run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		if len(rec) < 4 {
+			continue
+		}
+		paths = append(paths, rec[3:])
+		if rec[0] == 'R' || rec[0] == 'C' {
+			i++ // the source path of a rename or copy follows
+		}
+	}
+	return paths, nil
+}

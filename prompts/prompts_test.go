@@ -1,0 +1,70 @@
+package prompts
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// The rendered orchestration prompt is compared with a golden file.
+func TestRenderRunTasksGolden(t *testing.T) {
+	got, err := Render(RunTasks(), Data{Epic: "bd-x7y8", MaxCycles: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "run-tasks.golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(golden, []byte(got+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got+"\n" != string(want) {
+		t.Errorf("rendered prompt differs from %s (run go test ./prompts -update)\ngot:\n%s", golden, got)
+	}
+	if strings.Contains(got, "{epic_id}") || strings.Count(got, "bd-x7y8") < 3 {
+		t.Errorf("placeholder not filled:\n%s", got)
+	}
+}
+
+func TestRenderTemplateFields(t *testing.T) {
+	got, err := Render("epic {epic_id} / {{.Epic}} / max {{.MaxCycles}} / {{.Session}}", Data{Epic: "e1", Session: "s", MaxCycles: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "epic e1 / e1 / max 9 / s"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, err := Render("{{.Nope}}", Data{}); err == nil {
+		t.Error("an unknown field must be an error")
+	}
+	if _, err := Render("{{", Data{}); err == nil {
+		t.Error("a broken template must be an error")
+	}
+}
+
+func TestLoadOverride(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mine.md")
+	os.WriteFile(p, []byte("custom {epic_id}"), 0o644)
+	got, err := Load(p)
+	if err != nil || got != "custom {epic_id}" {
+		t.Fatalf("Load(%s) = %q, %v", p, got, err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.md")); err == nil {
+		t.Error("a missing override must be an error")
+	}
+	if got, _ := Load(""); got != RunTasks() {
+		t.Error("empty path must give the embedded prompt")
+	}
+	if s, err := Read("skills/completion-checklist/SKILL.md"); err != nil || !strings.Contains(s, "Honesty check") {
+		t.Errorf("completion checklist skill missing: %v", err)
+	}
+}
