@@ -1,0 +1,146 @@
+// Package orchestrator is runtasks' decision engine: from a hook input, a
+// beads snapshot, the session's state, the configuration and the clock it
+// decides whether an agent may stop. It runs no processes; beads and git are
+// reached through the small interfaces below.
+package orchestrator
+
+import (
+	"context"
+	"time"
+
+	"github.com/runtasks/runtasks/beads"
+)
+
+// Input is one stop (or the end of one headless agent run), normalised
+// across agents by the hook adapters.
+type Input struct {
+	Agent          string // claude, codex, gemini, cursor
+	Event          string // Stop, SubagentStop, AfterAgent, stop, run
+	SessionID      string
+	TurnID         string
+	TranscriptPath string
+	CWD            string
+	StopHookActive bool
+	// FinalMessage is the agent's last assistant text: last_assistant_message
+	// when the agent sent it, else read from the end of the transcript.
+	FinalMessage string
+	// ToolErrors is true when the latest tool results in the transcript are
+	// errors (used by the done-token contract's preamble).
+	ToolErrors bool
+	// Subagent is true for a subagent's stop (SubagentStop, agent_id set).
+	Subagent bool
+	// BackgroundTasks counts background tasks still running; the session is
+	// woken when they end, so the stop is allowed.
+	BackgroundTasks int
+	// LoopCount is the agent's own count of follow-ups (Cursor).
+	LoopCount int
+}
+
+// Tracker is what the engine asks of beads; *beads.Client implements it.
+type Tracker interface {
+	// Ready lists the epic's ready descendants (bd ready --parent).
+	Ready(ctx context.Context, epic string) ([]beads.Issue, error)
+	// Subtree lists every unclosed descendant of the epic with its status.
+	Subtree(ctx context.Context, epic string) ([]beads.Issue, error)
+	// Show reads one issue; an unknown id is an error.
+	Show(ctx context.Context, id string) (beads.Issue, error)
+}
+
+// Workspace answers questions about the project's git work tree.
+type Workspace interface {
+	// Uncommitted lists changed paths (git status --porcelain); empty when clean.
+	Uncommitted(ctx context.Context) ([]string, error)
+}
+
+// Outcome names what a decision did, for logs, status and exit codes.
+type Outcome string
+
+const (
+	OutcomeNotDriven   Outcome = "not_driven"    // no epic, no contract: never touched
+	OutcomeDisabled    Outcome = "disabled"      // stop_hook.enabled is false
+	OutcomeSubagent    Outcome = "subagent"      // a subagent stopped
+	OutcomeBackground  Outcome = "background"    // background tasks still run
+	OutcomeContinue    Outcome = "continue"      // work remains: blocked
+	OutcomeRejected    Outcome = "rejected"      // a promise was rejected: blocked
+	OutcomeComplete    Outcome = "complete"      // nothing remains
+	OutcomeEscalated   Outcome = "escalated"     // only blocked/deferred work remains
+	OutcomeCheckpoint  Outcome = "checkpoint"    // context checkpoint accepted
+	OutcomeAccepted    Outcome = "accepted"      // a promise with condition always
+	OutcomeCapReached  Outcome = "cap_reached"   // max_cycles reached
+	OutcomeNoProgress  Outcome = "no_progress"   // beads unchanged too long
+	OutcomeBeadsError  Outcome = "beads_error"   // bd failed
+	OutcomeTokenDone   Outcome = "token_done"    // done token printed (and beads agrees)
+	OutcomeTokenMissed Outcome = "token_missing" // done token required, absent: blocked
+)
+
+// Ends reports whether the outcome ends the loop for good (clears the counter).
+func (o Outcome) Ends() bool {
+	switch o {
+	case OutcomeComplete, OutcomeEscalated, OutcomeAccepted,
+		OutcomeCapReached, OutcomeNoProgress, OutcomeTokenDone:
+		return true
+	}
+	return false
+}
+
+// Decision is the engine's answer to one stop.
+type Decision struct {
+	Block bool
+	// Reason goes to the agent when blocking.
+	Reason string
+	// SystemMessage goes to the person watching (not to the model).
+	SystemMessage string
+	Outcome       Outcome
+	// Why is a one-line explanation for the log and runtasks status.
+	Why    string
+	Counts Counts
+	// Actions lists changes made to beads (stuck tasks moved and so on).
+	Actions []string
+}
+
+// Counts summarises an epic's unclosed descendants at one moment. Fields
+// other than Ready are -1 when the rest of the subtree was not read.
+type Counts struct {
+	Ready      int `json:"ready"`
+	InProgress int `json:"in_progress"`
+	Blocked    int `json:"blocked"` // stored status blocked, or blocked by a dependency
+	Deferred   int `json:"deferred"`
+	Open       int `json:"open"` // open, not ready, not blocked (other reasons)
+	Remaining  int `json:"remaining"`
+}
+
+// State is what runtasks remembers for one (session, epic) pair.
+type State struct {
+	Session string `json:"session"`
+	Epic    string `json:"epic"`
+	// Cycles counts blocks since the loop (re)started.
+	Cycles       int       `json:"cycles"`
+	FirstBlockAt time.Time `json:"first_block_at,omitzero"`
+	// Fingerprint of the epic's beads state at the last block, and how many
+	// blocks in a row saw it unchanged.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Unchanged   int    `json:"unchanged,omitempty"`
+	// FullFingerprint is the fingerprint of the whole unclosed subtree the
+	// last time it was read; it confirms a stall before escalating.
+	FullFingerprint string `json:"full_fingerprint,omitempty"`
+	// NoProgressWarned is set after the one no-progress warning block.
+	NoProgressWarned bool      `json:"no_progress_warned,omitempty"`
+	Last             *Record   `json:"last,omitempty"`
+	UpdatedAt        time.Time `json:"updated_at,omitzero"`
+}
+
+// Record is one decision as written to the append-only decision log.
+type Record struct {
+	Time    time.Time `json:"time"`
+	Session string    `json:"session"`
+	Epic    string    `json:"epic"`
+	Agent   string    `json:"agent,omitempty"`
+	Event   string    `json:"event,omitempty"`
+	Outcome Outcome   `json:"outcome"`
+	Block   bool      `json:"block"`
+	Cycle   int       `json:"cycle"`
+	Max     int       `json:"max"`
+	Why     string    `json:"why"`
+	Counts  *Counts   `json:"counts,omitempty"`
+	Actions []string  `json:"actions,omitempty"`
+}
