@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+func init() { commands = append(commands, newConfigCmd) }
+
+func newConfigCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show or check runtasks' configuration",
+		Long: `runtasks reads its configuration in layers, each overriding the one before:
+built-in defaults, the project's project.yaml, RUNTASKS_* environment
+variables, then command-line flags.
+
+project.yaml is --config, else $RUNTASKS_CONFIG, else the one in the project
+root: the first directory from the working directory upwards that holds
+project.yaml, .beads or .git. See docs/configuration.md.`,
+		Example: `  runtasks config show
+  runtasks config validate`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newConfigShowCmd(f), newConfigValidateCmd(f))
+	return cmd
+}
+
+type configShowOptions struct {
+	Out     io.Writer
+	JSON    bool
+	Config  *orchestrator.Config
+	Sources orchestrator.Sources
+}
+
+func newConfigShowCmd(f *Factory) *cobra.Command {
+	opts := &configShowOptions{}
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective configuration and where each value came from",
+		Long: `show prints every configuration key with its effective value and the layer
+that set it: default, the project.yaml path, "env NAME" or "flag --name".
+The project root and the file read come first.
+
+The flags stop-hook takes (--epic, --max-cycles, ...) are accepted, so that
+you can see what a hook invocation with them would use.`,
+		Example: `  runtasks config show
+  RUNTASKS_EPIC=bd-x7y8 runtasks config show
+  runtasks config show --epic bd-x7y8 --max-cycles 20
+  runtasks config show --json | jq '.keys[] | select(.source != "default")'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, src, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return configError(f.Err, err)
+			}
+			opts.Out, opts.Config, opts.Sources = f.Out, cfg, *src
+			return runConfigShow(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON: root, file, keys [{key, value, source}], promises")
+	cmd.Flags().String("epic", "", "as stop-hook --epic (workflow.epic)")
+	cmd.Flags().Int("max-cycles", 0, "as stop-hook --max-cycles (workflow.stop_hook.max_cycles)")
+	cmd.Flags().Bool("taskmaster", false, "as stop-hook --taskmaster (workflow.done_token.required)")
+	cmd.Flags().String("bd", "", "as stop-hook --bd (beads.bin)")
+	cmd.Flags().String("state-dir", "", "as stop-hook --state-dir (state.dir)")
+	return cmd
+}
+
+type configKeyJSON struct {
+	Key    string `json:"key"`
+	Value  any    `json:"value"`
+	Source string `json:"source"`
+}
+
+type configShowJSON struct {
+	Root     string                 `json:"root"`
+	File     string                 `json:"file"`
+	Keys     []configKeyJSON        `json:"keys"`
+	Promises []orchestrator.Promise `json:"promises"`
+}
+
+func runConfigShow(o *configShowOptions) error {
+	cfg := o.Config
+	var keys []configKeyJSON
+	for _, key := range orchestrator.ConfigKeys() {
+		v, _ := cfg.Value(key)
+		if d, ok := v.(time.Duration); ok {
+			v = orchestrator.FormatDuration(d)
+		}
+		keys = append(keys, configKeyJSON{Key: key, Value: v, Source: o.Sources[key]})
+	}
+	if o.JSON {
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises()})
+	}
+
+	var b strings.Builder
+	file := cfg.File
+	if file == "" {
+		file = "none (no project.yaml in the project root)"
+	}
+	fmt.Fprintf(&b, "# project root: %s\n# project file: %s\n", cfg.Root, file)
+	lefts := make([]string, len(keys))
+	width := 0
+	for i, k := range keys {
+		val, err := json.Marshal(k.Value)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k.Key, err)
+		}
+		lefts[i] = k.Key + " = " + string(val)
+		width = max(width, min(len(lefts[i]), 56))
+	}
+	for i, k := range keys {
+		fmt.Fprintf(&b, "%-*s  # %s\n", width, lefts[i], k.Source)
+	}
+	b.WriteString("# completion promises, resolved:\n")
+	for _, p := range cfg.Promises() {
+		state := ""
+		if !cfg.AllowsExitOn(p.Condition) {
+			state = " (not in allow_exit_on: ignored)"
+		}
+		fmt.Fprintf(&b, "#   %q -> %s%s\n", p.Text, p.Condition, state)
+	}
+	_, err := io.WriteString(o.Out, b.String())
+	return err
+}
+
+type configValidateOptions struct {
+	Out, Err io.Writer
+	// File is the file to check; "" = the one Load would read (Find).
+	File string
+	Find func() (root, file string, err error)
+}
+
+func newConfigValidateCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate [FILE]",
+		Short: "Check a project.yaml",
+		Long: `validate checks a project.yaml on its own: YAML syntax, unknown keys (with
+the closest known key when it looks misspelt), types and values. It prints
+"FILE: ok", or every problem, one a line, and exits with status 1.
+
+Without FILE it checks the file that other commands read: --config, else
+$RUNTASKS_CONFIG, else project.yaml in the project root. The environment
+and flags are not checked here; runtasks config show checks every layer.`,
+		Example: `  runtasks config validate
+  runtasks config validate project.yaml.example
+  runtasks config validate --config ci/project.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wd, err := f.Getwd()
+			if err != nil {
+				return err
+			}
+			opts := &configValidateOptions{Out: f.Out, Err: f.Err}
+			if len(args) == 1 {
+				opts.File = args[0]
+				if !filepath.IsAbs(opts.File) {
+					opts.File = filepath.Join(wd, opts.File)
+				}
+			}
+			configFile, _ := cmd.Flags().GetString("config")
+			opts.Find = func() (string, string, error) {
+				return orchestrator.FindProject(orchestrator.LoadOptions{ConfigFile: configFile, StartDir: wd, Environ: f.Environ()})
+			}
+			return runConfigValidate(opts)
+		},
+	}
+	return cmd
+}
+
+func runConfigValidate(o *configValidateOptions) error {
+	path := o.File
+	if path == "" {
+		root, file, err := o.Find()
+		if err != nil {
+			return exitCode(1, err)
+		}
+		if file == "" {
+			return exitCode(1, fmt.Errorf("no %s in the project root %s (name a file: runtasks config validate FILE)", orchestrator.ProjectFile, root))
+		}
+		path = file
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	if err := orchestrator.ValidateYAML(path, data); err != nil {
+		return configError(o.Err, err)
+	}
+	_, err = fmt.Fprintf(o.Out, "%s: ok\n", path)
+	return err
+}
+
+// configError prints configuration problems one a line and ends the
+// command with status 1; other errors go to Main as they are.
+func configError(w io.Writer, err error) error {
+	var list orchestrator.ErrorList
+	if !errors.As(err, &list) {
+		return exitCode(1, err)
+	}
+	for _, e := range list {
+		fmt.Fprintln(w, e)
+	}
+	return exitCode(1, errSilent)
+}

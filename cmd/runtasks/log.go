@@ -1,0 +1,38 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/charmbracelet/log"
+
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+// newLogger logs to cfg.Log.File when set (appending), else to stderr. The
+// returned close function releases the file. A hook's stdout is never used.
+func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
+	w, closeFn := stderr, func() {}
+	if cfg != nil && cfg.Log.File != "" {
+		path := cfg.Log.File
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cfg.Root, path)
+		}
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			w, closeFn = f, func() { f.Close() }
+		}
+	}
+	l := log.NewWithOptions(w, log.Options{Prefix: "runtasks", ReportTimestamp: w != stderr})
+	level := "warn"
+	if cfg != nil && cfg.Log.Level != "" {
+		level = cfg.Log.Level
+	}
+	if flagLevel != "" {
+		level = flagLevel
+	}
+	if lv, err := log.ParseLevel(level); err == nil {
+		l.SetLevel(lv)
+	}
+	return l, closeFn
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/prompts"
+)
+
+func init() { commands = append(commands, newPromptCmd) }
+
+type promptOptions struct {
+	Out    io.Writer
+	Config *orchestrator.Config
+}
+
+func newPromptCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "prompt",
+		Short: "Print the rendered orchestration prompt",
+		Long: `prompt prints the orchestration prompt that stop-hook feeds the agent at
+every block: the embedded prompts/run-tasks.md, or the file named by
+prompts.run_tasks in project.yaml, with {epic_id} filled in.`,
+		Example: `  runtasks prompt --epic bd-x7y8
+  runtasks prompt --epic bd-x7y8 > .claude/commands/run-tasks-prompt.md`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return err
+			}
+			return runPrompt(&promptOptions{Out: f.Out, Config: cfg})
+		},
+	}
+	cmd.Flags().String("epic", "", "epic id (env RUNTASKS_EPIC, workflow.epic)")
+	return cmd
+}
+
+func runPrompt(o *promptOptions) error {
+	if o.Config.Workflow.Epic == "" {
+		return errors.New("no epic: pass --epic, set RUNTASKS_EPIC or workflow.epic")
+	}
+	tmpl, err := prompts.Load(o.Config.PromptPath())
+	if err != nil {
+		return err
+	}
+	text, err := prompts.Render(tmpl, prompts.Data{Epic: o.Config.Workflow.Epic, MaxCycles: o.Config.Workflow.StopHook.MaxCycles})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(o.Out, text)
+	return err
+}

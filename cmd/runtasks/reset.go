@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+func init() { commands = append(commands, newResetCmd) }
+
+type resetOptions struct {
+	Out, Err io.Writer
+	Store    *orchestrator.Store
+	// Epic and Session select the states to clear ("" = any).
+	Epic, Session string
+	Now           func() time.Time
+}
+
+func newResetCmd(f *Factory) *cobra.Command {
+	opts := &resetOptions{}
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Clear sessions' cycle counters",
+		Long: `reset removes the state of the sessions that match --session and --epic
+(both optional; without either, every session's state): the cycle counter,
+the no-progress count and the last decision. The next stop starts a fresh
+loop. The decision log is kept; reset adds one "reset" record to it for each
+state it clears, so status shows when counters were cleared.
+
+It prints how many states it cleared.`,
+		Example: `  # one session's loop on one epic
+  runtasks reset --session 5c2e0b4a-... --epic bd-x7y8
+  # every session driving an epic
+  runtasks reset --epic bd-x7y8
+  # everything
+  runtasks reset`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return exitCode(1, err)
+			}
+			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
+			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			if err := runReset(opts); err != nil {
+				return exitCode(1, err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&opts.Epic, "epic", "", "clear only this epic's sessions")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "clear only this session id")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	return cmd
+}
+
+func runReset(o *resetOptions) error {
+	cleared, err := o.Store.Clear(o.Session, o.Epic)
+	// Whatever was cleared before an error is recorded and reported.
+	now := time.Now()
+	if o.Now != nil {
+		now = o.Now()
+	}
+	for _, st := range cleared {
+		rec := orchestrator.Record{Time: now, Session: st.Session, Epic: st.Epic, Event: "reset",
+			Outcome: orchestrator.OutcomeReset, Cycle: 0,
+			Why: fmt.Sprintf("counters cleared by runtasks reset (was %d cycle(s))", st.Cycles)}
+		if st.Last != nil {
+			rec.Max = st.Last.Max
+		}
+		if aerr := o.Store.Append(rec); aerr != nil {
+			fmt.Fprintf(o.Err, "runtasks: warning: decision log: %v\n", aerr)
+		}
+	}
+	var b strings.Builder
+	switch len(cleared) {
+	case 0:
+		b.WriteString("Nothing to reset" + resetFilterText(o) + ".\n")
+	default:
+		fmt.Fprintf(&b, "Cleared %d session state(s)%s:\n", len(cleared), resetFilterText(o))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, st := range cleared {
+			fmt.Fprintf(tw, "  %s\t%s\t%d cycle(s)\n", statusCell(st.Session, 40), statusCell(st.Epic, 24), st.Cycles)
+		}
+		tw.Flush()
+	}
+	if _, werr := io.WriteString(o.Out, b.String()); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+func resetFilterText(o *resetOptions) string {
+	return statusFilterText(&statusOptions{Session: o.Session, Epic: o.Epic})
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+// Factory holds what commands take from the outside world, so that every
+// command runs in tests without a process.
+type Factory struct {
+	In       io.Reader
+	Out, Err io.Writer
+	Environ  func() []string
+	Getwd    func() (string, error)
+	Now      func() time.Time
+	// Executable is the path of the running runtasks binary.
+	Executable func() (string, error)
+}
+
+func newSystemFactory() *Factory {
+	return &Factory{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		Environ:    os.Environ,
+		Getwd:      os.Getwd,
+		Now:        time.Now,
+		Executable: os.Executable,
+	}
+}
+
+// Getenv reads one variable from the factory's environment.
+func (f *Factory) Getenv(key string) string {
+	v, _ := lookupEnv(f.Environ(), key)
+	return v
+}
+
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		kv := env[i]
+		if len(kv) > len(key) && kv[len(key)] == '=' && kv[:len(key)] == key {
+			return kv[len(key)+1:], true
+		}
+	}
+	return "", false
+}
+
+// LoadConfig loads the layered configuration for a command. startDir is
+// where the project root search begins ("" = working directory); flags are
+// the command's flags (only changed ones override).
+func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*orchestrator.Config, *orchestrator.Sources, error) {
+	if startDir == "" {
+		wd, err := f.Getwd()
+		if err != nil {
+			return nil, nil, err
+		}
+		startDir = wd
+	}
+	var (
+		configFile string
+		fs         *pflag.FlagSet
+	)
+	if cmd != nil {
+		fs = cmd.Flags()
+		configFile, _ = fs.GetString("config")
+	}
+	return orchestrator.Load(orchestrator.LoadOptions{
+		ConfigFile: configFile,
+		StartDir:   startDir,
+		Environ:    f.Environ(),
+		Flags:      fs,
+	})
+}
+
+// ExitError carries a command's exit status to Main.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// exitCode wraps err (may be nil) with an exit status.
+func exitCode(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// errSilent ends a command with status 1 after it has printed its own error.
+var errSilent = errors.New("")
+
+func newRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "runtasks",
+		Short: "Keep a coding agent working until an epic's beads are done",
+		Long: `runtasks sits in a coding agent's Stop hook. At every stop it asks beads (bd)
+what is left under an epic; while work remains it blocks the stop and feeds
+the agent one constant orchestration prompt. Exit control belongs to beads'
+state: completion promises are claims, accepted only when beads agrees.`,
+		Example: `  # register in .claude/settings.json:
+  #   {"hooks":{"Stop":[{"hooks":[{"type":"command","command":"runtasks stop-hook --epic bd-x7y8","timeout":30}]}]}}
+  runtasks status --epic bd-x7y8
+  runtasks prompt --epic bd-x7y8
+  runtasks config show`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(f.In)
+	root.SetOut(f.Out)
+	root.SetErr(f.Err)
+	root.PersistentFlags().String("config", "", "project.yaml to read (default: RUNTASKS_CONFIG, else found from the working directory upwards)")
+	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error")
+	for _, add := range commands {
+		root.AddCommand(add(f))
+	}
+	return root
+}
+
+// commands is filled by each command file's init, one file per command.
+var commands []func(*Factory) *cobra.Command
+
+// Main runs runtasks with args and returns its exit status.
+func Main(args []string, f *Factory) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	root := newRootCmd(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil && ee.Err != errSilent && ee.Err.Error() != "" {
+			fmt.Fprintln(f.Err, "runtasks:", ee.Err)
+		}
+		return ee.Code
+	}
+	if err != errSilent {
+		fmt.Fprintln(f.Err, "runtasks:", err)
+	}
+	return 1
+}

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/itchyny/gojq"
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+func init() { commands = append(commands, newStatusCmd) }
+
+type statusOptions struct {
+	Out, Err io.Writer
+	Store    *orchestrator.Store
+	// MaxCycles and DoneTokenMax are the configured caps, shown beside the
+	// cycle counts (0 = no cap).
+	MaxCycles    int
+	DoneTokenMax int
+	// Epic and Session filter states and history ("" = any).
+	Epic, Session string
+	JSON          bool
+	JQ            string
+	// History is how many logged decisions to show: 0 none, < 0 all.
+	History int
+	Now     func() time.Time
+	// Loc is the time zone times are shown in (nil = local).
+	Loc *time.Location
+}
+
+func newStatusCmd(f *Factory) *cobra.Command {
+	opts := &statusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show each session's cycle count, last decision and the decision history",
+		Long: `status reads runtasks' state directory (state.dir, default .runtasks in the
+project root). For each (session, epic) it shows the cycle count against
+max_cycles, the last decision (its outcome, whether the stop was blocked or
+allowed, and why), when it was made and the epic's beads counts at that
+moment. Then it shows the last decisions from the decision log
+(decisions.jsonl), newest last.
+
+Counts: READY ready tasks, WIP in progress, BLKD blocked, DEFR deferred,
+LEFT all unclosed; "-" when that part of the epic was not read.
+
+--json prints {"state_dir":..., "sessions":[...], "history":[...]}; --jq
+filters that object with a jq expression (gojq) and prints each result on
+its own line, strings without quotes.`,
+		Example: `  runtasks status
+  runtasks status --epic bd-x7y8 --history 30
+  runtasks status --session 5c2e0b4a-... --json
+  runtasks status --jq '.sessions[] | select(.cycles > 10) | .session'
+  runtasks status --history -1 --jq '.history[] | select(.block | not) | .why'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return exitCode(1, err)
+			}
+			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
+			opts.MaxCycles = cfg.Workflow.StopHook.MaxCycles
+			opts.DoneTokenMax = cfg.Workflow.DoneToken.Max
+			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			if err := runStatus(cmd.Context(), opts); err != nil {
+				return exitCode(1, err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&opts.Epic, "epic", "", "show only this epic")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "show only this session id")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().StringVarP(&opts.JQ, "jq", "q", "", "filter the JSON output with a jq expression")
+	cmd.Flags().IntVar(&opts.History, "history", 10, "logged decisions to show (0 none, -1 all)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	return cmd
+}
+
+// statusWarn reports what the store recovered from on stderr.
+func statusWarn(w io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintln(w, "runtasks: warning:", msg) }
+}
+
+// statusReport is the --json shape of runtasks status.
+type statusReport struct {
+	StateDir string                `json:"state_dir"`
+	Sessions []statusSession       `json:"sessions"`
+	History  []orchestrator.Record `json:"history"`
+}
+
+type statusSession struct {
+	orchestrator.State
+	MaxCycles int `json:"max_cycles"`
+}
+
+func runStatus(ctx context.Context, o *statusOptions) error {
+	rep, err := statusCollect(o)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.JQ != "":
+		return statusJQ(ctx, o.Out, o.JQ, rep)
+	case o.JSON:
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return statusPrint(o, rep)
+}
+
+func (o *statusOptions) loc() *time.Location {
+	if o.Loc != nil {
+		return o.Loc
+	}
+	return time.Local
+}
+
+func statusCollect(o *statusOptions) (*statusReport, error) {
+	rep := &statusReport{StateDir: o.Store.Dir, Sessions: []statusSession{}, History: []orchestrator.Record{}}
+	states, err := o.Store.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range states {
+		if (o.Session != "" && st.Session != o.Session) || (o.Epic != "" && st.Epic != o.Epic) {
+			continue
+		}
+		rep.Sessions = append(rep.Sessions, statusSession{State: st, MaxCycles: o.maxFor(st.Epic)})
+	}
+	if o.History != 0 {
+		recs, err := o.Store.Records(orchestrator.RecordFilter{Session: o.Session, Epic: o.Epic, Limit: max(o.History, 0)})
+		if err != nil {
+			return nil, err
+		}
+		if recs != nil {
+			rep.History = recs
+		}
+	}
+	return rep, nil
+}
+
+// maxFor is the cap that applies to an epic's sessions: the done-token cap
+// for the contract's epic-less state.
+func (o *statusOptions) maxFor(epic string) int {
+	if epic == stateEpic {
+		return o.DoneTokenMax
+	}
+	return o.MaxCycles
+}
+
+// statusJQ prints each result of a jq expression over the report: strings
+// raw, other values as compact JSON.
+func statusJQ(ctx context.Context, w io.Writer, expr string, rep *statusReport) error {
+	q, err := gojq.Parse(expr)
+	if err != nil {
+		return fmt.Errorf("--jq: %w", err)
+	}
+	code, err := gojq.Compile(q)
+	if err != nil {
+		return fmt.Errorf("--jq: %w", err)
+	}
+	// gojq works on plain JSON values.
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	iter := code.RunWithContext(ctx, v)
+	for {
+		r, ok := iter.Next()
+		if !ok {
+			return nil
+		}
+		if err, ok := r.(error); ok {
+			var halt *gojq.HaltError
+			if errors.As(err, &halt) && halt.Value() == nil {
+				return nil
+			}
+			return fmt.Errorf("--jq: %w", err)
+		}
+		if s, ok := r.(string); ok {
+			if _, err := fmt.Fprintln(w, s); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := gojq.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("--jq: %w", err)
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return err
+		}
+	}
+}
+
+func statusPrint(o *statusOptions, rep *statusReport) error {
+	now := time.Now()
+	if o.Now != nil {
+		now = o.Now()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "State: %s\n\n", rep.StateDir)
+	if len(rep.Sessions) == 0 {
+		b.WriteString("No session state" + statusFilterText(o) + ".\n")
+	} else {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION\tEPIC\tCYCLES\tLAST\tSTOP\tREADY\tWIP\tBLKD\tDEFR\tLEFT\tWHEN\tWHY")
+		for _, s := range rep.Sessions {
+			outcome, stop, why, when := "-", "-", "-", statusAgo(now, s.UpdatedAt, o.loc())
+			var counts *orchestrator.Counts
+			if r := s.Last; r != nil {
+				outcome, stop, why, counts = string(r.Outcome), statusStop(r.Block), statusCell(r.Why, 70), r.Counts
+				when = statusAgo(now, r.Time, o.loc())
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				statusCell(s.Session, 40), statusCell(s.Epic, 24), statusCycles(s.Cycles, s.MaxCycles),
+				statusCell(outcome, 16), stop, statusCounts(counts), when+"\t"+why)
+		}
+		tw.Flush()
+	}
+	if o.History != 0 {
+		b.WriteString("\n")
+		if len(rep.History) == 0 {
+			b.WriteString("No decisions logged" + statusFilterText(o) + ".\n")
+		} else {
+			fmt.Fprintf(&b, "Last %d decision(s), oldest first:\n", len(rep.History))
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tSESSION\tEPIC\tOUTCOME\tSTOP\tCYCLE\tREADY\tWIP\tBLKD\tDEFR\tLEFT\tWHY")
+			for _, r := range rep.History {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+					statusTime(now, r.Time, o.loc()), statusCell(r.Session, 40), statusCell(r.Epic, 24),
+					statusCell(string(r.Outcome), 16), statusStop(r.Block), statusCycles(r.Cycle, r.Max),
+					statusCounts(r.Counts), statusCell(r.Why, 70))
+			}
+			tw.Flush()
+		}
+	}
+	_, err := io.WriteString(o.Out, b.String())
+	return err
+}
+
+func statusFilterText(o *statusOptions) string {
+	var parts []string
+	if o.Session != "" {
+		parts = append(parts, "session "+statusCell(o.Session, 40))
+	}
+	if o.Epic != "" {
+		parts = append(parts, "epic "+statusCell(o.Epic, 24))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " for " + strings.Join(parts, ", ")
+}
+
+func statusStop(block bool) string {
+	if block {
+		return "block"
+	}
+	return "allow"
+}
+
+func statusCycles(n, max int) string {
+	if max <= 0 {
+		return strconv.Itoa(n) + "/∞"
+	}
+	return strconv.Itoa(n) + "/" + strconv.Itoa(max)
+}
+
+// statusCounts renders READY, WIP, BLKD, DEFR and LEFT as tab-separated
+// cells; "-" for what was not read.
+func statusCounts(c *orchestrator.Counts) string {
+	if c == nil {
+		return "-\t-\t-\t-\t-"
+	}
+	cells := make([]string, 0, 5)
+	for _, n := range []int{c.Ready, c.InProgress, c.Blocked, c.Deferred, c.Remaining} {
+		if n < 0 {
+			cells = append(cells, "-")
+		} else {
+			cells = append(cells, strconv.Itoa(n))
+		}
+	}
+	return strings.Join(cells, "\t")
+}
+
+// statusCell makes an outside string safe for one table cell: characters
+// that are not printable (tabs, newlines, escape sequences) become '?' and it
+// is cut to n runes.
+func statusCell(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	runes := make([]rune, 0, min(len(s), n+1))
+	for _, r := range s {
+		if len(runes) > n {
+			break
+		}
+		if !unicode.IsPrint(r) {
+			r = '?'
+		}
+		runes = append(runes, r)
+	}
+	if len(runes) > n {
+		return strings.TrimRightFunc(string(runes[:n-1]), unicode.IsSpace) + "…"
+	}
+	return string(runes)
+}
+
+// statusAgo is a short relative time ("45s ago", "12m ago", "3h ago"), or
+// the date when older than two days.
+func statusAgo(now, t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return t.In(loc).Format("2006-01-02 15:04")
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	}
+	return t.In(loc).Format("2006-01-02 15:04")
+}
+
+// statusTime is a log time: the clock time today, else the date too.
+func statusTime(now, t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	lt, ln := t.In(loc), now.In(loc)
+	if lt.Year() == ln.Year() && lt.YearDay() == ln.YearDay() {
+		return lt.Format("15:04:05")
+	}
+	return lt.Format("2006-01-02 15:04:05")
+}
