@@ -22,6 +22,8 @@ type Config struct {
 	State    StateDir `koanf:"state"`
 	Log      Log      `koanf:"log"`
 	Prompts  Prompts  `koanf:"prompts"`
+	Claim    Claim    `koanf:"claim"`
+	Run      Run      `koanf:"run"`
 
 	// Root is the project root (not a key: found while loading).
 	Root string `koanf:"-"`
@@ -42,6 +44,53 @@ type Workflow struct {
 	// MaxDuration: time since the first block after which checks are skipped
 	// and the stop allowed (0 = no limit).
 	MaxDuration time.Duration `koanf:"max_duration"`
+	// StuckAction: what happens to a stuck in-progress task: block (set its
+	// status to blocked with a note), reopen (back to open) or report.
+	StuckAction string    `koanf:"stuck_action"`
+	Worktrees   Worktrees `koanf:"worktrees"`
+	// Checks lists the completion checkers in order: names, or objects
+	// {type, …options}. Empty means the built-in chain (beads, promise,
+	// done_token).
+	Checks []any `koanf:"checks"`
+	// FeedbackLimit: items a checker's feedback names before "and N more".
+	FeedbackLimit int `koanf:"feedback_limit"`
+}
+
+// Worktrees says where the orchestrator works tasks.
+type Worktrees struct {
+	// Pattern is a task's worktree path relative to the project root;
+	// {id} is the task id.
+	Pattern string `koanf:"pattern"`
+}
+
+// Claim configures task claiming and session arming (runtasks claim, the
+// prompt hook).
+type Claim struct {
+	// Patterns are regular expressions recognising a claim in a prompt;
+	// the group named id (or the first group) is the task id.
+	Patterns []string `koanf:"patterns"`
+	// ArmPatterns recognise a request to drive the session for an epic.
+	ArmPatterns []string `koanf:"arm_patterns"`
+	// RunsDir holds the run folders, relative to the project root.
+	RunsDir string `koanf:"runs_dir"`
+	// Templates overrides the embedded run-folder templates (a directory).
+	Templates string `koanf:"templates"`
+	// Actor is the beads actor for claims (default: bd's, from git).
+	Actor string `koanf:"actor"`
+}
+
+// Run configures runtasks run, the headless loop driver.
+type Run struct {
+	// Agent: claude or codex.
+	Agent string `koanf:"agent"`
+	// Session: fresh (a new agent session per cycle) or resume (continue
+	// the last Codex session).
+	Session string `koanf:"session"`
+	// ClaudeBin and CodexBin are the agent binaries.
+	ClaudeBin string `koanf:"claude_bin"`
+	CodexBin  string `koanf:"codex_bin"`
+	// Dir holds each cycle's event log, relative to the state dir.
+	Dir string `koanf:"dir"`
 }
 
 type StopHook struct {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -99,6 +100,9 @@ var (
 	cfgLogLevels     = []string{"debug", "info", "warn", "error"}
 	cfgBeadsErrModes = []string{"allow", "block"}
 	cfgSubagentModes = []string{"allow", "drive"}
+	cfgStuckActions  = []string{"block", "reopen", "report"}
+	cfgRunAgents     = []string{"claude", "codex"}
+	cfgRunSessions   = []string{"fresh", "resume"}
 )
 
 //go:embed defaults.yaml
@@ -396,6 +400,7 @@ const (
 	kindDuration
 	kindStrings
 	kindPromises
+	kindObjects // a list of names or objects, checked by a rule
 )
 
 type cfgField struct {
@@ -444,8 +449,10 @@ func buildSchema() *cfgSchemaInfo {
 				k = kindString
 			case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
 				k = kindStrings
-			case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Interface:
+			case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Interface && tag == "completion_promises":
 				k = kindPromises
+			case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Interface:
+				k = kindObjects
 			default:
 				panic("orchestrator: config key " + key + " has an unsupported type " + t.String())
 			}
@@ -720,6 +727,20 @@ func cfgCoerce(k cfgKind, v any, weak bool) (any, []cfgProblem) {
 			return out, probs
 		}
 		return nil, cfgOne("expected a list, got %s", cfgDescribe(v))
+	case kindObjects:
+		switch l := v.(type) {
+		case []any:
+			return slices.Clone(l), nil
+		case string:
+			if weak {
+				var out []any
+				for _, str := range cfgSplitList(l) {
+					out = append(out, str)
+				}
+				return out, nil
+			}
+		}
+		return nil, cfgOne("expected a list, got %s", cfgDescribe(v))
 	case kindPromises:
 		var items []any
 		switch l := v.(type) {
@@ -818,6 +839,42 @@ var cfgRules = map[string]func(v any) []cfgProblem{
 	"beads.timeout":                     cfgPositiveDuration,
 	"state.dir":                         cfgNonEmpty,
 	"log.level":                         cfgOneOf(cfgLogLevels),
+	"workflow.stuck_action":             cfgOneOf(cfgStuckActions),
+	"workflow.worktrees.pattern":        cfgNonEmpty,
+	"workflow.feedback_limit":           cfgNonNegative,
+	"workflow.checks":                   cfgChecks,
+	"claim.patterns":                    cfgRegexps,
+	"claim.arm_patterns":                cfgRegexps,
+	"claim.runs_dir":                    cfgNonEmpty,
+	"run.agent":                         cfgOneOf(cfgRunAgents),
+	"run.session":                       cfgOneOf(cfgRunSessions),
+	"run.claude_bin":                    cfgNonEmpty,
+	"run.codex_bin":                     cfgNonEmpty,
+	"run.dir":                           cfgNonEmpty,
+}
+
+// cfgRegexps checks a list of regular expressions.
+func cfgRegexps(v any) []cfgProblem {
+	var probs []cfgProblem
+	for i, re := range v.([]string) {
+		if _, err := regexp.Compile(re); err != nil {
+			probs = append(probs, cfgProblem{fmt.Sprintf("[%d]", i), "invalid regular expression: " + err.Error()})
+		}
+	}
+	return probs
+}
+
+// cfgChecks checks the shape of workflow.checks: each item a checker name or
+// an object with a type; CheckSpecProblems (checks.go) checks the options.
+func cfgChecks(v any) []cfgProblem {
+	var probs []cfgProblem
+	for i, item := range v.([]any) {
+		at := fmt.Sprintf("[%d]", i)
+		for _, p := range CheckSpecProblems(item) {
+			probs = append(probs, cfgProblem{at + p.sub, p.msg})
+		}
+	}
+	return probs
 }
 
 func cfgNonNegative(v any) []cfgProblem {

@@ -31,11 +31,22 @@ func cfgDefaults(root string) Config {
 			DoneToken:        DoneToken{Prefix: "TASKMASTER_DONE"},
 			NoProgressCycles: 3,
 			StuckAfter:       2 * time.Hour,
+			StuckAction:      "block",
+			Worktrees:        Worktrees{Pattern: ".worktrees/agent-{id}"},
+			Checks:           []any{},
+			FeedbackLimit:    3,
 		},
 		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second},
 		State: StateDir{Dir: ".runtasks"},
 		Log:   Log{Level: "warn"},
-		Root:  root,
+		Claim: Claim{
+			Patterns: []string{`(?i)^\s*/?(?:claim|select|start|work on|pick up)\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
+			ArmPatterns: []string{`(?i)^\s*/run-tasks\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`,
+				`(?i)\brun tasks (?:for|of|in|under)\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
+			RunsDir: "runs",
+		},
+		Run:  Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs"},
+		Root: root,
 	}
 }
 
@@ -145,9 +156,16 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 				SubagentStop: "drive",
 				NextIDs:      5,
 			},
-			DoneToken:  DoneToken{Required: true, Prefix: "DONE", Max: 7},
-			StuckAfter: 90 * time.Minute,
+			DoneToken:     DoneToken{Required: true, Prefix: "DONE", Max: 7},
+			StuckAfter:    90 * time.Minute,
+			StuckAction:   "report",
+			Worktrees:     Worktrees{Pattern: "wt/{id}"},
+			Checks:        []any{"beads", map[string]any{"type": "command", "run": "go test ./..."}},
+			FeedbackLimit: 5,
 		},
+		Claim: Claim{Patterns: []string{`^take (?P<id>\S+)$`}, ArmPatterns: []string{`^drive (?P<id>\S+)$`},
+			RunsDir: "var/runs", Templates: "tmpl", Actor: "alice"},
+		Run:     Run{Agent: "codex", Session: "resume", ClaudeBin: "/opt/claude", CodexBin: "/opt/codex", Dir: "cycles"},
 		Beads:   Beads{Bin: "/opt/bd", Dir: "../store/.beads", Timeout: 90 * time.Second},
 		State:   StateDir{Dir: "/var/tmp/runtasks"},
 		Log:     Log{File: "runtasks.log", Level: "debug"},
@@ -694,8 +712,8 @@ func TestConfigKeysCoverTheStruct(t *testing.T) {
 			t.Errorf("ConfigKeys lacks %s", want)
 		}
 	}
-	if len(keys) != 24 {
-		t.Errorf("ConfigKeys has %d keys, want 24 (a new field? document it in defaults.yaml, project.yaml.example and docs/configuration.md): %v", len(keys), keys)
+	if len(keys) != 38 {
+		t.Errorf("ConfigKeys has %d keys, want 38 (a new field? document it in defaults.yaml, project.yaml.example and docs/configuration.md): %v", len(keys), keys)
 	}
 }
 
