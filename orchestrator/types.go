@@ -34,6 +34,16 @@ type Input struct {
 	BackgroundTasks int
 	// LoopCount is the agent's own count of follow-ups (Cursor).
 	LoopCount int
+	// Claims are the tasks this session claimed (runtasks claim, the prompt
+	// hook), with their run folders; filled from the session's binding.
+	Claims []ClaimedRun
+}
+
+// ClaimedRun is a task a session claimed, with its run folder.
+type ClaimedRun struct {
+	Task      string    `json:"task"`
+	RunDir    string    `json:"run_dir"`
+	ClaimedAt time.Time `json:"claimed_at"`
 }
 
 // Tracker is what the engine asks of beads; *beads.Client implements it.
