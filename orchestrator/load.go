@@ -18,6 +18,7 @@ import (
 	kmaps "github.com/knadh/koanf/maps"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
@@ -528,11 +529,24 @@ func cfgFileEntries(src string, data []byte) ([]cfgEntry, []*KeyError) {
 // cfgEnvEntries reads RUNTASKS_* (and the TASKMASTER_ knobs) from environ. An
 // unknown RUNTASKS_ variable is an error.
 func cfgEnvEntries(environ []string) ([]cfgEntry, []*KeyError) {
-	vals := map[string]string{}
-	for _, kv := range environ {
-		if name, val, ok := strings.Cut(kv, "="); ok {
-			vals[name] = val
-		}
+	// koanf's env provider collects the variables runtasks reads (its own
+	// prefix and the aliases), by name; the names are resolved to keys below
+	// because several names may set one key.
+	raw, err := env.Provider("", env.Opt{
+		EnvironFunc: func() []string { return environ },
+		TransformFunc: func(name, val string) (string, any) {
+			if strings.HasPrefix(name, cfgEnvPrefix) || EnvAliases[name] != "" {
+				return name, val
+			}
+			return "", nil
+		},
+	}).Read()
+	if err != nil {
+		return nil, []*KeyError{{Source: "env", Msg: err.Error()}}
+	}
+	vals := make(map[string]string, len(raw))
+	for name, val := range raw {
+		vals[name] = val.(string)
 	}
 	type pick struct {
 		name, val string
