@@ -1,6 +1,7 @@
-// Package hook adapts each agent's hook protocol (Claude Code, Codex) to
-// the one decision engine: it decodes the JSON an agent sends on stdin and
-// encodes the engine's decision in the shape that agent accepts.
+// Package hook adapts each agent's hook protocol (Claude Code, Codex,
+// Gemini CLI, Cursor) to the one decision engine: it decodes the JSON an
+// agent sends on stdin and encodes the engine's decision in the shape that
+// agent accepts. See agents.go for the per-agent rules.
 package hook
 
 import (
@@ -19,6 +20,8 @@ import (
 const (
 	Claude = "claude"
 	Codex  = "codex"
+	Gemini = "gemini"
+	Cursor = "cursor"
 )
 
 // MaxInput bounds what is read from stdin: hook payloads are small; the
@@ -40,6 +43,19 @@ type Payload struct {
 	PermissionMode       string           `json:"permission_mode"`
 	Prompt               string           `json:"prompt"`
 	Source               string           `json:"source"`
+
+	// Gemini CLI (AfterAgent): the agent's final text.
+	PromptResponse *string `json:"prompt_response"`
+	Timestamp      string  `json:"timestamp"`
+
+	// Cursor: the conversation is the session; loop_count counts the
+	// follow-ups the stop hook already caused.
+	ConversationID string   `json:"conversation_id"`
+	GenerationID   string   `json:"generation_id"`
+	WorkspaceRoots []string `json:"workspace_roots"`
+	Status         string   `json:"status"`
+	LoopCount      *int     `json:"loop_count"`
+	CursorVersion  string   `json:"cursor_version"`
 }
 
 // BackgroundTask is one entry of Claude Code's background_tasks (2.1.145+).
@@ -75,10 +91,23 @@ func Parse(r io.Reader) (Payload, error) {
 	return p, nil
 }
 
-// Detect names the agent that sent p when the shape tells: Codex sends
-// turn_id and model with every Stop; Claude Code sends neither.
+// Detect names the agent that sent p when the shape tells: Gemini CLI's
+// events (AfterAgent, BeforeAgent) and Cursor's camelCase events or its
+// conversation_id are unambiguous; Codex sends turn_id and model with every
+// Stop, Claude Code neither. Anything else is taken as Claude Code.
 func Detect(p Payload) string {
-	if p.TurnID != "" && p.Model != "" {
+	switch p.HookEventName {
+	case "AfterAgent", "BeforeAgent":
+		return Gemini
+	case "stop", "sessionStart", "beforeSubmitPrompt", "subagentStop":
+		return Cursor
+	}
+	switch {
+	case p.ConversationID != "" || p.CursorVersion != "" || p.LoopCount != nil:
+		return Cursor
+	case p.PromptResponse != nil:
+		return Gemini
+	case p.TurnID != "" && p.Model != "":
 		return Codex
 	}
 	return Claude
@@ -104,16 +133,37 @@ func Input(agent string, p Payload, readErrors bool) (orchestrator.Input, error)
 			in.BackgroundTasks++
 		}
 	}
+	if agent == Cursor {
+		if in.SessionID == "" {
+			in.SessionID = p.ConversationID
+		}
+		if in.TurnID == "" {
+			in.TurnID = p.GenerationID
+		}
+		if in.CWD == "" && len(p.WorkspaceRoots) > 0 {
+			in.CWD = p.WorkspaceRoots[0]
+		}
+		if p.LoopCount != nil {
+			in.LoopCount = *p.LoopCount
+			// Cursor sends no latch; a follow-up it made is the same thing.
+			in.StopHookActive = in.StopHookActive || *p.LoopCount > 0
+		}
+	}
 	var err error
 	switch {
 	case p.LastAssistantMessage != nil:
 		in.FinalMessage = *p.LastAssistantMessage
+	case p.PromptResponse != nil:
+		in.FinalMessage = *p.PromptResponse
 	case p.TranscriptPath == "":
 	case agent == Codex:
 		in.FinalMessage, err = transcript.LastAgentMessage(p.TranscriptPath)
-	default:
+	case agent == Claude:
 		in.FinalMessage, err = transcript.LastAssistantText(p.TranscriptPath)
 	}
+	// Gemini's transcript is one JSON document and Cursor's has no
+	// documented shape: neither is read; their stop payloads carry the
+	// final message (Gemini) or none (Cursor).
 	if err != nil {
 		err = fmt.Errorf("final message: %w", err)
 	}
@@ -123,31 +173,10 @@ func Input(agent string, p Payload, readErrors bool) (orchestrator.Input, error)
 	return in, err
 }
 
-// StopOutput is the JSON a Stop hook prints. Its keys are the ones both
-// Claude Code and Codex accept (Codex rejects any other key).
+// StopOutput is the JSON a Claude Code or Codex Stop hook prints. Its keys
+// are the ones both accept (Codex rejects any other key).
 type StopOutput struct {
 	Decision      string `json:"decision,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	SystemMessage string `json:"systemMessage,omitempty"`
-}
-
-// EncodeStop renders a stop decision for agent. It returns nil when there
-// is nothing to print (an allowed stop with no message).
-func EncodeStop(agent string, d orchestrator.Decision) []byte {
-	var out StopOutput
-	if d.Block {
-		out = StopOutput{Decision: "block", Reason: d.Reason}
-		if agent != Codex {
-			out.SystemMessage = d.SystemMessage
-		}
-	} else if d.SystemMessage != "" {
-		out.SystemMessage = d.SystemMessage
-	} else {
-		return nil
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil // strings always marshal
-	}
-	return append(b, '\n')
 }

@@ -74,7 +74,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 	cmd.Flags().String("epic", "", "epic whose beads drive the session (env RUNTASKS_EPIC, workflow.epic)")
 	cmd.Flags().Int("max-cycles", 0, "blocks before the stop is allowed anyway (workflow.stop_hook.max_cycles)")
 	cmd.Flags().Bool("taskmaster", false, "require the TASKMASTER_DONE::<session_id> line (workflow.done_token.required)")
-	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent protocol: claude or codex (default: detected from the input)")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	return cmd
@@ -113,7 +113,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) error {
 	if agent == "" {
 		agent = hook.Detect(payload)
 	}
-	if agent != hook.Claude && agent != hook.Codex {
+	if !hook.Known(agent) {
 		logger.Error("unknown agent; stop allowed", "agent", agent)
 		return nil
 	}

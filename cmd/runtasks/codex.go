@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/transcript"
+)
+
+func init() { commands = append(commands, newCodexCmd) }
+
+// Exit statuses of runtasks codex monitor.
+const (
+	monitorFound      = 0
+	monitorMissing    = 2
+	monitorNoComplete = 3
+	monitorUsage      = 4
+)
+
+// defaultPollInterval is --follow's pause between reads
+// (TASKMASTER_POLL_INTERVAL overrides it).
+const defaultPollInterval = time.Second
+
+type codexMonitorOptions struct {
+	Out, Err io.Writer
+	Log      string
+	Follow   bool
+	// Session overrides the session id read from the log.
+	Session  string
+	Prefix   string
+	Promises []orchestrator.Promise
+	Interval time.Duration
+	// Sleep waits between polls; it returns ctx's error when ctx ends.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+func newCodexCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "codex",
+		Short: "Codex helpers that work without hooks",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newCodexMonitorCmd(f))
+	return cmd
+}
+
+func newCodexMonitorCmd(f *Factory) *cobra.Command {
+	opts := &codexMonitorOptions{}
+	cmd := &cobra.Command{
+		Use:   "monitor --log FILE [--follow]",
+		Short: "Report whether a Codex session printed its done token or a promise",
+		Long: `monitor reads a Codex rollout file, or the older TUI session log, and
+reports whether the done token (TASKMASTER_DONE::<session_id>) or a
+configured <promise> appeared in the final message of a finished turn
+(a task_complete event).
+
+Two formats are read:
+  - the rollout file, <codex_home>/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl:
+    session_meta gives the session id; event_msg task_complete carries
+    last_agent_message. This is the source to use with current Codex.
+  - the TUI session log (CODEX_TUI_RECORD_SESSION=1), whose codex_event
+    records held session_configured (session_id) and task_complete
+    (last_agent_message). Codex 0.117 and later no longer write codex_event
+    records to that log: on it monitor sees no task_complete (exit 3). Point
+    --log at the rollout file instead.
+
+With Codex 0.124 and later the native Stop hook replaces this monitor and
+the old tmux/expect injection: ` + "`runtasks install codex`" + ` registers
+runtasks stop-hook, which blocks the stop in the same turn while work
+remains. monitor stays for runs without hooks.
+
+The done token's prefix is TASKMASTER_DONE_PREFIX, else
+workflow.done_token.prefix; the promises are workflow.stop_hook.
+completion_promises. The session id comes from the log, or --session.
+With --follow, monitor keeps reading the growing file every
+TASKMASTER_POLL_INTERVAL seconds (default 1) until the token appears, the
+TUI log records session_end, or it is interrupted.
+
+EXIT STATUS
+  0  the done token or a promise appeared in a task_complete
+  2  task_complete events were seen, none holds the token or a promise
+  3  no task_complete was seen
+  4  usage error or missing prerequisite (no such file, bad configuration,
+     bad TASKMASTER_POLL_INTERVAL)`,
+		Example: `  # the newest rollout file of a session
+  runtasks codex monitor --log ~/.codex/sessions/2026/11/21/rollout-2026-11-21T21-47-35-01a20014-….jsonl
+
+  # wait for the token while codex runs
+  TASKMASTER_POLL_INTERVAL=2 runtasks codex monitor --follow --log "$ROLLOUT"
+
+  # an old TUI log (Codex before 0.117)
+  runtasks codex monitor --log ~/.codex/log/session-20260319T140318Z.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out, opts.Err = f.Out, f.Err
+			if opts.Log == "" {
+				return exitCode(monitorUsage, errors.New("codex monitor: --log FILE is required"))
+			}
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return exitCode(monitorUsage, fmt.Errorf("codex monitor: configuration: %w", err))
+			}
+			opts.Prefix = cfg.Workflow.DoneToken.Prefix
+			opts.Promises = cfg.Promises()
+			opts.Interval = defaultPollInterval
+			if v := f.Getenv("TASKMASTER_POLL_INTERVAL"); v != "" {
+				d, err := parsePollInterval(v)
+				if err != nil {
+					return exitCode(monitorUsage, err)
+				}
+				opts.Interval = d
+			}
+			if opts.Sleep == nil {
+				opts.Sleep = sleepCtx
+			}
+			code, err := runCodexMonitor(cmd.Context(), opts)
+			if code == monitorFound && err == nil {
+				return nil
+			}
+			return exitCode(code, err)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(monitorUsage, err) })
+	cmd.Flags().StringVar(&opts.Log, "log", "", "Codex rollout file or TUI session log to read")
+	cmd.Flags().BoolVar(&opts.Follow, "follow", false, "keep reading the growing file until the token appears")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "session id whose token counts (default: read from the log)")
+	return cmd
+}
+
+// parsePollInterval reads TASKMASTER_POLL_INTERVAL: seconds ("2", "0.5")
+// or a Go duration ("500ms").
+func parsePollInterval(v string) (time.Duration, error) {
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second)), nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("codex monitor: TASKMASTER_POLL_INTERVAL=%q: want positive seconds (2, 0.5) or a duration (500ms)", v)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// runCodexMonitor returns the exit status and, for statuses other than 0,
+// the error to print (errSilent when the report said it all).
+func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
+	f, err := os.Open(o.Log)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return monitorUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log)
+		}
+		return monitorUsage, fmt.Errorf("codex monitor: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return monitorUsage, fmt.Errorf("codex monitor: %s is a directory", o.Log)
+	}
+
+	var (
+		sc     transcript.CodexLogScanner
+		offset int64
+		seen   int // task_completes already judged
+	)
+	buf := make([]byte, 64<<10)
+	for {
+		// Read what the file holds now; a file that shrank was truncated
+		// (the TUI log is truncated when Codex opens it): start over.
+		if fi, err := f.Stat(); err == nil && fi.Size() < offset {
+			sc, offset, seen = transcript.CodexLogScanner{}, 0, 0
+		}
+		for {
+			n, err := f.ReadAt(buf, offset)
+			if n > 0 {
+				sc.Write(buf[:n])
+				offset += int64(n)
+			}
+			if err == io.EOF || n == 0 {
+				break
+			}
+			if err != nil {
+				return monitorUsage, fmt.Errorf("codex monitor: read %s: %w", o.Log, err)
+			}
+		}
+		if !o.Follow {
+			sc.Flush()
+		}
+		log := sc.Log
+		session := o.Session
+		if session == "" {
+			session = log.SessionID
+		}
+		for ; seen < len(log.Completes); seen++ {
+			t := log.Completes[seen]
+			if orchestrator.HasDoneToken(t.LastAgentMessage, o.Prefix, session) {
+				fmt.Fprintf(o.Out, "found: %s::%s in the task_complete of turn %s\n", strings.TrimSuffix(o.Prefix, "::"), session, orNone(t.TurnID))
+				return monitorFound, nil
+			}
+			if ps := orchestrator.FindPromises(t.LastAgentMessage, o.Promises); len(ps) > 0 {
+				fmt.Fprintf(o.Out, "found: <promise>%s</promise> in the task_complete of turn %s\n", ps[0].Text, orNone(t.TurnID))
+				return monitorFound, nil
+			}
+		}
+		if !o.Follow || log.Ended {
+			return monitorReport(o, &log, session)
+		}
+		if err := o.Sleep(ctx, o.Interval); err != nil {
+			sc.Flush()
+			log := sc.Log
+			return monitorReport(o, &log, session)
+		}
+	}
+}
+
+// monitorReport prints why nothing was found and returns status 2 or 3.
+func monitorReport(o *codexMonitorOptions, l *transcript.CodexLog, session string) (int, error) {
+	if len(l.Completes) == 0 {
+		fmt.Fprintf(o.Out, "no task_complete seen in %s (%d lines)\n", o.Log, l.Lines)
+		if l.Format == transcript.FormatTUILog && l.Events == 0 {
+			fmt.Fprintln(o.Err, "runtasks: this TUI session log holds no codex_event records: Codex 0.117 and later no longer write them; read the session's rollout file (<codex_home>/sessions/…/rollout-*.jsonl) or use the native Stop hook (runtasks install codex)")
+		}
+		return monitorNoComplete, errSilent
+	}
+	what := "a promise"
+	if session != "" {
+		what = fmt.Sprintf("%s::%s or a promise", strings.TrimSuffix(o.Prefix, "::"), session)
+	} else {
+		fmt.Fprintln(o.Err, "runtasks: no session id in the log and no --session: only promises can match")
+	}
+	fmt.Fprintf(o.Out, "missing: %d task_complete event(s), none holds %s\n", len(l.Completes), what)
+	return monitorMissing, errSilent
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no id)"
+	}
+	return s
+}

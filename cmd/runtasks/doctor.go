@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/hook"
+	"github.com/runtasks/runtasks/install"
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+func init() { commands = append(commands, newDoctorCmd) }
+
+// Check levels.
+const (
+	levelOK      = "ok"
+	levelWarning = "warning"
+	levelError   = "error"
+)
+
+// testedBD is the bd version runtasks is tested with.
+const testedBD = "1.3.0"
+
+// envBlockCap is Claude Code's cap on consecutive Stop-hook blocks.
+const envBlockCap = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
+
+type doctorCheck struct {
+	Level, Name, Msg, Fix string
+}
+
+type doctorOptions struct {
+	Out io.Writer
+	// Cfg is nil when the configuration did not load (CfgErr says why).
+	Cfg    *orchestrator.Config
+	CfgErr error
+	// Root is the project root (found even when the configuration is bad).
+	Root string
+	// Environ applies to the defaults used when project.yaml does not load.
+	Environ []string
+	Home    string
+	// CodexHome is $CODEX_HOME ("" = Home/.codex).
+	CodexHome string
+	// Executable is this runtasks binary; Getenv and LookPath read the
+	// factory's environment.
+	Executable string
+	Getenv     func(string) string
+	LookPath   func(string) string
+	Beads      func(cfg *orchestrator.Config) *beads.Client
+}
+
+func newDoctorCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that runtasks, bd, the project and the agents fit together",
+		Long: `doctor runs its checks one after the other and prints one line for each:
+ok, warning or error, and for problems the fix.
+
+  bd          bd found, and its version (runtasks is tested with bd ` + testedBD + `)
+  store       the beads store found and readable
+  epic        the configured epic exists (workflow.epic, RUNTASKS_EPIC, --epic)
+  config      project.yaml valid
+  AGENT       for claude, codex, gemini and cursor: whether runtasks' hooks are
+              installed (project and user settings) and run this binary
+  block-cap   Claude Code's cap on consecutive Stop-hook blocks
+              (` + envBlockCap + `) against workflow.stop_hook.max_cycles
+  state       the state directory is writable
+
+bd is asked at most twice (version, then the epic), one query after the
+other.
+
+EXIT STATUS
+  0  no check failed (warnings allowed)
+  1  at least one check is an error`,
+		Example: `  runtasks doctor
+  runtasks doctor --epic bd-x7y8`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := &doctorOptions{Out: f.Out, Getenv: f.Getenv, Environ: f.Environ()}
+			wd, err := f.Getwd()
+			if err != nil {
+				return exitCode(1, err)
+			}
+			configFile, _ := cmd.Flags().GetString("config")
+			o.Root, _, _ = orchestrator.FindProject(orchestrator.LoadOptions{ConfigFile: configFile, StartDir: wd, Environ: f.Environ()})
+			if o.Root == "" {
+				o.Root = wd
+			}
+			o.Cfg, _, o.CfgErr = f.LoadConfig(cmd, wd)
+			o.Home = f.Getenv("HOME")
+			if o.Home == "" {
+				o.Home, _ = os.UserHomeDir()
+			}
+			o.CodexHome = f.Getenv("CODEX_HOME")
+			if exe, err := f.Executable(); err == nil {
+				if r, err := filepath.EvalSymlinks(exe); err == nil {
+					exe = r
+				}
+				o.Executable = exe
+			}
+			o.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
+			o.Beads = func(cfg *orchestrator.Config) *beads.Client { return newBeadsClient(f, cfg) }
+			if failed := runDoctor(cmd.Context(), o); failed {
+				return exitCode(1, errSilent)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().String("epic", "", "epic to check (env RUNTASKS_EPIC, workflow.epic)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	return cmd
+}
+
+// runDoctor prints every check and reports whether one is an error.
+func runDoctor(ctx context.Context, o *doctorOptions) bool {
+	failed := false
+	emit := func(c doctorCheck) {
+		line := fmt.Sprintf("%-7s %-9s %s", c.Level, c.Name, c.Msg)
+		if c.Fix != "" && c.Level != levelOK {
+			line += " — fix: " + c.Fix
+		}
+		fmt.Fprintln(o.Out, line)
+		if c.Level == levelError {
+			failed = true
+		}
+	}
+	cfg := o.Cfg
+	if cfg == nil {
+		// The rest of the checks still run, on the defaults.
+		emit(doctorCheck{levelError, "config", "configuration: " + oneLine(o.CfgErr), "correct project.yaml (runtasks config show lists the keys)"})
+		var err error
+		cfg, err = defaultConfig(o.Root, o.Environ)
+		if err != nil {
+			return true
+		}
+	}
+
+	// bd and the store.
+	bdOK := false
+	client := o.Beads(cfg)
+	bin := cfg.Beads.Bin
+	if bin == "" {
+		bin = "bd"
+	}
+	path := bin
+	if !strings.ContainsRune(bin, filepath.Separator) {
+		path = o.LookPath(bin)
+	}
+	if path == "" {
+		emit(doctorCheck{levelError, "bd", fmt.Sprintf("%s not found on PATH", bin), "install bd " + testedBD + " (make bd builds it into .tools/bin) or set beads.bin / RUNTASKS_BD"})
+	} else if v, err := client.Version(ctx); err != nil {
+		emit(doctorCheck{levelError, "bd", fmt.Sprintf("%s: %s", path, oneLine(err)), "check that " + path + " is bd (bd version --json)"})
+	} else if v != testedBD {
+		bdOK = true
+		emit(doctorCheck{levelWarning, "bd", fmt.Sprintf("bd %s at %s; runtasks is tested with %s", v, path, testedBD), "use bd " + testedBD + " if bd's JSON differs"})
+	} else {
+		bdOK = true
+		emit(doctorCheck{levelOK, "bd", fmt.Sprintf("bd %s at %s", v, path), ""})
+	}
+
+	store := cfg.BeadsDir()
+	if store == "" {
+		store = findBeadsDir(cfg.Root)
+	}
+	switch {
+	case store == "":
+		emit(doctorCheck{levelError, "store", "no .beads store in " + cfg.Root + " or above", "bd init in the project, or set beads.dir / BEADS_DIR"})
+	default:
+		if _, err := os.ReadDir(store); err != nil {
+			emit(doctorCheck{levelError, "store", oneLine(err), "make " + store + " readable"})
+		} else {
+			emit(doctorCheck{levelOK, "store", store, ""})
+		}
+	}
+
+	epic := cfg.Workflow.Epic
+	switch {
+	case epic == "":
+		emit(doctorCheck{levelOK, "epic", "none configured: the hooks drive only sessions given one (--epic, RUNTASKS_EPIC, an armed session)", ""})
+	case !bdOK || store == "":
+		emit(doctorCheck{levelWarning, "epic", epic + ": not checked (bd or the store is missing)", "fix the lines above"})
+	default:
+		is, err := client.Show(ctx, epic)
+		switch {
+		case beads.IsKind(err, beads.KindNotFound):
+			emit(doctorCheck{levelError, "epic", epic + " does not exist in the store", "bd list --type epic shows the epics; correct workflow.epic / --epic"})
+		case err != nil:
+			emit(doctorCheck{levelError, "epic", epic + ": store not readable: " + oneLine(err), "run bd show " + epic + " to see bd's error"})
+		case is.Status == "closed":
+			emit(doctorCheck{levelWarning, "epic", fmt.Sprintf("%s %q is closed: every stop will be allowed", epic, is.Title), "choose an open epic"})
+		default:
+			emit(doctorCheck{levelOK, "epic", fmt.Sprintf("%s %q (%s)", epic, is.Title, is.Status), ""})
+		}
+	}
+
+	if o.Cfg != nil {
+		if cfg.File == "" {
+			emit(doctorCheck{levelWarning, "config", "no project.yaml: the defaults apply", "runtasks install AGENT writes one, or copy project.yaml.example"})
+		} else {
+			emit(doctorCheck{levelOK, "config", cfg.File + " is valid", ""})
+		}
+	}
+
+	// Agents.
+	claudeInstalled := false
+	for _, agent := range hook.Agents {
+		c, n := doctorAgent(o, agent)
+		if agent == hook.Claude && n > 0 {
+			claudeInstalled = true
+		}
+		emit(c)
+	}
+	emit(doctorBlockCap(o, cfg, claudeInstalled))
+
+	// State dir.
+	dir := cfg.StateDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		emit(doctorCheck{levelError, "state", oneLine(err), "make " + dir + " writable or set state.dir / RUNTASKS_STATE_DIR"})
+	} else if f, err := os.CreateTemp(dir, ".doctor-*"); err != nil {
+		emit(doctorCheck{levelError, "state", dir + " is not writable: " + oneLine(err), "make " + dir + " writable or set state.dir / RUNTASKS_STATE_DIR"})
+	} else {
+		f.Close()
+		os.Remove(f.Name())
+		emit(doctorCheck{levelOK, "state", dir + " is writable", ""})
+	}
+	return failed
+}
+
+// doctorAgent checks runtasks' entries in agent's project and user
+// settings; n counts them.
+func doctorAgent(o *doctorOptions, agent string) (doctorCheck, int) {
+	var (
+		found   []string
+		foreign []string
+		n       int
+	)
+	for _, global := range []bool{false, true} {
+		path, err := install.SettingsPath(install.Options{Agent: agent, Global: global, ProjectDir: o.Root, Home: o.Home, CodexHome: o.CodexHome})
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return doctorCheck{levelError, agent, oneLine(err), "make " + path + " readable"}, 0
+		}
+		entries, err := install.Entries(agent, data)
+		if err != nil {
+			return doctorCheck{levelError, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}, 0
+		}
+		if len(entries) == 0 {
+			continue
+		}
+		n += len(entries)
+		found = append(found, fmt.Sprintf("%s (%d)", path, len(entries)))
+		for _, e := range entries {
+			prog := e.Program
+			if !strings.ContainsRune(prog, filepath.Separator) {
+				prog = o.LookPath(prog)
+			}
+			if r, err := filepath.EvalSymlinks(prog); err == nil {
+				prog = r
+			}
+			if prog != o.Executable && !slices.Contains(foreign, e.Program) {
+				foreign = append(foreign, e.Program)
+			}
+		}
+	}
+	fix := "runtasks install " + agent
+	switch {
+	case n == 0:
+		return doctorCheck{levelOK, agent, "not installed", ""}, 0
+	case len(foreign) > 0:
+		return doctorCheck{levelWarning, agent, fmt.Sprintf("%s run %s, not this binary (%s)", strings.Join(found, ", "), strings.Join(foreign, ", "), o.Executable), fix + " (replaces the entries)"}, n
+	default:
+		return doctorCheck{levelOK, agent, "installed: " + strings.Join(found, ", ") + ", running this binary", ""}, n
+	}
+}
+
+// doctorBlockCap compares Claude Code's consecutive-block cap with
+// max_cycles. The cap comes from the environment, or from the "env" of
+// Claude Code's settings files.
+func doctorBlockCap(o *doctorOptions, cfg *orchestrator.Config, claude bool) doctorCheck {
+	maxCycles := cfg.Workflow.StopHook.MaxCycles
+	val, src := o.Getenv(envBlockCap), "environment"
+	if val == "" {
+		for _, global := range []bool{false, true} {
+			path, _ := install.SettingsPath(install.Options{Agent: hook.Claude, Global: global, ProjectDir: o.Root, Home: o.Home})
+			if v := settingsEnv(path, envBlockCap); v != "" {
+				val, src = v, path
+				break
+			}
+		}
+	}
+	fix := fmt.Sprintf("export %s=%d (or 0 for none; runtasks' max_cycles then caps), or set it in the env of .claude/settings.json", envBlockCap, max(maxCycles, 1))
+	if val == "" {
+		if !claude {
+			return doctorCheck{levelOK, "block-cap", envBlockCap + " unset (Claude Code not installed)", ""}
+		}
+		return doctorCheck{levelWarning, "block-cap", fmt.Sprintf("%s unset: Claude Code (2.1.143+) ends a turn after 8 blocks in a row without a tool call, below max_cycles %d", envBlockCap, maxCycles), fix}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(val))
+	switch {
+	case err != nil || n < 0:
+		return doctorCheck{levelWarning, "block-cap", fmt.Sprintf("%s=%q (%s) is not a number", envBlockCap, val, src), fix}
+	case n == 0 && maxCycles == 0:
+		return doctorCheck{levelWarning, "block-cap", fmt.Sprintf("%s=0 (%s) and max_cycles 0: nothing caps the loop", envBlockCap, src), "set workflow.stop_hook.max_cycles"}
+	case n == 0:
+		return doctorCheck{levelOK, "block-cap", fmt.Sprintf("%s=0 (%s): off; max_cycles %d caps the loop", envBlockCap, src, maxCycles), ""}
+	case maxCycles > 0 && n < maxCycles:
+		return doctorCheck{levelWarning, "block-cap", fmt.Sprintf("%s=%d (%s) is below max_cycles %d", envBlockCap, n, src, maxCycles), fix}
+	default:
+		return doctorCheck{levelOK, "block-cap", fmt.Sprintf("%s=%d (%s), max_cycles %d", envBlockCap, n, src, maxCycles), ""}
+	}
+}
+
+// settingsEnv reads env.<key> from a Claude Code settings file.
+func settingsEnv(path, key string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var s struct {
+		Env map[string]any `json:"env"`
+	}
+	if json.Unmarshal(data, &s) != nil {
+		return ""
+	}
+	if v, ok := s.Env[key]; ok {
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+// findBeadsDir is the first .beads directory from dir upwards ("" = none).
+func findBeadsDir(dir string) string {
+	for {
+		p := filepath.Join(dir, ".beads")
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// defaultConfig is the configuration of the embedded defaults alone, for a
+// project whose project.yaml does not load.
+func defaultConfig(root string, environ []string) (*orchestrator.Config, error) {
+	dir, err := os.MkdirTemp("", "runtasks-doctor-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	empty := filepath.Join(dir, orchestrator.ProjectFile)
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		return nil, err
+	}
+	cfg, _, err := orchestrator.Load(orchestrator.LoadOptions{ConfigFile: empty, StartDir: dir, Environ: environ})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Root, cfg.File = root, ""
+	return cfg, nil
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/hook"
+	"github.com/runtasks/runtasks/install"
+)
+
+func init() { commands = append(commands, newUninstallCmd) }
+
+func newUninstallCmd(f *Factory) *cobra.Command {
+	var o install.Options
+	cmd := &cobra.Command{
+		Use:   "uninstall claude|codex|gemini|cursor",
+		Short: "Remove runtasks' hooks and skills from an agent",
+		Long: `uninstall removes exactly what install added: every runtasks hook entry
+(stop-hook, prompt-hook, session-hook) from the agent's settings file, and
+the event lists, hooks object or file left with nothing else; the skills
+and project.yaml when they are still as install wrote them. Other hooks and
+keys stay as they are. A backup (FILE.runtasks-<time>.bak) is written before
+a file changes; --dry-run prints the diff.
+
+EXIT STATUS
+  0  removed (or nothing to remove)
+  1  error: unknown agent, unreadable or invalid settings file, a write failed`,
+		Example: `  runtasks uninstall claude
+  runtasks uninstall codex --global --dry-run`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: hook.Agents,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := installOptions(f, cmd, args[0], &o); err != nil {
+				return exitCode(1, err)
+			}
+			res, err := install.Uninstall(cmd.Context(), o)
+			printInstallResult(f.Out, "uninstall", o, res)
+			if err != nil {
+				return exitCode(1, err)
+			}
+			return nil
+		},
+	}
+	installFlags(cmd, &o)
+	return cmd
+}
