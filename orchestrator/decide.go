@@ -16,6 +16,12 @@ import (
 type Env struct {
 	Beads     Tracker
 	Workspace Workspace // nil: the checkpoint promise cannot check git
+	// Worktrees lists git worktrees for stuck-task detection; nil turns the
+	// detection off.
+	Worktrees WorktreeLister
+	// Runner runs the command checker's shell commands; nil makes a
+	// command check an error.
+	Runner CommandRunner
 	// Prompt is the rendered orchestration prompt, re-fed at every block.
 	Prompt string
 	Now    time.Time
@@ -37,6 +43,9 @@ func Driven(in Input, cfg *Config) bool {
 func Decide(ctx context.Context, in Input, st State, cfg *Config, env Env) (Decision, State) {
 	d := decider{ctx: ctx, in: in, st: st, cfg: cfg, env: env}
 	dec := d.decide()
+	if len(d.stuck) > 0 {
+		dec = d.withStuck(dec)
+	}
 	if dec.Block {
 		d.st.Cycles++
 		if d.st.FirstBlockAt.IsZero() {
@@ -59,6 +68,26 @@ type decider struct {
 	ready    []beads.Issue
 	rest     []beads.Issue // every unclosed descendant, once read
 	restRead bool
+
+	live  []LiveTask  // in-progress tasks whose worktree exists
+	stuck []StuckTask // in-progress tasks found stuck, with their action
+}
+
+// withStuck adds the stuck tasks found at this stop to the decision: the
+// actions for the caller to apply, and a word in every message.
+func (d *decider) withStuck(dec Decision) Decision {
+	sum := d.stuckSummary()
+	dec.Stuck = d.stuck
+	dec.Why += " · " + sum
+	if dec.SystemMessage != "" {
+		dec.SystemMessage += " runtasks: " + sum + "."
+	} else if !dec.Block {
+		dec.SystemMessage = "runtasks: " + sum + "."
+	}
+	if dec.Block && dec.Reason != "" {
+		dec.Reason = "runtasks: " + sum + ".\n\n" + dec.Reason
+	}
+	return dec
 }
 
 func (d *decider) epic() string { return d.cfg.Workflow.Epic }
@@ -81,10 +110,63 @@ func (d *decider) decide() Decision {
 		why := fmt.Sprintf("max_duration %s spent since the first block", d.cfg.Workflow.MaxDuration)
 		return Decision{Outcome: OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
+	if len(d.cfg.Workflow.Checks) > 0 {
+		return d.withChecks()
+	}
 	if d.epic() == "" {
 		return d.tokenOnly()
 	}
 	return d.withEpic()
+}
+
+// withChecks runs workflow.checks in order (all must pass). The beads
+// checker is the rules above; its block, escalation or error is the answer
+// as it would be without checks. Another checker's incomplete verdict
+// blocks with its feedback (at most feedback_limit items).
+func (d *decider) withChecks() Decision {
+	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
+		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
+		return Decision{Outcome: OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
+	}
+	checks, err := BuildChecks(d.cfg.Workflow.Checks)
+	if err != nil {
+		why := "checks: " + oneLine(err.Error(), 300)
+		return Decision{Outcome: OutcomeCheckError, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
+	}
+	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, Dir: d.cfg.Root, Runner: d.env.Runner, d: d}
+	top := compositeCheck{name: "checks", checks: checks}.Check(d.ctx, cc)
+	if top.stop != nil && top.Status != VerdictComplete {
+		return *top.stop
+	}
+	var counts Counts
+	if cc.completeDecision != nil {
+		counts = cc.completeDecision.Counts
+	}
+	switch top.Status {
+	case VerdictError:
+		why := "check error: " + top.Summary
+		return Decision{Outcome: OutcomeCheckError, Why: why, Counts: counts,
+			SystemMessage: "runtasks: a completion check could not run (" + top.Summary + "); stop allowed."}
+	case VerdictIncomplete:
+		fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit)
+		head := "runtasks: not done yet: " + top.Summary
+		if len(fb) > 0 {
+			head += ":\n- " + strings.Join(fb, "\n- ")
+		}
+		line := "runtasks: " + d.cycleLabel() + " · check " + top.Summary
+		return d.block(Decision{Outcome: OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
+			Reason: head + "\n\n" + d.env.Prompt + "\n\n" + line})
+	}
+	if cc.completeDecision != nil {
+		dec := *cc.completeDecision
+		dec.Why += "; all checks passed"
+		return dec
+	}
+	if top.Status == VerdictSkipped {
+		return Decision{Outcome: OutcomeComplete, Why: "no check had anything to judge", Counts: counts}
+	}
+	return Decision{Outcome: OutcomeComplete, Why: "all checks passed", Counts: counts,
+		SystemMessage: "runtasks: every completion check passed."}
 }
 
 // tokenOnly is the TASKMASTER_DONE contract without an epic.
@@ -120,6 +202,7 @@ func (d *decider) withEpic() Decision {
 	if err := d.readRest(); err != nil {
 		return d.beadsError(err)
 	}
+	d.handleStuck()
 	c := d.counts()
 
 	for _, p := range claims {
@@ -236,8 +319,12 @@ func (d *decider) keepGoing(c *Counts) Decision {
 	if counts.InProgress > 0 {
 		why += fmt.Sprintf(", %d in progress", counts.InProgress)
 	}
-	dec := Decision{Outcome: OutcomeContinue, Why: "work remains: " + why, Counts: counts,
-		Reason: d.env.Prompt + "\n\n" + d.stateLine(counts)}
+	reason := d.env.Prompt + "\n\n" + d.stateLine(counts)
+	if live := d.liveLines(); live != "" {
+		reason = live + "\n\n" + reason
+		why += fmt.Sprintf(" (%d in worktrees)", len(d.live))
+	}
+	dec := Decision{Outcome: OutcomeContinue, Why: "work remains: " + why, Counts: counts, Reason: reason}
 	return d.block(dec)
 }
 
@@ -305,7 +392,9 @@ func (d *decider) block(dec Decision) Decision {
 		return Decision{Outcome: OutcomeCapReached, Why: why, Counts: dec.Counts,
 			SystemMessage: fmt.Sprintf("runtasks: %s; stop allowed with work left (%s).", why, dec.Why)}
 	}
-	if dec.Outcome == OutcomeBeadsError || d.epic() == "" {
+	// The no-progress rule watches beads; a failing check (tests being
+	// fixed) is bounded by max_cycles and max_duration instead.
+	if dec.Outcome == OutcomeBeadsError || dec.Outcome == OutcomeIncomplete || d.epic() == "" {
 		return dec
 	}
 	return d.progress(dec)

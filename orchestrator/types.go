@@ -44,6 +44,9 @@ type ClaimedRun struct {
 	Task      string    `json:"task"`
 	RunDir    string    `json:"run_dir"`
 	ClaimedAt time.Time `json:"claimed_at"`
+	// ResultsSHA256 is the digest of RESULTS.md as created from its
+	// template: while the file still has it, the results are unwritten.
+	ResultsSHA256 string `json:"results_sha256,omitempty"`
 }
 
 // Tracker is what the engine asks of beads; *beads.Client implements it.
@@ -81,6 +84,8 @@ const (
 	OutcomeBeadsError  Outcome = "beads_error"   // bd failed
 	OutcomeTokenDone   Outcome = "token_done"    // done token printed (and beads agrees)
 	OutcomeTokenMissed Outcome = "token_missing" // done token required, absent: blocked
+	OutcomeIncomplete  Outcome = "incomplete"    // a configured check is incomplete: blocked
+	OutcomeCheckError  Outcome = "check_error"   // a configured check could not run: allowed
 )
 
 // Ends reports whether the outcome ends the loop for good (clears the counter).
@@ -106,6 +111,9 @@ type Decision struct {
 	Counts Counts
 	// Actions lists changes made to beads (stuck tasks moved and so on).
 	Actions []string
+	// Stuck lists the stuck tasks found at this stop and the action to
+	// apply to each (the caller applies them: ApplyStuck).
+	Stuck []StuckTask
 }
 
 // Counts summarises an epic's unclosed descendants at one moment. Fields
@@ -134,9 +142,12 @@ type State struct {
 	// last time it was read; it confirms a stall before escalating.
 	FullFingerprint string `json:"full_fingerprint,omitempty"`
 	// NoProgressWarned is set after the one no-progress warning block.
-	NoProgressWarned bool      `json:"no_progress_warned,omitempty"`
-	Last             *Record   `json:"last,omitempty"`
-	UpdatedAt        time.Time `json:"updated_at,omitzero"`
+	NoProgressWarned bool `json:"no_progress_warned,omitempty"`
+	// Worktrees lists the in-progress tasks whose worktree existed at the
+	// last stop that looked: if one disappears, the task is stuck.
+	Worktrees []string  `json:"worktrees,omitempty"`
+	Last      *Record   `json:"last,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // Record is one decision as written to the append-only decision log.

@@ -232,6 +232,14 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 				statusCell(outcome, 16), stop, statusCounts(counts), when+"\t"+why)
 		}
 		tw.Flush()
+		for _, s := range rep.Sessions {
+			if s.Last != nil && len(s.Last.Actions) > 0 {
+				fmt.Fprintf(&b, "\nBeads changed at the last stop of %s:\n", statusCell(s.Session, 40))
+				for _, a := range s.Last.Actions {
+					b.WriteString("  " + a + "\n")
+				}
+			}
+		}
 	}
 	if o.History != 0 {
 		b.WriteString("\n")
@@ -248,6 +256,15 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 					statusCounts(r.Counts), statusCell(r.Why, 70))
 			}
 			tw.Flush()
+			var acts []string
+			for _, r := range rep.History {
+				for _, a := range r.Actions {
+					acts = append(acts, statusTime(now, r.Time, o.loc())+"  "+statusCell(r.Session, 40)+"  "+a)
+				}
+			}
+			if len(acts) > 0 {
+				b.WriteString("\nBeads changed by runtasks (stuck tasks):\n  " + strings.Join(acts, "\n  ") + "\n")
+			}
 		}
 	}
 	_, err := io.WriteString(o.Out, b.String())

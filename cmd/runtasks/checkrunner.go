@@ -1,0 +1,17 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/shell"
+)
+
+// shellRunner adapts shell.Runner to the engine's CommandRunner.
+type shellRunner struct{ r shell.Runner }
+
+func (s shellRunner) Run(ctx context.Context, dir, command string, timeout time.Duration) (orchestrator.CommandResult, error) {
+	res, err := s.r.Run(ctx, dir, command, timeout)
+	return orchestrator.CommandResult{ExitCode: res.ExitCode, Output: res.Output, TimedOut: res.TimedOut}, err
+}

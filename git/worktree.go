@@ -1,0 +1,83 @@
+package git
+
+import (
+	"context"
+	"strings"
+)
+
+// Worktree is one entry of `git worktree list --porcelain`.
+type Worktree struct {
+	// Path is the worktree's directory as git prints it (absolute).
+	Path string `json:"path"`
+	// Head is the checked-out commit.
+	Head string `json:"head,omitempty"`
+	// Branch is the checked-out branch without refs/heads/; empty when
+	// detached or bare.
+	Branch   string `json:"branch,omitempty"`
+	Bare     bool   `json:"bare,omitempty"`
+	Detached bool   `json:"detached,omitempty"`
+	Locked   bool   `json:"locked,omitempty"`
+	// Prunable is set when git knows the worktree's directory is gone.
+	Prunable bool `json:"prunable,omitempty"`
+}
+
+// Worktrees lists the repository's worktrees, the main one first.
+func (r Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
+	out, err := r.run(ctx, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, err
+	}
+	return ParseWorktrees(out), nil
+}
+
+// ParseWorktrees decodes `git worktree list --porcelain -z` output: NUL-
+// terminated attribute lines, an empty one ending each worktree. Output
+// without -z (newline-terminated) is accepted too.
+func ParseWorktrees(out []byte) []Worktree {
+	sep := "\x00"
+	if !strings.Contains(string(out), sep) {
+		sep = "\n"
+	}
+	var (
+		list []Worktree
+		cur  *Worktree
+	)
+	for _, line := range strings.Split(string(out), sep) {
+		if line == "" {
+			if cur != nil {
+				list = append(list, *cur)
+				cur = nil
+			}
+			continue
+		}
+		key, val, _ := strings.Cut(line, " ")
+		if key == "worktree" {
+			if cur != nil {
+				list = append(list, *cur)
+			}
+			cur = &Worktree{Path: val}
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		switch key {
+		case "HEAD":
+			cur.Head = val
+		case "branch":
+			cur.Branch = strings.TrimPrefix(val, "refs/heads/")
+		case "bare":
+			cur.Bare = true
+		case "detached":
+			cur.Detached = true
+		case "locked":
+			cur.Locked = true
+		case "prunable":
+			cur.Prunable = true
+		}
+	}
+	if cur != nil {
+		list = append(list, *cur)
+	}
+	return list
+}

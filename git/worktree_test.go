@@ -1,0 +1,66 @@
+package git
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestParseWorktrees(t *testing.T) {
+	out := "worktree /p\x00HEAD abc\x00branch refs/heads/main\x00\x00" +
+		"worktree /p/.worktrees/agent-x.1\x00HEAD def\x00branch refs/heads/agent-x.1\x00locked\x00\x00" +
+		"worktree /p/.worktrees/gone\x00HEAD 123\x00detached\x00prunable gitdir file points to non-existent location\x00\x00"
+	want := []Worktree{
+		{Path: "/p", Head: "abc", Branch: "main"},
+		{Path: "/p/.worktrees/agent-x.1", Head: "def", Branch: "agent-x.1", Locked: true},
+		{Path: "/p/.worktrees/gone", Head: "123", Detached: true, Prunable: true},
+	}
+	if got := ParseWorktrees([]byte(out)); !reflect.DeepEqual(got, want) {
+		t.Fatalf("-z: got %+v\nwant %+v", got, want)
+	}
+	nl := "worktree /p\nHEAD abc\nbranch refs/heads/main\n\nworktree /b\nbare\n"
+	want2 := []Worktree{{Path: "/p", Head: "abc", Branch: "main"}, {Path: "/b", Bare: true}}
+	if got := ParseWorktrees([]byte(nl)); !reflect.DeepEqual(got, want2) {
+		t.Fatalf("newlines: got %+v\nwant %+v", got, want2)
+	}
+}
+
+// TestIntegrationWorktrees makes real worktrees with git and reads them back.
+func TestIntegrationWorktrees(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q", "-b", "main")
+	run("commit", "-q", "--allow-empty", "-m", "init")
+	run("worktree", "add", "-q", "-b", "agent-x.1", filepath.Join(dir, ".worktrees", "agent-x.1"))
+	run("worktree", "add", "-q", "--detach", filepath.Join(dir, ".worktrees", "agent-x.2"))
+	if err := os.RemoveAll(filepath.Join(dir, ".worktrees", "agent-x.2")); err != nil {
+		t.Fatal(err)
+	}
+	wts, err := Repo{Dir: dir}.Worktrees(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wts) != 3 {
+		t.Fatalf("want 3 worktrees, got %+v", wts)
+	}
+	if wts[0].Branch != "main" || wts[1].Branch != "agent-x.1" || filepath.Base(wts[1].Path) != "agent-x.1" {
+		t.Fatalf("unexpected worktrees: %+v", wts)
+	}
+	if !wts[2].Detached || !wts[2].Prunable {
+		t.Fatalf("removed worktree should be detached and prunable: %+v", wts[2])
+	}
+	if _, err := (Repo{Dir: t.TempDir()}).Worktrees(context.Background()); err == nil {
+		t.Fatal("want an error outside a repository")
+	}
+}

@@ -1,0 +1,92 @@
+// Package shell runs a project's shell commands (the command checker's
+// `go test ./...` and the like) with a timeout, keeping the tail of their
+// output. The orchestrator reaches it through orchestrator.CommandRunner.
+package shell
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// MaxOutput is how many bytes of a command's output are kept (the tail).
+const MaxOutput = 64 << 10
+
+// Result is how a command ended.
+type Result struct {
+	// ExitCode is the command's exit status; -1 when it was killed.
+	ExitCode int
+	// Output is the tail of its combined stdout and stderr.
+	Output []byte
+	// TimedOut is set when the timeout killed it.
+	TimedOut bool
+	Elapsed  time.Duration
+}
+
+// Runner runs commands with `sh -c` in a directory, with the given
+// environment (nil: the current one).
+type Runner struct {
+	Shell string // default "sh"
+	Env   []string
+}
+
+// Run runs command in dir. A command that starts and fails is a Result with
+// a non-zero ExitCode, not an error; an error means it could not run at all.
+// At the timeout the command's whole process group is killed.
+func (r Runner) Run(ctx context.Context, dir, command string, timeout time.Duration) (Result, error) {
+	sh := r.Shell
+	if sh == "" {
+		sh = "sh"
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, sh, "-c", command)
+	cmd.Dir = dir
+	cmd.Env = r.Env
+	setGroup(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	var out tail
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Output: out.bytes(), Elapsed: time.Since(start)}
+	if cmd.ProcessState == nil {
+		res.ExitCode = -1
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		res.TimedOut = true
+		return res, nil
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) && cmd.ProcessState == nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// tail is a writer that keeps the last MaxOutput bytes.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - MaxOutput; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.buf...)
+}
