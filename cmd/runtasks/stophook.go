@@ -15,6 +15,7 @@ import (
 	"github.com/runtasks/runtasks/hook"
 	"github.com/runtasks/runtasks/orchestrator"
 	"github.com/runtasks/runtasks/prompts"
+	"github.com/runtasks/runtasks/shell"
 )
 
 func init() { commands = append(commands, newStopHookCmd) }
@@ -30,6 +31,8 @@ type stopHookOptions struct {
 	Workspace func(cfg *orchestrator.Config) orchestrator.Workspace
 	Now       func() time.Time
 	LogLevel  string
+	// EpicFlag is true when --epic was given: it wins over a session binding.
+	EpicFlag bool
 }
 
 func newStopHookCmd(f *Factory) *cobra.Command {
@@ -68,6 +71,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 			opts.Tracker = func(cfg *orchestrator.Config) orchestrator.Tracker { return newBeadsClient(f, cfg) }
 			opts.Workspace = func(cfg *orchestrator.Config) orchestrator.Workspace { return git.Repo{Dir: cfg.Root} }
 			opts.Now = f.Now
+			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runStopHook(cmd.Context(), opts)
 		},
 	}
@@ -118,7 +122,20 @@ func runStopHook(ctx context.Context, o *stopHookOptions) error {
 		return nil
 	}
 	in, inErr := hook.Input(agent, payload, cfg.Workflow.DoneToken.Required)
+	// The epic: --epic > the session's binding (runtasks arm, /run-tasks) >
+	// RUNTASKS_EPIC > workflow.epic. An unbound session with no static epic
+	// stays untouched.
+	bindings := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
+	bound, err := bindings.ApplyBinding(cfg, &in, o.EpicFlag)
+	if err != nil {
+		logger.Warn("session binding unreadable; judging without it", "err", err)
+	}
 	if !orchestrator.Driven(in, cfg) {
+		if len(in.Claims) > 0 {
+			if out := hook.EncodeStop(agent, bindings.GuardResults(in, cfg, orchestrator.Decision{Outcome: orchestrator.OutcomeNotDriven}, bound)); out != nil {
+				o.Out.Write(out)
+			}
+		}
 		logger.Debug("not driven; stop allowed", "session", payload.SessionID)
 		return nil
 	}
@@ -131,6 +148,8 @@ func runStopHook(ctx context.Context, o *stopHookOptions) error {
 		logger.Error("stop allowed", "err", err)
 		dec = orchestrator.Decision{Outcome: orchestrator.OutcomeNotDriven,
 			SystemMessage: "runtasks: " + err.Error() + "; stop allowed."}
+	} else {
+		dec = bindings.GuardResults(in, cfg, dec, bound)
 	}
 	if out := hook.EncodeStop(agent, dec); out != nil {
 		o.Out.Write(out)
@@ -159,6 +178,15 @@ func decideStop(ctx context.Context, in orchestrator.Input, cfg *orchestrator.Co
 		epic = stateEpic
 	}
 	env := orchestrator.Env{Beads: o.Tracker(cfg), Workspace: o.Workspace(cfg), Prompt: prompt, Now: o.Now()}
+	// Stuck-task detection needs the worktrees (git.Repo lists them) and a
+	// tracker that can change statuses (*beads.Client).
+	if wl, ok := env.Workspace.(orchestrator.WorktreeLister); ok {
+		env.Worktrees = wl
+	}
+	updater, _ := env.Beads.(orchestrator.StatusUpdater)
+	if len(cfg.Workflow.Checks) > 0 {
+		env.Runner = shellRunner{shell.Runner{}}
+	}
 	var (
 		dec orchestrator.Decision
 		rec orchestrator.Record
@@ -166,6 +194,9 @@ func decideStop(ctx context.Context, in orchestrator.Input, cfg *orchestrator.Co
 	st, err := store.Update(in.SessionID, epic, func(st *orchestrator.State) error {
 		var next orchestrator.State
 		dec, next = orchestrator.Decide(ctx, in, *st, cfg, env)
+		if len(dec.Stuck) > 0 {
+			dec.Actions = append(dec.Actions, orchestrator.ApplyStuck(ctx, updater, dec.Stuck, env.Now)...)
+		}
 		rec = orchestrator.NewRecord(in, epic, dec, next, cfg, env.Now)
 		next.Last = &rec
 		*st = next
@@ -182,5 +213,8 @@ func decideStop(ctx context.Context, in orchestrator.Input, cfg *orchestrator.Co
 		lvl = log.WarnLevel
 	}
 	logger.Log(lvl, "decision", "session", in.SessionID, "epic", epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", st.Cycles, "why", dec.Why)
+	for _, a := range dec.Actions {
+		logger.Warn("beads changed", "session", in.SessionID, "epic", epic, "action", a)
+	}
 	return dec, nil
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+func init() { commands = append(commands, newArmCmd, newDisarmCmd) }
+
+// Exit status of runtasks arm for an epic beads does not know.
+const armExitUnknown = 3
+
+type armOptions struct {
+	Out     io.Writer
+	Epic    string
+	Session string
+	Cfg     *orchestrator.Config
+	Tracker interface {
+		Show(ctx context.Context, id string) (beads.Issue, error)
+	}
+	Now func() time.Time
+}
+
+func newArmCmd(f *Factory) *cobra.Command {
+	opts := &armOptions{}
+	cmd := &cobra.Command{
+		Use:   "arm --epic E --session S",
+		Short: "Bind a session to an epic: its Stop hook then drives that epic",
+		Long: `arm binds an agent session to an epic, as the prompt hook does for
+"/run-tasks <epic>". The Stop hook then drives that session for the epic
+without a static --epic; other sessions in the project stay untouched.
+
+The epic is resolved, at each stop, as: the stop hook's --epic flag, else the
+session's binding, else RUNTASKS_EPIC, else workflow.epic. The binding lives
+in the state directory (state.dir/bindings).
+
+EXIT STATUS
+  0  armed
+  1  error (no session, bd failed, state directory unusable)
+  3  beads has no such epic (nothing armed)`,
+		Example: `  runtasks arm --epic bd-x7y8 --session "$SESSION"
+  runtasks disarm --session "$SESSION"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Session == "" {
+				opts.Session = sessionFromEnv(f.Getenv)
+			}
+			if opts.Session == "" {
+				return errors.New("no session: give --session (or set RUNTASKS_SESSION)")
+			}
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return err
+			}
+			opts.Out, opts.Cfg, opts.Now = f.Out, cfg, f.Now
+			opts.Tracker = newBeadsClient(f, cfg)
+			return runArm(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Epic, "epic", "", "epic to drive (required)")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "agent session to bind (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
+	cmd.MarkFlagRequired("epic")
+	return cmd
+}
+
+func runArm(ctx context.Context, o *armOptions) error {
+	is, err := o.Tracker.Show(ctx, o.Epic)
+	if beads.IsKind(err, beads.KindNotFound) {
+		return exitCode(armExitUnknown, fmt.Errorf("beads has no issue %s; nothing armed", o.Epic))
+	}
+	if err != nil {
+		return err
+	}
+	store := &orchestrator.Store{Dir: o.Cfg.StateDir()}
+	b, err := store.UpdateBinding(o.Session, func(b *orchestrator.Binding) error {
+		if b.Epic != o.Epic {
+			b.ArmedAt = o.Now().UTC().Truncate(time.Second)
+		}
+		b.Epic = o.Epic
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "session %s armed for epic %s %q (since %s)\n", o.Session, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))
+	return nil
+}
+
+type disarmOptions struct {
+	Out     io.Writer
+	Session string
+	Cfg     *orchestrator.Config
+}
+
+func newDisarmCmd(f *Factory) *cobra.Command {
+	opts := &disarmOptions{}
+	cmd := &cobra.Command{
+		Use:   "disarm [--session S]",
+		Short: "Release a session from its epic (every armed session without --session)",
+		Long: `disarm removes a session's epic binding: its Stop hook no longer drives it
+(unless a static epic applies: --epic, RUNTASKS_EPIC, workflow.epic). The
+session's claimed tasks stay recorded. Without --session (or
+RUNTASKS_SESSION) every armed session of the project is disarmed.
+
+EXIT STATUS
+  0  done (also when nothing was armed)
+  1  error (state directory unusable)`,
+		Example: `  runtasks disarm --session "$SESSION"
+  runtasks disarm            # every armed session`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Session == "" {
+				opts.Session = sessionFromEnv(f.Getenv)
+			}
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return err
+			}
+			opts.Out, opts.Cfg = f.Out, cfg
+			return runDisarm(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Session, "session", "", "session to release (env RUNTASKS_SESSION, CLAUDE_SESSION_ID; default: all)")
+	return cmd
+}
+
+func runDisarm(o *disarmOptions) error {
+	store := &orchestrator.Store{Dir: o.Cfg.StateDir()}
+	sessions := []string{o.Session}
+	if o.Session == "" {
+		all, err := store.Bindings()
+		if err != nil {
+			return err
+		}
+		sessions = nil
+		for _, b := range all {
+			if b.Epic != "" {
+				sessions = append(sessions, b.Session)
+			}
+		}
+	}
+	n := 0
+	for _, s := range sessions {
+		var was string
+		if _, err := store.UpdateBinding(s, func(b *orchestrator.Binding) error {
+			was, b.Epic, b.ArmedAt = b.Epic, "", time.Time{}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if was != "" {
+			fmt.Fprintf(o.Out, "session %s disarmed (was driving %s)\n", s, was)
+			n++
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(o.Out, "no armed session")
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/claim"
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+func init() { commands = append(commands, newClaimCmd) }
+
+// Exit statuses of runtasks claim.
+const (
+	claimExitHeld    = 2
+	claimExitUnknown = 3
+	claimExitClosed  = 4
+)
+
+type claimOptions struct {
+	Out     io.Writer
+	ID      string
+	Session string
+	Actor   string
+	JSON    bool
+	Cfg     *orchestrator.Config
+	Tracker claim.Tracker
+	Getenv  func(string) string
+	Now     func() time.Time
+}
+
+func newClaimCmd(f *Factory) *cobra.Command {
+	opts := &claimOptions{}
+	cmd := &cobra.Command{
+		Use:   "claim <id>",
+		Short: "Claim a beads task for a session and create its run folder",
+		Long: `claim loads a task and its ancestors from beads (the parent is the plan, the
+top of the hierarchy the goal), claims it atomically in beads (bd update
+--claim: status in_progress, assignee the actor) and writes its run folder
+runs/run-YYYYMMDD-HHMMSS-<id>/ with THOUGHTS.md, DECISIONS.md, ASSUMPTIONS.md,
+LEARNINGS.md, RESULTS.md, timeline.yaml and metadata.yaml.
+
+The beads actor is claim.actor (else BEADS_ACTOR, else USER) followed by
+"@<session>", so two sessions never share a claim: a task another session
+holds is never stolen. With a session, the claim is recorded in the session's
+binding: its stop is then incomplete while RESULTS.md is the untouched
+template. The session comes from --session, else RUNTASKS_SESSION, else
+CLAUDE_SESSION_ID.
+
+The UserPromptSubmit hook (runtasks prompt-hook) does the same when a prompt
+says "claim <id>", "work on <id>"… (claim.patterns).
+
+EXIT STATUS
+  0  claimed (or already claimed by this session)
+  1  error: bd failed, bad configuration, the run folder could not be written
+  2  the task is claimed by someone else (nothing changed)
+  3  beads has no such issue (nothing created)
+  4  the task is closed`,
+		Example: `  runtasks claim bd-x7y8.3 --session "$SESSION"
+  runtasks claim bd-x7y8.3 --json | jq -r .run_dir`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return err
+			}
+			opts.ID, opts.Out, opts.Cfg = args[0], f.Out, cfg
+			opts.Tracker = newBeadsClient(f, cfg)
+			opts.Getenv, opts.Now = f.Getenv, f.Now
+			if opts.Session == "" {
+				opts.Session = sessionFromEnv(f.Getenv)
+			}
+			return runClaim(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Session, "session", "", "agent session the claim is for (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
+	cmd.Flags().StringVar(&opts.Actor, "actor", "", "beads actor (claim.actor; default BEADS_ACTOR, else USER)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the claim as JSON")
+	return cmd
+}
+
+// sessionFromEnv is the session a hand-run command acts for.
+func sessionFromEnv(getenv func(string) string) string {
+	for _, k := range []string{"RUNTASKS_SESSION", "CLAUDE_SESSION_ID"} {
+		if v := getenv(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// claimRequest builds the claim of id for session from the configuration.
+func claimRequest(cfg *orchestrator.Config, id, session, actor string, getenv func(string) string, now time.Time) claim.Request {
+	if actor == "" {
+		actor = cfg.Claim.Actor
+	}
+	return claim.Request{
+		Task: id, Session: session, Actor: claim.Actor(actor, getenv, session),
+		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: claimTemplates(cfg), Now: now,
+		Store: &orchestrator.Store{Dir: cfg.StateDir()},
+	}
+}
+
+// claimTemplates resolves claim.templates against the project root.
+func claimTemplates(cfg *orchestrator.Config) string {
+	t := cfg.Claim.Templates
+	if t == "" || filepath.IsAbs(t) {
+		return t
+	}
+	return filepath.Join(cfg.Root, t)
+}
+
+func runClaim(ctx context.Context, o *claimOptions) error {
+	res, err := claim.Claim(ctx, o.Tracker, claimRequest(o.Cfg, o.ID, o.Session, o.Actor, o.Getenv, o.Now()))
+	if err != nil {
+		var held *claim.HeldError
+		switch {
+		case errors.As(err, &held):
+			return exitCode(claimExitHeld, err)
+		case errors.Is(err, claim.ErrUnknown):
+			return exitCode(claimExitUnknown, fmt.Errorf("beads has no issue %s; nothing was created", o.ID))
+		case errors.Is(err, claim.ErrClosed):
+			return exitCode(claimExitClosed, err)
+		}
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			claim.Result
+			Context string `json:"context"`
+		}{res, res.Text()})
+	}
+	fmt.Fprintln(o.Out, res.Text())
+	return nil
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/claim"
+	"github.com/runtasks/runtasks/hook"
+	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/prompts"
+)
+
+func init() { commands = append(commands, newPromptHookCmd) }
+
+// hookBeads is what the prompt and session hooks ask of beads.
+type hookBeads interface {
+	claim.Tracker
+	Ready(ctx context.Context, epic string) ([]beads.Issue, error)
+	Subtree(ctx context.Context, epic string) ([]beads.Issue, error)
+}
+
+type promptHookOptions struct {
+	In       io.Reader
+	Out, Err io.Writer
+	Agent    string
+	LogLevel string
+	// LoadConfig loads the configuration from the hook's cwd.
+	LoadConfig func(startDir string) (*orchestrator.Config, error)
+	Beads      func(cfg *orchestrator.Config) hookBeads
+	Getenv     func(string) string
+	Now        func() time.Time
+}
+
+func newPromptHookCmd(f *Factory) *cobra.Command {
+	opts := &promptHookOptions{}
+	cmd := &cobra.Command{
+		Use:   "prompt-hook",
+		Short: "Claim tasks and arm sessions from the user's prompt (UserPromptSubmit hook)",
+		Long: `prompt-hook reads the agent's UserPromptSubmit hook input on stdin.
+
+A prompt that claims a task — "claim <id>", "select <id>", "start <id>",
+"work on <id>", "pick up <id>", "/claim <id>" at its start (claim.patterns) —
+claims it as runtasks claim does, for the hook's session, and answers the
+task's context (additionalContext): "Task claimed: <id> | Plan: … | Goal: …
+| Run: …" and the run folder's files.
+
+A prompt that invokes the skill with an epic id ("/run-tasks bd-x7y8") or
+says "run tasks for bd-x7y8" (claim.arm_patterns) arms the session: its
+Stop hook then drives that epic without a static --epic, and other sessions
+stay untouched.
+
+Any other prompt passes through: nothing is printed and bd is not asked.
+stdout carries only the agent's JSON. Exit status is always 0: a hook never
+fails the agent.`,
+		Example: `  # .claude/settings.json
+  {"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"runtasks prompt-hook","timeout":30}]}]}}
+
+  echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"UserPromptSubmit","prompt":"claim bd-x7y8.3"}' | runtasks prompt-hook`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.In, opts.Out, opts.Err = f.In, f.Out, f.Err
+			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
+			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) {
+				cfg, _, err := f.LoadConfig(cmd, dir)
+				return cfg, err
+			}
+			opts.Beads = func(cfg *orchestrator.Config) hookBeads { return newBeadsClient(f, cfg) }
+			opts.Getenv, opts.Now = f.Getenv, f.Now
+			return runPromptHook(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	return cmd
+}
+
+// hookStart is the directory the configuration search starts from: the
+// hook's cwd when it is a directory, else the working directory.
+func hookStart(cwd string) string {
+	if cwd != "" {
+		if fi, err := os.Stat(cwd); err == nil && fi.IsDir() {
+			return cwd
+		}
+	}
+	return ""
+}
+
+// hookSession is the session id of a hook payload (Cursor: the conversation).
+func hookSession(p hook.Payload) string {
+	if p.SessionID != "" {
+		return p.SessionID
+	}
+	return p.ConversationID
+}
+
+func runPromptHook(ctx context.Context, o *promptHookOptions) error {
+	payload, err := hook.Parse(o.In)
+	if err != nil {
+		fmt.Fprintf(o.Err, "runtasks prompt-hook: %v; prompt passed through\n", err)
+		return nil
+	}
+	cfg, err := o.LoadConfig(hookStart(payload.CWD))
+	if err != nil {
+		fmt.Fprintf(o.Err, "runtasks prompt-hook: configuration: %v; prompt passed through\n", err)
+		return nil
+	}
+	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	defer closeLog()
+	m, err := claim.NewMatcher(cfg.Claim)
+	if err != nil {
+		logger.Error("prompt passed through", "err", err)
+		return nil
+	}
+	intent, ok := m.Match(payload.Prompt)
+	if !ok {
+		return nil
+	}
+	agent := o.Agent
+	if agent == "" {
+		agent = hook.Detect(payload)
+	}
+	session := hookSession(payload)
+	var text string
+	switch {
+	case session == "":
+		text = fmt.Sprintf("runtasks: the hook input has no session id, so %s was not %sed.", intent.ID, intent.Kind)
+	case intent.Kind == claim.KindArm:
+		text = armSession(ctx, cfg, o.Beads(cfg), session, intent.ID, o.Now())
+	default:
+		res, err := claim.Claim(ctx, o.Beads(cfg), claimRequest(cfg, intent.ID, session, "", o.Getenv, o.Now()))
+		if err != nil {
+			text = claim.FailureText(intent.ID, err)
+		} else {
+			text = res.Text()
+		}
+	}
+	logger.Info("prompt hook", "session", session, "intent", intent.Kind, "id", intent.ID)
+	event := payload.HookEventName
+	if event == "" {
+		event = hook.EventPromptSubmit
+	}
+	if out := hook.EncodeContext(agent, event, text); out != nil {
+		o.Out.Write(out)
+	} else {
+		// Cursor's beforeSubmitPrompt takes no context: say it on stderr.
+		fmt.Fprintln(o.Err, text)
+	}
+	return nil
+}
+
+// armSession binds session to epic after checking that beads knows the
+// epic, and returns the context to inject.
+func armSession(ctx context.Context, cfg *orchestrator.Config, bd hookBeads, session, epic string, now time.Time) string {
+	is, err := bd.Show(ctx, epic)
+	if beads.IsKind(err, beads.KindNotFound) {
+		return fmt.Sprintf("runtasks: session not armed: beads has no issue %s.", epic)
+	}
+	if err != nil {
+		return fmt.Sprintf("runtasks: session not armed: %v", err)
+	}
+	if is.Status == beads.StatusClosed {
+		return fmt.Sprintf("runtasks: session not armed: %s is closed.", epic)
+	}
+	store := &orchestrator.Store{Dir: cfg.StateDir()}
+	if _, err := store.UpdateBinding(session, func(b *orchestrator.Binding) error {
+		if b.Epic != epic {
+			b.ArmedAt = now.UTC().Truncate(time.Second)
+		}
+		b.Epic = epic
+		return nil
+	}); err != nil {
+		return fmt.Sprintf("runtasks: session not armed: %v", err)
+	}
+	state := "Ready now: unknown (bd failed: %v)."
+	if ready, err := bd.Ready(ctx, epic); err != nil {
+		state = fmt.Sprintf(state, err)
+	} else {
+		state = claim.StateLine(ready)
+	}
+	return claim.ArmText(is, state, orchestrationPrompt(cfg, epic, session))
+}
+
+// orchestrationPrompt renders the orchestration prompt for epic ("" when
+// its template is broken: the stop hook reports that).
+func orchestrationPrompt(cfg *orchestrator.Config, epic, session string) string {
+	tmpl, err := prompts.Load(cfg.PromptPath())
+	if err != nil {
+		return ""
+	}
+	p, err := prompts.Render(tmpl, prompts.Data{Epic: epic, Session: session, MaxCycles: cfg.Workflow.StopHook.MaxCycles})
+	if err != nil {
+		return ""
+	}
+	return p
+}

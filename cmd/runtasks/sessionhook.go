@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/claim"
+	"github.com/runtasks/runtasks/hook"
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+func init() { commands = append(commands, newSessionHookCmd) }
+
+func newSessionHookCmd(f *Factory) *cobra.Command {
+	opts := &promptHookOptions{}
+	cmd := &cobra.Command{
+		Use:   "session-hook",
+		Short: "Give a bound session its epic's state at start, resume, clear and compact (SessionStart hook)",
+		Long: `session-hook reads the agent's SessionStart hook input on stdin (sources
+startup, resume, clear, compact).
+
+For a session armed for an epic (/run-tasks, runtasks arm) it answers the
+orchestration prompt and the epic's current state — ready work, work in
+progress, blocked work, the cycle count — as additionalContext, so that a
+session resumed or compacted after "CONTEXT LIMIT - CHECKPOINT" picks up
+where the last one stopped. Claimed tasks and their run folders are listed
+too. Any other session: nothing is printed and bd is not asked.
+
+stdout carries only the agent's JSON. Exit status is always 0.`,
+		Example: `  # .claude/settings.json
+  {"hooks":{"SessionStart":[{"matcher":"startup|resume|clear|compact","hooks":[{"type":"command","command":"runtasks session-hook"}]}]}}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.In, opts.Out, opts.Err = f.In, f.Out, f.Err
+			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
+			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) {
+				cfg, _, err := f.LoadConfig(cmd, dir)
+				return cfg, err
+			}
+			opts.Beads = func(cfg *orchestrator.Config) hookBeads { return newBeadsClient(f, cfg) }
+			opts.Getenv, opts.Now = f.Getenv, f.Now
+			return runSessionHook(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	return cmd
+}
+
+func runSessionHook(ctx context.Context, o *promptHookOptions) error {
+	payload, err := hook.Parse(o.In)
+	if err != nil {
+		fmt.Fprintf(o.Err, "runtasks session-hook: %v\n", err)
+		return nil
+	}
+	session := hookSession(payload)
+	if session == "" {
+		return nil
+	}
+	cfg, err := o.LoadConfig(hookStart(payload.CWD))
+	if err != nil {
+		fmt.Fprintf(o.Err, "runtasks session-hook: configuration: %v\n", err)
+		return nil
+	}
+	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	defer closeLog()
+	if envFile := o.Getenv("CLAUDE_ENV_FILE"); envFile != "" {
+		// Claude Code sources this file into later Bash tool calls: a
+		// runtasks claim run by the agent then knows its session.
+		if err := appendSessionEnv(envFile, session); err != nil {
+			logger.Warn("CLAUDE_ENV_FILE", "err", err)
+		}
+	}
+	store := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
+	b, err := store.Binding(session)
+	if err != nil {
+		logger.Error("session binding", "err", err)
+		return nil
+	}
+	if b.Empty() {
+		return nil
+	}
+	text := sessionContext(ctx, cfg, o.Beads(cfg), store, b, payload.Source)
+	agent := o.Agent
+	if agent == "" {
+		agent = hook.Detect(payload)
+	}
+	event := payload.HookEventName
+	if event == "" {
+		event = hook.EventSessionStart
+	}
+	if out := hook.EncodeContext(agent, event, text); out != nil {
+		o.Out.Write(out)
+	}
+	logger.Info("session hook", "session", session, "epic", b.Epic, "source", payload.Source)
+	return nil
+}
+
+// sessionContext describes a bound session's work: the epic's state and
+// the orchestration prompt, then the claimed tasks.
+func sessionContext(ctx context.Context, cfg *orchestrator.Config, bd hookBeads, store *orchestrator.Store, b orchestrator.Binding, source string) string {
+	var sb strings.Builder
+	if b.Epic != "" {
+		fmt.Fprintf(&sb, "runtasks: this session drives epic %s", b.Epic)
+		if source != "" {
+			fmt.Fprintf(&sb, " (session %s)", source)
+		}
+		sb.WriteString(". Continue where the last stop left off: check beads, do not redo closed work.\n")
+		sb.WriteString(epicState(ctx, bd, b.Epic))
+		if st, err := store.Get(b.Session, b.Epic); err == nil && st.Cycles > 0 {
+			fmt.Fprintf(&sb, "\nStop-hook cycles so far: %d/%d.", st.Cycles, cfg.Workflow.StopHook.MaxCycles)
+		}
+		if p := orchestrationPrompt(cfg, b.Epic, b.Session); p != "" {
+			sb.WriteString("\n\n")
+			sb.WriteString(p)
+		}
+	}
+	if len(b.Claims) > 0 {
+		if sb.Len() > 0 {
+			sb.WriteString("\n\n")
+		}
+		sb.WriteString("runtasks: tasks this session claimed:")
+		untouched := map[string]bool{}
+		for _, c := range orchestrator.UntouchedResults(b.Claims) {
+			untouched[c.Task] = true
+		}
+		for _, c := range b.Claims {
+			note := "RESULTS.md written"
+			if untouched[c.Task] {
+				note = "RESULTS.md not written yet"
+			}
+			fmt.Fprintf(&sb, "\n- %s: run folder %s (%s)", c.Task, relTo(cfg.Root, c.RunDir), note)
+		}
+	}
+	return sb.String()
+}
+
+// epicState reads the epic's ready work and its unclosed subtree (two bd
+// queries, one after the other) and summarises them. A bd failure is said
+// as such, never as "no work".
+func epicState(ctx context.Context, bd hookBeads, epic string) string {
+	ready, err := bd.Ready(ctx, epic)
+	if err != nil {
+		return "Epic state unknown: " + err.Error()
+	}
+	line := claim.StateLine(ready)
+	sub, err := bd.Subtree(ctx, epic)
+	if err != nil {
+		return line + " Rest of the epic unknown: " + err.Error()
+	}
+	var inProgress, blocked []string
+	for _, is := range sub {
+		switch {
+		case is.Status == beads.StatusInProgress:
+			inProgress = append(inProgress, fmt.Sprintf("%s %q (%s)", is.ID, is.Title, is.Assignee))
+		case is.Blocked():
+			blocked = append(blocked, is.ID)
+		}
+	}
+	line += fmt.Sprintf(" In progress: %d", len(inProgress))
+	if len(inProgress) > 0 {
+		line += " (" + strings.Join(first(inProgress, 3), ", ") + ")"
+	}
+	line += fmt.Sprintf(". Blocked: %d. Unclosed in all: %d.", len(blocked), len(sub))
+	return line
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// relTo shows path relative to root when it lies inside it.
+func relTo(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+// appendSessionEnv adds "export RUNTASKS_SESSION='<session>'" to the
+// agent's session environment file (single quotes escaped).
+func appendSessionEnv(path, session string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	line := "export RUNTASKS_SESSION='" + strings.ReplaceAll(session, "'", `'\''`) + "'\n"
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,360 @@
+package orchestrator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// bindingsDir holds one binding file (and one lock file) per session.
+const bindingsDir = "bindings"
+
+// OutcomeResultsMissing marks a stop blocked because a task the session
+// claimed still has the untouched RESULTS.md template in its run folder.
+const OutcomeResultsMissing Outcome = "results_missing"
+
+// Binding ties one agent session to what it was asked to do: the epic it is
+// armed for (the /run-tasks skill, runtasks arm) and the tasks it claimed
+// (runtasks claim, the prompt hook). The stop hook drives an armed session
+// without a static --epic; other sessions stay untouched.
+type Binding struct {
+	Session string `json:"session"`
+	// Epic is the epic the session is armed for ("" = not armed).
+	Epic    string    `json:"epic,omitempty"`
+	ArmedAt time.Time `json:"armed_at,omitzero"`
+	// Claims are the tasks the session claimed, oldest first.
+	Claims []ClaimedRun `json:"claims,omitempty"`
+	// ResultsBlocks counts stops blocked for an untouched RESULTS.md; it is
+	// capped like the cycle counter (workflow.stop_hook.max_cycles).
+	ResultsBlocks int       `json:"results_blocks,omitempty"`
+	UpdatedAt     time.Time `json:"updated_at,omitzero"`
+}
+
+// Empty reports whether the binding holds nothing worth keeping.
+func (b Binding) Empty() bool { return b.Epic == "" && len(b.Claims) == 0 }
+
+// Claim returns the session's claim of task, if any.
+func (b Binding) Claim(task string) (ClaimedRun, bool) {
+	for _, c := range b.Claims {
+		if c.Task == task {
+			return c, true
+		}
+	}
+	return ClaimedRun{}, false
+}
+
+// AddClaim records a claim, replacing an earlier claim of the same task.
+func (b *Binding) AddClaim(c ClaimedRun) {
+	for i := range b.Claims {
+		if b.Claims[i].Task == c.Task {
+			b.Claims[i] = c
+			return
+		}
+	}
+	b.Claims = append(b.Claims, c)
+}
+
+// BindingPath is the file holding session's binding: always directly inside
+// Dir/bindings, whatever the id contains (a sanitised readable prefix and a
+// hash of the id, as for state files).
+func (s *Store) BindingPath(session string) (string, error) {
+	if session == "" {
+		return "", ErrNoSession
+	}
+	if s.Dir == "" {
+		return "", errors.New("state directory not set")
+	}
+	sum := sha256.Sum256([]byte(session))
+	name := safePrefix(session) + "_" + hex.EncodeToString(sum[:])[:32] + stateExt
+	return filepath.Join(s.Dir, bindingsDir, name), nil
+}
+
+// Binding reads session's binding: a zero Binding with Session set when the
+// session is not bound. A corrupt file is reported through Warn and read as
+// no binding (it is replaced at the next update).
+func (s *Store) Binding(session string) (Binding, error) {
+	path, err := s.BindingPath(session)
+	if err != nil {
+		return Binding{}, err
+	}
+	b, err := readBinding(path, session)
+	if errors.Is(err, errCorrupt) {
+		s.warn("%v; ignored", err)
+		return Binding{Session: session}, nil
+	}
+	return b, err
+}
+
+func readBinding(path, session string) (Binding, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Binding{Session: session}, nil
+	}
+	if err != nil {
+		return Binding{}, fmt.Errorf("read binding: %w", err)
+	}
+	var b Binding
+	if err := json.Unmarshal(data, &b); err != nil {
+		return Binding{}, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
+	}
+	if b.Session != session {
+		return Binding{}, fmt.Errorf("%w %s: it holds session %q", errCorrupt, path, b.Session)
+	}
+	return b, nil
+}
+
+// UpdateBinding loads session's binding, calls fn on it and writes it back
+// under the session's lock, atomically. A binding fn leaves empty is
+// removed. If fn returns an error nothing is written.
+func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding, error) {
+	path, err := s.BindingPath(session)
+	if err != nil {
+		return Binding{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return Binding{}, fmt.Errorf("state directory: %w", err)
+	}
+	unlock, err := s.lock(path)
+	if err != nil {
+		return Binding{}, err
+	}
+	defer unlock()
+	removeTemps(path)
+	b, err := readBinding(path, session)
+	if errors.Is(err, errCorrupt) {
+		s.warn("%v; replaced", err)
+		b, err = Binding{Session: session}, nil
+	}
+	if err != nil {
+		return Binding{}, err
+	}
+	if err := fn(&b); err != nil {
+		return Binding{}, err
+	}
+	b.Session = session
+	if b.Empty() {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return Binding{}, fmt.Errorf("remove binding: %w", err)
+		}
+		return b, nil
+	}
+	b.UpdatedAt = s.now().UTC().Round(0)
+	if err := writeJSONAtomic(path, b); err != nil {
+		return Binding{}, err
+	}
+	return b, nil
+}
+
+// Bindings lists every binding, most recently updated first. Unreadable
+// files are reported through Warn and skipped.
+func (s *Store) Bindings() ([]Binding, error) {
+	if s.Dir == "" {
+		return nil, errors.New("state directory not set")
+	}
+	dir := filepath.Join(s.Dir, bindingsDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list bindings: %w", err)
+	}
+	var out []Binding
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, stateExt) || strings.Contains(name, tmpInfix) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var b Binding
+		if err == nil {
+			err = json.Unmarshal(data, &b)
+		}
+		if err == nil {
+			if p, perr := s.BindingPath(b.Session); perr != nil || filepath.Base(p) != name {
+				err = errors.New("not the binding its name says")
+			}
+		}
+		if err != nil {
+			s.warn("binding %s: %v; skipped", name, err)
+			continue
+		}
+		out = append(out, b)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].Session < out[j].Session
+	})
+	return out, nil
+}
+
+// writeJSONAtomic writes v as indented JSON through a synced temp file and a
+// rename.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tmpInfix+"*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(name, 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(name, path)
+	}
+	if werr != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// ResultsFile is the run-folder file a claimed task's results go in.
+const ResultsFile = "RESULTS.md"
+
+// ResultsDigest is the digest recorded for a RESULTS.md as written from
+// its template (ClaimedRun.ResultsSHA256).
+func ResultsDigest(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
+
+// UntouchedResults returns the claims whose RESULTS.md is still the
+// template it was created from (same digest), or is missing: the work of
+// those tasks is not written up, so a stop is incomplete. Claims recorded
+// without a digest are not judged.
+func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
+	var out []ClaimedRun
+	for _, c := range claims {
+		if c.ResultsSHA256 == "" || c.RunDir == "" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(c.RunDir, ResultsFile))
+		if err != nil || ResultsDigest(data) == c.ResultsSHA256 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ResultsReason is the block reason naming untouched RESULTS.md files.
+func ResultsReason(untouched []ClaimedRun) string {
+	var b strings.Builder
+	b.WriteString("runtasks: the results of your claimed task")
+	if len(untouched) > 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(" are not written yet. Before you stop, fill in:\n")
+	for _, c := range untouched {
+		fmt.Fprintf(&b, "- %s (task %s)\n", filepath.Join(c.RunDir, ResultsFile), c.Task)
+	}
+	b.WriteString("with what was done, how it was verified, and what is left.")
+	return b.String()
+}
+
+// ApplyBinding fills the stop's input and configuration from the session's
+// binding: in.Claims from its claims, and the epic by precedence — a --epic
+// flag (epicFromFlag) stays; else the binding's epic; else what the
+// configuration already holds (RUNTASKS_EPIC, then workflow.epic). A
+// session with no binding changes nothing. It reports whether the epic came
+// from the binding.
+func (s *Store) ApplyBinding(cfg *Config, in *Input, epicFromFlag bool) (fromBinding bool, err error) {
+	if in.SessionID == "" {
+		return false, nil
+	}
+	b, err := s.Binding(in.SessionID)
+	if err != nil {
+		return false, err
+	}
+	in.Claims = b.Claims
+	if !epicFromFlag && b.Epic != "" {
+		cfg.Workflow.Epic = b.Epic
+		return true, nil
+	}
+	return false, nil
+}
+
+// resultsJudged lists the outcomes after which the work counts as done, so
+// an untouched RESULTS.md makes the stop incomplete.
+var resultsJudged = []Outcome{OutcomeNotDriven, OutcomeComplete, OutcomeAccepted, OutcomeTokenDone}
+
+// GuardResults applies the claimed-task rule after the engine decided: a
+// stop the engine allows as done (complete, accepted, done token, or an
+// undriven session holding claims) is blocked while a claimed task's
+// RESULTS.md is still its untouched template. Those blocks are counted in
+// the binding and capped by workflow.stop_hook.max_cycles; at the cap the
+// stop is allowed with a systemMessage. Subagent stops, stops with
+// background tasks, a disabled stop hook (stop_hook.enabled: false) and
+// every other decision pass unchanged. When the
+// session's armed epic is complete, the binding's epic is released.
+func (s *Store) GuardResults(in Input, cfg *Config, dec Decision, epicFromBinding bool) Decision {
+	if dec.Block || !cfg.Workflow.StopHook.Enabled || in.Subagent || in.BackgroundTasks > 0 || in.SessionID == "" ||
+		(len(in.Claims) == 0 && !epicFromBinding) {
+		return dec
+	}
+	judged := false
+	for _, o := range resultsJudged {
+		judged = judged || dec.Outcome == o
+	}
+	if !judged {
+		return dec
+	}
+	untouched := UntouchedResults(in.Claims)
+	max := cfg.Workflow.StopHook.MaxCycles
+	out := dec
+	_, err := s.UpdateBinding(in.SessionID, func(b *Binding) error {
+		if len(untouched) == 0 {
+			b.ResultsBlocks = 0
+			if epicFromBinding && dec.Outcome == OutcomeComplete && b.Epic == cfg.Workflow.Epic {
+				b.Epic, b.ArmedAt = "", time.Time{}
+			}
+			return nil
+		}
+		if max > 0 && b.ResultsBlocks >= max {
+			b.ResultsBlocks = 0
+			msg := fmt.Sprintf("runtasks: %d claimed task(s) still have an unwritten RESULTS.md after %d blocks; stop allowed.", len(untouched), max)
+			if out.SystemMessage != "" {
+				msg = out.SystemMessage + " " + msg
+			}
+			out.SystemMessage = msg
+			return nil
+		}
+		b.ResultsBlocks++
+		out = Decision{Block: true, Reason: ResultsReason(untouched), Outcome: OutcomeResultsMissing,
+			Why: fmt.Sprintf("RESULTS.md untouched for %d claimed task(s)", len(untouched)), Counts: dec.Counts}
+		return nil
+	})
+	if err != nil && len(untouched) > 0 {
+		// Without the counter no cap can hold: allow, and say why.
+		out = dec
+		out.SystemMessage = strings.TrimSpace(out.SystemMessage + " runtasks: RESULTS.md check skipped: " + err.Error())
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package orchestrator
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBindingPathStaysInside(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	for _, id := range []string{"../../etc/passwd", "/abs", "a/b", "..", "x\x00y", strings.Repeat("z", 5000), "ok-1"} {
+		p, err := s.BindingPath(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Dir(p) != filepath.Join(s.Dir, bindingsDir) {
+			t.Errorf("%q -> %s escapes the bindings dir", id, p)
+		}
+	}
+	a, _ := s.BindingPath("a/b")
+	b, _ := s.BindingPath("a_b")
+	if a == b {
+		t.Error("distinct sessions share a binding file")
+	}
+	if _, err := s.BindingPath(""); err != ErrNoSession {
+		t.Errorf("empty session: %v", err)
+	}
+}
+
+func TestBindingUpdateListRemove(t *testing.T) {
+	s := &Store{Dir: t.TempDir(), Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
+	if b, err := s.Binding("s1"); err != nil || !b.Empty() || b.Session != "s1" {
+		t.Fatalf("unbound: %+v %v", b, err)
+	}
+	if _, err := s.UpdateBinding("s1", func(b *Binding) error { b.Epic = "bd-e"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s.UpdateBinding("../s2", func(b *Binding) error {
+		b.AddClaim(ClaimedRun{Task: "bd-t", RunDir: "/r1"})
+		b.AddClaim(ClaimedRun{Task: "bd-t", RunDir: "/r2"}) // replaces
+		return nil
+	})
+	all, err := s.Bindings()
+	if err != nil || len(all) != 2 {
+		t.Fatalf("bindings %+v %v", all, err)
+	}
+	b, _ := s.Binding("../s2")
+	if len(b.Claims) != 1 || b.Claims[0].RunDir != "/r2" {
+		t.Errorf("claims %+v", b.Claims)
+	}
+	// Emptied: the file goes.
+	s.UpdateBinding("s1", func(b *Binding) error { b.Epic = ""; return nil })
+	if p, _ := s.BindingPath("s1"); fileExists(p) {
+		t.Error("empty binding kept")
+	}
+	// Corrupt: read as unbound, replaced at the next update.
+	p, _ := s.BindingPath("s3")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte("{not json"), 0o644)
+	var warned string
+	s.Warn = func(m string) { warned = m }
+	if b, err := s.Binding("s3"); err != nil || !b.Empty() || warned == "" {
+		t.Errorf("corrupt: %+v %v warn %q", b, err, warned)
+	}
+	if b, err := s.UpdateBinding("s3", func(b *Binding) error { b.Epic = "e"; return nil }); err != nil || b.Epic != "e" {
+		t.Errorf("replace corrupt: %+v %v", b, err)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func TestApplyBindingPrecedence(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	s.UpdateBinding("armed", func(b *Binding) error {
+		b.Epic = "bd-bound"
+		b.Claims = []ClaimedRun{{Task: "bd-t"}}
+		return nil
+	})
+	for _, tc := range []struct {
+		session, static string
+		flag            bool
+		want            string
+		bound           bool
+	}{
+		{"armed", "bd-static", false, "bd-bound", true}, // binding > env/file
+		{"armed", "bd-flag", true, "bd-flag", false},    // flag > binding
+		{"other", "bd-static", false, "bd-static", false},
+		{"other", "", false, "", false}, // unbound, no static epic: untouched
+		{"", "", false, "", false},
+	} {
+		cfg := &Config{Workflow: Workflow{Epic: tc.static}}
+		in := Input{SessionID: tc.session}
+		bound, err := s.ApplyBinding(cfg, &in, tc.flag)
+		if err != nil || cfg.Workflow.Epic != tc.want || bound != tc.bound {
+			t.Errorf("%+v: epic %q bound %v err %v", tc, cfg.Workflow.Epic, bound, err)
+		}
+		if tc.session == "armed" && len(in.Claims) != 1 {
+			t.Errorf("claims not filled: %+v", in.Claims)
+		}
+	}
+}
+
+func TestGuardResults(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run-1")
+	os.MkdirAll(run, 0o755)
+	tmpl := []byte("# Results\n<!-- template -->\n")
+	os.WriteFile(filepath.Join(run, ResultsFile), tmpl, 0o644)
+	claim := ClaimedRun{Task: "bd-t", RunDir: run, ResultsSHA256: ResultsDigest(tmpl)}
+	s := &Store{Dir: filepath.Join(dir, "state")}
+	s.UpdateBinding("s1", func(b *Binding) error { b.AddClaim(claim); b.Epic = "bd-e"; return nil })
+	cfg := &Config{Workflow: Workflow{Epic: "bd-e", StopHook: StopHook{Enabled: true, MaxCycles: 2}}}
+	in := Input{SessionID: "s1", Claims: []ClaimedRun{claim}}
+
+	complete := Decision{Outcome: OutcomeComplete, SystemMessage: "epic complete"}
+	// Blocked twice, then the cap allows the stop with a message.
+	for i := 0; i < 2; i++ {
+		d := s.GuardResults(in, cfg, complete, true)
+		if !d.Block || d.Outcome != OutcomeResultsMissing || !strings.Contains(d.Reason, filepath.Join(run, ResultsFile)) {
+			t.Fatalf("block %d: %+v", i, d)
+		}
+	}
+	if d := s.GuardResults(in, cfg, complete, true); d.Block || !strings.Contains(d.SystemMessage, "unwritten RESULTS.md") {
+		t.Fatalf("at cap: %+v", d)
+	}
+	// Other decisions pass unchanged.
+	for _, d := range []Decision{
+		{Block: true, Outcome: OutcomeContinue, Reason: "go on"},
+		{Outcome: OutcomeEscalated}, {Outcome: OutcomeCheckpoint}, {Outcome: OutcomeBeadsError},
+	} {
+		if got := s.GuardResults(in, cfg, d, true); got.Block != d.Block || got.Outcome != d.Outcome {
+			t.Errorf("%v changed to %+v", d.Outcome, got)
+		}
+	}
+	off := *cfg
+	off.Workflow.StopHook.Enabled = false
+	if d := s.GuardResults(in, &off, complete, true); d.Block {
+		t.Error("blocked with the stop hook disabled")
+	}
+	sub := in
+	sub.Subagent = true
+	if d := s.GuardResults(sub, cfg, complete, true); d.Block {
+		t.Error("subagent stop blocked")
+	}
+	// Written: allowed, and the completed epic is released.
+	os.WriteFile(filepath.Join(run, ResultsFile), []byte("# Results\nLexer done; go test passes.\n"), 0o644)
+	if d := s.GuardResults(in, cfg, complete, true); d.Block || d.SystemMessage != "epic complete" {
+		t.Fatalf("written: %+v", d)
+	}
+	if b, _ := s.Binding("s1"); b.Epic != "" || len(b.Claims) != 1 {
+		t.Errorf("binding after completion: %+v", b)
+	}
+	// A deleted RESULTS.md is unwritten too.
+	os.Remove(filepath.Join(run, ResultsFile))
+	if got := UntouchedResults(in.Claims); len(got) != 1 {
+		t.Errorf("missing RESULTS.md: %v", got)
+	}
+}
