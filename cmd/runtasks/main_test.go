@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 		// bd here is a fake serving fixtures (beads/beadstest); the real bd
 		// runs in the integration tests.
 		"fakebd": func() { os.Exit(beadstest.Main()) },
+		// fakeagent plays `claude -p … --output-format stream-json` for
+		// runtasks run (fakeagent_test.go), with the real bd.
+		"fakeagent": func() { os.Exit(fakeAgentMain()) },
 	})
 }
 

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/log"
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/git"
+	"github.com/runtasks/runtasks/headless"
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+func init() { commands = append(commands, newRunCmd) }
+
+type runOptions struct {
+	Out, Err io.Writer
+	Config   *orchestrator.Config
+	Environ  []string
+	Now      func() time.Time
+	LogLevel string
+	// Agent and Session override run.agent and run.session when set.
+	Agent, Session string
+	MaxDuration    time.Duration
+	Grace          time.Duration
+	Plain          bool
+	RunID          string
+	AgentArgs      []string
+	Beads          headless.Beads
+}
+
+func newRunCmd(f *Factory) *cobra.Command {
+	opts := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run --epic E [--agent claude|codex] [--max-cycles N] [--max-duration D] [-- agent args…]",
+		Short: "Drive an epic headless: one fresh agent run per cycle until beads says done",
+		Long: `run is the outer loop for CI, cron jobs and long epics. Each cycle starts the
+agent non-interactively with the orchestration prompt (the stop hook's),
+follows its event stream, and when the agent exits reads beads and decides
+with the stop hook's engine: promises are claims checked against beads, the
+cycle cap, no-progress and bd errors apply as they do at a Stop. While work
+remains the next cycle starts with the engine's block reason as its prompt.
+
+  claude: claude -p PROMPT --output-format stream-json --verbose [agent args]
+  codex:  codex exec --json [agent args] PROMPT
+          codex exec --json [agent args] resume SESSION_ID PROMPT  (run.session: resume)
+
+Progress goes to stdout: cycle N/MAX, elapsed time, the agent's current
+action and the epic's closed/total — a live line with a bar on a terminal,
+plain lines otherwise. Each cycle's raw event stream and stderr, and the run's
+record (run.json), are kept under <state dir>/<run.dir>/<run id>/; decisions
+go to the decision log that runtasks status reads.
+
+Options come from project.yaml (run.agent, run.session, run.claude_bin,
+run.codex_bin, run.dir, workflow.stop_hook.max_cycles, workflow.max_duration)
+and the flags below.
+
+EXIT STATUS
+  0    the epic is complete (beads shows every descendant closed)
+  1    error: bad usage or configuration, bd failed, the agent failed
+  2    stopped at --max-cycles or --max-duration with work left
+  3    needs a person: all remaining work is blocked or deferred, or the
+       agent made no progress (workflow.no_progress_cycles)
+  130  interrupted (Ctrl-C or SIGTERM): the agent was stopped and the
+       state recorded`,
+		Example: `  # work the epic with Claude Code, at most 20 agent runs
+  runtasks run --epic bd-x7y8 --max-cycles 20 -- --permission-mode acceptEdits
+
+  # Codex, continuing its session between cycles, for at most two hours
+  runtasks run --epic bd-x7y8 --agent codex --session resume --max-duration 2h -- --full-auto
+
+  # in CI: plain lines, exit status says what happened
+  runtasks run --epic bd-x7y8 --plain; echo "exit $?"`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				return exitCode(1, fmt.Errorf("unexpected argument %q: agent arguments go after --", args[0]))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return exitCode(headless.ExitError, err)
+			}
+			opts.Out, opts.Err, opts.Config = f.Out, f.Err, cfg
+			opts.Environ, opts.Now = f.Environ(), f.Now
+			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
+			opts.AgentArgs = args
+			if !cmd.Flags().Changed("max-duration") {
+				opts.MaxDuration = cfg.Workflow.MaxDuration
+			}
+			opts.Beads = newBeadsClient(f, cfg)
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			// A CI job's cancel (SIGTERM) stops the agent as Ctrl-C does.
+			ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+			defer stop()
+			return runRun(ctx, opts)
+		},
+	}
+	cmd.Flags().String("epic", "", "epic to work (env RUNTASKS_EPIC, workflow.epic)")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent: claude or codex (run.agent)")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "fresh: a new session per cycle; resume: continue the Codex session (run.session)")
+	cmd.Flags().Int("max-cycles", 0, "agent runs at most (workflow.stop_hook.max_cycles)")
+	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", 0, "stop after this long, e.g. 90m (workflow.max_duration; 0 = no limit)")
+	cmd.Flags().DurationVar(&opts.Grace, "grace", 10*time.Second, "time the agent has to exit after Ctrl-C before it is killed")
+	cmd.Flags().BoolVar(&opts.Plain, "plain", false, "plain progress lines even on a terminal")
+	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "name of the run's folder (default: UTC time and a random suffix)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	return cmd
+}
+
+func runRun(ctx context.Context, o *runOptions) error {
+	cfg := o.Config
+	if o.Agent != "" {
+		cfg.Run.Agent = o.Agent
+	}
+	if o.Session != "" {
+		if o.Session != headless.SessionFresh && o.Session != headless.SessionResume {
+			return exitCode(headless.ExitError, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
+		}
+		cfg.Run.Session = o.Session
+	}
+	if o.MaxDuration < 0 {
+		return exitCode(headless.ExitError, fmt.Errorf("--max-duration %s: must not be negative", o.MaxDuration))
+	}
+	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	defer closeLog()
+	res, err := headless.Run(ctx, headless.Options{
+		Config:      cfg,
+		Args:        o.AgentArgs,
+		MaxDuration: o.MaxDuration,
+		Beads:       o.Beads,
+		Workspace:   git.Repo{Dir: cfg.Root},
+		Environ:     o.Environ,
+		Out:         o.Out,
+		TTY:         !o.Plain && headless.IsTerminal(o.Out),
+		Now:         o.Now,
+		Log:         logger.With("cmd", "run"),
+		Grace:       o.Grace,
+		RunID:       o.RunID,
+	})
+	if err != nil {
+		logger.Log(log.DebugLevel, "run ended", "code", res.Code, "err", err)
+		return exitCode(headless.ExitError, err)
+	}
+	if res.Code != headless.ExitComplete {
+		return exitCode(res.Code, nil)
+	}
+	return nil
+}

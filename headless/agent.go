@@ -1,0 +1,38 @@
+package headless
+
+import "fmt"
+
+// Agents runtasks run can drive.
+const (
+	AgentClaude = "claude"
+	AgentCodex  = "codex"
+)
+
+// Session modes (run.session).
+const (
+	SessionFresh  = "fresh"
+	SessionResume = "resume"
+)
+
+// Command is the argument list (without the binary) that starts one
+// non-interactive agent run with prompt. resumeID is the session to
+// continue ("" = a fresh session); only Codex resumes. extra are the user's
+// arguments (after -- on the command line).
+//
+//	claude -p PROMPT --output-format stream-json --verbose EXTRA…
+//	codex exec --json EXTRA… PROMPT
+//	codex exec --json EXTRA… resume SESSION_ID PROMPT
+func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
+	switch agent {
+	case AgentClaude:
+		args := []string{"-p", prompt, "--output-format", "stream-json", "--verbose"}
+		return append(args, extra...), nil
+	case AgentCodex:
+		args := append([]string{"exec", "--json"}, extra...)
+		if resumeID != "" {
+			args = append(args, "resume", resumeID)
+		}
+		return append(args, prompt), nil
+	}
+	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
+}

@@ -1,0 +1,565 @@
+// Package headless drives an epic with a coding agent run non-interactively,
+// one agent run per cycle (runtasks run). After each run it reads beads and
+// decides with the stop hook's engine (orchestrator.Decide): no rule is
+// written twice.
+package headless
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/log"
+
+	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/prompts"
+)
+
+// Exit statuses of a run.
+const (
+	ExitComplete    = 0   // the epic is complete
+	ExitError       = 1   // runtasks, bd or the agent failed
+	ExitLimit       = 2   // max cycles or max duration reached with work left
+	ExitNeedsPerson = 3   // all remaining work is blocked, or no progress
+	ExitInterrupted = 130 // interrupted (Ctrl-C); the agent was stopped
+)
+
+// OutcomeInterrupted is recorded in the decision log when a run is
+// interrupted; the engine never returns it.
+const OutcomeInterrupted orchestrator.Outcome = "interrupted"
+
+// EventRun is the Input.Event of a decision made after an agent run.
+const EventRun = "run"
+
+// Beads is what a run asks of beads: the engine's queries and the epic's
+// closed/total for the progress bar. *beads.Client implements it.
+type Beads interface {
+	orchestrator.Tracker
+	Tally(ctx context.Context, epic string) (beads.Tally, error)
+}
+
+// Options configure one run.
+type Options struct {
+	// Config is the loaded configuration; Workflow.Epic names the epic,
+	// Workflow.StopHook.MaxCycles caps the agent runs, Run.* chooses the
+	// agent, and StateDir()/Run.Dir hold the event logs.
+	Config *orchestrator.Config
+	// Args are the user's extra agent arguments.
+	Args []string
+	// MaxDuration bounds the whole run (0 = none).
+	MaxDuration time.Duration
+	Beads       Beads
+	Workspace   orchestrator.Workspace
+	// Environ is the agent's environment.
+	Environ []string
+	// Out receives progress; TTY draws a live status line with a bar.
+	Out io.Writer
+	TTY bool
+	Now func() time.Time
+	Log *log.Logger
+	// Grace is how long the agent has to exit after SIGINT before it is
+	// killed (default 10 s).
+	Grace time.Duration
+	// RunID names the run (default: UTC time and a random suffix).
+	RunID string
+}
+
+// Result is how a run ended.
+type Result struct {
+	Code    int
+	RunID   string
+	Dir     string // the run's folder (run.json, each cycle's event log)
+	Cycles  int    // agent runs started
+	Outcome orchestrator.Outcome
+	Why     string
+	Tally   beads.Tally
+	// ClosedThisRun counts descendants closed since the run started.
+	ClosedThisRun int
+}
+
+// CycleRecord is one agent run in run.json.
+type CycleRecord struct {
+	N         int                  `json:"n"`
+	SessionID string               `json:"session_id,omitempty"`
+	Resumed   bool                 `json:"resumed,omitempty"`
+	StartedAt time.Time            `json:"started_at"`
+	Duration  string               `json:"duration"`
+	ExitCode  int                  `json:"exit_code"`
+	Events    int                  `json:"events"`
+	Log       string               `json:"log"`
+	Error     string               `json:"error,omitempty"`
+	Final     string               `json:"final_message,omitempty"`
+	Outcome   orchestrator.Outcome `json:"outcome,omitempty"`
+	Why       string               `json:"why,omitempty"`
+	Closed    int                  `json:"closed"`
+	Total     int                  `json:"total"`
+}
+
+// RunState is the run's record, rewritten after every cycle and at the end
+// (run.json in the run's folder).
+type RunState struct {
+	RunID         string               `json:"run_id"`
+	Epic          string               `json:"epic"`
+	Agent         string               `json:"agent"`
+	SessionMode   string               `json:"session_mode"`
+	EngineSession string               `json:"engine_session"`
+	Status        string               `json:"status"` // running, complete, limit, needs_person, error, interrupted
+	MaxCycles     int                  `json:"max_cycles"`
+	MaxDuration   string               `json:"max_duration,omitempty"`
+	StartedAt     time.Time            `json:"started_at"`
+	UpdatedAt     time.Time            `json:"updated_at"`
+	EndedAt       time.Time            `json:"ended_at,omitzero"`
+	ExitCode      *int                 `json:"exit_code,omitempty"`
+	Outcome       orchestrator.Outcome `json:"outcome,omitempty"`
+	Why           string               `json:"why,omitempty"`
+	ClosedAtStart int                  `json:"closed_at_start"`
+	Closed        int                  `json:"closed"`
+	Total         int                  `json:"total"`
+	Cycles        []CycleRecord        `json:"cycles"`
+}
+
+type runner struct {
+	o      Options
+	cfg    *orchestrator.Config
+	epic   string
+	agent  string
+	bin    string
+	max    int
+	prompt string // the rendered orchestration prompt
+	store  *orchestrator.Store
+	state  RunState
+	dir    string
+	p      *progress
+	log    *log.Logger
+}
+
+// Run drives the epic until the engine ends the loop, the budget is spent,
+// the agent fails or ctx is cancelled (Ctrl-C). The error is non-nil only
+// with Code ExitError; every end is recorded in run.json and the decision
+// log.
+func Run(ctx context.Context, o Options) (Result, error) {
+	r, err := newRunner(o)
+	if err != nil {
+		return Result{Code: ExitError}, err
+	}
+	return r.run(ctx)
+}
+
+func newRunner(o Options) (*runner, error) {
+	cfg := o.Config
+	if cfg == nil {
+		return nil, errors.New("no configuration")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Log == nil {
+		o.Log = log.New(io.Discard)
+	}
+	if o.Grace <= 0 {
+		o.Grace = 10 * time.Second
+	}
+	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log}
+	if r.epic == "" {
+		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")
+	}
+	if !cfg.Workflow.StopHook.Enabled {
+		return nil, errors.New("workflow.stop_hook.enabled is false: the engine would drive nothing")
+	}
+	switch r.agent {
+	case AgentClaude:
+		r.bin = cfg.Run.ClaudeBin
+	case AgentCodex:
+		r.bin = cfg.Run.CodexBin
+	default:
+		return nil, fmt.Errorf("unknown agent %q (want %s or %s)", r.agent, AgentClaude, AgentCodex)
+	}
+	if !filepath.IsAbs(r.bin) && strings.ContainsRune(r.bin, filepath.Separator) {
+		r.bin = filepath.Join(cfg.Root, r.bin) // a path in project.yaml is relative to the project root
+	}
+	if _, err := exec.LookPath(r.bin); err != nil {
+		return nil, fmt.Errorf("%s binary (run.%s_bin): %w", r.agent, r.agent, err)
+	}
+	if cfg.Run.Session == SessionResume && r.agent != AgentCodex {
+		r.log.Warn("run.session resume applies to codex only; each claude cycle is a fresh session")
+	}
+	r.max = cfg.Workflow.StopHook.MaxCycles
+	if r.max <= 0 {
+		return nil, errors.New("max cycles must be positive: a headless run needs a bound")
+	}
+	if o.RunID == "" {
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+		r.o.RunID = o.RunID
+	}
+	if strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." {
+		return nil, fmt.Errorf("bad run id %q", o.RunID)
+	}
+	r.o = o
+	r.dir = filepath.Join(cfg.StateDir(), cfg.Run.Dir, o.RunID)
+	if filepath.IsAbs(cfg.Run.Dir) {
+		r.dir = filepath.Join(cfg.Run.Dir, o.RunID)
+	}
+	tmpl, err := prompts.Load(cfg.PromptPath())
+	if err != nil {
+		return nil, err
+	}
+	engineSession := "run-" + o.RunID
+	r.prompt, err = prompts.Render(tmpl, prompts.Data{Epic: r.epic, Session: engineSession, MaxCycles: r.max})
+	if err != nil {
+		return nil, err
+	}
+	r.store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { r.log.Warn(msg) }}
+	r.state = RunState{RunID: o.RunID, Epic: r.epic, Agent: r.agent, SessionMode: cfg.Run.Session,
+		EngineSession: engineSession, Status: "running", MaxCycles: r.max, StartedAt: o.Now(), Cycles: []CycleRecord{}}
+	if o.MaxDuration > 0 {
+		r.state.MaxDuration = o.MaxDuration.String()
+	}
+	r.p = &progress{out: o.Out, tty: o.TTY, now: o.Now, start: r.state.StartedAt, max: r.max}
+	return r, nil
+}
+
+func (r *runner) run(ctx context.Context) (Result, error) {
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return Result{Code: ExitError}, fmt.Errorf("run folder: %w", err)
+	}
+	t, err := r.o.Beads.Tally(ctx, r.epic)
+	if ctx.Err() != nil {
+		return r.end(ctx, ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
+	}
+	if err != nil {
+		return r.end(ctx, ExitError, orchestrator.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
+	}
+	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
+	r.p.closedAtStart = t.Closed
+	r.p.Tally(t.Closed, t.Total)
+	r.p.Printf("runtasks run: epic %s · %s · up to %d cycles%s · log %s", r.epic, r.agent, r.max, r.durationNote(), r.relDir())
+
+	// Nothing left: the engine says so without starting an agent.
+	if t.Total > 0 && t.Closed == t.Total {
+		dec, err := r.decide(ctx, "")
+		if err != nil {
+			return r.end(ctx, ExitError, orchestrator.OutcomeBeadsError, err.Error(), err)
+		}
+		if !dec.Block && dec.Outcome.Ends() {
+			return r.finish(ctx, dec)
+		}
+	}
+
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if r.o.MaxDuration > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, r.o.MaxDuration)
+	}
+	defer cancel()
+
+	prompt, resumeID := r.prompt, ""
+	for cycle := 1; ; cycle++ {
+		r.p.Cycle(cycle)
+		rec, sum, runErr := r.runAgent(runCtx, cycle, prompt, resumeID)
+		r.state.Cycles = append(r.state.Cycles, rec)
+		last := &r.state.Cycles[len(r.state.Cycles)-1]
+		switch {
+		case ctx.Err() != nil:
+			r.tally(ctx, last)
+			return r.end(ctx, ExitInterrupted, OutcomeInterrupted,
+				fmt.Sprintf("interrupted in cycle %d/%d; the agent was stopped", cycle, r.max), nil)
+		case runCtx.Err() != nil:
+			r.tally(ctx, last)
+			return r.end(ctx, ExitLimit, orchestrator.OutcomeCapReached,
+				fmt.Sprintf("max duration %s reached in cycle %d/%d; the agent was stopped", r.o.MaxDuration, cycle, r.max), nil)
+		case runErr != nil:
+			r.tally(ctx, last)
+			return r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", cycle, runErr))
+		}
+
+		dec, err := r.decide(ctx, sum.FinalMessage)
+		if ctx.Err() != nil {
+			// Ctrl-C while beads was read: the decision is not to be trusted.
+			r.tally(ctx, last)
+			return r.end(ctx, ExitInterrupted, OutcomeInterrupted,
+				fmt.Sprintf("interrupted after cycle %d/%d", cycle, r.max), nil)
+		}
+		if err != nil {
+			return r.end(ctx, ExitError, orchestrator.OutcomeBeadsError, err.Error(), err)
+		}
+		last.Outcome, last.Why = dec.Outcome, dec.Why
+		r.tally(ctx, last)
+		r.p.Printf("%s · agent exited %d · %s · %s: %s", r.p.head(), rec.ExitCode, r.p.tally(), dec.Outcome, dec.Why)
+		if dec.SystemMessage != "" && !dec.Block {
+			r.p.Printf("%s", dec.SystemMessage)
+		}
+
+		switch {
+		case dec.Block:
+			if cycle >= r.max {
+				why := fmt.Sprintf("max cycles reached (%d/%d) with work left (%s)", cycle, r.max, dec.Why)
+				r.record(orchestrator.Decision{Outcome: orchestrator.OutcomeCapReached, Why: why, Counts: dec.Counts}, true)
+				return r.end(ctx, ExitLimit, orchestrator.OutcomeCapReached, why, nil)
+			}
+			prompt = dec.Reason
+			if r.agent == AgentCodex && r.cfg.Run.Session == SessionResume && sum.SessionID != "" {
+				resumeID = sum.SessionID
+			}
+			r.save()
+		case dec.Outcome == orchestrator.OutcomeCheckpoint:
+			// The agent saved its work for a new context: a fresh cycle is one.
+			if cycle >= r.max {
+				return r.end(ctx, ExitLimit, orchestrator.OutcomeCapReached,
+					fmt.Sprintf("max cycles reached (%d/%d) after a checkpoint", cycle, r.max), nil)
+			}
+			prompt, resumeID = r.prompt, ""
+			r.save()
+		default:
+			return r.finish(ctx, dec)
+		}
+	}
+}
+
+// finish maps an ending decision to the run's exit status.
+func (r *runner) finish(ctx context.Context, dec orchestrator.Decision) (Result, error) {
+	switch dec.Outcome {
+	case orchestrator.OutcomeComplete, orchestrator.OutcomeTokenDone, orchestrator.OutcomeAccepted:
+		return r.end(ctx, ExitComplete, dec.Outcome, dec.Why, nil)
+	case orchestrator.OutcomeEscalated, orchestrator.OutcomeNoProgress:
+		return r.end(ctx, ExitNeedsPerson, dec.Outcome, dec.Why, nil)
+	case orchestrator.OutcomeCapReached:
+		return r.end(ctx, ExitLimit, dec.Outcome, dec.Why, nil)
+	case orchestrator.OutcomeBeadsError:
+		return r.end(ctx, ExitError, dec.Outcome, dec.Why, errors.New(dec.Why))
+	}
+	err := fmt.Errorf("the engine allowed the stop without ending the loop (%s: %s)", dec.Outcome, dec.Why)
+	return r.end(ctx, ExitError, dec.Outcome, dec.Why, err)
+}
+
+var statusOf = map[int]string{
+	ExitComplete: "complete", ExitError: "error", ExitLimit: "limit",
+	ExitNeedsPerson: "needs_person", ExitInterrupted: "interrupted",
+}
+
+// end records the run's end in run.json (and, for ends the engine did not
+// decide, in the decision log) and prints the last line.
+func (r *runner) end(ctx context.Context, code int, outcome orchestrator.Outcome, why string, err error) (Result, error) {
+	now := r.o.Now()
+	r.state.Status, r.state.Outcome, r.state.Why = statusOf[code], outcome, why
+	r.state.EndedAt, r.state.UpdatedAt = now, now
+	r.state.ExitCode = &code
+	if outcome == OutcomeInterrupted {
+		r.record(orchestrator.Decision{Outcome: outcome, Why: why}, false)
+	}
+	r.save()
+	r.p.Done()
+	res := Result{Code: code, RunID: r.o.RunID, Dir: r.dir, Cycles: len(r.state.Cycles), Outcome: outcome, Why: why,
+		Tally: beads.Tally{Closed: r.state.Closed, Total: r.state.Total}, ClosedThisRun: r.state.Closed - r.state.ClosedAtStart}
+	word := map[int]string{ExitComplete: "complete", ExitError: "failed", ExitLimit: "stopped",
+		ExitNeedsPerson: "needs a person", ExitInterrupted: "interrupted"}[code]
+	fmt.Fprintf(r.o.Out, "runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d\n",
+		r.epic, word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)
+	return res, err
+}
+
+// decide runs the stop hook's engine on the end of an agent run, under the
+// run's state lock, and logs the decision.
+func (r *runner) decide(ctx context.Context, final string) (orchestrator.Decision, error) {
+	in := r.input(final)
+	env := orchestrator.Env{Beads: r.o.Beads, Workspace: r.o.Workspace, Prompt: r.prompt, Now: r.o.Now()}
+	var (
+		dec orchestrator.Decision
+		rec orchestrator.Record
+	)
+	_, err := r.store.Update(in.SessionID, r.epic, func(st *orchestrator.State) error {
+		var next orchestrator.State
+		dec, next = orchestrator.Decide(ctx, in, *st, r.cfg, env)
+		rec = orchestrator.NewRecord(in, r.epic, dec, next, r.cfg, env.Now)
+		next.Last = &rec
+		*st = next
+		return nil
+	})
+	if err != nil {
+		return dec, fmt.Errorf("state: %w", err)
+	}
+	if err := r.store.Append(rec); err != nil {
+		r.log.Warn("decision log", "err", err)
+	}
+	r.log.Info("decision", "run", r.o.RunID, "epic", r.epic, "outcome", dec.Outcome, "block", dec.Block, "why", dec.Why)
+	return dec, nil
+}
+
+func (r *runner) input(final string) orchestrator.Input {
+	return orchestrator.Input{Agent: r.agent, Event: EventRun, SessionID: r.state.EngineSession,
+		CWD: r.cfg.Root, FinalMessage: final}
+}
+
+// record writes an end the driver decided (cycle budget, interrupt) to the
+// decision log and the run's state. reset clears the counter, as an ending
+// decision does; an interrupt keeps it, for runtasks status.
+func (r *runner) record(dec orchestrator.Decision, reset bool) {
+	in := r.input("")
+	now := r.o.Now()
+	var rec orchestrator.Record
+	_, err := r.store.Update(in.SessionID, r.epic, func(st *orchestrator.State) error {
+		rec = orchestrator.NewRecord(in, r.epic, dec, *st, r.cfg, now)
+		if reset {
+			*st = orchestrator.State{Session: st.Session, Epic: st.Epic}
+		}
+		st.Last, st.UpdatedAt = &rec, now
+		return nil
+	})
+	if err != nil {
+		r.log.Warn("state", "err", err)
+	}
+	if err := r.store.Append(rec); err != nil {
+		r.log.Warn("decision log", "err", err)
+	}
+}
+
+// tally reads closed/total after a cycle; a failure keeps the last numbers.
+func (r *runner) tally(ctx context.Context, c *CycleRecord) {
+	ctx = context.WithoutCancel(ctx)
+	t, err := r.o.Beads.Tally(ctx, r.epic)
+	if err != nil {
+		r.log.Warn("could not count the epic's closed tasks", "err", err)
+	} else {
+		r.state.Closed, r.state.Total = t.Closed, t.Total
+		r.p.Tally(t.Closed, t.Total)
+	}
+	c.Closed, c.Total = r.state.Closed, r.state.Total
+}
+
+// runAgent starts one agent run, follows its event stream and waits for it.
+// A cancelled ctx stops the agent with SIGINT, then kills it after Grace.
+func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID string) (CycleRecord, Summary, error) {
+	name := fmt.Sprintf("cycle-%03d", cycle)
+	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}
+	var sum Summary
+	args, err := Command(r.agent, prompt, resumeID, r.o.Args)
+	if err != nil {
+		return rec, sum, err
+	}
+	parse, _ := ParserFor(r.agent)
+	events, err := os.Create(filepath.Join(r.dir, name+".jsonl"))
+	if err != nil {
+		return rec, sum, fmt.Errorf("event log: %w", err)
+	}
+	defer events.Close()
+	stderr, err := os.Create(filepath.Join(r.dir, name+".stderr"))
+	if err != nil {
+		return rec, sum, fmt.Errorf("event log: %w", err)
+	}
+	defer stderr.Close()
+
+	cmd := exec.CommandContext(ctx, r.bin, args...)
+	cmd.Dir = r.cfg.Root
+	cmd.Env = r.o.Environ
+	cmd.Stderr = stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = r.o.Grace
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return rec, sum, err
+	}
+	r.p.Printf("%s · starting %s%s", r.p.head(), r.agent, map[bool]string{true: " (resuming " + resumeID + ")", false: ""}[resumeID != ""])
+	if err := cmd.Start(); err != nil {
+		return rec, sum, fmt.Errorf("start %s: %w", r.bin, err)
+	}
+	stopTick := r.ticker()
+	br := bufio.NewReader(stdout)
+	for {
+		line, rerr := br.ReadBytes('\n')
+		if len(strings.TrimSpace(string(line))) > 0 {
+			events.Write(line)
+			if line[len(line)-1] != '\n' {
+				events.Write([]byte{'\n'})
+			}
+			ev, perr := parse(line)
+			if perr != nil {
+				sum.BadLines++
+				r.log.Debug("agent output is not an event", "line", oneLine(string(line), 200), "err", perr)
+			} else {
+				sum.Add(ev)
+				r.p.Action(ev.Action)
+			}
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	waitErr := cmd.Wait()
+	stopTick()
+	rec.SessionID, rec.Events, rec.Error = sum.SessionID, sum.Events, sum.Error
+	rec.Final = oneLine(sum.FinalMessage, 500)
+	rec.Duration = r.o.Now().Sub(rec.StartedAt).Round(time.Millisecond).String()
+	if cmd.ProcessState != nil {
+		rec.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	if ctx.Err() != nil {
+		return rec, sum, nil // the caller reports the interrupt or the deadline
+	}
+	if waitErr != nil {
+		return rec, sum, fmt.Errorf("%s exited with %v%s", r.agent, waitErr, r.errTail(sum, stderr.Name()))
+	}
+	if sum.Error != "" {
+		return rec, sum, fmt.Errorf("%s reported an error: %s", r.agent, sum.Error)
+	}
+	return rec, sum, nil
+}
+
+func (r *runner) errTail(sum Summary, stderrPath string) string {
+	if sum.Error != "" {
+		return ": " + sum.Error
+	}
+	b, _ := os.ReadFile(stderrPath)
+	if s := strings.TrimSpace(string(b)); s != "" {
+		lines := strings.Split(s, "\n")
+		return ": " + oneLine(lines[len(lines)-1], 300)
+	}
+	return ""
+}
+
+// ticker redraws the live line every second on a terminal.
+func (r *runner) ticker() func() {
+	if !r.o.TTY {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				r.p.Tick()
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func (r *runner) durationNote() string {
+	if r.o.MaxDuration > 0 {
+		return " or " + r.o.MaxDuration.String()
+	}
+	return ""
+}
+
+func (r *runner) relDir() string {
+	if rel, err := filepath.Rel(r.cfg.Root, r.dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return r.dir
+}
