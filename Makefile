@@ -10,7 +10,7 @@ BIN       := $(CURDIR)/bin/runtasks
 export PATH := $(TOOLS)/bin:$(PATH)
 export BD_DISABLE_METRICS := 1
 
-.PHONY: all build install test unit integration demo bd lint bench fuzz clean
+.PHONY: all build install test unit integration demo bd e2e-tools e2e lint bench fuzz clean
 
 all: build
 
@@ -32,16 +32,38 @@ bd:
 		HOME=$$(mktemp -d) "$(BD)" version; \
 	fi
 
+# The real Claude Code and Codex CLIs for the end-to-end suite (e2e/), at the
+# versions pinned by e2e/package-lock.json, installed with `npm ci` into
+# .tools/e2e (git-ignored). Skipped when that lock is already installed and
+# both CLIs run. Only the npm registry is used (each CLI ships its native
+# binary in a platform package).
+E2E_TOOLS := $(TOOLS)/e2e
+e2e-tools:
+	@if cmp -s e2e/package-lock.json "$(E2E_TOOLS)/package-lock.json" && \
+		"$(E2E_TOOLS)/node_modules/.bin/claude" --version >/dev/null 2>&1 && \
+		"$(E2E_TOOLS)/node_modules/.bin/codex" --version >/dev/null 2>&1; then \
+		echo "e2e tools: $$("$(E2E_TOOLS)/node_modules/.bin/claude" --version), $$("$(E2E_TOOLS)/node_modules/.bin/codex" --version)"; \
+	else \
+		echo "installing the pinned agent CLIs into $(E2E_TOOLS)"; \
+		mkdir -p "$(E2E_TOOLS)" && cp e2e/package.json e2e/package-lock.json "$(E2E_TOOLS)/" && \
+		npm ci --prefix "$(E2E_TOOLS)" --no-audit --no-fund --loglevel=error && \
+		"$(E2E_TOOLS)/node_modules/.bin/claude" --version && "$(E2E_TOOLS)/node_modules/.bin/codex" --version; \
+	fi
+
+# Only the end-to-end suite (real CLIs against fake model APIs).
+e2e: bd e2e-tools
+	$(GO) test -count=1 -v -run 'IntegrationE2E' ./e2e
+
 # Unit, script and real-bd integration tests. The integration tests run
 # first and verbosely, so their names show in the output.
-test: bd lint
+test: bd e2e-tools lint
 	$(GO) test -count=1 -v -run 'Integration' ./... 2>&1 | grep -E '^(=== RUN|--- |ok |FAIL|PASS|panic|\s+\S+_test.go)' ; test $${PIPESTATUS[0]} -eq 0
 	$(GO) test -count=1 -skip 'Integration' ./...
 
 unit:
 	$(GO) test -skip 'Integration' ./...
 
-integration: bd
+integration: bd e2e-tools
 	$(GO) test -count=1 -v -run 'Integration' ./...
 
 demo: bd build
@@ -52,11 +74,21 @@ lint:
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# One run of every benchmark; the figures are ratios (docs/benchmarks.md).
+# The first run builds a 1,000-issue bd store, cached in .tools/bench.
+BENCH ?= .
 bench: bd build
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 30m ./...
 
+# Each fuzz target for FUZZTIME (-fuzz takes one target per run).
+FUZZTIME ?= 10s
 fuzz:
-	@echo "no fuzz targets yet"
+	@set -e; for dir in $$($(GO) list -f '{{.Dir}}' ./...); do \
+		for t in $$(cat $$dir/*_test.go 2>/dev/null | sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p'); do \
+			echo "== $$t in $$dir ($(FUZZTIME))"; \
+			(cd $$dir && $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) .); \
+		done; \
+	done
 
 clean:
 	rm -rf bin
