@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -246,4 +247,27 @@ func TestForwardReferencesOnFixtures(t *testing.T) {
 			t.Errorf("%s: ToolErrors %v, reference %v", name, gotErr, want)
 		}
 	}
+}
+
+// FuzzCodexLogScanner follows a growing Codex rollout or TUI log: whatever
+// the bytes and however they are split into writes, the log read
+// incrementally equals the log read in one write, and never panics.
+func FuzzCodexLogScanner(f *testing.F) {
+	f.Add([]byte(genCodexScript([]byte{0, 1, 3, 2, 11, 4})), uint8(7))
+	f.Add([]byte(`{"ts":"t","dir":"to_tui","kind":"codex_event","payload":{"id":"1","msg":{"type":"task_complete","last_agent_message":"ok"}}}`+"\n"+`{"ts":"t","kind":"session_end"}`), uint8(3))
+	f.Add([]byte("{\"type\":\"event_msg\",\"payload\":{\"type\":\"task_complete\",\"turn_id\":\"a\"}}\n\n{torn"), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, step uint8) {
+		var whole CodexLogScanner
+		whole.Write(data)
+		whole.Flush()
+		n := int(step)%64 + 1
+		var parts CodexLogScanner
+		for i := 0; i < len(data); i += n {
+			parts.Write(data[i:min(i+n, len(data))])
+		}
+		parts.Flush()
+		if !reflect.DeepEqual(whole.Log, parts.Log) {
+			t.Fatalf("split by %d: %+v, whole: %+v", n, parts.Log, whole.Log)
+		}
+	})
 }

@@ -1,0 +1,424 @@
+package main
+
+// Benchmarks of issue 8 (`make bench`). Each reports its figures as ratios
+// with b.ReportMetric; run once (-benchtime 1x): each benchmark repeats its
+// own measurements and takes medians. Timings run the CLI as a child
+// process, so wall time includes process start, and peak memory is the
+// child's rusage Maxrss. The runtasks binary is built by go build, as shipped.
+// docs/benchmarks.md holds the figures of one run.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+// benchRuns is how many times each timing is repeated (median taken).
+const benchRuns = 5
+
+// bdRuns is the repetitions of the real-bd comparison (about 3 s a pair).
+const bdRuns = 9
+
+type childRun struct {
+	wall   time.Duration
+	maxRSS int64 // bytes
+	stdout []byte
+}
+
+// gnuTime is GNU time, which measures peak RSS right: it forks the
+// command from its own small process. The rusage Go gets from wait4 is no
+// good for this: Go starts children with vfork, and Linux charges the
+// parent's (the benchmark's) peak RSS to the child at exec.
+const gnuTime = "/usr/bin/time"
+
+// runChild runs bin with args in dir and returns its wall time and peak
+// RSS (through GNU time when present; else wait4's rusage, which is at
+// least the benchmark process's own RSS: the ratios then say nothing).
+func runChild(b *testing.B, dir string, env []string, stdin []byte, bin string, args ...string) childRun {
+	b.Helper()
+	name, argv := bin, args
+	rssFile := ""
+	if _, err := os.Stat(gnuTime); err == nil {
+		rssFile = filepath.Join(b.TempDir(), "rss")
+		name, argv = gnuTime, append([]string{"-f", "%M", "-o", rssFile, bin}, args...)
+	}
+	cmd := exec.Command(name, argv...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		b.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	kb := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	if rssFile != "" {
+		data, err := os.ReadFile(rssFile)
+		fields := strings.Fields(string(data))
+		if err != nil || len(fields) == 0 {
+			b.Fatalf("GNU time wrote no RSS: %v %q", err, data)
+		}
+		if kb, err = strconv.ParseInt(fields[len(fields)-1], 10, 64); err != nil {
+			b.Fatalf("GNU time RSS %q: %v", data, err)
+		}
+	} else {
+		b.Logf("no %s: peak RSS from wait4 includes the benchmark's own", gnuTime)
+	}
+	return childRun{wall: wall, maxRSS: kb * 1024, stdout: stdout.Bytes()}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func medianInt(v []int64) int64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// benchBinary builds runtasks as shipped (go build, once per test
+// process) so that timings include the real binary's start, not the test
+// binary's.
+func benchBinary(b *testing.B) string {
+	b.Helper()
+	benchBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "runtasks-bench-")
+		if err != nil {
+			benchBinErr = err
+			return
+		}
+		benchBin = filepath.Join(dir, "runtasks")
+		out, err := exec.Command("go", "build", "-o", benchBin, ".").CombinedOutput()
+		if err != nil {
+			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if benchBinErr != nil {
+		b.Fatal(benchBinErr)
+	}
+	return benchBin
+}
+
+var (
+	benchBinOnce sync.Once
+	benchBin     string
+	benchBinErr  error
+)
+
+// bench1000Store returns a real-bd store holding an epic with 1,000 open
+// tasks, built once (bd import: about half a minute) and cached under
+// .tools/bench/store-1000 (git-ignored) for later runs.
+func bench1000Store(b *testing.B) (root, epic string, env []string) {
+	b.Helper()
+	bd := beadstest.RealBD(b)
+	cache, err := filepath.Abs(filepath.Join("..", "..", ".tools", "bench", "store-1000"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, home := filepath.Join(cache, "repo"), filepath.Join(cache, "home")
+	env = append(os.Environ(), "HOME="+home, "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1", "BEADS_ACTOR=bench")
+	if e, err := os.ReadFile(filepath.Join(cache, "epic")); err == nil {
+		return root, strings.TrimSpace(string(e)), env
+	}
+	os.RemoveAll(cache)
+	for _, d := range []string{root, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := func(name string, args ...string) []byte {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return out
+	}
+	run("git", "init", "-q")
+	run(bd, "init", "--prefix", "bn", "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(run(bd, "create", "Bench epic", "--type", "epic", "--json"), &created); err != nil || created.ID == "" {
+		b.Fatalf("bd create epic: %v", err)
+	}
+	epic = created.ID
+	var jl bytes.Buffer
+	for i := 1; i <= 1000; i++ {
+		id := fmt.Sprintf("%s.%d", epic, i)
+		line, _ := json.Marshal(map[string]any{
+			"id": id, "title": fmt.Sprintf("Task %d of the bench epic", i), "status": "open",
+			"priority": i % 4, "issue_type": "task",
+			"created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+			"dependencies": []any{map[string]any{"issue_id": id, "depends_on_id": epic, "type": "parent-child"}},
+		})
+		jl.Write(line)
+		jl.WriteByte('\n')
+	}
+	jsonl := filepath.Join(cache, "tasks.jsonl")
+	if err := os.WriteFile(jsonl, jl.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	run(bd, "import", jsonl)
+	if err := os.WriteFile(filepath.Join(cache, "epic"), []byte(epic+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return root, epic, env
+}
+
+// BenchmarkStopHookOverBDReady: the stop hook's wall time over one
+// `bd ready --json --parent E --limit 0` on a real 1,000-issue store. Ready
+// work remains and no promise is claimed, so one bd query decides. Goal:
+// at most 1.15.
+func BenchmarkStopHookOverBDReady(b *testing.B) {
+	root, epic, env := bench1000Store(b)
+	bd := beadstest.RealBD(b)
+	bin := benchBinary(b)
+	stateDir := b.TempDir()
+	env = append(env, "RUNTASKS_STATE_DIR="+stateDir)
+	for i := 0; i < b.N; i++ {
+		var tBD, tHook []time.Duration
+		for r := 0; r < bdRuns; r++ {
+			c := runChild(b, root, env, nil, bd, "ready", "--json", "--parent", epic, "--limit", "0")
+			if !bytes.Contains(c.stdout, []byte(epic+".1000")) {
+				b.Fatalf("bd ready does not list the 1,000 tasks")
+			}
+			tBD = append(tBD, c.wall)
+			in, _ := json.Marshal(map[string]any{"session_id": fmt.Sprintf("bench-%d-%d", i, r), "cwd": root,
+				"hook_event_name": "Stop", "last_assistant_message": "Progress made."})
+			h := runChild(b, root, env, in, bin, "stop-hook", "--epic", epic)
+			if !bytes.Contains(h.stdout, []byte(`"decision":"block"`)) {
+				b.Fatalf("stop-hook did not block: %s", h.stdout)
+			}
+			tHook = append(tHook, h.wall)
+		}
+		b.ReportMetric(ms(median(tBD)), "bd-ready-ms")
+		b.ReportMetric(ms(median(tHook)), "stop-hook-ms")
+		b.ReportMetric(float64(median(tHook))/float64(median(tBD)), "hook/bd-ready")
+	}
+}
+
+// instantBD is a shell-script bd answering `ready` at once with two tasks.
+func instantBD(b *testing.B) string {
+	p := filepath.Join(b.TempDir(), "bd")
+	script := "#!/bin/sh\ncase \"$1\" in ready) echo '" + readyJSON + "';; *) echo '[]';; esac\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// benchTranscript makes a Claude Code transcript of size bytes: a sparse
+// head (a hole: instant to make, and read like any data if runtasks read
+// it) and a realistic 1 MB tail of user, tool and assistant lines ending
+// with the assistant's final message.
+func benchTranscript(b *testing.B, dir string, size int64) string {
+	b.Helper()
+	var tail bytes.Buffer
+	for i := 0; tail.Len() < 1<<20; i++ {
+		fmt.Fprintf(&tail, `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q,"is_error":false}]},"uuid":"u%d"}`+"\n", i, strings.Repeat("output line\n", 40), i)
+		fmt.Fprintf(&tail, `{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"Step %d done; continuing with the next task."},{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"bd ready --json"}}]},"uuid":"a%d"}`+"\n", i, i, i+1, i)
+	}
+	tail.WriteString(`{"type":"assistant","message":{"id":"mz","role":"assistant","content":[{"type":"text","text":"I made progress on the epic."}]},"uuid":"az"}` + "\n")
+	p := filepath.Join(dir, fmt.Sprintf("t-%d.jsonl", size))
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	head := size - int64(tail.Len()) - 1
+	if head < 0 {
+		head = 0
+	}
+	if err := f.Truncate(head); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.WriteAt(append([]byte{'\n'}, tail.Bytes()...), head); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkStopHookTranscriptSize: runtasks' own cost with an instant fake
+// bd on 1 MB, 100 MB and 1 GB transcripts, with and without
+// last_assistant_message. Wall time and peak RSS must stay flat: the
+// ratios 1GB/1MB should be about 1.
+func BenchmarkStopHookTranscriptSize(b *testing.B) {
+	bin := benchBinary(b)
+	env := append(os.Environ(), "RUNTASKS_BD="+instantBD(b), "BD_DISABLE_METRICS=1", "HOME="+b.TempDir())
+	root := filepath.Join(b.TempDir(), "proj")
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	os.WriteFile(filepath.Join(root, "project.yaml"), []byte("workflow:\n  no_progress_cycles: 0\n  stop_hook:\n    max_cycles: 100000\n"), 0o644)
+	dir := b.TempDir()
+	sizes := []struct {
+		name string
+		n    int64
+	}{{"1MB", 1 << 20}, {"100MB", 100 << 20}, {"1GB", 1 << 30}}
+	for i := 0; i < b.N; i++ {
+		for _, withLAM := range []bool{false, true} {
+			mode := "transcript"
+			if withLAM {
+				mode = "lam"
+			}
+			wall := map[string]time.Duration{}
+			rss := map[string]int64{}
+			for _, sz := range sizes {
+				tp := benchTranscript(b, dir, sz.n)
+				fields := map[string]any{"session_id": "s-" + mode + sz.name, "cwd": root, "hook_event_name": "Stop", "transcript_path": tp}
+				if withLAM {
+					fields["last_assistant_message"] = "I made progress on the epic."
+				}
+				in, _ := json.Marshal(fields)
+				var ws []time.Duration
+				var rs []int64
+				for r := 0; r < benchRuns; r++ {
+					c := runChild(b, root, env, in, bin, "stop-hook", "--epic", faultEpic)
+					if !bytes.Contains(c.stdout, []byte(`"decision":"block"`)) {
+						b.Fatalf("stop-hook did not block: %s", c.stdout)
+					}
+					ws, rs = append(ws, c.wall), append(rs, c.maxRSS)
+				}
+				wall[sz.name], rss[sz.name] = median(ws), medianInt(rs)
+				b.ReportMetric(ms(wall[sz.name]), mode+"-"+sz.name+"-ms")
+				b.ReportMetric(float64(rss[sz.name])/(1<<20), mode+"-"+sz.name+"-rss-MB")
+				os.Remove(tp)
+			}
+			b.ReportMetric(float64(wall["1GB"])/float64(wall["1MB"]), mode+"-time-1GB/1MB")
+			b.ReportMetric(float64(rss["1GB"])/float64(rss["1MB"]), mode+"-rss-1GB/1MB")
+		}
+	}
+}
+
+// BenchmarkReasonSize: the block reason's size for a 3-task and a
+// 1,000-task epic, at cycle 1 and cycle 50 (max_cycles 100). The reason
+// must not grow with the tasks or the cycles: the ratios should be about 1.
+func BenchmarkReasonSize(b *testing.B) {
+	tasks := func(n int) string {
+		var s []string
+		for i := 1; i <= n; i++ {
+			s = append(s, fmt.Sprintf(`{"id":"bd-e.%d","title":"Task number %d with a title of ordinary length","status":"open","priority":2,"issue_type":"task","parent":"bd-e"}`, i, i))
+		}
+		return "[" + strings.Join(s, ",") + "]"
+	}
+	size := map[string]int{}
+	for i := 0; i < b.N; i++ {
+		for _, n := range []int{3, 1000} {
+			dir := b.TempDir()
+			os.WriteFile(filepath.Join(dir, "ready.json"), []byte(tasks(n)), 0o644)
+			bd := filepath.Join(dir, "bd")
+			os.WriteFile(bd, []byte("#!/bin/sh\ncase \"$1\" in ready) cat '"+filepath.Join(dir, "ready.json")+"';; *) echo '[]';; esac\n"), 0o755)
+			root := filepath.Join(dir, "proj")
+			os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+			os.WriteFile(filepath.Join(root, "project.yaml"), []byte("workflow:\n  no_progress_cycles: 0\n  stop_hook:\n    max_cycles: 100\n"), 0o644)
+			env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1")
+			for _, cycle := range []int{1, 50} {
+				session := fmt.Sprintf("s-%d-%d", n, cycle)
+				if cycle > 1 {
+					store := &orchestrator.Store{Dir: filepath.Join(root, ".runtasks")}
+					if _, err := store.Update(session, faultEpic, func(st *orchestrator.State) error { st.Cycles = cycle - 1; return nil }); err != nil {
+						b.Fatal(err)
+					}
+				}
+				in, _ := json.Marshal(map[string]any{"session_id": session, "cwd": root, "hook_event_name": "Stop", "last_assistant_message": "progress"})
+				var out, errOut bytes.Buffer
+				f := &Factory{In: bytes.NewReader(in), Out: &out, Err: &errOut, Environ: func() []string { return env },
+					Getwd: func() (string, error) { return root, nil }, Now: time.Now, Executable: func() (string, error) { return "runtasks", nil }}
+				if code := Main([]string{"stop-hook", "--epic", faultEpic}, f); code != 0 {
+					b.Fatalf("exit %d: %s", code, errOut.String())
+				}
+				var a stopAnswer
+				if err := json.Unmarshal(out.Bytes(), &a); err != nil || a.Decision != "block" || !strings.Contains(a.Reason, "cycle "+strconv.Itoa(cycle)+"/") {
+					b.Fatalf("tasks %d cycle %d: %q %v", n, cycle, out.String(), err)
+				}
+				key := fmt.Sprintf("%dtasks-cycle%d", n, cycle)
+				size[key] = len(a.Reason)
+				b.ReportMetric(float64(len(a.Reason)), "bytes-"+key)
+			}
+		}
+		b.ReportMetric(float64(size["1000tasks-cycle50"])/float64(size["3tasks-cycle1"]), "1000t-c50/3t-c1")
+		b.ReportMetric(float64(size["1000tasks-cycle1"])/float64(size["3tasks-cycle1"]), "1000t/3t")
+		b.ReportMetric(float64(size["3tasks-cycle50"])/float64(size["3tasks-cycle1"]), "c50/c1")
+	}
+}
+
+// BenchmarkStatus10k: `runtasks status` over 10,000 logged decisions (100
+// sessions), against 100 decisions as the baseline: wall time and peak RSS
+// of the child process.
+func BenchmarkStatus10k(b *testing.B) {
+	bin := benchBinary(b)
+	seed := func(records int) string {
+		root := filepath.Join(b.TempDir(), "proj")
+		os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+		store := &orchestrator.Store{Dir: filepath.Join(root, ".runtasks")}
+		const sessions = 100
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		var log bytes.Buffer
+		for i := 0; i < records; i++ {
+			s := fmt.Sprintf("session-%03d", i%sessions)
+			rec := orchestrator.Record{Time: t0.Add(time.Duration(i) * time.Second), Session: s, Epic: faultEpic, Agent: "claude", Event: "Stop",
+				Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: i/sessions + 1, Max: 1000, Why: "2 ready",
+				Counts: &orchestrator.Counts{Ready: 2}}
+			line, err := json.Marshal(rec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			log.Write(line)
+			log.WriteByte('\n')
+		}
+		for s := 0; s < sessions && s < records; s++ {
+			store.Update(fmt.Sprintf("session-%03d", s), faultEpic, func(st *orchestrator.State) error { st.Cycles = records / sessions; return nil })
+		}
+		if err := os.WriteFile(store.LogPath(), log.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		return root
+	}
+	env := append(os.Environ(), "HOME="+b.TempDir())
+	for i := 0; i < b.N; i++ {
+		res := map[int]struct {
+			wall time.Duration
+			rss  int64
+		}{}
+		for _, n := range []int{100, 10000} {
+			root := seed(n)
+			var ws []time.Duration
+			var rs []int64
+			for r := 0; r < benchRuns; r++ {
+				c := runChild(b, root, env, nil, bin, "status", "--json")
+				if !bytes.Contains(c.stdout, []byte("session-099")) {
+					b.Fatalf("status lacks the sessions: %.200s", c.stdout)
+				}
+				ws, rs = append(ws, c.wall), append(rs, c.maxRSS)
+			}
+			res[n] = struct {
+				wall time.Duration
+				rss  int64
+			}{median(ws), medianInt(rs)}
+			b.ReportMetric(ms(median(ws)), fmt.Sprintf("status-%d-ms", n))
+			b.ReportMetric(float64(medianInt(rs))/(1<<20), fmt.Sprintf("status-%d-rss-MB", n))
+		}
+		b.ReportMetric(float64(res[10000].wall)/float64(res[100].wall), "time-10k/100")
+		b.ReportMetric(float64(res[10000].rss)/float64(res[100].rss), "rss-10k/100")
+	}
+}
