@@ -240,7 +240,7 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 	for _, name := range Skills {
 		content, err := prompts.Read("skills/" + name + "/SKILL.md")
 		if err != nil {
-			continue // not shipped by this build
+			return nil, fmt.Errorf("skill %s: %w", name, err)
 		}
 		fc, err := planFile(skillPath(o, name), []byte(content), false)
 		if err != nil {
@@ -298,7 +298,7 @@ func Uninstall(ctx context.Context, o Options) (*Result, error) {
 	for _, name := range Skills {
 		content, err := prompts.Read("skills/" + name + "/SKILL.md")
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("skill %s: %w", name, err)
 		}
 		if fc, ok := planRemoveIfSame(skillPath(o, name), []byte(content)); ok {
 			res.Files = append(res.Files, fc)

@@ -23,6 +23,7 @@ func TestPluginSkillsInSync(t *testing.T) {
 	for _, name := range Skills {
 		want, err := prompts.Read("skills/" + name + "/SKILL.md")
 		if err != nil {
+			t.Errorf("prompts does not embed skill %s: %v", name, err)
 			continue
 		}
 		found++

@@ -112,6 +112,9 @@ state: completion promises are claims, accepted only when beads agrees.`,
   #   {"hooks":{"Stop":[{"hooks":[{"type":"command","command":"runtasks stop-hook --epic bd-x7y8","timeout":30}]}]}}
   runtasks status --epic bd-x7y8
   runtasks prompt --epic bd-x7y8
+  runtasks install claude --epic bd-x7y8   # or codex, gemini, cursor
+  runtasks run --epic bd-x7y8 --max-cycles 20
+  runtasks check --epic bd-x7y8
   runtasks config show`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
