@@ -160,19 +160,12 @@ func (s *Store) Bindings() ([]Binding, error) {
 		return nil, errors.New("state directory not set")
 	}
 	dir := filepath.Join(s.Dir, bindingsDir)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	names, err := stateFiles(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list bindings: %w", err)
 	}
 	var out []Binding
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, stateExt) || strings.Contains(name, tmpInfix) {
-			continue
-		}
+	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

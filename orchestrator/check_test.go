@@ -55,10 +55,15 @@ func TestReadPlan(t *testing.T) {
 
 func TestCheckers(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "tmpl.md"), []byte("# Results\n\nTODO\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "same.md"), []byte("# Results\n\nTODO\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "done.md"), []byte("# Results\n\nAll good.\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "empty.md"), []byte("  \n"), 0o644)
+	template := "# Results\n\n(to be written)\n"
+	for name, content := range map[string]string{
+		"tmpl.md": template, "same.md": template,
+		"done.md": "# Results\n\nAll good.\n", "empty.md": "  \n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	plan := func(f string) string { p, _ := filepath.Abs(filepath.Join("testdata", "plan", f)); return p }
 	pass := &fakeRunner{res: CommandResult{ExitCode: 0}}
 	fail := &fakeRunner{res: CommandResult{ExitCode: 1, Output: []byte("line1\nline2\nline3\n--- FAIL: TestX\nFAIL\n")}}

@@ -353,6 +353,26 @@ func (s *Store) lock(path string) (unlock func(), err error) {
 	}
 }
 
+// stateFiles names the finished state files in dir (no temporary files);
+// a missing directory holds none.
+func stateFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.Type().IsRegular() && strings.HasSuffix(name, stateExt) && !strings.Contains(name, tmpInfix) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
 // List reads every state, most recently updated first. Unreadable files are
 // reported through Warn and skipped. A missing directory is no state.
 func (s *Store) List() ([]State, error) {
@@ -360,19 +380,12 @@ func (s *Store) List() ([]State, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	names, err := stateFiles(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list states: %w", err)
 	}
 	var out []State
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, stateExt) || strings.Contains(name, tmpInfix) {
-			continue
-		}
+	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // reset meanwhile

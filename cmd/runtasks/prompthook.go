@@ -64,21 +64,32 @@ fails the agent.`,
   echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"UserPromptSubmit","prompt":"claim bd-x7y8.3"}' | runtasks prompt-hook`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.In, opts.Out, opts.Err = f.In, f.Out, f.Err
-			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
-			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) {
-				cfg, _, err := f.LoadConfig(cmd, dir)
-				return cfg, err
-			}
-			opts.Beads = func(cfg *orchestrator.Config) hookBeads { return newBeadsClient(f, cfg) }
-			opts.Getenv, opts.Now = f.Getenv, f.Now
+			opts.wire(f, cmd)
 			return runPromptHook(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
+	opts.addFlags(cmd)
+	return cmd
+}
+
+// wire fills the options' I/O and dependencies from the factory; the
+// prompt and session hooks share it.
+func (o *promptHookOptions) wire(f *Factory, cmd *cobra.Command) {
+	o.In, o.Out, o.Err = f.In, f.Out, f.Err
+	o.LogLevel, _ = cmd.Flags().GetString("log-level")
+	o.LoadConfig = func(dir string) (*orchestrator.Config, error) {
+		cfg, _, err := f.LoadConfig(cmd, dir)
+		return cfg, err
+	}
+	o.Beads = func(cfg *orchestrator.Config) hookBeads { return newBeadsClient(f, cfg) }
+	o.Getenv, o.Now = f.Getenv, f.Now
+}
+
+// addFlags registers the flags the prompt and session hooks share.
+func (o *promptHookOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
-	return cmd
 }
 
 // hookStart is the directory the configuration search starts from: the

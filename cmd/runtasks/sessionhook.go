@@ -37,20 +37,11 @@ stdout carries only the agent's JSON. Exit status is always 0.`,
   {"hooks":{"SessionStart":[{"matcher":"startup|resume|clear|compact","hooks":[{"type":"command","command":"runtasks session-hook"}]}]}}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.In, opts.Out, opts.Err = f.In, f.Out, f.Err
-			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
-			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) {
-				cfg, _, err := f.LoadConfig(cmd, dir)
-				return cfg, err
-			}
-			opts.Beads = func(cfg *orchestrator.Config) hookBeads { return newBeadsClient(f, cfg) }
-			opts.Getenv, opts.Now = f.Getenv, f.Now
+			opts.wire(f, cmd)
 			return runSessionHook(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
-	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
-	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	opts.addFlags(cmd)
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -99,13 +98,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) error {
 		fmt.Fprintf(o.Err, "runtasks stop-hook: %v; stop allowed\n", err)
 		return nil
 	}
-	start := payload.CWD
-	if start != "" {
-		if fi, err := os.Stat(start); err != nil || !fi.IsDir() {
-			start = ""
-		}
-	}
-	cfg, err := o.LoadConfig(start)
+	cfg, err := o.LoadConfig(hookStart(payload.CWD))
 	if err != nil {
 		fmt.Fprintf(o.Err, "runtasks stop-hook: configuration: %v; stop allowed\n", err)
 		return nil
