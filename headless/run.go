@@ -22,16 +22,16 @@ import (
 
 	"github.com/runtasks/runtasks/beads"
 	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/prompts"
 )
 
-// Exit statuses of a run.
+// Exit statuses of a run, in runtasks' one vocabulary (orchestrator.Exit*).
 const (
-	ExitComplete    = 0   // the epic is complete
-	ExitError       = 1   // runtasks, bd or the agent failed
-	ExitLimit       = 2   // max cycles or max duration reached with work left
-	ExitNeedsPerson = 3   // all remaining work is blocked, or no progress
-	ExitInterrupted = 130 // interrupted (Ctrl-C); the agent was stopped
+	ExitComplete    = orchestrator.ExitOK          // the epic is complete
+	ExitError       = orchestrator.ExitFailed      // runtasks or the agent failed
+	ExitLimit       = orchestrator.ExitWorkLeft    // max cycles or max duration reached with work left
+	ExitNeedsPerson = orchestrator.ExitNeedsPerson // all remaining work is blocked, or no progress
+	ExitSetup       = orchestrator.ExitUsage       // bad configuration, bd or a check cannot run
+	ExitInterrupted = orchestrator.ExitInterrupted // interrupted (Ctrl-C); the agent was stopped
 )
 
 // OutcomeInterrupted is recorded in the decision log when a run is
@@ -59,7 +59,10 @@ type Options struct {
 	// MaxDuration bounds the whole run (0 = none).
 	MaxDuration time.Duration
 	Beads       Beads
-	Workspace   orchestrator.Workspace
+	// Ports are the stop engine's ports (bd, git, the shell for command
+	// checks): each cycle's end goes through orchestrator's Stop, as a
+	// stop hook does.
+	Ports orchestrator.Ports
 	// Environ is the agent's environment.
 	Environ []string
 	// Out receives progress; TTY draws a live status line with a bar.
@@ -214,13 +217,9 @@ func newRunner(o Options) (*runner, error) {
 	if filepath.IsAbs(cfg.Run.Dir) {
 		r.dir = filepath.Join(cfg.Run.Dir, o.RunID)
 	}
-	tmpl, err := prompts.Load(cfg.PromptPath())
-	if err != nil {
-		return nil, err
-	}
 	engineSession := "run-" + o.RunID
-	r.prompt, err = prompts.Render(tmpl, prompts.Data{Epic: r.epic, Session: engineSession, MaxCycles: r.max})
-	if err != nil {
+	var err error
+	if r.prompt, err = orchestrator.RenderPrompt(cfg, r.epic, engineSession); err != nil {
 		return nil, err
 	}
 	r.store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { r.log.Warn(msg) }}
@@ -251,9 +250,9 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 
 	// Nothing left: the engine says so without starting an agent.
 	if t.Total > 0 && t.Closed == t.Total {
-		dec, err := r.decide(ctx, "")
+		dec, err := r.decide(ctx, "", false)
 		if err != nil {
-			return r.end(ctx, ExitError, orchestrator.OutcomeBeadsError, err.Error(), err)
+			return r.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
 		}
 		if !dec.Block && dec.Outcome.Ends() {
 			return r.finish(ctx, dec)
@@ -266,7 +265,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	defer cancel()
 
-	prompt, resumeID := r.prompt, ""
+	prompt, resumeID, rearm := r.prompt, "", false
 	for cycle := 1; ; cycle++ {
 		r.p.Cycle(cycle)
 		rec, sum, runErr := r.runAgent(runCtx, cycle, prompt, resumeID)
@@ -286,7 +285,8 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			return r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", cycle, runErr))
 		}
 
-		dec, err := r.decide(ctx, sum.FinalMessage)
+		dec, err := r.decide(ctx, sum.FinalMessage, rearm)
+		rearm = false
 		if ctx.Err() != nil {
 			// Ctrl-C while beads was read: the decision is not to be trusted.
 			r.tally(ctx, last)
@@ -294,7 +294,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 				fmt.Sprintf("interrupted after cycle %d/%d", cycle, r.max), nil)
 		}
 		if err != nil {
-			return r.end(ctx, ExitError, orchestrator.OutcomeBeadsError, err.Error(), err)
+			return r.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
 		}
 		last.Outcome, last.Why = dec.Outcome, dec.Why
 		r.tally(ctx, last)
@@ -321,7 +321,8 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 				return r.end(ctx, ExitLimit, orchestrator.OutcomeCapReached,
 					fmt.Sprintf("max cycles reached (%d/%d) after a checkpoint", cycle, r.max), nil)
 			}
-			prompt, resumeID = r.prompt, ""
+			// The engine ended the loop; this driver goes on with it.
+			prompt, resumeID, rearm = r.prompt, "", true
 			r.save()
 		default:
 			return r.finish(ctx, dec)
@@ -329,25 +330,22 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 }
 
-// finish maps an ending decision to the run's exit status.
+// finish maps an ending decision to the run's exit status (its class's).
 func (r *runner) finish(ctx context.Context, dec orchestrator.Decision) (Result, error) {
-	switch dec.Outcome {
-	case orchestrator.OutcomeComplete, orchestrator.OutcomeTokenDone, orchestrator.OutcomeAccepted:
-		return r.end(ctx, ExitComplete, dec.Outcome, dec.Why, nil)
-	case orchestrator.OutcomeEscalated, orchestrator.OutcomeNoProgress:
-		return r.end(ctx, ExitNeedsPerson, dec.Outcome, dec.Why, nil)
-	case orchestrator.OutcomeCapReached:
-		return r.end(ctx, ExitLimit, dec.Outcome, dec.Why, nil)
-	case orchestrator.OutcomeBeadsError:
-		return r.end(ctx, ExitError, dec.Outcome, dec.Why, errors.New(dec.Why))
+	code := dec.Outcome.Class().ExitStatus()
+	switch {
+	case dec.Outcome.Class() == orchestrator.ClassError:
+		return r.end(ctx, code, dec.Outcome, dec.Why, errors.New(dec.Why))
+	case dec.Outcome.Class() == orchestrator.ClassIgnored:
+		err := fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why)
+		return r.end(ctx, ExitError, dec.Outcome, dec.Why, err)
 	}
-	err := fmt.Errorf("the engine allowed the stop without ending the loop (%s: %s)", dec.Outcome, dec.Why)
-	return r.end(ctx, ExitError, dec.Outcome, dec.Why, err)
+	return r.end(ctx, code, dec.Outcome, dec.Why, nil)
 }
 
 var statusOf = map[int]string{
 	ExitComplete: "complete", ExitError: "error", ExitLimit: "limit",
-	ExitNeedsPerson: "needs_person", ExitInterrupted: "interrupted",
+	ExitNeedsPerson: "needs_person", ExitInterrupted: "interrupted", ExitSetup: "error",
 }
 
 // end records the run's end in run.json (and, for ends the engine did not
@@ -365,34 +363,26 @@ func (r *runner) end(ctx context.Context, code int, outcome orchestrator.Outcome
 	res := Result{Code: code, RunID: r.o.RunID, Dir: r.dir, Cycles: len(r.state.Cycles), Outcome: outcome, Why: why,
 		Tally: beads.Tally{Closed: r.state.Closed, Total: r.state.Total}, ClosedThisRun: r.state.Closed - r.state.ClosedAtStart}
 	word := map[int]string{ExitComplete: "complete", ExitError: "failed", ExitLimit: "stopped",
-		ExitNeedsPerson: "needs a person", ExitInterrupted: "interrupted"}[code]
+		ExitNeedsPerson: "needs a person", ExitInterrupted: "interrupted", ExitSetup: "failed"}[code]
 	fmt.Fprintf(r.o.Out, "runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d\n",
 		r.epic, word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)
 	return res, err
 }
 
-// decide runs the stop hook's engine on the end of an agent run, under the
-// run's state lock, and logs the decision.
-func (r *runner) decide(ctx context.Context, final string) (orchestrator.Decision, error) {
-	in := r.input(final)
-	env := orchestrator.Env{Beads: r.o.Beads, Workspace: r.o.Workspace, Prompt: r.prompt, Now: r.o.Now()}
-	var (
-		dec orchestrator.Decision
-		rec orchestrator.Record
-	)
-	_, err := r.store.Update(in.SessionID, r.epic, func(st *orchestrator.State) error {
-		var next orchestrator.State
-		dec, next = orchestrator.Decide(ctx, in, *st, r.cfg, env)
-		rec = orchestrator.NewRecord(in, r.epic, dec, next, r.cfg, env.Now)
-		next.Last = &rec
-		*st = next
-		return nil
-	})
-	if err != nil {
-		return dec, fmt.Errorf("state: %w", err)
+// decide ends a cycle through the stop transaction every entry point
+// shares (orchestrator's Stop), under the run's engine session. rearm goes
+// on after a loop the engine ended (a checkpoint).
+func (r *runner) decide(ctx context.Context, final string, rearm bool) (orchestrator.Decision, error) {
+	ports := r.o.Ports
+	if ports.Beads == nil {
+		ports.Beads = r.o.Beads
 	}
-	if err := r.store.Append(rec); err != nil {
-		r.log.Warn("decision log", "err", err)
+	if ports.Now == nil {
+		ports.Now = r.o.Now
+	}
+	dec, err := r.store.Stop(ctx, r.cfg, orchestrator.StopRequest{Input: r.input(final), EpicFromFlag: true, Rearm: rearm}, ports)
+	if err != nil {
+		return dec, err
 	}
 	r.log.Info("decision", "run", r.o.RunID, "epic", r.epic, "outcome", dec.Outcome, "block", dec.Block, "why", dec.Why)
 	return dec, nil

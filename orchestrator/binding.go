@@ -17,10 +17,6 @@ import (
 // bindingsDir holds one binding file (and one lock file) per session.
 const bindingsDir = "bindings"
 
-// OutcomeResultsMissing marks a stop blocked because a task the session
-// claimed still has the untouched RESULTS.md template in its run folder.
-const OutcomeResultsMissing Outcome = "results_missing"
-
 // Binding ties one agent session to what it was asked to do: the epic it is
 // armed for (the /run-tasks skill, runtasks arm) and the tasks it claimed
 // (runtasks claim, the prompt hook). The stop hook drives an armed session
@@ -31,11 +27,8 @@ type Binding struct {
 	Epic    string    `json:"epic,omitempty"`
 	ArmedAt time.Time `json:"armed_at,omitzero"`
 	// Claims are the tasks the session claimed, oldest first.
-	Claims []ClaimedRun `json:"claims,omitempty"`
-	// ResultsBlocks counts stops blocked for an untouched RESULTS.md; it is
-	// capped like the cycle counter (workflow.stop_hook.max_cycles).
-	ResultsBlocks int       `json:"results_blocks,omitempty"`
-	UpdatedAt     time.Time `json:"updated_at,omitzero"`
+	Claims    []ClaimedRun `json:"claims,omitempty"`
+	UpdatedAt time.Time    `json:"updated_at,omitzero"`
 }
 
 // Empty reports whether the binding holds nothing worth keeping.
@@ -270,84 +263,4 @@ func ResultsReason(untouched []ClaimedRun) string {
 	}
 	b.WriteString("with what was done, how it was verified, and what is left.")
 	return b.String()
-}
-
-// ApplyBinding fills the stop's input and configuration from the session's
-// binding: in.Claims from its claims, and the epic by precedence — a --epic
-// flag (epicFromFlag) stays; else the binding's epic; else what the
-// configuration already holds (RUNTASKS_EPIC, then workflow.epic). A
-// session with no binding changes nothing. It reports whether the epic came
-// from the binding.
-func (s *Store) ApplyBinding(cfg *Config, in *Input, epicFromFlag bool) (fromBinding bool, err error) {
-	if in.SessionID == "" {
-		return false, nil
-	}
-	b, err := s.Binding(in.SessionID)
-	if err != nil {
-		return false, err
-	}
-	in.Claims = b.Claims
-	if !epicFromFlag && b.Epic != "" {
-		cfg.Workflow.Epic = b.Epic
-		return true, nil
-	}
-	return false, nil
-}
-
-// resultsJudged lists the outcomes after which the work counts as done, so
-// an untouched RESULTS.md makes the stop incomplete.
-var resultsJudged = []Outcome{OutcomeNotDriven, OutcomeComplete, OutcomeAccepted, OutcomeTokenDone}
-
-// GuardResults applies the claimed-task rule after the engine decided: a
-// stop the engine allows as done (complete, accepted, done token, or an
-// undriven session holding claims) is blocked while a claimed task's
-// RESULTS.md is still its untouched template. Those blocks are counted in
-// the binding and capped by workflow.stop_hook.max_cycles; at the cap the
-// stop is allowed with a systemMessage. Subagent stops, stops with
-// background tasks, a disabled stop hook (stop_hook.enabled: false) and
-// every other decision pass unchanged. When the
-// session's armed epic is complete, the binding's epic is released.
-func (s *Store) GuardResults(in Input, cfg *Config, dec Decision, epicFromBinding bool) Decision {
-	if dec.Block || !cfg.Workflow.StopHook.Enabled || in.Subagent || in.BackgroundTasks > 0 || in.SessionID == "" ||
-		(len(in.Claims) == 0 && !epicFromBinding) {
-		return dec
-	}
-	judged := false
-	for _, o := range resultsJudged {
-		judged = judged || dec.Outcome == o
-	}
-	if !judged {
-		return dec
-	}
-	untouched := UntouchedResults(in.Claims)
-	max := cfg.Workflow.StopHook.MaxCycles
-	out := dec
-	_, err := s.UpdateBinding(in.SessionID, func(b *Binding) error {
-		if len(untouched) == 0 {
-			b.ResultsBlocks = 0
-			if epicFromBinding && dec.Outcome == OutcomeComplete && b.Epic == cfg.Workflow.Epic {
-				b.Epic, b.ArmedAt = "", time.Time{}
-			}
-			return nil
-		}
-		if max > 0 && b.ResultsBlocks >= max {
-			b.ResultsBlocks = 0
-			msg := fmt.Sprintf("runtasks: %d claimed task(s) still have an unwritten RESULTS.md after %d blocks; stop allowed.", len(untouched), max)
-			if out.SystemMessage != "" {
-				msg = out.SystemMessage + " " + msg
-			}
-			out.SystemMessage = msg
-			return nil
-		}
-		b.ResultsBlocks++
-		out = Decision{Block: true, Reason: ResultsReason(untouched), Outcome: OutcomeResultsMissing,
-			Why: fmt.Sprintf("RESULTS.md untouched for %d claimed task(s)", len(untouched)), Counts: dec.Counts}
-		return nil
-	})
-	if err != nil && len(untouched) > 0 {
-		// Without the counter no cap can hold: allow, and say why.
-		out = dec
-		out.SystemMessage = strings.TrimSpace(out.SystemMessage + " runtasks: RESULTS.md check skipped: " + err.Error())
-	}
-	return out
 }

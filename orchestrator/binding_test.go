@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,10 @@ func TestBindingUpdateListRemove(t *testing.T) {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-func TestApplyBindingPrecedence(t *testing.T) {
+// stopPorts serve a tracker to Stop at the test clock.
+func stopPorts(tr Tracker) Ports { return Ports{Beads: tr, Now: func() time.Time { return now }} }
+
+func TestStopEpicPrecedence(t *testing.T) {
 	s := &Store{Dir: t.TempDir()}
 	s.UpdateBinding("armed", func(b *Binding) error {
 		b.Epic = "bd-bound"
@@ -82,27 +86,30 @@ func TestApplyBindingPrecedence(t *testing.T) {
 		session, static string
 		flag            bool
 		want            string
-		bound           bool
 	}{
-		{"armed", "bd-static", false, "bd-bound", true}, // binding > env/file
-		{"armed", "bd-flag", true, "bd-flag", false},    // flag > binding
-		{"other", "bd-static", false, "bd-static", false},
-		{"other", "", false, "", false}, // unbound, no static epic: untouched
-		{"", "", false, "", false},
+		{"armed", "bd-static", false, "bd-bound"}, // binding > env/file
+		{"armed", "bd-flag", true, "bd-flag"},     // flag > binding
+		{"other", "bd-static", false, "bd-static"},
+		{"other", "", false, ""}, // unbound, no static epic: untouched
+		{"", "", false, ""},
 	} {
-		cfg := &Config{Workflow: Workflow{Epic: tc.static}}
-		in := Input{SessionID: tc.session}
-		bound, err := s.ApplyBinding(cfg, &in, tc.flag)
-		if err != nil || cfg.Workflow.Epic != tc.want || bound != tc.bound {
-			t.Errorf("%+v: epic %q bound %v err %v", tc, cfg.Workflow.Epic, bound, err)
+		cfg := testConfig()
+		cfg.Workflow.Epic = tc.static
+		tr := epic([]string{"x.1"})
+		dec, err := s.Stop(context.Background(), cfg, StopRequest{Input: Input{SessionID: tc.session}, EpicFromFlag: tc.flag}, stopPorts(tr))
+		if err != nil || dec.Epic != tc.want {
+			t.Errorf("%+v: epic %q err %v", tc, dec.Epic, err)
 		}
-		if tc.session == "armed" && len(in.Claims) != 1 {
-			t.Errorf("claims not filled: %+v", in.Claims)
+		if cfg.Workflow.Epic != tc.static {
+			t.Errorf("%+v: the configuration was changed to %q", tc, cfg.Workflow.Epic)
+		}
+		if (tc.want != "") != dec.Block {
+			t.Errorf("%+v: block %v (%s)", tc, dec.Block, dec.Why)
 		}
 	}
 }
 
-func TestGuardResults(t *testing.T) {
+func TestStopResults(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run-1")
 	os.MkdirAll(run, 0o755)
@@ -110,51 +117,58 @@ func TestGuardResults(t *testing.T) {
 	os.WriteFile(filepath.Join(run, ResultsFile), tmpl, 0o644)
 	claim := ClaimedRun{Task: "bd-t", RunDir: run, ResultsSHA256: ResultsDigest(tmpl)}
 	s := &Store{Dir: filepath.Join(dir, "state")}
-	s.UpdateBinding("s1", func(b *Binding) error { b.AddClaim(claim); b.Epic = "bd-e"; return nil })
-	cfg := &Config{Workflow: Workflow{Epic: "bd-e", StopHook: StopHook{Enabled: true, MaxCycles: 2}}}
-	in := Input{SessionID: "s1", Claims: []ClaimedRun{claim}}
-
-	complete := Decision{Outcome: OutcomeComplete, SystemMessage: "epic complete"}
-	// Blocked twice, then the cap allows the stop with a message.
+	arm := func(at time.Time) {
+		s.UpdateBinding("s1", func(b *Binding) error { b.AddClaim(claim); b.Epic = "bd-e"; b.ArmedAt = at; return nil })
+	}
+	arm(now.Add(-time.Hour))
+	cfg := testConfig()
+	cfg.Workflow.Epic = ""
+	cfg.Workflow.StopHook.MaxCycles = 2
+	stop := func(in Input) Decision {
+		t.Helper()
+		d, err := s.Stop(context.Background(), cfg, StopRequest{Input: in}, stopPorts(epic(nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	in := Input{SessionID: "s1", Event: "Stop"}
+	// The epic is complete; RESULTS.md is untouched: blocked twice, then the
+	// cap allows the stop with a message.
 	for i := 0; i < 2; i++ {
-		d := s.GuardResults(in, cfg, complete, true)
+		d := stop(in)
 		if !d.Block || d.Outcome != OutcomeResultsMissing || !strings.Contains(d.Reason, filepath.Join(run, ResultsFile)) {
 			t.Fatalf("block %d: %+v", i, d)
 		}
 	}
-	if d := s.GuardResults(in, cfg, complete, true); d.Block || !strings.Contains(d.SystemMessage, "unwritten RESULTS.md") {
+	if d := stop(in); d.Block || !strings.Contains(d.SystemMessage, "unwritten RESULTS.md") || d.Outcome != OutcomeComplete {
 		t.Fatalf("at cap: %+v", d)
 	}
-	// Other decisions pass unchanged.
-	for _, d := range []Decision{
-		{Block: true, Outcome: OutcomeContinue, Reason: "go on"},
-		{Outcome: OutcomeEscalated}, {Outcome: OutcomeCheckpoint}, {Outcome: OutcomeBeadsError},
-	} {
-		if got := s.GuardResults(in, cfg, d, true); got.Block != d.Block || got.Outcome != d.Outcome {
-			t.Errorf("%v changed to %+v", d.Outcome, got)
-		}
-	}
-	off := *cfg
-	off.Workflow.StopHook.Enabled = false
-	if d := s.GuardResults(in, &off, complete, true); d.Block {
-		t.Error("blocked with the stop hook disabled")
-	}
-	sub := in
-	sub.Subagent = true
-	if d := s.GuardResults(sub, cfg, complete, true); d.Block {
-		t.Error("subagent stop blocked")
-	}
-	// Written: allowed, and the completed epic is released.
-	os.WriteFile(filepath.Join(run, ResultsFile), []byte("# Results\nLexer done; go test passes.\n"), 0o644)
-	if d := s.GuardResults(in, cfg, complete, true); d.Block || d.SystemMessage != "epic complete" {
-		t.Fatalf("written: %+v", d)
-	}
+	// The loop ended with the completion: released, not driven any more.
 	if b, _ := s.Binding("s1"); b.Epic != "" || len(b.Claims) != 1 {
 		t.Errorf("binding after completion: %+v", b)
 	}
+	// Armed again after the loop ended: driven afresh. Subagent stops and
+	// a disabled hook are never blocked for results.
+	arm(now.Add(time.Minute))
+	sub := in
+	sub.Subagent = true
+	if d := stop(sub); d.Block {
+		t.Error("subagent stop blocked")
+	}
+	off := *cfg
+	off.Workflow.StopHook.Enabled = false
+	if d, _ := s.Stop(context.Background(), &off, StopRequest{Input: in}, stopPorts(epic(nil))); d.Block {
+		t.Error("blocked with the stop hook disabled")
+	}
+	// Written: allowed as complete.
+	os.WriteFile(filepath.Join(run, ResultsFile), []byte("# Results\nLexer done; go test passes.\n"), 0o644)
+	if d := stop(in); d.Block || d.Outcome != OutcomeComplete {
+		t.Fatalf("written: %+v", d)
+	}
 	// A deleted RESULTS.md is unwritten too.
 	os.Remove(filepath.Join(run, ResultsFile))
-	if got := UntouchedResults(in.Claims); len(got) != 1 {
+	if got := UntouchedResults([]ClaimedRun{claim}); len(got) != 1 {
 		t.Errorf("missing RESULTS.md: %v", got)
 	}
 }

@@ -123,6 +123,7 @@ func TestCheckers(t *testing.T) {
 			if strings.HasSuffix(tt.msg, ".jsonl") {
 				in = Input{TranscriptPath: tt.msg}
 			}
+			in.Epic = cfg.Workflow.Epic
 			tr := tt.tr
 			if tr == nil {
 				tr = epic(nil)
@@ -217,44 +218,44 @@ func TestDecideWithChecks(t *testing.T) {
 
 	// beads blocks first: the rules' own block, the command is not run.
 	r := &fakeRunner{res: CommandResult{ExitCode: 1}}
-	dec, st := Decide(ctx, in, State{}, cfgWith("beads", cmd), Env{Beads: epic([]string{"e.1"}), Runner: r, Now: now, Prompt: "P"})
+	dec, st := decideCfg(ctx, in, State{}, cfgWith("beads", cmd), Env{Beads: epic([]string{"e.1"}), Runner: r, Now: now, Prompt: "P"})
 	if !dec.Block || dec.Outcome != OutcomeContinue || len(r.calls) != 0 || st.Cycles != 1 {
 		t.Fatalf("beads block: %+v %v", dec, r.calls)
 	}
 	// beads complete, command fails: blocked with the tail, feedback capped.
 	r = &fakeRunner{res: CommandResult{ExitCode: 2, Output: []byte("boom\n")}}
 	files := map[string]any{"type": "files", "paths": []any{"a", "b", "c", "d", "e"}}
-	dec, _ = Decide(ctx, in, State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
+	dec, _ = decideCfg(ctx, in, State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
 	if !dec.Block || dec.Outcome != OutcomeIncomplete || !strings.Contains(dec.Reason, "boom") || !strings.Contains(dec.Reason, "- and 3 more") || !strings.Contains(dec.Reason, "\nP\n") {
 		t.Fatalf("command failure: %+v", dec)
 	}
 	// beads complete, command passes: the beads completion, checks noted.
 	r = &fakeRunner{res: CommandResult{ExitCode: 0}}
-	dec, _ = Decide(ctx, in, State{Cycles: 4}, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
+	dec, _ = decideCfg(ctx, in, State{Cycles: 4}, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
 	if dec.Block || dec.Outcome != OutcomeComplete || !strings.Contains(dec.Why, "all checks passed") {
 		t.Fatalf("all pass: %+v", dec)
 	}
 	// Only blocked work: the beads escalation, command not run.
 	r = &fakeRunner{}
-	dec, _ = Decide(ctx, in, State{}, cfgWith("beads", cmd), Env{Beads: epic(nil, issue("e.2", "blocked")), Runner: r, Now: now})
+	dec, _ = decideCfg(ctx, in, State{}, cfgWith("beads", cmd), Env{Beads: epic(nil, issue("e.2", "blocked")), Runner: r, Now: now})
 	if dec.Block || dec.Outcome != OutcomeEscalated || len(r.calls) != 0 {
 		t.Fatalf("escalation: %+v", dec)
 	}
 	// Cycle budget spent: checks skipped, stop allowed.
 	r = &fakeRunner{}
-	dec, _ = Decide(ctx, in, State{Cycles: 50}, cfgWith(cmd), Env{Beads: epic(nil), Runner: r, Now: now})
+	dec, _ = decideCfg(ctx, in, State{Cycles: 50}, cfgWith(cmd), Env{Beads: epic(nil), Runner: r, Now: now})
 	if dec.Block || dec.Outcome != OutcomeCapReached || len(r.calls) != 0 || !strings.Contains(dec.Why, "checks skipped") {
 		t.Fatalf("cap: %+v", dec)
 	}
 	// max_duration spent: checks skipped.
 	cfg := cfgWith(cmd)
 	cfg.Workflow.MaxDuration = time.Hour
-	dec, _ = Decide(ctx, in, State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Beads: epic(nil), Runner: r, Now: now})
+	dec, _ = decideCfg(ctx, in, State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Beads: epic(nil), Runner: r, Now: now})
 	if dec.Block || dec.Outcome != OutcomeCapReached || len(r.calls) != 0 {
 		t.Fatalf("max_duration: %+v", dec)
 	}
 	// A check that cannot run allows the stop and says why.
-	dec, _ = Decide(ctx, in, State{}, cfgWith(cmd), Env{Beads: epic(nil), Runner: &fakeRunner{err: errors.New("no sh")}, Now: now})
+	dec, _ = decideCfg(ctx, in, State{}, cfgWith(cmd), Env{Beads: epic(nil), Runner: &fakeRunner{err: errors.New("no sh")}, Now: now})
 	if dec.Block || dec.Outcome != OutcomeCheckError || !strings.Contains(dec.SystemMessage, "no sh") {
 		t.Fatalf("check error: %+v", dec)
 	}
@@ -262,7 +263,7 @@ func TestDecideWithChecks(t *testing.T) {
 	r = &fakeRunner{res: CommandResult{ExitCode: 1}}
 	st = State{}
 	for i := 0; i < 8; i++ {
-		dec, st = Decide(ctx, in, st, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now})
+		dec, st = decideCfg(ctx, in, st, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now})
 		if !dec.Block || dec.Outcome != OutcomeIncomplete {
 			t.Fatalf("stop %d: %+v", i+1, dec)
 		}

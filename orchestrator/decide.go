@@ -22,40 +22,83 @@ type Env struct {
 	// Runner runs the command checker's shell commands; nil makes a
 	// command check an error.
 	Runner CommandRunner
-	// Prompt is the rendered orchestration prompt, re-fed at every block.
+	// Prompt is the rendered orchestration prompt, re-fed at every block
+	// ("" without an epic).
 	Prompt string
 	Now    time.Time
+	// Verdicts makes the engine judge through the checkers even when none
+	// are configured (the built-in beads check), so that the decision
+	// carries each check's verdict (runtasks check).
+	Verdicts bool
 }
 
+// EventCheck is the Input.Event of runtasks check: it judges without a
+// session.
+const EventCheck = "check"
+
 // Driven reports whether runtasks drives this stop at all: an epic is set
-// or the done-token contract is on, the hook is enabled, and the session has
-// an id. A stop that is not driven is allowed silently and leaves no state.
+// (in.Epic, resolved by Stop) or the done-token contract is on, the hook is
+// enabled, and the session has an id (runtasks check judges without one). A
+// stop that is not driven is allowed silently.
 func Driven(in Input, cfg *Config) bool {
 	return cfg.Workflow.StopHook.Enabled &&
-		(cfg.Workflow.Epic != "" || cfg.Workflow.DoneToken.Required) &&
-		strings.TrimSpace(in.SessionID) != ""
+		(in.Epic != "" || cfg.Workflow.DoneToken.Required || in.Event == EventCheck) &&
+		(strings.TrimSpace(in.SessionID) != "" || in.Event == EventCheck)
 }
 
 // Decide is the decision at one stop. It asks beads only what the decision
 // needs: the epic's ready work first; the rest of the subtree only when
-// nothing is ready or a completion is claimed. It returns the decision and
-// the session's new state; the caller persists both.
+// nothing is ready or a completion is claimed. Its stages, in order: the
+// rules (or the configured checks), stuck work, the claimed tasks'
+// RESULTS.md, then the counters. It returns the decision and the session's
+// new state; Stop persists both.
 func Decide(ctx context.Context, in Input, st State, cfg *Config, env Env) (Decision, State) {
 	d := decider{ctx: ctx, in: in, st: st, cfg: cfg, env: env}
 	dec := d.decide()
 	if len(d.stuck) > 0 {
 		dec = d.withStuck(dec)
 	}
-	if dec.Block {
+	dec = d.results(dec)
+	switch {
+	case dec.Block:
 		d.st.Cycles++
 		if d.st.FirstBlockAt.IsZero() {
 			d.st.FirstBlockAt = env.Now
 		}
-	} else if dec.Outcome.Ends() {
+	case dec.Outcome.Ends():
 		d.st = State{Session: st.Session, Epic: st.Epic}
 	}
+	if !dec.Block && dec.Outcome.Final() {
+		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now
+	}
 	d.st.UpdatedAt = env.Now
+	dec.Epic, dec.Cycle = in.Epic, d.st.Cycles
 	return dec, d.st
+}
+
+// results is the claimed-task stage: a stop that ends the work as done
+// (or an undriven session's stop) is blocked while a task the session
+// claimed still has its untouched RESULTS.md template. Those blocks are
+// counted in the state and capped by max_cycles; at the cap the stop is
+// allowed with a word to the person.
+func (d *decider) results(dec Decision) Decision {
+	if dec.Block || len(d.in.Claims) == 0 || !(dec.Outcome.Done() || dec.Outcome == OutcomeNotDriven) {
+		return dec
+	}
+	untouched := UntouchedResults(d.in.Claims)
+	if len(untouched) == 0 {
+		d.st.ResultsBlocks = 0
+		return dec
+	}
+	if max := d.cfg.Workflow.StopHook.MaxCycles; max > 0 && d.st.ResultsBlocks >= max {
+		d.st.ResultsBlocks = 0
+		dec.SystemMessage = strings.TrimSpace(dec.SystemMessage + " " + fmt.Sprintf(
+			"runtasks: %d claimed task(s) still have an unwritten RESULTS.md after %d blocks; stop allowed.", len(untouched), max))
+		return dec
+	}
+	d.st.ResultsBlocks++
+	return Decision{Block: true, Reason: ResultsReason(untouched), Outcome: OutcomeResultsMissing,
+		Why: fmt.Sprintf("RESULTS.md untouched for %d claimed task(s)", len(untouched)), Counts: dec.Counts}
 }
 
 type decider struct {
@@ -90,7 +133,19 @@ func (d *decider) withStuck(dec Decision) Decision {
 	return dec
 }
 
-func (d *decider) epic() string { return d.cfg.Workflow.Epic }
+func (d *decider) epic() string { return d.in.Epic }
+
+// followUp is what a block reason ends with: the orchestration prompt with
+// an epic; the done-token instructions under the contract alone.
+func (d *decider) followUp() string {
+	if d.epic() != "" {
+		return d.env.Prompt
+	}
+	if d.cfg.Workflow.DoneToken.Required {
+		return d.tokenInstructions()
+	}
+	return ""
+}
 
 func (d *decider) decide() Decision {
 	sh := d.cfg.Workflow.StopHook
@@ -104,13 +159,16 @@ func (d *decider) decide() Decision {
 	case d.in.BackgroundTasks > 0:
 		return Decision{Outcome: OutcomeBackground,
 			Why: fmt.Sprintf("%d background task(s) still running; the session will be woken", d.in.BackgroundTasks)}
+	case d.st.Ended != "":
+		return Decision{Outcome: OutcomeEnded,
+			Why: fmt.Sprintf("the loop ended (%s) at %s; arm the session again to drive it", d.st.Ended, d.st.EndedAt.UTC().Format(time.RFC3339))}
 	}
 	if d.cfg.Workflow.MaxDuration > 0 && !d.st.FirstBlockAt.IsZero() &&
 		d.env.Now.Sub(d.st.FirstBlockAt) >= d.cfg.Workflow.MaxDuration {
 		why := fmt.Sprintf("max_duration %s spent since the first block", d.cfg.Workflow.MaxDuration)
 		return Decision{Outcome: OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
-	if len(d.cfg.Workflow.Checks) > 0 {
+	if len(d.cfg.Workflow.Checks) > 0 || d.env.Verdicts {
 		return d.withChecks()
 	}
 	if d.epic() == "" {
@@ -135,6 +193,13 @@ func (d *decider) withChecks() Decision {
 	}
 	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, Dir: d.cfg.Root, Runner: d.env.Runner, d: d}
 	top := compositeCheck{name: "checks", checks: checks}.Check(d.ctx, cc)
+	dec := d.checked(top, cc)
+	dec.Verdicts = top.Children
+	return dec
+}
+
+// checked turns the checks' overall verdict into the decision.
+func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 	if top.stop != nil && top.Status != VerdictComplete {
 		return *top.stop
 	}
@@ -153,17 +218,20 @@ func (d *decider) withChecks() Decision {
 		if len(fb) > 0 {
 			head += ":\n- " + strings.Join(fb, "\n- ")
 		}
+		reason := head
+		if f := d.followUp(); f != "" {
+			reason += "\n\n" + f
+		}
 		line := "runtasks: " + d.cycleLabel() + " · check " + top.Summary
 		return d.block(Decision{Outcome: OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
-			Reason: head + "\n\n" + d.env.Prompt + "\n\n" + line})
+			Reason: reason + "\n\n" + line})
+	case VerdictSkipped:
+		return Decision{Outcome: OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
 	}
 	if cc.completeDecision != nil {
 		dec := *cc.completeDecision
 		dec.Why += "; all checks passed"
 		return dec
-	}
-	if top.Status == VerdictSkipped {
-		return Decision{Outcome: OutcomeComplete, Why: "no check had anything to judge", Counts: counts}
 	}
 	return Decision{Outcome: OutcomeComplete, Why: "all checks passed", Counts: counts,
 		SystemMessage: "runtasks: every completion check passed."}
@@ -205,13 +273,15 @@ func (d *decider) withEpic() Decision {
 	d.handleStuck()
 	c := d.counts()
 
+	// Under the done-token contract the done line is the only way out
+	// (and beads must agree): a promise alone never ends the loop.
+	if dt.Required {
+		return d.judgeToken(token, c)
+	}
 	for _, p := range claims {
 		if dec, ok := d.judge(p, c); ok {
 			return dec
 		}
-	}
-	if dt.Required {
-		return d.judgeToken(token, c)
 	}
 	return d.noClaim(c, claims)
 }
@@ -400,33 +470,39 @@ func (d *decider) block(dec Decision) Decision {
 	return d.progress(dec)
 }
 
-// progress applies the no-progress rule to a block.
+// progress applies the no-progress rule to a block. Beads has not moved
+// when the epic's whole unclosed subtree (ids, statuses, update times) is
+// unchanged. The one-query path reads only the ready list: there the ready
+// list's fingerprint stands in for the subtree, and before the warning or
+// the release the subtree itself is read and compared, so every path of
+// the decision feeds the same rule.
 func (d *decider) progress(dec Decision) Decision {
 	n := d.cfg.Workflow.NoProgressCycles
-	fp := fingerprint(d.ready)
+	readyFP := fingerprint(d.ready)
+	moved := readyFP != d.st.ReadyFingerprint
 	if d.restRead {
-		fp = fingerprint(d.rest)
+		full := fingerprint(d.rest)
+		moved = moved || (d.st.Fingerprint != "" && full != d.st.Fingerprint)
+		d.st.Fingerprint = full
 	}
-	if fp != d.st.Fingerprint {
-		d.st.Fingerprint, d.st.Unchanged, d.st.NoProgressWarned = fp, 0, false
-		if d.restRead {
-			d.st.FullFingerprint = fp
-		}
+	d.st.ReadyFingerprint = readyFP
+	if moved {
+		d.st.Unchanged, d.st.NoProgressWarned = 0, false
 		return dec
 	}
 	d.st.Unchanged++
 	if n <= 0 || d.st.Unchanged < n {
 		return dec
 	}
-	// The ready set looks stale: confirm with the whole subtree before
+	// The ready list looks stale: confirm with the whole subtree before
 	// calling it a stall (an agent may be changing in-progress work).
 	if !d.restRead {
 		if err := d.readRest(); err != nil {
 			return dec
 		}
 		full := fingerprint(d.rest)
-		if full != d.st.FullFingerprint {
-			d.st.FullFingerprint = full
+		if full != d.st.Fingerprint {
+			d.st.Fingerprint = full
 			d.st.Unchanged = n - 1
 			return dec
 		}
@@ -560,7 +636,7 @@ func (d *decider) cycleLabel() string {
 
 func (d *decider) stateLine(c Counts) string {
 	parts := []string{"runtasks: " + d.cycleLabel(), fmt.Sprintf("%d ready", c.Ready)}
-	if n := d.cfg.Workflow.StopHook.NextIDs; n > 0 && len(d.ready) > 0 {
+	if n := min(d.cfg.Workflow.StopHook.NextIDs, len(d.ready)); n > 0 {
 		ids := make([]string, 0, n)
 		for _, is := range firstN(d.ready, n) {
 			ids = append(ids, is.ID)
@@ -591,14 +667,20 @@ func (d *decider) tokenReason(status string) string {
 		b.WriteString("Errors were detected in the latest tool results. ")
 	}
 	b.WriteString("Status: " + status + ".\n")
-	b.WriteString("Before stopping, go through the completion checklist (skill completion-checklist): " +
-		"re-read the user's messages, the task list, the plan, errors, loose ends, blockers, and check honestly.\n")
-	fmt.Fprintf(&b, "When, and only when, everything is truly done, print one line made of %s, then two colons, then your session id %s, with nothing else on that line.",
-		d.cfg.Workflow.DoneToken.Prefix, d.in.SessionID)
+	b.WriteString(d.tokenInstructions())
 	if d.epic() != "" {
 		b.WriteString("\n\n" + d.env.Prompt)
 	}
 	return b.String()
+}
+
+// tokenInstructions tell the agent how to end under the done-token
+// contract, without ever spelling the done line itself.
+func (d *decider) tokenInstructions() string {
+	return "Before stopping, go through the completion checklist (skill completion-checklist): " +
+		"re-read the user's messages, the task list, the plan, errors, loose ends, blockers, and check honestly.\n" +
+		fmt.Sprintf("When, and only when, everything is truly done, print one line made of %s, then two colons, then your session id %s, with nothing else on that line.",
+			d.cfg.Workflow.DoneToken.Prefix, d.in.SessionID)
 }
 
 // fingerprint hashes ids, statuses and update times.
@@ -640,7 +722,7 @@ func NewRecord(in Input, epic string, d Decision, st State, cfg *Config, now tim
 		Why: d.Why, Actions: d.Actions}
 	// Zero counts are real after a completion (beads was read and showed
 	// nothing); elsewhere they mean beads was not read.
-	complete := d.Outcome == OutcomeComplete || (d.Outcome == OutcomeTokenDone && cfg.Workflow.Epic != "")
+	complete := d.Outcome == OutcomeComplete || (d.Outcome == OutcomeTokenDone && epic != "" && epic != NoEpic)
 	if d.Counts != (Counts{}) || complete {
 		c := d.Counts
 		r.Counts = &c

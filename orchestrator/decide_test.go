@@ -215,7 +215,7 @@ func TestDecide(t *testing.T) {
 			}
 			st := c.st
 			st.Session, st.Epic = "s1", cfg.Workflow.Epic
-			dec, next := Decide(context.Background(), c.in, st, cfg, Env{Beads: c.tr, Workspace: c.ws, Prompt: prompt, Now: now})
+			dec, next := decideCfg(context.Background(), c.in, st, cfg, Env{Beads: c.tr, Workspace: c.ws, Prompt: prompt, Now: now})
 			if dec.Block != c.block || dec.Outcome != c.outcome {
 				t.Fatalf("got block=%v outcome=%s (%s), want block=%v outcome=%s\nreason: %s\nsystemMessage: %s",
 					dec.Block, dec.Outcome, dec.Why, c.block, c.outcome, dec.Reason, dec.SystemMessage)
@@ -258,13 +258,13 @@ func TestDecideCounterLifecycle(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		tr.ready[0].UpdatedAt = now.Add(time.Duration(i) * time.Minute) // progress
 		var dec Decision
-		dec, st = Decide(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
+		dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
 		if !dec.Block || st.Cycles != i {
 			t.Fatalf("stop %d: block=%v cycles=%d", i, dec.Block, st.Cycles)
 		}
 	}
 	tr.ready, tr.subtree = nil, nil
-	dec, st := Decide(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
+	dec, st := decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
 	if dec.Outcome != OutcomeComplete || st.Cycles != 0 || st.Session != "s1" {
 		t.Fatalf("complete: %s, state %+v", dec.Outcome, st)
 	}
@@ -283,7 +283,7 @@ func TestDecideNoProgress(t *testing.T) {
 				tr.subtree[0].UpdatedAt = tr.ready[0].UpdatedAt
 			}
 			var dec Decision
-			dec, st = Decide(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
+			dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
 			outs = append(outs, dec.Outcome)
 			if !dec.Block {
 				break
@@ -312,7 +312,7 @@ func TestDecideNoProgress(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		tr.subtree[1].UpdatedAt = now.Add(time.Duration(i) * time.Minute)
 		var dec Decision
-		dec, st = Decide(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
+		dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
 		if dec.Outcome != OutcomeContinue {
 			t.Fatalf("stop %d: in-progress work changing, got %s (%s)", i, dec.Outcome, dec.Why)
 		}
@@ -327,7 +327,7 @@ func TestReasonSizeIsConstant(t *testing.T) {
 		for i := 0; i < n; i++ {
 			ids = append(ids, fmt.Sprintf("bd-e.%d", i+1))
 		}
-		dec, _ := Decide(context.Background(), Input{SessionID: "s1"}, State{Cycles: cycle}, cfg,
+		dec, _ := decideCfg(context.Background(), Input{SessionID: "s1"}, State{Cycles: cycle}, cfg,
 			Env{Beads: epic(ids), Prompt: prompt, Now: now})
 		return len(dec.Reason)
 	}
@@ -338,4 +338,13 @@ func TestReasonSizeIsConstant(t *testing.T) {
 	if d := late - big; d < 0 || d > 4 {
 		t.Errorf("cycle 1: %d bytes, cycle 49: %d bytes", big, late)
 	}
+}
+
+// decideCfg is Decide with the epic resolved as Stop resolves it for a
+// session without a binding: the configuration's.
+func decideCfg(ctx context.Context, in Input, st State, cfg *Config, env Env) (Decision, State) {
+	if in.Epic == "" {
+		in.Epic = cfg.Workflow.Epic
+	}
+	return Decide(ctx, in, st, cfg, env)
 }

@@ -14,7 +14,11 @@ import (
 // Input is one stop (or the end of one headless agent run), normalised
 // across agents by the hook adapters.
 type Input struct {
-	Agent          string // claude, codex, gemini, cursor
+	Agent string // claude, codex, gemini, cursor
+	// Epic is the epic this stop is judged against, resolved by Stop
+	// (--epic > the session's binding > RUNTASKS_EPIC > workflow.epic);
+	// "" under the done-token contract alone.
+	Epic           string
 	Event          string // Stop, SubagentStop, AfterAgent, stop, run
 	SessionID      string
 	TurnID         string
@@ -79,24 +83,90 @@ const (
 	OutcomeEscalated   Outcome = "escalated"     // only blocked/deferred work remains
 	OutcomeCheckpoint  Outcome = "checkpoint"    // context checkpoint accepted
 	OutcomeAccepted    Outcome = "accepted"      // a promise with condition always
-	OutcomeCapReached  Outcome = "cap_reached"   // max_cycles reached
+	OutcomeCapReached  Outcome = "cap_reached"   // max_cycles or max_duration reached
 	OutcomeNoProgress  Outcome = "no_progress"   // beads unchanged too long
 	OutcomeBeadsError  Outcome = "beads_error"   // bd failed
 	OutcomeTokenDone   Outcome = "token_done"    // done token printed (and beads agrees)
 	OutcomeTokenMissed Outcome = "token_missing" // done token required, absent: blocked
 	OutcomeIncomplete  Outcome = "incomplete"    // a configured check is incomplete: blocked
 	OutcomeCheckError  Outcome = "check_error"   // a configured check could not run: allowed
+	// OutcomeResultsMissing: a claimed task's RESULTS.md is still its
+	// template while the work is otherwise done: blocked.
+	OutcomeResultsMissing Outcome = "results_missing"
+	// OutcomeEnded: the session's loop ended for good earlier (cap, accepted
+	// promise, checkpoint, completion); it is not driven until armed again.
+	OutcomeEnded Outcome = "ended"
+	// OutcomeConfigError: the configuration could not be read; runtasks is
+	// off for the project until it is fixed.
+	OutcomeConfigError Outcome = "config_error"
+	// OutcomeError: runtasks itself failed (state, prompt template, a
+	// panic); the stop is allowed and the person told.
+	OutcomeError Outcome = "error"
 )
 
-// Ends reports whether the outcome ends the loop for good (clears the counter).
-func (o Outcome) Ends() bool {
-	switch o {
-	case OutcomeComplete, OutcomeEscalated, OutcomeAccepted,
-		OutcomeCapReached, OutcomeNoProgress, OutcomeTokenDone:
-		return true
-	}
-	return false
+// Class is what an outcome means to the person and to an exit status.
+type Class int
+
+const (
+	ClassIgnored     Class = iota // the stop was not runtasks' to judge
+	ClassWorkLeft                 // work remains (a block, or a limit with work left)
+	ClassDone                     // the work is done (beads, and every check, agree)
+	ClassNeedsPerson              // only a person can move it on
+	ClassPaused                   // the agent may stop; the loop goes on later (checkpoint)
+	ClassError                    // something failed; the stop is allowed
+)
+
+// outcomeInfo declares, in one place, what each outcome does.
+type outcomeInfo struct {
+	class Class
+	// ends: the loop's counters are cleared.
+	ends bool
+	// final: the loop is over for good: the session's binding is released
+	// and its next stop is not driven until someone arms it again.
+	final bool
 }
+
+var outcomes = map[Outcome]outcomeInfo{
+	OutcomeNotDriven:      {class: ClassIgnored},
+	OutcomeDisabled:       {class: ClassIgnored},
+	OutcomeSubagent:       {class: ClassIgnored},
+	OutcomeBackground:     {class: ClassIgnored},
+	OutcomeEnded:          {class: ClassIgnored},
+	OutcomeContinue:       {class: ClassWorkLeft},
+	OutcomeRejected:       {class: ClassWorkLeft},
+	OutcomeTokenMissed:    {class: ClassWorkLeft},
+	OutcomeIncomplete:     {class: ClassWorkLeft},
+	OutcomeResultsMissing: {class: ClassWorkLeft},
+	OutcomeCapReached:     {class: ClassWorkLeft, ends: true, final: true},
+	OutcomeComplete:       {class: ClassDone, ends: true, final: true},
+	OutcomeTokenDone:      {class: ClassDone, ends: true, final: true},
+	OutcomeAccepted:       {class: ClassDone, ends: true, final: true},
+	OutcomeCheckpoint:     {class: ClassPaused, final: true},
+	OutcomeEscalated:      {class: ClassNeedsPerson, ends: true},
+	OutcomeNoProgress:     {class: ClassNeedsPerson, ends: true},
+	OutcomeBeadsError:     {class: ClassError},
+	OutcomeCheckError:     {class: ClassError},
+	OutcomeConfigError:    {class: ClassError},
+	OutcomeError:          {class: ClassError},
+}
+
+// Class says what the outcome means (ClassError for an unknown one).
+func (o Outcome) Class() Class {
+	if i, ok := outcomes[o]; ok {
+		return i.class
+	}
+	return ClassError
+}
+
+// Done reports whether the outcome says the work is done.
+func (o Outcome) Done() bool { return o.Class() == ClassDone }
+
+// Ends reports whether the outcome clears the loop's counters.
+func (o Outcome) Ends() bool { return outcomes[o].ends }
+
+// Final reports whether the outcome ends the loop for good: the session's
+// binding is released and it is not driven again until armed.
+func (o Outcome) Final() bool { return outcomes[o].final }
 
 // Decision is the engine's answer to one stop.
 type Decision struct {
@@ -112,8 +182,18 @@ type Decision struct {
 	// Actions lists changes made to beads (stuck tasks moved and so on).
 	Actions []string
 	// Stuck lists the stuck tasks found at this stop and the action to
-	// apply to each (the caller applies them: ApplyStuck).
+	// apply to each (Stop applies them through Ports.Updater).
 	Stuck []StuckTask
+	// Epic is the epic the stop was judged against ("" for none).
+	Epic string
+	// Cycle is the session's block count after this decision.
+	Cycle int
+	// Verdicts are the completion checks' verdicts (workflow.checks, or the
+	// built-in beads check when runtasks check asks for them).
+	Verdicts []Verdict
+	// Released is true when this decision ended the loop for good and the
+	// session's binding to the epic was released.
+	Released bool
 }
 
 // Counts summarises an epic's unclosed descendants at one moment. Fields
@@ -127,6 +207,10 @@ type Counts struct {
 	Remaining  int `json:"remaining"`
 }
 
+// NoEpic keys the state of a session judged without an epic (the
+// done-token contract alone, or claims without an epic).
+const NoEpic = "-"
+
 // State is what runtasks remembers for one (session, epic) pair.
 type State struct {
 	Session string `json:"session"`
@@ -134,18 +218,25 @@ type State struct {
 	// Cycles counts blocks since the loop (re)started.
 	Cycles       int       `json:"cycles"`
 	FirstBlockAt time.Time `json:"first_block_at,omitzero"`
-	// Fingerprint of the epic's beads state at the last block, and how many
-	// blocks in a row saw it unchanged.
+	// Fingerprint of the epic's whole unclosed subtree the last time it was
+	// read, and how many blocks in a row saw beads unchanged.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Unchanged   int    `json:"unchanged,omitempty"`
-	// FullFingerprint is the fingerprint of the whole unclosed subtree the
-	// last time it was read; it confirms a stall before escalating.
-	FullFingerprint string `json:"full_fingerprint,omitempty"`
 	// NoProgressWarned is set after the one no-progress warning block.
 	NoProgressWarned bool `json:"no_progress_warned,omitempty"`
 	// Worktrees lists the in-progress tasks whose worktree existed at the
 	// last stop that looked: if one disappears, the task is stuck.
-	Worktrees []string  `json:"worktrees,omitempty"`
+	Worktrees []string `json:"worktrees,omitempty"`
+	// ReadyFingerprint is the fingerprint of the ready list at the last
+	// block (it stands in for the subtree on the one-query path).
+	ReadyFingerprint string `json:"ready_fingerprint,omitempty"`
+	// ResultsBlocks counts stops blocked for an untouched RESULTS.md; it is
+	// capped by max_cycles like the cycle counter.
+	ResultsBlocks int `json:"results_blocks,omitempty"`
+	// Ended is the outcome that ended the loop for good, and when; a
+	// session with an ended loop is not driven until armed again.
+	Ended     Outcome   `json:"ended,omitempty"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
 	Last      *Record   `json:"last,omitempty"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }

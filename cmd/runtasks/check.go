@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/git"
 	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/prompts"
-	"github.com/runtasks/runtasks/shell"
 	"github.com/runtasks/runtasks/transcript"
 )
 
@@ -30,13 +26,12 @@ const (
 type checkOptions struct {
 	Out        io.Writer
 	Config     *orchestrator.Config
-	Tracker    orchestrator.Tracker
-	Runner     orchestrator.CommandRunner
-	Workspace  orchestrator.Workspace
-	Now        func() time.Time
+	Ports      orchestrator.Ports
 	Transcript string
 	Session    string
 	JSON       bool
+	// EpicFlag is true when --epic was given: it wins over a session binding.
+	EpicFlag bool
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
@@ -77,10 +72,9 @@ EXIT STATUS
 			if err != nil {
 				return exitCode(checkExitSetup, err)
 			}
-			opts.Out, opts.Config, opts.Now = f.Out, cfg, f.Now
-			opts.Tracker = newBeadsClient(f, cfg)
-			opts.Workspace = git.Repo{Dir: cfg.Root}
-			opts.Runner = shellRunner{shell.Runner{Env: f.Environ()}}
+			opts.Out, opts.Config = f.Out, cfg
+			opts.Ports = stopPorts(f, cfg, f.Now)
+			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runCheck(cmd.Context(), opts)
 		},
 	}
@@ -94,48 +88,40 @@ EXIT STATUS
 }
 
 type checkReport struct {
-	Status string                 `json:"status"`
-	Exit   int                    `json:"exit"`
-	Epic   string                 `json:"epic,omitempty"`
-	Checks []orchestrator.Verdict `json:"checks"`
+	Status  string                 `json:"status"`
+	Exit    int                    `json:"exit"`
+	Epic    string                 `json:"epic,omitempty"`
+	Outcome orchestrator.Outcome   `json:"outcome"`
+	Why     string                 `json:"why"`
+	Checks  []orchestrator.Verdict `json:"checks"`
 }
 
+// runCheck judges once through the stop transaction, without changing
+// anything (a dry run: no cycle counted, no stuck task moved), and prints
+// each check's verdict.
 func runCheck(ctx context.Context, o *checkOptions) error {
 	cfg := o.Config
-	checks, err := orchestrator.BuildChecks(cfg.Workflow.Checks)
-	if err != nil {
-		return exitCode(checkExitSetup, err)
-	}
-	in := orchestrator.Input{Event: "check", SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
+	in := orchestrator.Input{Event: orchestrator.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
 	if o.Transcript != "" {
 		msg, err := transcript.LastAssistantText(o.Transcript)
 		if err == nil && msg == "" {
 			msg, err = transcript.LastAgentMessage(o.Transcript)
 		}
 		if err != nil {
-			return exitCode(checkExitSetup, fmt.Errorf("transcript: %w", err))
+			return exitCode(orchestrator.ExitUsage, fmt.Errorf("transcript: %w", err))
 		}
 		in.FinalMessage = msg
 	}
-	prompt := ""
-	if tmpl, err := prompts.Load(cfg.PromptPath()); err == nil {
-		prompt, _ = prompts.Render(tmpl, prompts.Data{Epic: cfg.Workflow.Epic, Session: o.Session, MaxCycles: cfg.Workflow.StopHook.MaxCycles})
+	dec, err := (&orchestrator.Store{Dir: cfg.StateDir()}).Stop(ctx, cfg,
+		orchestrator.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, o.Ports)
+	if err != nil {
+		return exitCode(orchestrator.ExitUsage, err)
 	}
-	cc := &orchestrator.CheckContext{
-		Input: in, Config: cfg, Dir: cfg.Root, Runner: o.Runner, Transcript: o.Transcript,
-		Env: orchestrator.Env{Beads: o.Tracker, Workspace: o.Workspace, Runner: o.Runner, Prompt: prompt, Now: o.Now()},
-	}
-	verdicts, status := orchestrator.RunChecks(ctx, checks, cc)
-	rep := checkReport{Status: status, Epic: cfg.Workflow.Epic, Checks: verdicts}
-	switch status {
-	case orchestrator.VerdictComplete:
-		rep.Exit = checkExitComplete
-	case orchestrator.VerdictIncomplete:
-		rep.Exit = checkExitIncomplete
-	case orchestrator.VerdictSkipped:
-		rep.Exit = checkExitNothing
-	default:
-		rep.Exit = checkExitSetup
+	status := checkStatus(dec)
+	rep := checkReport{Status: status, Epic: dec.Epic, Checks: dec.Verdicts, Outcome: dec.Outcome, Why: dec.Why,
+		Exit: dec.Outcome.Class().ExitStatus()}
+	if rep.Checks == nil {
+		rep.Checks = []orchestrator.Verdict{}
 	}
 	if o.JSON {
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -145,7 +131,7 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 		fmt.Fprintf(o.Out, "%s\n", b)
 	} else {
 		var b strings.Builder
-		for _, v := range verdicts {
+		for _, v := range dec.Verdicts {
 			checkPrint(&b, v, "", cfg.Workflow.FeedbackLimit)
 		}
 		fmt.Fprintf(&b, "result: %s\n", status)
@@ -155,6 +141,21 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 		return exitCode(rep.Exit, errSilent)
 	}
 	return nil
+}
+
+// checkStatus words a decision as a check result.
+func checkStatus(dec orchestrator.Decision) string {
+	switch c := dec.Outcome.Class(); {
+	case dec.Block || c == orchestrator.ClassWorkLeft:
+		return orchestrator.VerdictIncomplete
+	case c == orchestrator.ClassDone || c == orchestrator.ClassPaused:
+		return orchestrator.VerdictComplete
+	case c == orchestrator.ClassIgnored:
+		return orchestrator.VerdictSkipped
+	case c == orchestrator.ClassNeedsPerson:
+		return "needs_person"
+	}
+	return orchestrator.VerdictError
 }
 
 // checkPrint writes one verdict (and its children) as indented lines.

@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/git"
 	"github.com/runtasks/runtasks/headless"
 	"github.com/runtasks/runtasks/orchestrator"
 )
@@ -32,6 +31,7 @@ type runOptions struct {
 	RunID          string
 	AgentArgs      []string
 	Beads          headless.Beads
+	Ports          orchestrator.Ports
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
@@ -95,6 +95,7 @@ EXIT STATUS
 				opts.MaxDuration = cfg.Workflow.MaxDuration
 			}
 			opts.Beads = newBeadsClient(f, cfg)
+			opts.Ports = stopPorts(f, cfg, f.Now)
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
@@ -139,7 +140,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		Args:        o.AgentArgs,
 		MaxDuration: o.MaxDuration,
 		Beads:       o.Beads,
-		Workspace:   git.Repo{Dir: cfg.Root},
+		Ports:       o.Ports,
 		Environ:     o.Environ,
 		Out:         o.Out,
 		TTY:         !o.Plain && headless.IsTerminal(o.Out),

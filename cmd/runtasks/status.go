@@ -153,7 +153,7 @@ func statusCollect(o *statusOptions) (*statusReport, error) {
 // maxFor is the cap that applies to an epic's sessions: the done-token cap
 // for the contract's epic-less state.
 func (o *statusOptions) maxFor(epic string) int {
-	if epic == stateEpic {
+	if epic == orchestrator.NoEpic {
 		return o.DoneTokenMax
 	}
 	return o.MaxCycles

@@ -13,7 +13,6 @@ import (
 	"github.com/runtasks/runtasks/git"
 	"github.com/runtasks/runtasks/hook"
 	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/prompts"
 	"github.com/runtasks/runtasks/shell"
 )
 
@@ -25,11 +24,12 @@ type stopHookOptions struct {
 	Agent    string
 	// LoadConfig loads the configuration from the hook's cwd.
 	LoadConfig func(startDir string) (*orchestrator.Config, error)
-	// Tracker and Workspace build the engine's dependencies for a config.
-	Tracker   func(cfg *orchestrator.Config) orchestrator.Tracker
-	Workspace func(cfg *orchestrator.Config) orchestrator.Workspace
-	Now       func() time.Time
-	LogLevel  string
+	// Ports builds the engine's ports (bd, git, shell) for a config.
+	Ports    func(cfg *orchestrator.Config) orchestrator.Ports
+	LogLevel string
+	// ConfigErrorLog records a configuration error in the project's
+	// decision log (the state directory cannot come from a broken file).
+	ConfigErrorLog func(startDir string, in orchestrator.Input, dec orchestrator.Decision)
 	// EpicFlag is true when --epic was given: it wins over a session binding.
 	EpicFlag bool
 }
@@ -67,9 +67,10 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 				cfg, _, err := f.LoadConfig(cmd, dir)
 				return cfg, err
 			}
-			opts.Tracker = func(cfg *orchestrator.Config) orchestrator.Tracker { return newBeadsClient(f, cfg) }
-			opts.Workspace = func(cfg *orchestrator.Config) orchestrator.Workspace { return git.Repo{Dir: cfg.Root} }
-			opts.Now = f.Now
+			opts.Ports = func(cfg *orchestrator.Config) orchestrator.Ports { return stopPorts(f, cfg, f.Now) }
+			opts.ConfigErrorLog = func(dir string, in orchestrator.Input, dec orchestrator.Decision) {
+				recordConfigError(f, dir, in, dec)
+			}
 			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runStopHook(cmd.Context(), opts)
 		},
@@ -89,125 +90,88 @@ func newBeadsClient(f *Factory, cfg *orchestrator.Config) *beads.Client {
 	return &beads.Client{Bin: cfg.Beads.Bin, Dir: cfg.BeadsDir(), WorkDir: cfg.Root, Timeout: cfg.Beads.Timeout, Env: f.Environ()}
 }
 
-// runStopHook never fails the agent: every problem allows the stop and is
-// reported on stderr (and in the log), so a broken runtasks cannot trap an
-// agent. Exit status is always 0.
-func runStopHook(ctx context.Context, o *stopHookOptions) error {
+// stopPorts are the engine's ports for a configuration: bd, git, the
+// shell for command checks.
+func stopPorts(f *Factory, cfg *orchestrator.Config, now func() time.Time) orchestrator.Ports {
+	bd := newBeadsClient(f, cfg)
+	repo := git.Repo{Dir: cfg.Root}
+	return orchestrator.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
+		Runner: shellRunner{shell.Runner{Env: f.Environ()}}, Now: now}
+}
+
+// runStopHook never fails the agent: every problem allows the stop, is
+// reported to the person in a systemMessage and logged, so a broken
+// runtasks can neither trap an agent nor switch itself off silently. Exit
+// status is always 0. It is wiring only: parse, load the configuration,
+// read the agent's input, Stop, encode.
+func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
+	agent := o.Agent
+	defer recoverHook("stop-hook", o.Out, o.Err, func(msg string) []byte {
+		return hook.EncodeStop(agentOr(agent), orchestrator.Decision{SystemMessage: msg})
+	})
 	payload, err := hook.Parse(o.In)
 	if err != nil {
 		fmt.Fprintf(o.Err, "runtasks stop-hook: %v; stop allowed\n", err)
+		o.Out.Write(hook.EncodeStop(agentOr(agent), orchestrator.Decision{
+			SystemMessage: "runtasks: could not read the Stop hook's input (" + err.Error() + "); stop allowed."}))
 		return nil
 	}
-	cfg, err := o.LoadConfig(hookStart(payload.CWD))
-	if err != nil {
-		fmt.Fprintf(o.Err, "runtasks stop-hook: configuration: %v; stop allowed\n", err)
-		return nil
-	}
-	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
-	defer closeLog()
-
-	agent := o.Agent
 	if agent == "" {
 		agent = hook.Detect(payload)
 	}
 	if !hook.Known(agent) {
-		logger.Error("unknown agent; stop allowed", "agent", agent)
+		fmt.Fprintf(o.Err, "runtasks stop-hook: unknown agent %q; stop allowed\n", agent)
 		return nil
 	}
-	in, inErr := hook.Input(agent, payload, cfg.Workflow.DoneToken.Required)
-	// The epic: --epic > the session's binding (runtasks arm, /run-tasks) >
-	// RUNTASKS_EPIC > workflow.epic. An unbound session with no static epic
-	// stays untouched.
-	bindings := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
-	bound, err := bindings.ApplyBinding(cfg, &in, o.EpicFlag)
+	start := hookStart(payload.CWD)
+	cfg, err := o.LoadConfig(start)
 	if err != nil {
-		logger.Warn("session binding unreadable; judging without it", "err", err)
-	}
-	if !orchestrator.Driven(in, cfg) {
-		if len(in.Claims) > 0 {
-			if out := hook.EncodeStop(agent, bindings.GuardResults(in, cfg, orchestrator.Decision{Outcome: orchestrator.OutcomeNotDriven}, bound)); out != nil {
-				o.Out.Write(out)
-			}
+		dec := orchestrator.ConfigErrorDecision(err)
+		fmt.Fprintf(o.Err, "runtasks stop-hook: %s\n", dec.SystemMessage)
+		in, _ := hook.Input(agent, payload, false)
+		if o.ConfigErrorLog != nil {
+			o.ConfigErrorLog(start, in, dec)
 		}
-		logger.Debug("not driven; stop allowed", "session", payload.SessionID)
+		o.Out.Write(hook.EncodeStop(agent, dec))
 		return nil
 	}
+	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	defer closeLog()
+	in, inErr := hook.Input(agent, payload, cfg.Workflow.DoneToken.Required)
 	if inErr != nil {
 		logger.Warn("could not read the final message; judging without it", "err", inErr)
 	}
-
-	dec, err := decideStop(ctx, in, cfg, o, logger)
+	store := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
+	dec, err := store.Stop(ctx, cfg, orchestrator.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, o.Ports(cfg))
 	if err != nil {
 		logger.Error("stop allowed", "err", err)
-		dec = orchestrator.Decision{Outcome: orchestrator.OutcomeNotDriven,
-			SystemMessage: "runtasks: " + err.Error() + "; stop allowed."}
-	} else {
-		dec = bindings.GuardResults(in, cfg, dec, bound)
 	}
+	logDecision(logger, in.SessionID, dec)
 	if out := hook.EncodeStop(agent, dec); out != nil {
 		o.Out.Write(out)
 	}
 	return nil
 }
 
-// stateEpic keys the state of the done-token contract when no epic is set.
-const stateEpic = "-"
-
-// decideStop runs the engine under the session's state lock and records the
-// decision. An unusable state directory is an error: without a counter no
-// cap can hold, so the caller allows the stop.
-func decideStop(ctx context.Context, in orchestrator.Input, cfg *orchestrator.Config, o *stopHookOptions, logger *log.Logger) (orchestrator.Decision, error) {
-	tmpl, err := prompts.Load(cfg.PromptPath())
-	if err != nil {
-		return orchestrator.Decision{}, err
-	}
-	prompt, err := prompts.Render(tmpl, prompts.Data{Epic: cfg.Workflow.Epic, Session: in.SessionID, MaxCycles: cfg.Workflow.StopHook.MaxCycles})
-	if err != nil {
-		return orchestrator.Decision{}, err
-	}
-	store := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
-	epic := cfg.Workflow.Epic
-	if epic == "" {
-		epic = stateEpic
-	}
-	env := orchestrator.Env{Beads: o.Tracker(cfg), Workspace: o.Workspace(cfg), Prompt: prompt, Now: o.Now()}
-	// Stuck-task detection needs the worktrees (git.Repo lists them) and a
-	// tracker that can change statuses (*beads.Client).
-	if wl, ok := env.Workspace.(orchestrator.WorktreeLister); ok {
-		env.Worktrees = wl
-	}
-	updater, _ := env.Beads.(orchestrator.StatusUpdater)
-	if len(cfg.Workflow.Checks) > 0 {
-		env.Runner = shellRunner{shell.Runner{}}
-	}
-	var (
-		dec orchestrator.Decision
-		rec orchestrator.Record
-	)
-	st, err := store.Update(in.SessionID, epic, func(st *orchestrator.State) error {
-		var next orchestrator.State
-		dec, next = orchestrator.Decide(ctx, in, *st, cfg, env)
-		if len(dec.Stuck) > 0 {
-			dec.Actions = append(dec.Actions, orchestrator.ApplyStuck(ctx, updater, dec.Stuck, env.Now)...)
-		}
-		rec = orchestrator.NewRecord(in, epic, dec, next, cfg, env.Now)
-		next.Last = &rec
-		*st = next
-		return nil
-	})
-	if err != nil {
-		return orchestrator.Decision{}, fmt.Errorf("state: %w", err)
-	}
-	if err := store.Append(rec); err != nil {
-		logger.Warn("decision log", "err", err)
-	}
+// logDecision logs one decision of the engine.
+func logDecision(logger *log.Logger, session string, dec orchestrator.Decision) {
 	lvl := log.InfoLevel
-	if dec.Outcome == orchestrator.OutcomeBeadsError {
+	switch {
+	case dec.Outcome == orchestrator.OutcomeNotDriven:
+		lvl = log.DebugLevel
+	case dec.Outcome.Class() == orchestrator.ClassError:
 		lvl = log.WarnLevel
 	}
-	logger.Log(lvl, "decision", "session", in.SessionID, "epic", epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", st.Cycles, "why", dec.Why)
+	logger.Log(lvl, "decision", "session", session, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
 	for _, a := range dec.Actions {
-		logger.Warn("beads changed", "session", in.SessionID, "epic", epic, "action", a)
+		logger.Warn("beads changed", "session", session, "epic", dec.Epic, "action", a)
 	}
-	return dec, nil
+}
+
+// agentOr is the agent, or Claude Code's protocol when it is not known yet.
+func agentOr(agent string) string {
+	if hook.Known(agent) {
+		return agent
+	}
+	return hook.Claude
 }

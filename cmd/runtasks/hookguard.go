@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+// recoverHook ends a hook command that panicked as every hook must end:
+// exit status 0 (Claude Code reads 2 as "block"), the agent let go with a
+// systemMessage (encode renders it in the agent's protocol), the panic and
+// its stack on stderr, where the agent's hook log keeps it. It must be
+// deferred directly.
+func recoverHook(name string, out, errw io.Writer, encode func(msg string) []byte) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(errw, "runtasks %s: panic: %v\n%s", name, r, debug.Stack())
+	msg := fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", name, r)
+	if b := encode(msg); b != nil {
+		out.Write(b)
+	}
+}
+
+// recordConfigError writes a configuration error to the decision log of
+// the project that holds dir (the default state directory: a broken file
+// cannot name another).
+func recordConfigError(f *Factory, dir string, in orchestrator.Input, dec orchestrator.Decision) {
+	root, _, err := orchestrator.FindProject(orchestrator.LoadOptions{StartDir: dir})
+	if err != nil {
+		if root, err = f.Getwd(); err != nil {
+			return
+		}
+		if dir != "" {
+			root = dir
+		}
+	}
+	store := &orchestrator.Store{Dir: filepath.Join(root, orchestrator.DefaultStateDir)}
+	if err := store.RecordConfigError(in, dec, f.Now()); err != nil {
+		fmt.Fprintf(f.Err, "runtasks: decision log: %v\n", err)
+	}
+}
