@@ -95,6 +95,12 @@ func EncodeStop(agent string, d orchestrator.Decision) []byte {
 	return marshalLine(out)
 }
 
+// EncodeMessage renders a message for the person (not the model) from any
+// hook: {"systemMessage":…}; nil for Cursor, which has no such field.
+func EncodeMessage(agent, msg string) []byte {
+	return EncodeStop(agent, orchestrator.Decision{SystemMessage: msg})
+}
+
 // EncodeContext renders extra context for the model from a SessionStart or
 // UserPromptSubmit hook (event is runtasks' name or agent's own). It returns
 // nil when text is empty or the agent cannot take context at that event:

@@ -348,3 +348,16 @@ func decideCfg(ctx context.Context, in Input, st State, cfg *Config, env Env) (D
 	}
 	return Decide(ctx, in, st, cfg, env)
 }
+
+// A next_ids beyond any epic's size names what there is: no allocation of
+// the configured size (9223372036854775807 once panicked in makeslice).
+func TestNextIDsHuge(t *testing.T) {
+	for _, n := range []int{1 << 32, int(^uint(0) >> 1)} {
+		cfg := testConfig()
+		cfg.Workflow.StopHook.NextIDs = n
+		dec, _ := decideCfg(context.Background(), Input{SessionID: "s1"}, State{}, cfg, Env{Beads: epic([]string{"bd-e.1", "bd-e.2"}), Prompt: prompt, Now: now})
+		if !strings.Contains(dec.Reason, "2 ready (next: bd-e.1, bd-e.2)") {
+			t.Errorf("next_ids %d: %q", n, dec.Reason)
+		}
+	}
+}

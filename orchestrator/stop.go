@@ -101,8 +101,10 @@ func (s *Store) Stop(ctx context.Context, cfg *Config, req StopRequest, p Ports)
 		rec Record
 	)
 	_, err := s.Update(in.SessionID, key, func(st *State) error {
-		// Arming again after the loop ended starts it afresh.
-		if st.Ended != "" && (req.Rearm || (binding.Epic == in.Epic && binding.ArmedAt.After(st.EndedAt))) {
+		// Arming again after the loop ended starts it afresh (arm times
+		// are kept to the second).
+		if st.Ended != "" && (req.Rearm || (binding.Epic == in.Epic && !binding.ArmedAt.IsZero() &&
+			!binding.ArmedAt.Before(st.EndedAt.Truncate(time.Second)))) {
 			*st = State{Session: st.Session, Epic: st.Epic}
 		}
 		var next State

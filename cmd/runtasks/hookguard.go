@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/runtasks/runtasks/hook"
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
@@ -43,4 +44,23 @@ func recordConfigError(f *Factory, dir string, in orchestrator.Input, dec orches
 	if err := store.RecordConfigError(in, dec, f.Now()); err != nil {
 		fmt.Fprintf(f.Err, "runtasks: decision log: %v\n", err)
 	}
+}
+
+// hookConfigError tells the person, from any hook, that runtasks is off
+// until the configuration is fixed (stderr keeps it for the hook's log).
+func hookConfigError(name string, out, errw io.Writer, agent string, err error) {
+	dec := orchestrator.ConfigErrorDecision(err)
+	fmt.Fprintf(errw, "runtasks %s: %s\n", name, dec.SystemMessage)
+	if b := hook.EncodeMessage(agent, dec.SystemMessage); b != nil {
+		out.Write(b)
+	}
+}
+
+// hookAgent is the agent a hook answers: the flag, else detected from the
+// input, else Claude Code's protocol.
+func hookAgent(flag string, p hook.Payload) string {
+	if flag != "" {
+		return agentOr(flag)
+	}
+	return agentOr(hook.Detect(p))
 }

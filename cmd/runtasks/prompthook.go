@@ -112,6 +112,7 @@ func hookSession(p hook.Payload) string {
 }
 
 func runPromptHook(ctx context.Context, o *promptHookOptions) error {
+	defer recoverHook("prompt-hook", o.Out, o.Err, func(msg string) []byte { return hook.EncodeMessage(agentOr(o.Agent), msg) })
 	payload, err := hook.Parse(o.In)
 	if err != nil {
 		fmt.Fprintf(o.Err, "runtasks prompt-hook: %v; prompt passed through\n", err)
@@ -119,7 +120,7 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 	}
 	cfg, err := o.LoadConfig(hookStart(payload.CWD))
 	if err != nil {
-		fmt.Fprintf(o.Err, "runtasks prompt-hook: configuration: %v; prompt passed through\n", err)
+		hookConfigError("prompt-hook", o.Out, o.Err, hookAgent(o.Agent, payload), err)
 		return nil
 	}
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)

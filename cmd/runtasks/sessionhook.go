@@ -46,6 +46,7 @@ stdout carries only the agent's JSON. Exit status is always 0.`,
 }
 
 func runSessionHook(ctx context.Context, o *promptHookOptions) error {
+	defer recoverHook("session-hook", o.Out, o.Err, func(msg string) []byte { return hook.EncodeMessage(agentOr(o.Agent), msg) })
 	payload, err := hook.Parse(o.In)
 	if err != nil {
 		fmt.Fprintf(o.Err, "runtasks session-hook: %v\n", err)
@@ -57,7 +58,7 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 	}
 	cfg, err := o.LoadConfig(hookStart(payload.CWD))
 	if err != nil {
-		fmt.Fprintf(o.Err, "runtasks session-hook: configuration: %v\n", err)
+		hookConfigError("session-hook", o.Out, o.Err, hookAgent(o.Agent, payload), err)
 		return nil
 	}
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)

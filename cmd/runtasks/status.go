@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -36,6 +37,9 @@ type statusOptions struct {
 	Now     func() time.Time
 	// Loc is the time zone times are shown in (nil = local).
 	Loc *time.Location
+	// ConfigError is the configuration's error when it could not be read
+	// (the state is then read from the default state directory).
+	ConfigError string
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -63,11 +67,20 @@ its own line, strings without quotes.`,
   runtasks status --history -1 --jq '.history[] | select(.block | not) | .why'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return exitCode(1, err)
+				// The state can still be shown: a broken file is exactly
+				// when a person needs to look.
+				dir, derr := statusFallbackDir(f, cmd)
+				if derr != nil {
+					return exitCode(orchestrator.ExitUsage, err)
+				}
+				opts.ConfigError = err.Error()
+				fmt.Fprintf(f.Err, "runtasks: warning: the configuration is broken, so runtasks is off for this project until it is fixed:\n%s\n", err)
+				opts.Store = &orchestrator.Store{Dir: dir, Warn: statusWarn(f.Err)}
+				return runStatus(cmd.Context(), opts)
 			}
-			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
 			opts.MaxCycles = cfg.Workflow.StopHook.MaxCycles
 			opts.DoneTokenMax = cfg.Workflow.DoneToken.Max
 			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
@@ -86,6 +99,27 @@ its own line, strings without quotes.`,
 	return cmd
 }
 
+// statusFallbackDir is the state directory when the configuration cannot
+// be read: --state-dir, else the default one in the project root.
+func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
+	wd, err := f.Getwd()
+	if err != nil {
+		return "", err
+	}
+	root, _, err := orchestrator.FindProject(orchestrator.LoadOptions{StartDir: wd})
+	if err != nil {
+		return "", err
+	}
+	dir, _ := cmd.Flags().GetString("state-dir")
+	if dir == "" {
+		dir = orchestrator.DefaultStateDir
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	return dir, nil
+}
+
 // statusWarn reports what the store recovered from on stderr.
 func statusWarn(w io.Writer) func(string) {
 	return func(msg string) { fmt.Fprintln(w, "runtasks: warning:", msg) }
@@ -93,9 +127,10 @@ func statusWarn(w io.Writer) func(string) {
 
 // statusReport is the --json shape of runtasks status.
 type statusReport struct {
-	StateDir string                `json:"state_dir"`
-	Sessions []statusSession       `json:"sessions"`
-	History  []orchestrator.Record `json:"history"`
+	StateDir    string                `json:"state_dir"`
+	ConfigError string                `json:"config_error,omitempty"`
+	Sessions    []statusSession       `json:"sessions"`
+	History     []orchestrator.Record `json:"history"`
 }
 
 type statusSession struct {
@@ -127,7 +162,7 @@ func (o *statusOptions) loc() *time.Location {
 }
 
 func statusCollect(o *statusOptions) (*statusReport, error) {
-	rep := &statusReport{StateDir: o.Store.Dir, Sessions: []statusSession{}, History: []orchestrator.Record{}}
+	rep := &statusReport{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Sessions: []statusSession{}, History: []orchestrator.Record{}}
 	states, err := o.Store.List()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+// panicTracker panics at the first question, as a bug deep in the engine
+// or a port would.
+type panicTracker struct{ orchestrator.Tracker }
+
+func (panicTracker) Ready(context.Context, string) ([]beads.Issue, error) { panic("boom in ready") }
+
+// TestHooksRecoverFromPanics injects a panic into each hook command: every
+// one exits 0 (returns nil), lets the agent go with a systemMessage, and
+// leaves the panic and its stack on stderr.
+func TestHooksRecoverFromPanics(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func() *orchestrator.Config {
+		c, _, err := orchestrator.Load(orchestrator.LoadOptions{StartDir: dir, Environ: []string{"RUNTASKS_EPIC=bd-e"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	boomConfig := func(string) (*orchestrator.Config, error) { panic("boom in config") }
+	input := `{"session_id":"s1","cwd":"` + dir + `","hook_event_name":"%s","prompt":"claim bd-e.1"}`
+	for _, tc := range []struct {
+		name string
+		run  func(in string, out, errw *bytes.Buffer) error
+	}{
+		{"stop-hook: a port panics", func(in string, out, errw *bytes.Buffer) error {
+			return runStopHook(context.Background(), &stopHookOptions{In: strings.NewReader(in), Out: out, Err: errw,
+				LoadConfig: func(string) (*orchestrator.Config, error) { return cfg(), nil },
+				Ports:      func(*orchestrator.Config) orchestrator.Ports { return orchestrator.Ports{Beads: panicTracker{}} }})
+		}},
+		{"stop-hook: loading panics", func(in string, out, errw *bytes.Buffer) error {
+			return runStopHook(context.Background(), &stopHookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig})
+		}},
+		{"prompt-hook", func(in string, out, errw *bytes.Buffer) error {
+			return runPromptHook(context.Background(), &promptHookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig})
+		}},
+		{"session-hook", func(in string, out, errw *bytes.Buffer) error {
+			return runSessionHook(context.Background(), &promptHookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig,
+				Getenv: func(string) string { return "" }})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errw bytes.Buffer
+			event := map[bool]string{true: "Stop", false: "SessionStart"}[strings.HasPrefix(tc.name, "stop")]
+			if tc.name == "prompt-hook" {
+				event = "UserPromptSubmit"
+			}
+			if err := tc.run(strings.Replace(input, "%s", event, 1), &out, &errw); err != nil {
+				t.Fatalf("returned %v: the hook must exit 0", err)
+			}
+			var msg struct {
+				Decision      string `json:"decision"`
+				SystemMessage string `json:"systemMessage"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &msg); err != nil {
+				t.Fatalf("stdout is not the agent's JSON: %q", out.String())
+			}
+			if msg.Decision != "" || !strings.Contains(msg.SystemMessage, "crashed (panic: boom") {
+				t.Errorf("stdout %q: want an allowed stop with the panic named", out.String())
+			}
+			if !strings.Contains(errw.String(), "panic: boom") || !strings.Contains(errw.String(), "goroutine") {
+				t.Errorf("stderr lacks the panic and its stack: %q", errw.String())
+			}
+		})
+	}
+}
