@@ -248,9 +248,14 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	r.p.Tally(t.Closed, t.Total)
 	r.p.Printf("runtasks run: epic %s · %s · up to %d cycles%s · log %s", r.epic, r.agent, r.max, r.durationNote(), r.relDir())
 
-	// Nothing left: the engine says so without starting an agent.
+	// Nothing left: the engine says so without starting an agent. It is
+	// asked without counting a cycle first (a dry run); only an end is
+	// recorded.
 	if t.Total > 0 && t.Closed == t.Total {
-		dec, err := r.decide(ctx, "", false)
+		dec, err := r.decide(ctx, "", decideDryRun)
+		if err == nil && !dec.Block && dec.Outcome.Ends() {
+			dec, err = r.decide(ctx, "", 0)
+		}
 		if err != nil {
 			return r.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
 		}
@@ -285,7 +290,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			return r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", cycle, runErr))
 		}
 
-		dec, err := r.decide(ctx, sum.FinalMessage, rearm)
+		how := 0
+		if rearm {
+			how = decideRearm
+		}
+		dec, err := r.decide(ctx, sum.FinalMessage, how)
 		rearm = false
 		if ctx.Err() != nil {
 			// Ctrl-C while beads was read: the decision is not to be trusted.
@@ -369,10 +378,15 @@ func (r *runner) end(ctx context.Context, code int, outcome orchestrator.Outcome
 	return res, err
 }
 
+// How decide asks the engine.
+const (
+	decideRearm  = 1 << iota // go on after a loop the engine ended (a checkpoint)
+	decideDryRun             // judge without recording or counting
+)
+
 // decide ends a cycle through the stop transaction every entry point
-// shares (orchestrator's Stop), under the run's engine session. rearm goes
-// on after a loop the engine ended (a checkpoint).
-func (r *runner) decide(ctx context.Context, final string, rearm bool) (orchestrator.Decision, error) {
+// shares (orchestrator's Stop), under the run's engine session.
+func (r *runner) decide(ctx context.Context, final string, how int) (orchestrator.Decision, error) {
 	ports := r.o.Ports
 	if ports.Beads == nil {
 		ports.Beads = r.o.Beads
@@ -380,7 +394,8 @@ func (r *runner) decide(ctx context.Context, final string, rearm bool) (orchestr
 	if ports.Now == nil {
 		ports.Now = r.o.Now
 	}
-	dec, err := r.store.Stop(ctx, r.cfg, orchestrator.StopRequest{Input: r.input(final), EpicFromFlag: true, Rearm: rearm}, ports)
+	dec, err := r.store.Stop(ctx, r.cfg, orchestrator.StopRequest{Input: r.input(final), EpicFromFlag: true,
+		Rearm: how&decideRearm != 0, DryRun: how&decideDryRun != 0}, ports)
 	if err != nil {
 		return dec, err
 	}
