@@ -370,7 +370,7 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 	// timeout or a cancel the group gets SIGTERM, then SIGKILL after the
 	// grace, and nothing of it outlives the call; a child holding the
 	// pipes cannot hang us (WaitDelay).
-	g := shell.NewGroup(cmd, shell.Terminate, grace)
+	g := shell.NewContextGroup(cmd, shell.Terminate, grace)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 

@@ -26,17 +26,25 @@ type Group struct {
 // it closes them.
 const WaitMargin = 500 * time.Millisecond
 
-// NewGroup makes cmd (not yet started) start in its own process group. When
-// cmd's context is done (exec.CommandContext), the group is stopped with
-// Stop(first): first now, SIGKILL after grace.
-func NewGroup(cmd *exec.Cmd, first Signal, grace time.Duration) *Group {
+// NewGroup makes cmd (not yet started) start in its own process group,
+// with Wait closing its pipes at most grace and WaitMargin after the
+// program exited or its context ended.
+func NewGroup(cmd *exec.Cmd, grace time.Duration) *Group {
 	g := &Group{cmd: cmd, grace: grace}
 	setpgid(cmd)
+	cmd.WaitDelay = grace + WaitMargin
+	return g
+}
+
+// NewContextGroup is NewGroup for a command made with exec.CommandContext:
+// when its context is done the group is stopped with Stop(first): first
+// now, SIGKILL after grace.
+func NewContextGroup(cmd *exec.Cmd, first Signal, grace time.Duration) *Group {
+	g := NewGroup(cmd, grace)
 	cmd.Cancel = func() error {
 		g.Stop(first)
 		return nil
 	}
-	cmd.WaitDelay = grace + WaitMargin
 	return g
 }
 

@@ -71,7 +71,7 @@ func (r Runner) Run(parent context.Context, dir, command string, timeout time.Du
 	cmd := exec.CommandContext(ctx, sh, "-c", command)
 	cmd.Dir = dir
 	cmd.Env = r.Env
-	g := NewGroup(cmd, Terminate, grace)
+	g := NewContextGroup(cmd, Terminate, grace)
 	var out tail
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
