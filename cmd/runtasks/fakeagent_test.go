@@ -36,6 +36,10 @@ func fakeAgentMain() int {
 				prompt = args[i+1]
 				i++
 			}
+		case "--":
+			// Everything after -- is the prompt, as Claude Code reads it.
+			prompt = strings.Join(args[i+1:], " ")
+			i = len(args)
 		case "--output-format":
 			if i+1 < len(args) {
 				stream = args[i+1] == "stream-json"
