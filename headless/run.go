@@ -124,9 +124,7 @@ type RunState struct {
 	SessionMode   string               `json:"session_mode"`
 	EngineSession string               `json:"engine_session"`
 	Status        string               `json:"status"` // running, complete, limit, needs_person, error, interrupted
-	// PID is runtasks' process id: a "running" record whose process is
-	// gone was ended by a crash or SIGKILL.
-	PID int `json:"pid"`
+	PID           int                  `json:"pid"`    // runtasks' process: a "running" record whose pid is gone was killed
 	MaxCycles     int                  `json:"max_cycles"`
 	MaxDuration   string               `json:"max_duration,omitempty"`
 	StartedAt     time.Time            `json:"started_at"`

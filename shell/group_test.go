@@ -5,8 +5,8 @@ package shell_test
 import (
 	"context"
 	"errors"
-		"path/filepath"
-		"testing"
+	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/runtasks/runtasks/shell"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/headless"
+	"github.com/runtasks/runtasks/shell"
 	"github.com/runtasks/runtasks/shell/shelltest"
 )
 
@@ -140,6 +141,57 @@ func TestRunStopsTheAgentsProcessGroup(t *testing.T) {
 			}
 			if len(tt.sigs) > 0 && !strings.Contains(out.String(), "stopping the agent (Ctrl-C again to kill)") {
 				t.Errorf("the screen does not say it is stopping:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// SIGTERM (an agent's hook timeout) and SIGHUP to the stop hook during a
+// hanging command check: the check's process group (its grandchild holding
+// the output included) is stopped, the hook answers within the check
+// runner's grace and a second, and the interrupted check could not run:
+// the stop is allowed, never blocked.
+func TestStopHookStopsAHangingCheck(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir, env := superviseProject(t, "  stop_hook:\n    enabled: true\n")
+			yaml := "workflow:\n  epic: demo-e\n  checks:\n    - {type: command, name: tests, run: 'echo $$ > check.pid; sleep 600 & sleep 600', timeout: 10m}\n"
+			if err := os.WriteFile(filepath.Join(dir, "project.yaml"), []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("runtasks", "stop-hook", "--agent", "claude")
+			cmd.Dir, cmd.Env = dir, env
+			cmd.Stdin = strings.NewReader(`{"session_id":"s1","cwd":"` + dir + `","hook_event_name":"Stop","last_assistant_message":"done"}`)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			pgid := shelltest.ReadPID(t, filepath.Join(dir, "check.pid"))
+			time.Sleep(200 * time.Millisecond)
+			start := time.Now()
+			cmd.Process.Signal(sig)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-exited
+				t.Fatalf("the hook did not exit\nstderr:\n%s", errb.String())
+			}
+			if el, limit := time.Since(start), shell.DefaultGrace+time.Second; el > limit {
+				t.Errorf("the hook answered %s after %s, want within %s", el.Round(time.Millisecond), sig, limit)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("exit %d, want 0 (a hook always exits 0)", code)
+			}
+			shelltest.GroupGone(t, pgid)
+			if strings.Contains(out.String(), `"block"`) {
+				t.Errorf("an interrupted check blocked the stop: %s", out.String())
+			}
+			if !strings.Contains(out.String(), "could not run") {
+				t.Errorf("the answer does not say the check could not run: %q\nstderr:\n%s", out.String(), errb.String())
 			}
 		})
 	}
