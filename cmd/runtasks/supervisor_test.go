@@ -40,7 +40,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"result":"done","ses
 
 // superviseProject is a project whose epic demo-e has one open task, served
 // by the fake bd, and whose claude is wrapperAgent.
-func superviseProject(t *testing.T, yaml string) (dir string, env []string) {
+func superviseProject(t testing.TB, yaml string) (dir string, env []string) {
 	t.Helper()
 	dir = t.TempDir()
 	files := map[string]string{
@@ -194,5 +194,50 @@ func TestStopHookStopsAHangingCheck(t *testing.T) {
 				t.Errorf("the answer does not say the check could not run: %q\nstderr:\n%s", out.String(), errb.String())
 			}
 		})
+	}
+}
+
+// bigLineAgent streams one 200 MB line (no newline until the end) between
+// two ordinary events.
+const bigLineAgent = `#!/bin/sh
+echo '{"type":"system","subtype":"init","session_id":"big-1","model":"fake"}'
+printf '{"type":"user","message":{"content":"'
+head -c 209715200 /dev/zero | tr '\0' 'x'
+echo '"}}'
+echo '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"big-1"}'
+`
+
+// BenchmarkRunPeakMemory200MBLine reports runtasks run's peak memory (the
+// process' maximum resident set) while the agent streams a 200 MB line:
+// the line is logged, not parsed (headless.MaxLine), so memory stays flat.
+// Goal: under 64 MB.
+func BenchmarkRunPeakMemory200MBLine(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		dir, env := superviseProject(b, "")
+		if err := os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(bigLineAgent), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command("runtasks", "run", "--max-cycles", "1", "--run-id", "big", "--plain")
+		cmd.Dir, cmd.Env = dir, env
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 2 {
+			b.Fatalf("exit %d, want 2 (max cycles)\n%s", code, out)
+		}
+		if !strings.Contains(string(out), "skipped an agent event longer than the line cap") {
+			b.Errorf("no warning for the skipped line:\n%s", out)
+		}
+		fi, err := os.Stat(filepath.Join(dir, ".runtasks", "runs", "big", "cycle-001.jsonl"))
+		if err != nil || fi.Size() < 200<<20 {
+			b.Errorf("the cycle log does not keep the line: %v, %v", fi, err)
+		}
+		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		if !ok {
+			b.Skip("no rusage here")
+		}
+		peak := float64(ru.Maxrss) / 1024 // KiB on Linux
+		b.ReportMetric(peak, "peak-MB")
+		if peak >= 64 {
+			b.Errorf("runtasks' peak memory %.1f MB, want under 64 MB", peak)
+		}
 	}
 }
