@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// fakeAgentMain behaves like `claude -p --output-format stream-json … -- PROMPT
-// --verbose`: it prints stream-json lines in the shapes Claude Code 2.1.x
+// fakeAgentMain behaves like `claude -p --output-format stream-json --verbose
+// -- PROMPT`: it prints stream-json lines in the shapes Claude Code 2.1.x
 // writes, and does one piece of work with the real bd on PATH.
 //
 // FAKEAGENT_MODE:
