@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/shell"
 )
 
 // DefaultTimeout bounds one bd invocation when Client.Timeout is zero.
@@ -33,6 +35,24 @@ type Client struct {
 	Timeout time.Duration
 	// Env, when non-nil, replaces os.Environ() as bd's base environment.
 	Env []string
+	// Grace is how long bd's process group has after SIGTERM (at the
+	// timeout or when ctx is cancelled) before it is killed; zero means
+	// DefaultGrace.
+	Grace time.Duration
+}
+
+// DefaultGrace is Client.Grace when it is zero.
+const DefaultGrace = time.Second
+
+// checkID refuses an issue or epic id that bd would read as an option: ids
+// are data, never flags.
+func checkID(args []string, ids ...string) error {
+	for _, id := range ids {
+		if id == "" || strings.HasPrefix(id, "-") {
+			return &Error{Kind: KindNotFound, Args: args, Code: -1, Msg: fmt.Sprintf("bad issue id %q: an id is not empty and never starts with '-'", id)}
+		}
+	}
+	return nil
 }
 
 // ErrorKind classifies a bd failure.
@@ -100,7 +120,11 @@ func IsKind(err error, kind ErrorKind) bool {
 // validate it; use Show for that.
 func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
 	var issues []Issue
-	err := c.query(ctx, &issues, "ready", "--json", "--limit", "0", "--parent", epic)
+	args := []string{"ready", "--json", "--limit", "0", "--parent", epic}
+	if err := checkID(args, epic); err != nil {
+		return nil, err
+	}
+	err := c.query(ctx, &issues, args...)
 	return issues, err
 }
 
@@ -110,6 +134,9 @@ func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
 // blocked issues can be told from ready ones.
 func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
 	var all []Issue
+	if err := checkID([]string{"list", "--json", "--limit", "0"}, epic); err != nil {
+		return nil, err
+	}
 	if err := c.query(ctx, &all, "list", "--json", "--limit", "0"); err != nil {
 		return nil, err
 	}
@@ -156,7 +183,11 @@ func descendants(all []Issue, root string) []Issue {
 // not in it: see Subtree.
 func (c *Client) Blocked(ctx context.Context, epic string) ([]Issue, error) {
 	var issues []Issue
-	err := c.query(ctx, &issues, "blocked", "--json", "--parent", epic)
+	args := []string{"blocked", "--json", "--parent", epic}
+	if err := checkID(args, epic); err != nil {
+		return nil, err
+	}
+	err := c.query(ctx, &issues, args...)
 	return issues, err
 }
 
@@ -164,6 +195,9 @@ func (c *Client) Blocked(ctx context.Context, epic string) ([]Issue, error) {
 func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
 	var issues []Issue
 	args := []string{"show", id, "--json"}
+	if err := checkID(args, id); err != nil {
+		return Issue{}, err
+	}
 	if err := c.query(ctx, &issues, args...); err != nil {
 		return Issue{}, err
 	}
@@ -183,6 +217,9 @@ func (c *Client) Claim(ctx context.Context, epic, actor string) (is Issue, ok bo
 	args := []string{"ready", "--claim", "--json", "--parent", epic, "--exclude-type", "epic"}
 	if actor != "" {
 		args = append(args, "--actor", actor)
+	}
+	if err := checkID(args, epic); err != nil {
+		return Issue{}, false, err
 	}
 	if err := c.query(ctx, &issues, args...); err != nil {
 		return Issue{}, false, err
@@ -214,6 +251,9 @@ func (c *Client) SetStatus(ctx context.Context, id, status string) (Issue, error
 }
 
 func (c *Client) one(ctx context.Context, id string, args []string) (Issue, error) {
+	if err := checkID(args, id); err != nil {
+		return Issue{}, err
+	}
 	var issues []Issue
 	if err := c.query(ctx, &issues, args...); err != nil {
 		return Issue{}, err
@@ -307,6 +347,7 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -321,11 +362,20 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 		env = append(env, "BEADS_DIR="+c.Dir)
 	}
 	cmd.Env = env
-	cmd.WaitDelay = time.Second // a child holding the pipes must not hang us
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	// bd and whatever it starts run in their own process group: at the
+	// timeout or a cancel the group gets SIGTERM, then SIGKILL after the
+	// grace, and nothing of it outlives the call; a child holding the
+	// pipes cannot hang us (WaitDelay).
+	g := shell.NewContextGroup(cmd, shell.Terminate, grace)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
 	err := cmd.Run()
+	g.Reap()
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
@@ -335,6 +385,10 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
 		e.Kind = KindMissing
 		e.Msg = bin + " is not installed or not on PATH (set beads.bin or RUNTASKS_BD)"
+	case parent.Err() != nil:
+		e.Kind = KindFailed
+		e.Msg = "interrupted; bd was stopped"
+		e.Err = parent.Err()
 	case ctx.Err() != nil:
 		e.Kind = KindTimeout
 		e.Msg = fmt.Sprintf("no answer within %s", timeout)

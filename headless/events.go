@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Event is one line of an agent's event stream, reduced to what the loop
@@ -334,11 +338,46 @@ func firstLine(s string) string {
 	return ""
 }
 
-// oneLine collapses whitespace and cuts s to at most n runes.
+// oneLine collapses whitespace, strips control and escape sequences
+// (Clean) and cuts s to at most n runes.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(Clean(s)), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// Clean strips what an agent wrote of everything a terminal would act on:
+// escape sequences (ESC]0;title BEL, ESC]52;c;… BEL clipboard writes,
+// ESC[2J, colours), C0 and C1 control characters other than newline and
+// tab, and bidirectional overrides. Whatever runtasks prints that an agent,
+// a task title or bd wrote goes through it, on a terminal and in plain mode.
+func Clean(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	s = ansi.Strip(s)
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == '\r':
+			return ' '
+		case unicode.IsControl(r), r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == utf8.RuneError:
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// isPlain reports whether s is printable ASCII (and newlines, tabs): the
+// common case, left as it is.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -130,13 +130,20 @@ func TestCommand(t *testing.T) {
 		extra         []string
 		want          string
 	}{
-		{AgentClaude, "", nil, `[-p P --output-format stream-json --verbose]`},
-		{AgentClaude, "", []string{"--permission-mode", "acceptEdits"}, `[-p P --output-format stream-json --verbose --permission-mode acceptEdits]`},
-		{AgentCodex, "", []string{"--full-auto"}, `[exec --json --full-auto P]`},
-		{AgentCodex, "01a2-thread", []string{"--full-auto"}, `[exec --json --full-auto resume 01a2-thread P]`},
+		{AgentClaude, "", nil, `[-p --output-format stream-json --verbose -- P]`},
+		{AgentClaude, "", []string{"--permission-mode", "acceptEdits"}, `[-p --output-format stream-json --verbose --permission-mode acceptEdits -- P]`},
+		{AgentCodex, "", []string{"--full-auto"}, `[exec --json --full-auto -- P]`},
+		{AgentCodex, "01a2-thread", []string{"--full-auto"}, `[exec --json --full-auto resume 01a2-thread -- P]`},
+		// A prompt that looks like an option stays the prompt.
+		{AgentCodex, "", nil, `[exec --json -- --- front matter]`},
+		{AgentClaude, "", []string{"--allowedTools", "Bash", "Edit"}, `[-p --output-format stream-json --verbose --allowedTools Bash Edit -- --- front matter]`},
 	}
 	for _, tt := range tests {
-		got, err := Command(tt.agent, "P", tt.resume, tt.extra)
+		prompt := "P"
+		if strings.Contains(tt.want, "front matter") {
+			prompt = "--- front matter"
+		}
+		got, err := Command(tt.agent, prompt, tt.resume, tt.extra)
 		if err != nil || fmt.Sprint(got) != tt.want {
 			t.Errorf("Command(%s, %q, %v) = %v, %v; want %s", tt.agent, tt.resume, tt.extra, got, err, tt.want)
 		}

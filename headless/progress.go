@@ -7,29 +7,50 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/term"
 )
 
-// IsTerminal reports whether w is a terminal (a character device), where
-// progress is drawn as one live status line with a bar; elsewhere it is
-// written as plain lines.
+// IsTerminal reports whether w is a terminal, where progress is drawn as
+// one live status line with a bar; elsewhere it is written as plain lines.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// Width is w's width in columns when it is a terminal, else 0.
+func Width(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
+}
+
+// DefaultWidth is the live line's width when the terminal does not say.
+const DefaultWidth = 80
 
 // progress shows a run: plain lines, or on a terminal one status line
 // (cycle N/MAX, elapsed, bar of closed/total, the agent's current action)
 // redrawn in place, with permanent lines printed above it.
+//
+// The live line always fits the terminal's width (asked at every redraw,
+// so a resize is followed): it is cut, never wrapped, so a redraw never
+// leaves a stale row. Everything shown that an agent wrote is stripped of
+// control and escape sequences (Clean) first.
 type progress struct {
 	mu    sync.Mutex
 	out   io.Writer
 	tty   bool
 	now   func() time.Time
 	start time.Time
+	// width is the terminal's width now (0 = unknown: DefaultWidth).
+	width func() int
 
 	cycle, max    int
 	closed, total int // the epic's descendants, now
@@ -70,13 +91,40 @@ func (p *progress) tally() string {
 	return fmt.Sprintf("%d/%d closed (%+d this run)", p.closed, p.total, p.closed-p.closedAtStart)
 }
 
-// status is the live line on a terminal.
+func (p *progress) cols() int {
+	if p.width != nil {
+		if w := p.width(); w > 0 {
+			return w
+		}
+	}
+	return DefaultWidth
+}
+
+// status is the live line on a terminal, cut to cols-1 columns (the last
+// column stays free: some terminals wrap on writing it).
 func (p *progress) status() string {
-	s := p.head() + " · " + Bar(p.closed, p.total, 20) + " " + p.tally()
+	cols := p.cols()
+	bar := 20
+	if cols < 100 {
+		bar = 10
+	}
+	s := p.head() + " · " + Bar(p.closed, p.total, bar) + " " + p.tally()
 	if p.action != "" {
 		s += " · " + p.action
 	}
-	return oneLine(s, 160)
+	return Fit(oneLine(s, 1000), cols-1)
+}
+
+// Fit cuts a one-line, clean s to at most cols terminal columns (wide
+// characters count two), ending it with "…" when cut.
+func Fit(s string, cols int) string {
+	if cols <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= cols {
+		return s
+	}
+	return ansi.Truncate(s, cols, "…")
 }
 
 func (p *progress) clear() {
@@ -94,12 +142,13 @@ func (p *progress) redraw() {
 	p.drawn = true
 }
 
-// Printf writes a permanent line.
+// Printf writes a permanent line, stripped of control and escape
+// sequences (its arguments may hold what an agent or bd wrote).
 func (p *progress) Printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-	fmt.Fprintf(p.out, format+"\n", args...)
+	fmt.Fprintln(p.out, Clean(fmt.Sprintf(format, args...)))
 	p.redraw()
 }
 
@@ -113,6 +162,7 @@ func (p *progress) Cycle(n int) {
 // Action records the agent's current action: redrawn on a terminal, a
 // plain line elsewhere (repeats are not printed twice).
 func (p *progress) Action(a string) {
+	a = oneLine(a, 200)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if a == "" || a == p.action {
@@ -124,6 +174,15 @@ func (p *progress) Action(a string) {
 		return
 	}
 	fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
+}
+
+// Busy shows what runtasks itself is doing (reading beads between
+// cycles) on the live line; plain mode prints nothing for it.
+func (p *progress) Busy(a string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.action = oneLine(a, 200)
+	p.redraw()
 }
 
 // Tally records the epic's closed/total.
@@ -146,4 +205,11 @@ func (p *progress) Done() {
 	p.mu.Lock()
 	p.clear()
 	p.mu.Unlock()
+}
+
+// currentAction is the action shown now.
+func (p *progress) currentAction() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.action
 }

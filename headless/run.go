@@ -5,7 +5,6 @@
 package headless
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -70,11 +70,21 @@ type Options struct {
 	TTY bool
 	Now func() time.Time
 	Log *log.Logger
-	// Grace is how long the agent has to exit after SIGINT before it is
-	// killed (default 10 s).
+	// Width is the terminal's width now, for the live line (nil or 0:
+	// DefaultWidth).
+	Width func() int
+	// Grace is how long the agent's process group has to exit after SIGINT
+	// before it is killed (default 10 s).
 	Grace time.Duration
-	// RunID names the run (default: UTC time and a random suffix).
+	// Kill, when closed (a second Ctrl-C), kills the agent's process group
+	// at once instead of waiting for the grace.
+	Kill <-chan struct{}
+	// RunID names the run (default: UTC time and a random suffix). An id
+	// whose folder exists is refused: a run never overwrites another.
 	RunID string
+	// TallyEvery is the least time between two counts of the epic's closed
+	// tasks while the agent works, for the live line (default 5 s).
+	TallyEvery time.Duration
 }
 
 // Result is how a run ended.
@@ -117,6 +127,7 @@ type RunState struct {
 	SessionMode   string               `json:"session_mode"`
 	EngineSession string               `json:"engine_session"`
 	Status        string               `json:"status"` // running, complete, limit, needs_person, error, interrupted
+	PID           int                  `json:"pid"`    // runtasks' process: a "running" record whose pid is gone was killed
 	MaxCycles     int                  `json:"max_cycles"`
 	MaxDuration   string               `json:"max_duration,omitempty"`
 	StartedAt     time.Time            `json:"started_at"`
@@ -144,6 +155,12 @@ type runner struct {
 	dir    string
 	p      *progress
 	log    *log.Logger
+	// parent is Run's ctx (an interrupt), the agent's ctx may end earlier
+	// (--max-duration).
+	parent context.Context
+	// agentRunning is set while an agent runs (the live line's tally
+	// refresh runs only then).
+	agentRunning atomic.Bool
 }
 
 // Run drives the epic until the engine ends the loop, the budget is spent,
@@ -175,6 +192,9 @@ func newRunner(o Options) (*runner, error) {
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second
 	}
+	if o.TallyEvery <= 0 {
+		o.TallyEvery = 5 * time.Second
+	}
 	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log}
 	if r.epic == "" {
 		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")
@@ -201,21 +221,30 @@ func newRunner(o Options) (*runner, error) {
 	}
 	r.max = cfg.Workflow.StopHook.MaxCycles
 	if r.max <= 0 {
-		return nil, errors.New("max cycles must be positive: a headless run needs a bound")
+		return nil, fmt.Errorf("workflow.stop_hook.max_cycles is %d (for the stop hook: no limit), but a headless run needs a bound: pass --max-cycles N (or set workflow.stop_hook.max_cycles)", r.max)
+	}
+	runs := filepath.Join(cfg.StateDir(), cfg.Run.Dir)
+	if filepath.IsAbs(cfg.Run.Dir) {
+		runs = cfg.Run.Dir
 	}
 	if o.RunID == "" {
-		var b [3]byte
-		_, _ = rand.Read(b[:])
-		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-		r.o.RunID = o.RunID
+		// A new id; on the rare clash with an earlier run, a longer suffix.
+		for n := 3; ; n++ {
+			b := make([]byte, n)
+			_, _ = rand.Read(b)
+			o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+			if _, err := os.Lstat(filepath.Join(runs, o.RunID)); errors.Is(err, os.ErrNotExist) || n > 8 {
+				break
+			}
+		}
 	}
-	if strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." {
+	if o.RunID == "" || strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." || strings.HasPrefix(o.RunID, "-") {
 		return nil, fmt.Errorf("bad run id %q", o.RunID)
 	}
 	r.o = o
-	r.dir = filepath.Join(cfg.StateDir(), cfg.Run.Dir, o.RunID)
-	if filepath.IsAbs(cfg.Run.Dir) {
-		r.dir = filepath.Join(cfg.Run.Dir, o.RunID)
+	r.dir = filepath.Join(runs, o.RunID)
+	if _, err := os.Lstat(r.dir); err == nil {
+		return nil, r.taken()
 	}
 	engineSession := "run-" + o.RunID
 	var err error
@@ -228,13 +257,37 @@ func newRunner(o Options) (*runner, error) {
 	if o.MaxDuration > 0 {
 		r.state.MaxDuration = o.MaxDuration.String()
 	}
-	r.p = &progress{out: o.Out, tty: o.TTY, now: o.Now, start: r.state.StartedAt, max: r.max}
+	r.state.PID = os.Getpid()
+	r.p = &progress{out: o.Out, tty: o.TTY, now: o.Now, start: r.state.StartedAt, max: r.max, width: o.Width}
 	return r, nil
 }
 
+// taken is the error for a run id whose folder exists.
+func (r *runner) taken() error {
+	return fmt.Errorf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", r.o.RunID, r.relDir())
+}
+
+// createDir makes the run's folder (0700: the cycle logs hold everything
+// the agent's tools printed) and writes run.json (status running, pid), so
+// that a live run is listed from its start.
+func (r *runner) createDir() error {
+	if err := os.MkdirAll(filepath.Dir(r.dir), 0o700); err != nil {
+		return fmt.Errorf("run folder: %w", err)
+	}
+	if err := os.Mkdir(r.dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return r.taken()
+		}
+		return fmt.Errorf("run folder: %w", err)
+	}
+	r.save()
+	return nil
+}
+
 func (r *runner) run(ctx context.Context) (Result, error) {
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return Result{Code: ExitError}, fmt.Errorf("run folder: %w", err)
+	r.parent = ctx
+	if err := r.createDir(); err != nil {
+		return Result{Code: ExitError}, err
 	}
 	t, err := r.o.Beads.Tally(ctx, r.epic)
 	if ctx.Err() != nil {
@@ -269,6 +322,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		runCtx, cancel = context.WithTimeout(ctx, r.o.MaxDuration)
 	}
 	defer cancel()
+	defer r.ticker(ctx)()
 
 	prompt, resumeID, rearm := r.prompt, "", false
 	for cycle := 1; ; cycle++ {
@@ -276,6 +330,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		rec, sum, runErr := r.runAgent(runCtx, cycle, prompt, resumeID)
 		r.state.Cycles = append(r.state.Cycles, rec)
 		last := &r.state.Cycles[len(r.state.Cycles)-1]
+		r.save() // the cycle is on record before beads is read
 		switch {
 		case ctx.Err() != nil:
 			r.tally(ctx, last)
@@ -373,8 +428,8 @@ func (r *runner) end(ctx context.Context, code int, outcome orchestrator.Outcome
 		Tally: beads.Tally{Closed: r.state.Closed, Total: r.state.Total}, ClosedThisRun: r.state.Closed - r.state.ClosedAtStart}
 	word := map[int]string{ExitComplete: "complete", ExitError: "failed", ExitLimit: "stopped",
 		ExitNeedsPerson: "needs a person", ExitInterrupted: "interrupted", ExitSetup: "failed"}[code]
-	fmt.Fprintf(r.o.Out, "runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d\n",
-		r.epic, word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)
+	fmt.Fprintln(r.o.Out, Clean(fmt.Sprintf("runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d",
+		r.epic, word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)))
 	return res, err
 }
 
@@ -442,117 +497,6 @@ func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 		r.p.Tally(t.Closed, t.Total)
 	}
 	c.Closed, c.Total = r.state.Closed, r.state.Total
-}
-
-// runAgent starts one agent run, follows its event stream and waits for it.
-// A cancelled ctx stops the agent with SIGINT, then kills it after Grace.
-func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID string) (CycleRecord, Summary, error) {
-	name := fmt.Sprintf("cycle-%03d", cycle)
-	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}
-	var sum Summary
-	args, err := Command(r.agent, prompt, resumeID, r.o.Args)
-	if err != nil {
-		return rec, sum, err
-	}
-	parse, _ := ParserFor(r.agent)
-	events, err := os.Create(filepath.Join(r.dir, name+".jsonl"))
-	if err != nil {
-		return rec, sum, fmt.Errorf("event log: %w", err)
-	}
-	defer events.Close()
-	stderr, err := os.Create(filepath.Join(r.dir, name+".stderr"))
-	if err != nil {
-		return rec, sum, fmt.Errorf("event log: %w", err)
-	}
-	defer stderr.Close()
-
-	cmd := exec.CommandContext(ctx, r.bin, args...)
-	cmd.Dir = r.cfg.Root
-	cmd.Env = r.o.Environ
-	cmd.Stderr = stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = r.o.Grace
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return rec, sum, err
-	}
-	r.p.Printf("%s · starting %s%s", r.p.head(), r.agent, map[bool]string{true: " (resuming " + resumeID + ")", false: ""}[resumeID != ""])
-	if err := cmd.Start(); err != nil {
-		return rec, sum, fmt.Errorf("start %s: %w", r.bin, err)
-	}
-	stopTick := r.ticker()
-	br := bufio.NewReader(stdout)
-	for {
-		line, rerr := br.ReadBytes('\n')
-		if len(strings.TrimSpace(string(line))) > 0 {
-			events.Write(line)
-			if line[len(line)-1] != '\n' {
-				events.Write([]byte{'\n'})
-			}
-			ev, perr := parse(line)
-			if perr != nil {
-				sum.BadLines++
-				r.log.Debug("agent output is not an event", "line", oneLine(string(line), 200), "err", perr)
-			} else {
-				sum.Add(ev)
-				r.p.Action(ev.Action)
-			}
-		}
-		if rerr != nil {
-			break
-		}
-	}
-	waitErr := cmd.Wait()
-	stopTick()
-	rec.SessionID, rec.Events, rec.Error = sum.SessionID, sum.Events, sum.Error
-	rec.Final = oneLine(sum.FinalMessage, 500)
-	rec.Duration = r.o.Now().Sub(rec.StartedAt).Round(time.Millisecond).String()
-	if cmd.ProcessState != nil {
-		rec.ExitCode = cmd.ProcessState.ExitCode()
-	}
-	if ctx.Err() != nil {
-		return rec, sum, nil // the caller reports the interrupt or the deadline
-	}
-	if waitErr != nil {
-		return rec, sum, fmt.Errorf("%s exited with %v%s", r.agent, waitErr, r.errTail(sum, stderr.Name()))
-	}
-	if sum.Error != "" {
-		return rec, sum, fmt.Errorf("%s reported an error: %s", r.agent, sum.Error)
-	}
-	return rec, sum, nil
-}
-
-func (r *runner) errTail(sum Summary, stderrPath string) string {
-	if sum.Error != "" {
-		return ": " + sum.Error
-	}
-	b, _ := os.ReadFile(stderrPath)
-	if s := strings.TrimSpace(string(b)); s != "" {
-		lines := strings.Split(s, "\n")
-		return ": " + oneLine(lines[len(lines)-1], 300)
-	}
-	return ""
-}
-
-// ticker redraws the live line every second on a terminal.
-func (r *runner) ticker() func() {
-	if !r.o.TTY {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				r.p.Tick()
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 func (r *runner) durationNote() string {

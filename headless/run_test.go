@@ -124,7 +124,7 @@ func TestRunCodexResume(t *testing.T) {
 	}
 	log, _ := os.ReadFile(argsLog)
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
-	if len(lines) != 2 || lines[0] != "exec --json --full-auto" || !strings.HasPrefix(lines[1], "exec --json --full-auto resume thread-") {
+	if len(lines) != 2 || lines[0] != "exec --json --full-auto --" || !strings.HasPrefix(lines[1], "exec --json --full-auto resume thread-") {
 		t.Fatalf("agent arguments:\n%s", log)
 	}
 	st, err := ReadRun(res.Dir)
@@ -181,7 +181,7 @@ func TestProgressTTY(t *testing.T) {
 	p.Action("Bash: go test ./...")
 	p.Printf("a permanent line")
 	p.Done()
-	want := "\r\x1b[Kcycle 2/10 · 1:23 · [##########----------] 2/4 closed (+1 this run) · Bash: go test ./..."
+	want := "\r\x1b[Kcycle 2/10 · 1:23 · [#####-----] 2/4 closed (+1 this run) · Bash: go test ./..."
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("no live line %q in %q", want, out.String())
 	}

@@ -3,13 +3,39 @@
 package shell
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 )
 
-// setGroup runs the command in its own process group and kills the whole
-// group on cancel, so `sh -c "go test ./..."` leaves no children behind.
-func setGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+// Signal is a signal runtasks sends to a process group.
+type Signal = syscall.Signal
+
+// The signals runtasks sends.
+const (
+	Interrupt = syscall.SIGINT
+	Terminate = syscall.SIGTERM
+	Kill      = syscall.SIGKILL
+)
+
+func setpgid(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}
+
+func signalGroup(pgid int, sig Signal) error {
+	if pgid <= 0 {
+		return errors.New("no process group")
+	}
+	err := syscall.Kill(-pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil // nothing left
+	}
+	return err
+}
+
+func groupAlive(pgid int) bool {
+	return pgid > 0 && syscall.Kill(-pgid, 0) == nil
 }

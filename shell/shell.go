@@ -6,6 +6,7 @@ package shell
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"sync"
 	"time"
@@ -30,33 +31,58 @@ type Result struct {
 type Runner struct {
 	Shell string // default "sh"
 	Env   []string
+	// Grace is how long the command's process group has after SIGTERM (at
+	// the timeout or an interrupt) before it is killed; default DefaultGrace.
+	Grace time.Duration
 }
+
+// DefaultGrace is Runner.Grace when it is zero.
+const DefaultGrace = 2 * time.Second
+
+// ErrInterrupted is returned (wrapped) when ctx was cancelled while the
+// command ran: the command was stopped, and it says nothing about the
+// project, so it must count as "could not run", never as a failure.
+var ErrInterrupted = errors.New("interrupted")
 
 // Run runs command in dir. A command that starts and fails is a Result with
 // a non-zero ExitCode, not an error; an error means it could not run at all.
-// At the timeout the command's whole process group is killed.
-func (r Runner) Run(ctx context.Context, dir, command string, timeout time.Duration) (Result, error) {
+//
+// The command runs in its own process group. At the timeout, or when ctx
+// is cancelled (the hook got SIGINT, SIGTERM or SIGHUP), the group gets
+// SIGTERM, then SIGKILL after Grace; Run returns within Grace and a second
+// even when a child holds the output open, and nothing of the group is left
+// running when it returns. A cancelled ctx is an error wrapping
+// ErrInterrupted.
+func (r Runner) Run(parent context.Context, dir, command string, timeout time.Duration) (Result, error) {
 	sh := r.Shell
 	if sh == "" {
 		sh = "sh"
 	}
+	grace := r.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	ctx := parent
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithTimeout(parent, timeout)
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, sh, "-c", command)
 	cmd.Dir = dir
 	cmd.Env = r.Env
-	setGroup(cmd)
-	cmd.WaitDelay = 2 * time.Second
+	g := NewContextGroup(cmd, Terminate, grace)
 	var out tail
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
+	g.Reap()
 	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Output: out.bytes(), Elapsed: time.Since(start)}
 	if cmd.ProcessState == nil {
 		res.ExitCode = -1
+	}
+	if parent.Err() != nil {
+		return res, fmt.Errorf("%w after %s (%v)", ErrInterrupted, res.Elapsed.Round(time.Millisecond), context.Cause(parent))
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		res.TimedOut = true

@@ -74,6 +74,8 @@ ok, warning or error, and for problems the fix.
               installed (project and user settings) and run this binary
   block-cap   Claude Code's cap on consecutive Stop-hook blocks
               (` + envBlockCap + `) against workflow.stop_hook.max_cycles
+  timeout     each installed stop hook's timeout against what the command
+              checks need (their timeouts in a row, plus 30 s for bd)
   state       the state directory is writable
 
 bd is asked at most twice (version, then the epic), one query after the
@@ -222,6 +224,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 		emit(c)
 	}
 	emit(doctorBlockCap(o, cfg, claudeInstalled))
+	emit(doctorHookTimeout(o, cfg))
 
 	// State dir.
 	dir := cfg.StateDir()

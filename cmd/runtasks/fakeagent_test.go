@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// fakeAgentMain behaves like `claude -p PROMPT --output-format stream-json
-// --verbose`: it prints stream-json lines in the shapes Claude Code 2.1.x
+// fakeAgentMain behaves like `claude -p --output-format stream-json --verbose
+// -- PROMPT`: it prints stream-json lines in the shapes Claude Code 2.1.x
 // writes, and does one piece of work with the real bd on PATH.
 //
 // FAKEAGENT_MODE:
@@ -36,6 +36,10 @@ func fakeAgentMain() int {
 				prompt = args[i+1]
 				i++
 			}
+		case "--":
+			// Everything after -- is the prompt, as Claude Code reads it.
+			prompt = strings.Join(args[i+1:], " ")
+			i = len(args)
 		case "--output-format":
 			if i+1 < len(args) {
 				stream = args[i+1] == "stream-json"

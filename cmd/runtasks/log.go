@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/charmbracelet/log"
+	"github.com/muesli/termenv"
+	"golang.org/x/term"
 
 	"github.com/runtasks/runtasks/orchestrator"
 )
@@ -23,7 +25,16 @@ func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*l
 			w, closeFn = f, func() { f.Close() }
 		}
 	}
-	l := log.NewWithOptions(w, log.Options{Prefix: "runtasks", ReportTimestamp: w != stderr})
+	// The logger gets w behind a plain writer: given a terminal itself, its
+	// colour detection would query the terminal (OSC 10/11, ESC[6n) and
+	// wait for answers. Colours are set here instead: only on a terminal,
+	// never with NO_COLOR.
+	l := log.NewWithOptions(struct{ io.Writer }{w}, log.Options{Prefix: "runtasks", ReportTimestamp: w != stderr})
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && os.Getenv("NO_COLOR") == "" {
+		l.SetColorProfile(termenv.ANSI256)
+	} else {
+		l.SetColorProfile(termenv.Ascii)
+	}
 	level := "warn"
 	if cfg != nil && cfg.Log.Level != "" {
 		level = cfg.Log.Level

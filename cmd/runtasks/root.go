@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -135,7 +136,10 @@ var commands []func(*Factory) *cobra.Command
 
 // Main runs runtasks with args and returns its exit status.
 func Main(args []string, f *Factory) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (an agent's hook timeout, a CI cancel) and SIGHUP (a closed
+	// terminal) stop a command as Ctrl-C does: what it started is stopped
+	// with it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	root := newRootCmd(f)
 	root.SetArgs(args)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -32,6 +33,11 @@ type runOptions struct {
 	AgentArgs      []string
 	Beads          headless.Beads
 	Ports          orchestrator.Ports
+	// Kill is closed at a second interrupt: the agent is killed at once.
+	Kill <-chan struct{}
+	// TTY and Width describe Out (a terminal draws the live line).
+	TTY   bool
+	Width func() int
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
@@ -46,15 +52,22 @@ with the stop hook's engine: promises are claims checked against beads, the
 cycle cap, no-progress and bd errors apply as they do at a Stop. While work
 remains the next cycle starts with the engine's block reason as its prompt.
 
-  claude: claude -p PROMPT --output-format stream-json --verbose [agent args]
-  codex:  codex exec --json [agent args] PROMPT
-          codex exec --json [agent args] resume SESSION_ID PROMPT  (run.session: resume)
+  claude: claude -p --output-format stream-json --verbose [agent args] -- PROMPT
+  codex:  codex exec --json [agent args] -- PROMPT
+          codex exec --json [agent args] resume SESSION_ID -- PROMPT  (run.session: resume)
+
+The agent runs in a process group of its own. Ctrl-C, SIGTERM, SIGHUP or the
+end of --max-duration stop the whole group: SIGINT first, SIGKILL after
+--grace; a second Ctrl-C kills it at once. Whatever the agent leaves running
+when it exits is stopped too.
 
 Progress goes to stdout: cycle N/MAX, elapsed time, the agent's current
 action and the epic's closed/total — a live line with a bar on a terminal,
 plain lines otherwise. Each cycle's raw event stream and stderr, and the run's
-record (run.json), are kept under <state dir>/<run.dir>/<run id>/; decisions
-go to the decision log that runtasks status reads.
+record (run.json, written at the start and after every cycle), are kept
+under <state dir>/<run.dir>/<run id>/ (0700; logs 0600). A --run-id whose
+folder exists is refused: a run never overwrites another. Decisions go to
+the decision log that runtasks status reads.
 
 Options come from project.yaml (run.agent, run.session, run.claude_bin,
 run.codex_bin, run.dir, workflow.stop_hook.max_cycles, workflow.max_duration)
@@ -66,8 +79,8 @@ EXIT STATUS
   2    stopped at --max-cycles or --max-duration with work left
   3    needs a person: all remaining work is blocked or deferred, or the
        agent made no progress (workflow.no_progress_cycles)
-  130  interrupted (Ctrl-C or SIGTERM): the agent was stopped and the
-       state recorded`,
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP): the agent's process group
+       was stopped and the state recorded`,
 		Example: `  # work the epic with Claude Code, at most 20 agent runs
   runtasks run --epic bd-x7y8 --max-cycles 20 -- --permission-mode acceptEdits
 
@@ -100,9 +113,11 @@ EXIT STATUS
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			// A CI job's cancel (SIGTERM) stops the agent as Ctrl-C does.
-			ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+			ctx, kill, stop := interrupts(ctx)
 			defer stop()
+			opts.Kill = kill
+			opts.TTY = !opts.Plain && headless.IsTerminal(f.Out)
+			opts.Width = func() int { return headless.Width(f.Out) }
 			return runRun(ctx, opts)
 		},
 	}
@@ -111,7 +126,7 @@ EXIT STATUS
 	cmd.Flags().StringVar(&opts.Session, "session", "", "fresh: a new session per cycle; resume: continue the Codex session (run.session)")
 	cmd.Flags().Int("max-cycles", 0, "agent runs at most (workflow.stop_hook.max_cycles)")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", 0, "stop after this long, e.g. 90m (workflow.max_duration; 0 = no limit)")
-	cmd.Flags().DurationVar(&opts.Grace, "grace", 10*time.Second, "time the agent has to exit after Ctrl-C before it is killed")
+	cmd.Flags().DurationVar(&opts.Grace, "grace", 10*time.Second, "time the agent's processes have to exit after Ctrl-C before they are killed")
 	cmd.Flags().BoolVar(&opts.Plain, "plain", false, "plain progress lines even on a terminal")
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "name of the run's folder (default: UTC time and a random suffix)")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
@@ -130,6 +145,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 		}
 		cfg.Run.Session = o.Session
 	}
+	if o.Grace <= 0 {
+		return exitCode(headless.ExitError, fmt.Errorf("--grace %s: must be positive", o.Grace))
+	}
 	if o.MaxDuration < 0 {
 		return exitCode(headless.ExitError, fmt.Errorf("--max-duration %s: must not be negative", o.MaxDuration))
 	}
@@ -143,10 +161,12 @@ func runRun(ctx context.Context, o *runOptions) error {
 		Ports:       o.Ports,
 		Environ:     o.Environ,
 		Out:         o.Out,
-		TTY:         !o.Plain && headless.IsTerminal(o.Out),
+		TTY:         o.TTY,
+		Width:       o.Width,
 		Now:         o.Now,
 		Log:         logger.With("cmd", "run"),
 		Grace:       o.Grace,
+		Kill:        o.Kill,
 		RunID:       o.RunID,
 	})
 	if err != nil {
@@ -157,4 +177,36 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return exitCode(res.Code, nil)
 	}
 	return nil
+}
+
+// interrupts ends ctx at the first SIGINT, SIGTERM (a CI job's cancel) or
+// SIGHUP (a closed terminal), and closes kill at the second: the agent is
+// then killed at once instead of after --grace.
+func interrupts(parent context.Context) (ctx context.Context, kill <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	k := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-sigs:
+				n++
+				if n == 1 {
+					cancel()
+				} else if n == 2 {
+					close(k)
+				}
+			}
+		}
+	}()
+	return ctx, k, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }

@@ -1,0 +1,91 @@
+package shell
+
+import (
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// Group is a program runtasks started in a process group of its own, so
+// that stopping it stops everything it started: `sh -c "go test ./..."`,
+// an agent's tool calls and the servers they left behind, bd's children.
+//
+// The program is stopped in two steps: first a polite signal to the whole
+// group (SIGINT or SIGTERM), then SIGKILL to the group after Grace. With
+// exec.Cmd.WaitDelay set to Grace plus a margin, Wait returns even when a
+// process that left the group still holds the output pipes.
+type Group struct {
+	cmd   *exec.Cmd
+	grace time.Duration
+
+	mu    sync.Mutex
+	timer *time.Timer
+}
+
+// WaitMargin is how long after the SIGKILL Wait waits for the pipes before
+// it closes them.
+const WaitMargin = 500 * time.Millisecond
+
+// NewGroup makes cmd (not yet started) start in its own process group,
+// with Wait closing its pipes at most grace and WaitMargin after the
+// program exited or its context ended.
+func NewGroup(cmd *exec.Cmd, grace time.Duration) *Group {
+	g := &Group{cmd: cmd, grace: grace}
+	setpgid(cmd)
+	cmd.WaitDelay = grace + WaitMargin
+	return g
+}
+
+// NewContextGroup is NewGroup for a command made with exec.CommandContext:
+// when its context is done the group is stopped with Stop(first): first
+// now, SIGKILL after grace.
+func NewContextGroup(cmd *exec.Cmd, first Signal, grace time.Duration) *Group {
+	g := NewGroup(cmd, grace)
+	cmd.Cancel = func() error {
+		g.Stop(first)
+		return nil
+	}
+	return g
+}
+
+// Signal sends sig to every process of the group.
+func (g *Group) Signal(sig Signal) error {
+	if g.cmd.Process == nil {
+		return nil
+	}
+	return signalGroup(g.cmd.Process.Pid, sig)
+}
+
+// Stop sends sig to the group now and SIGKILL after the grace period.
+func (g *Group) Stop(sig Signal) {
+	_ = g.Signal(sig)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.timer == nil {
+		g.timer = time.AfterFunc(g.grace, g.Kill)
+	}
+}
+
+// Kill sends SIGKILL to the group now.
+func (g *Group) Kill() {
+	_ = g.Signal(Kill)
+}
+
+// Alive reports whether a process of the group is still running.
+func (g *Group) Alive() bool {
+	return g.cmd.Process != nil && groupAlive(g.cmd.Process.Pid)
+}
+
+// Reap ends what is left of the group after Wait returned: the program is
+// gone, so whatever it left running in its group is killed. Call it once,
+// after Wait.
+func (g *Group) Reap() {
+	g.mu.Lock()
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.mu.Unlock()
+	if g.Alive() {
+		g.Kill()
+	}
+}
