@@ -611,7 +611,7 @@ func cfgSplitKey(path string) (key, sub string) {
 func cfgDecoderConfig(weak bool) *mapstructure.DecoderConfig {
 	return &mapstructure.DecoderConfig{
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(cfgListHook(weak), cfgDurationHook, cfgIntHook(weak),
-			cfgPromiseHook, cfgCheckSpecHook),
+			cfgBoolHook, cfgPromiseHook, cfgCheckSpecHook),
 		WeaklyTypedInput: weak,
 		MatchName:        func(a, b string) bool { return a == b },
 		TagName:          "koanf",
@@ -710,6 +710,18 @@ func cfgIntHook(weak bool) mapstructure.DecodeHookFuncType {
 		}
 		return nil, cfgTypeError(to, data)
 	}
+}
+
+// cfgBoolHook: text must say true or false (koanf's weak decoding would
+// read "" as false).
+func cfgBoolHook(_, to reflect.Type, data any) (any, error) {
+	if s, ok := data.(string); ok && to.Kind() == reflect.Bool {
+		if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+			return b, nil
+		}
+		return nil, cfgTypeError(to, data)
+	}
+	return data, nil
 }
 
 // cfgPromiseHook: a completion promise is its text, or {text, condition}.

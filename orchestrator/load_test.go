@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -414,6 +415,7 @@ func TestLoadEnv(t *testing.T) {
 			"workflow.done_token.max", 6, "env RUNTASKS_WORKFLOW__DONE_TOKEN__MAX"},
 		{"last duplicate wins", []string{"RUNTASKS_EPIC=a", "RUNTASKS_EPIC=b"}, "workflow.epic", "b", "env RUNTASKS_EPIC"},
 		{"bool", []string{"RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED=true"}, "workflow.done_token.required", true, "env RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED"},
+		{"bool as 1, spaced", []string{"RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED= 1"}, "workflow.done_token.required", true, "env RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED"},
 		{"duration", []string{"RUNTASKS_WORKFLOW__STUCK_AFTER=90m"}, "workflow.stuck_after", 90 * time.Minute, "env RUNTASKS_WORKFLOW__STUCK_AFTER"},
 		{"list from commas", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON=all_complete, always"},
 			"workflow.stop_hook.allow_exit_on", []string{"all_complete", "always"}, "env RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON"},
@@ -481,6 +483,8 @@ func TestLoadEnvErrors(t *testing.T) {
 			[]string{"env RUNTASKS_WORKFLOW__STOP_HOOK__NEXT_IDS: workflow.stop_hook.next_ids: must be at most 50, got 4294967296"}},
 		{"int beyond int64", "", []string{"RUNTASKS_MAX_CYCLES=99999999999999999999"},
 			[]string{`env RUNTASKS_MAX_CYCLES: workflow.stop_hook.max_cycles: out of range, got string "99999999999999999999"`}},
+		{"empty bool", "", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED="},
+			[]string{`env RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED: workflow.stop_hook.enabled: expected true or false, got string ""`}},
 		{"empty int", "", []string{"RUNTASKS_MAX_CYCLES="},
 			[]string{`env RUNTASKS_MAX_CYCLES: workflow.stop_hook.max_cycles: expected an integer, got string ""`}},
 		{"hex int", "", []string{"RUNTASKS_MAX_CYCLES=0x10"},
@@ -863,4 +867,45 @@ func cfgCheckSpecs(t *testing.T, items ...any) []CheckSpec {
 		t.Fatalf("checks %v: %v", items, cfgFlatten(err))
 	}
 	return specs
+}
+
+// TestRangesDocumented: every number has a range, and
+// docs/configuration.md gives it in the key's row.
+func TestRangesDocumented(t *testing.T) {
+	data, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{} // the first cell's key -> the row
+	for _, line := range strings.Split(string(data), "\n") {
+		if key, _, ok := strings.Cut(strings.TrimPrefix(line, "| `"), "`"); ok && strings.HasPrefix(line, "| `") {
+			rows[key] = line
+		}
+	}
+	cfg := cfgDefaults("/p")
+	for _, key := range ConfigKeys() {
+		v, _ := cfg.Value(key)
+		switch v.(type) {
+		case int, time.Duration:
+		default:
+			continue
+		}
+		r, ok := cfgRules[key].(fmt.Stringer)
+		if !ok {
+			t.Errorf("%s is a number without a range", key)
+			continue
+		}
+		row := rows[key]
+		if row == "" {
+			row = rows[strings.TrimPrefix(key, "workflow.stop_hook.")]
+		}
+		if want := "Range: " + r.String() + "."; !strings.Contains(row, want) {
+			t.Errorf("docs/configuration.md: the row of %s lacks %q: %q", key, want, row)
+		}
+	}
+	for opt, r := range map[string]fmt.Stringer{"timeout": checkTimeoutRange, "tail_lines": checkTailRange} {
+		if want := "range: " + r.String(); !strings.Contains(rows["command"], want) {
+			t.Errorf("docs/configuration.md: the command checker's %s lacks %q: %q", opt, want, rows["command"])
+		}
+	}
 }
