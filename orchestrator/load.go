@@ -611,7 +611,7 @@ func cfgSplitKey(path string) (key, sub string) {
 func cfgDecoderConfig(weak bool) *mapstructure.DecoderConfig {
 	return &mapstructure.DecoderConfig{
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(cfgListHook(weak), cfgDurationHook, cfgIntHook(weak),
-			cfgBoolHook, cfgPromiseHook, cfgCheckSpecHook),
+			cfgBoolHook(weak), cfgPromiseHook, cfgCheckSpecHook),
 		WeaklyTypedInput: weak,
 		MatchName:        func(a, b string) bool { return a == b },
 		TagName:          "koanf",
@@ -712,16 +712,18 @@ func cfgIntHook(weak bool) mapstructure.DecodeHookFuncType {
 	}
 }
 
-// cfgBoolHook: text must say true or false (koanf's weak decoding would
-// read "" as false).
-func cfgBoolHook(_, to reflect.Type, data any) (any, error) {
-	if s, ok := data.(string); ok && to.Kind() == reflect.Bool {
-		if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
-			return b, nil
+// cfgBoolHook: text in a weak layer must say true or false (koanf's weak
+// decoding would read "" as false).
+func cfgBoolHook(weak bool) mapstructure.DecodeHookFuncType {
+	return func(_, to reflect.Type, data any) (any, error) {
+		if s, ok := data.(string); ok && weak && to.Kind() == reflect.Bool {
+			if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+				return b, nil
+			}
+			return nil, cfgTypeError(to, data)
 		}
-		return nil, cfgTypeError(to, data)
+		return data, nil
 	}
-	return data, nil
 }
 
 // cfgPromiseHook: a completion promise is its text, or {text, condition}.
