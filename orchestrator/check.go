@@ -74,64 +74,79 @@ type Checker interface {
 	Check(ctx context.Context, cc *CheckContext) Verdict
 }
 
-// BuildChecks turns workflow.checks into checkers; an empty list is the
-// built-in chain: beads, promise, done_token — which, with the beads
-// checker judging promises and the done token itself, is the stop hook's
-// default policy.
-func BuildChecks(specs []any) ([]Checker, error) {
+// BuildChecks turns checks into checkers, as Load does for
+// Config.Checkers; an empty list is the built-in chain: beads, promise,
+// done_token — which, with the beads checker judging promises and the done
+// token itself, is the stop hook's default policy. A spec Load would refuse
+// is an error.
+func BuildChecks(specs []CheckSpec) ([]Checker, error) {
 	if len(specs) == 0 {
 		return []Checker{beadsCheck{name: "beads"}}, nil
 	}
-	var out []Checker
 	for i, s := range specs {
-		c, err := buildCheck(s)
-		if err != nil {
-			return nil, fmt.Errorf("workflow.checks[%d]: %w", i, err)
+		if probs := s.problems(); len(probs) > 0 {
+			return nil, fmt.Errorf("workflow.checks[%d]%s: %s", i, probs[0].sub, probs[0].msg)
 		}
-		out = append(out, c)
 	}
-	return out, nil
+	return buildChecks(specs), nil
 }
 
-func buildCheck(spec any) (Checker, error) {
-	if probs := CheckSpecProblems(spec); len(probs) > 0 {
-		return nil, fmt.Errorf("%s", strings.TrimPrefix(probs[0].sub+": "+probs[0].msg, ": "))
-	}
-	m, _ := spec.(map[string]any)
-	typ, _ := spec.(string)
-	if m != nil {
-		typ = m["type"].(string)
-	}
-	name := optString(m, "name", typ)
-	switch typ {
-	case "beads":
-		return beadsCheck{name: name}, nil
-	case "promise":
-		return promiseCheck{name: name, texts: optStrings(m, "texts")}, nil
-	case "done_token":
-		return doneTokenCheck{name: name, prefix: optString(m, "prefix", "")}, nil
-	case "command":
-		return commandCheck{name: name, run: optString(m, "run", ""), dir: optString(m, "dir", ""),
-			timeout: optDuration(m, "timeout", 10*time.Minute), tail: optInt(m, "tail_lines", 20)}, nil
-	case "files":
-		return filesCheck{name: name, paths: optStrings(m, "paths"), nonEmpty: optBool(m, "non_empty"),
-			template: optString(m, "template", "")}, nil
-	case "plan":
-		return planCheck{name: name, required: optBool(m, "required")}, nil
-	case "results":
-		return resultsCheck{name: name}, nil
-	case "composite":
-		c := compositeCheck{name: name, any: optString(m, "mode", "all_must_pass") == "any"}
-		for i, sub := range m["checks"].([]any) {
-			ch, err := buildCheck(sub)
-			if err != nil {
-				return nil, fmt.Errorf("checks[%d]: %w", i, err)
-			}
-			c.checks = append(c.checks, ch)
+// buildChecks builds each spec; one with a problem becomes a checker that
+// reports it.
+func buildChecks(specs []CheckSpec) []Checker {
+	var out []Checker
+	for i, s := range specs {
+		if probs := s.problems(); len(probs) > 0 {
+			out = append(out, invalidCheck{name: s.name(), why: fmt.Sprintf("workflow.checks[%d]%s: %s", i, probs[0].sub, probs[0].msg)})
+			continue
 		}
-		return c, nil
+		out = append(out, buildCheck(s))
 	}
-	return nil, fmt.Errorf("unknown checker %q", typ)
+	return out
+}
+
+func (s CheckSpec) name() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Type
+}
+
+// buildCheck makes the checker of a valid spec.
+func buildCheck(s CheckSpec) Checker {
+	name := s.name()
+	switch s.Type {
+	case "beads":
+		return beadsCheck{name: name}
+	case "promise":
+		return promiseCheck{name: name, texts: s.Texts}
+	case "done_token":
+		return doneTokenCheck{name: name, prefix: s.Prefix}
+	case "command":
+		return commandCheck{name: name, run: s.Run, dir: s.Dir, timeout: s.Timeout, tail: s.TailLines}
+	case "files":
+		return filesCheck{name: name, paths: s.Paths, nonEmpty: s.NonEmpty, template: s.Template}
+	case "plan":
+		return planCheck{name: name, required: s.Required}
+	case "results":
+		return resultsCheck{name: name}
+	case "composite":
+		c := compositeCheck{name: name, any: s.Mode == "any"}
+		for _, sub := range s.Checks {
+			c.checks = append(c.checks, buildCheck(sub))
+		}
+		return c
+	}
+	return invalidCheck{name: name, why: fmt.Sprintf("unknown checker %q", s.Type)}
+}
+
+// invalidCheck stands for a spec that could not be built: it cannot run.
+type invalidCheck struct{ name, why string }
+
+func (c invalidCheck) Name() string { return c.name }
+
+func (c invalidCheck) Check(context.Context, *CheckContext) Verdict {
+	return Verdict{Check: c.name, Status: VerdictError, Summary: c.why}
 }
 
 // RunChecks runs the checkers in order as one all_must_pass composite: it

@@ -29,6 +29,9 @@ type Config struct {
 	Root string `koanf:"-"`
 	// File is the project.yaml that was read, if any (not a key).
 	File string `koanf:"-"`
+
+	// checkers are workflow.checks built by Load (see Checkers).
+	checkers []Checker
 }
 
 type Workflow struct {
@@ -48,10 +51,10 @@ type Workflow struct {
 	// status to blocked with a note), reopen (back to open) or report.
 	StuckAction string    `koanf:"stuck_action"`
 	Worktrees   Worktrees `koanf:"worktrees"`
-	// Checks lists the completion checkers in order: names, or objects
-	// {type, …options}. Empty means the built-in chain (beads, promise,
-	// done_token).
-	Checks []any `koanf:"checks"`
+	// Checks lists the completion checkers in order, as written: a name
+	// or {type, …options}. Empty means the stop hook's plain rules (the
+	// built-in chain beads, promise, done_token). Checkers() builds them.
+	Checks []CheckSpec `koanf:"checks"`
 	// FeedbackLimit: items a checker's feedback names before "and N more".
 	FeedbackLimit int `koanf:"feedback_limit"`
 }
@@ -99,9 +102,10 @@ type StopHook struct {
 	CheckInProgress bool     `koanf:"check_in_progress"`
 	MaxCycles       int      `koanf:"max_cycles"`
 	AllowExitOn     []string `koanf:"allow_exit_on"`
-	// CompletionPromises as written in project.yaml: strings, or objects
-	// {text, condition}. Promises() gives them resolved.
-	CompletionPromises []any `koanf:"completion_promises"`
+	// CompletionPromises as written in project.yaml: a string is a Promise
+	// with its Text only, an object {text, condition} sets both.
+	// Promises() gives them resolved.
+	CompletionPromises []Promise `koanf:"completion_promises"`
 	// OnBeadsError: allow (default) or block.
 	OnBeadsError string `koanf:"on_beads_error"`
 	// SubagentStop: allow (default) or drive (apply the same rules).
@@ -140,7 +144,8 @@ type Prompts struct {
 	RunTasks string `koanf:"run_tasks"`
 }
 
-// Promise is a completion promise with the condition that makes it true.
+// Promise is a completion promise with the condition that makes it true
+// ("" until resolved: see Config.Promises).
 type Promise struct {
 	Text      string `json:"text"`
 	Condition string `json:"condition"`

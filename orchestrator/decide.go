@@ -186,10 +186,11 @@ func (d *decider) withChecks() Decision {
 		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
 		return Decision{Outcome: OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
-	checks, err := BuildChecks(d.cfg.Workflow.Checks)
-	if err != nil {
-		why := "checks: " + oneLine(err.Error(), 300)
-		return Decision{Outcome: OutcomeCheckError, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
+	checks := d.cfg.Checkers()
+	if len(checks) == 0 {
+		// runtasks check without workflow.checks: the built-in chain,
+		// which is the stop hook's own rules.
+		checks = []Checker{beadsCheck{name: "beads"}}
 	}
 	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, Dir: d.cfg.Root, Runner: d.env.Runner, d: d}
 	top := compositeCheck{name: "checks", checks: checks}.Check(d.ctx, cc)

@@ -67,7 +67,7 @@ func testConfig() *Config {
 			StopHook: StopHook{
 				Enabled: true, CheckReadyTasks: true, CheckInProgress: true, MaxCycles: 50,
 				AllowExitOn:             []string{CondAllComplete, CondAllBlocked, CondContextCheckpoint},
-				CompletionPromises:      []any{"ALL TASKS COMPLETE", "EPIC COMPLETE", "BLOCKED - NEEDS USER", "CONTEXT LIMIT - CHECKPOINT"},
+				CompletionPromises:      []Promise{{Text: "ALL TASKS COMPLETE"}, {Text: "EPIC COMPLETE"}, {Text: "BLOCKED - NEEDS USER"}, {Text: "CONTEXT LIMIT - CHECKPOINT"}},
 				OnBeadsError:            "allow",
 				SubagentStop:            "allow",
 				CheckpointRequiresClean: true,

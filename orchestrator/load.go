@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	kmaps "github.com/knadh/koanf/maps"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
@@ -81,9 +83,6 @@ var EnvAliases = map[string]string{
 	"TASKMASTER_MAX":         "workflow.done_token.max",
 }
 
-// cfgEnvNonKeys are RUNTASKS_ variables that are not configuration keys.
-var cfgEnvNonKeys = map[string]bool{EnvConfig: true}
-
 // Conditions lists the promise conditions, valid in allow_exit_on and in a
 // completion promise's condition.
 var Conditions = []string{CondAllComplete, CondAllBlocked, CondContextCheckpoint, CondAlways}
@@ -96,15 +95,6 @@ var cfgKnownPromises = map[string]string{
 	"BLOCKED - NEEDS USER":       CondAllBlocked,
 	"CONTEXT LIMIT - CHECKPOINT": CondContextCheckpoint,
 }
-
-var (
-	cfgLogLevels     = []string{"debug", "info", "warn", "error"}
-	cfgBeadsErrModes = []string{"allow", "block"}
-	cfgSubagentModes = []string{"allow", "drive"}
-	cfgStuckActions  = []string{"block", "reopen", "report"}
-	cfgRunAgents     = []string{"claude", "codex"}
-	cfgRunSessions   = []string{"fresh", "resume"}
-)
 
 //go:embed defaults.yaml
 var cfgDefaultsYAML []byte
@@ -148,65 +138,61 @@ func (l ErrorList) Unwrap() []error {
 }
 
 // Load merges, lowest first, the embedded defaults, the project.yaml,
-// the environment and the changed flags. Each layer is checked on its own,
-// so that an error names its source; every problem found is returned as an
-// ErrorList.
+// the environment and the changed flags. Each layer is decoded and checked
+// on its own, so that an error names its source; every problem found is
+// returned as an ErrorList. workflow.checks are built once, here (see
+// Config.Checkers).
 func Load(opts LoadOptions) (*Config, *Sources, error) {
 	root, path, err := FindProject(opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	k := koanf.New(".")
-	src := Sources{}
-	var errs ErrorList
-	apply := func(entries []cfgEntry, bad []*KeyError) error {
-		errs = append(errs, bad...)
-		flat := make(map[string]any, len(entries))
-		for _, e := range entries {
-			flat[e.key] = e.val
-			src[e.key] = e.src
-		}
-		return k.Load(confmap.Provider(flat, "."), nil)
-	}
-
-	if err := apply(cfgFileEntries(SourceDefault, cfgDefaultsYAML)); err != nil {
-		return nil, nil, err
-	}
+	layers := []cfgLayer{cfgFileLayer(SourceDefault, cfgDefaultsYAML)}
 	if path != "" {
 		data, err := file.Provider(path).ReadBytes()
 		if err != nil {
 			return nil, nil, fmt.Errorf("read configuration: %w", err)
 		}
-		if err := apply(cfgFileEntries(path, data)); err != nil {
-			return nil, nil, err
-		}
+		layers = append(layers, cfgFileLayer(path, data))
 	}
-	if err := apply(cfgEnvEntries(opts.Environ)); err != nil {
-		return nil, nil, err
-	}
+	layers = append(layers, cfgEnvLayer(opts.Environ))
 	if opts.Flags != nil {
-		entries, bad, err := cfgFlagEntries(opts.Flags)
+		l, err := cfgFlagLayer(opts.Flags)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := apply(entries, bad); err != nil {
-			return nil, nil, err
+		layers = append(layers, l)
+	}
+
+	k := koanf.New(".")
+	src := Sources{}
+	var errs ErrorList
+	for _, l := range layers {
+		errs = append(errs, l.errs...)
+		errs = append(errs, l.check()...)
+		if err := k.Load(confmap.Provider(l.vals, "."), nil); err != nil {
+			return nil, nil, fmt.Errorf("configuration: %w", err)
+		}
+		for key := range l.vals {
+			src[key] = l.srcs[key]
 		}
 	}
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
-
+	// Every layer checked out: the merged values decode as each did.
 	var cfg Config
-	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
+	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: cfgDecoderConfig(true)}); err != nil {
 		return nil, nil, fmt.Errorf("decode configuration: %w", err)
 	}
 	cfg.Root, cfg.File = root, path
+	cfg.checkers = buildChecks(cfg.Workflow.Checks)
 	return &cfg, &src, nil
 }
 
 // ValidateFile checks one project.yaml on its own: YAML syntax, unknown
-// keys, types and values. Problems are returned as an ErrorList.
+// keys, types and values (each number within its range). Problems are
+// returned as an ErrorList.
 func ValidateFile(path string) error {
 	data, err := file.Provider(path).ReadBytes()
 	if err != nil {
@@ -218,8 +204,9 @@ func ValidateFile(path string) error {
 // ValidateYAML checks a project.yaml's content as ValidateFile does; name
 // is the source its errors give.
 func ValidateYAML(name string, data []byte) error {
-	if _, bad := cfgFileEntries(name, data); len(bad) > 0 {
-		return ErrorList(bad)
+	l := cfgFileLayer(name, data)
+	if errs := append(l.errs, l.check()...); len(errs) > 0 {
+		return ErrorList(errs)
 	}
 	return nil
 }
@@ -323,41 +310,32 @@ func (c *Config) Value(key string) (any, bool) {
 // beads must agree. An object without a condition resolves the same way.
 func (c *Config) Promises() []Promise {
 	out := make([]Promise, 0, len(c.Workflow.StopHook.CompletionPromises))
-	for _, item := range c.Workflow.StopHook.CompletionPromises {
-		var p Promise
-		switch v := item.(type) {
-		case string:
-			p.Text = v
-		case Promise:
-			p = v
-		case map[string]any:
-			p.Text, _ = v["text"].(string)
-			p.Condition, _ = v["condition"].(string)
-		case map[string]string:
-			p.Text, p.Condition = v["text"], v["condition"]
-		case map[any]any:
-			p.Text, _ = v["text"].(string)
-			p.Condition, _ = v["condition"].(string)
-		}
-		p.Text = strings.TrimSpace(p.Text)
-		if p.Text == "" {
+	for _, p := range c.Workflow.StopHook.CompletionPromises {
+		if p.Text = strings.TrimSpace(p.Text); p.Text == "" {
 			continue
 		}
 		if p.Condition == "" {
-			p.Condition = cfgPromiseCondition(p.Text)
+			p.Condition = CondAllComplete
+			for known, cond := range cfgKnownPromises {
+				if strings.EqualFold(p.Text, known) {
+					p.Condition = cond
+				}
+			}
 		}
 		out = append(out, p)
 	}
 	return out
 }
 
-func cfgPromiseCondition(text string) string {
-	for known, cond := range cfgKnownPromises {
-		if strings.EqualFold(text, known) {
-			return cond
-		}
+// Checkers are workflow.checks as checkers, built and checked once by Load;
+// none when workflow.checks is empty (the stop hook then applies its plain
+// rules). For a Config made by hand they are built at each call, an invalid
+// spec as a checker that reports its problem.
+func (c *Config) Checkers() []Checker {
+	if c.checkers == nil && len(c.Workflow.Checks) > 0 {
+		return buildChecks(c.Workflow.Checks)
 	}
-	return CondAllComplete
+	return c.checkers
 }
 
 // AllowsExitOn reports whether allow_exit_on lists the condition.
@@ -390,23 +368,11 @@ func (c *Config) rooted(p string) string {
 	return filepath.Join(root, p)
 }
 
-// The schema: every key, derived from Config's koanf tags.
-
-type cfgKind int
-
-const (
-	kindBool cfgKind = iota
-	kindInt
-	kindString
-	kindDuration
-	kindStrings
-	kindPromises
-	kindObjects // a list of names or objects, checked by a rule
-)
+// The schema: every key, derived from Config's koanf tags. A struct is a
+// section; anything else (a list of promises or checks too) is a key.
 
 type cfgField struct {
 	key   string
-	kind  cfgKind
 	index []int
 }
 
@@ -419,7 +385,11 @@ type cfgSchemaInfo struct {
 
 var cfgSchema = buildSchema()
 
-var cfgDurationType = reflect.TypeFor[time.Duration]()
+var (
+	cfgDurationType  = reflect.TypeFor[time.Duration]()
+	cfgPromiseType   = reflect.TypeFor[Promise]()
+	cfgCheckSpecType = reflect.TypeFor[CheckSpec]()
+)
 
 func buildSchema() *cfgSchemaInfo {
 	s := &cfgSchemaInfo{byKey: map[string]*cfgField{}, sections: map[string]bool{}, children: map[string][]string{}}
@@ -434,30 +404,12 @@ func buildSchema() *cfgSchemaInfo {
 			key := cfgJoinKey(prefix, tag)
 			idx := append(slices.Clone(index), i)
 			s.children[prefix] = append(s.children[prefix], tag)
-			var k cfgKind
-			switch t := sf.Type; {
-			case t == cfgDurationType:
-				k = kindDuration
-			case t.Kind() == reflect.Struct:
+			if sf.Type.Kind() == reflect.Struct {
 				s.sections[key] = true
-				walk(t, key, idx)
+				walk(sf.Type, key, idx)
 				continue
-			case t.Kind() == reflect.Bool:
-				k = kindBool
-			case t.Kind() == reflect.Int:
-				k = kindInt
-			case t.Kind() == reflect.String:
-				k = kindString
-			case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
-				k = kindStrings
-			case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Interface && tag == "completion_promises":
-				k = kindPromises
-			case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Interface:
-				k = kindObjects
-			default:
-				panic("orchestrator: config key " + key + " has an unsupported type " + t.String())
 			}
-			f := &cfgField{key: key, kind: k, index: idx}
+			f := &cfgField{key: key, index: idx}
 			s.leaves = append(s.leaves, f)
 			s.byKey[key] = f
 		}
@@ -473,28 +425,34 @@ func cfgJoinKey(prefix, name string) string {
 	return prefix + "." + name
 }
 
-// Layers: each becomes a list of checked, normalised entries.
+// Layers: each is its known keys' raw values, with a source for each.
 
-type cfgEntry struct {
-	key, src string
-	val      any
+type cfgLayer struct {
+	vals map[string]any    // key -> the value as the layer gives it
+	srcs map[string]string // key -> its source
+	// weak layers (environment, flags) give text for koanf to coerce; a
+	// file's YAML types must match.
+	weak bool
+	errs []*KeyError // unknown keys, a value that is not a mapping…
 }
 
-// cfgProblem is one thing wrong with a value; sub is appended to the key
-// ("[2].text").
-type cfgProblem struct{ sub, msg string }
+func (l *cfgLayer) set(key, src string, v any) {
+	l.vals[key], l.srcs[key] = v, src
+}
 
-// cfgFileEntries parses a YAML layer and checks it.
-func cfgFileEntries(src string, data []byte) ([]cfgEntry, []*KeyError) {
+func newCfgLayer(weak bool) cfgLayer {
+	return cfgLayer{vals: map[string]any{}, srcs: map[string]string{}, weak: weak}
+}
+
+// cfgFileLayer parses a YAML layer and sorts its keys from unknown ones.
+func cfgFileLayer(src string, data []byte) cfgLayer {
+	l := newCfgLayer(false)
 	mp, err := yaml.Parser().Unmarshal(data)
 	if err != nil {
-		return nil, []*KeyError{{Source: src, Msg: err.Error()}}
+		l.errs = []*KeyError{{Source: src, Msg: err.Error()}}
+		return l
 	}
 	kmaps.IntfaceKeysToStrings(mp)
-	var (
-		entries []cfgEntry
-		errs    []*KeyError
-	)
 	var walk func(m map[string]any, prefix string)
 	walk = func(m map[string]any, prefix string) {
 		for _, name := range slices.Sorted(maps.Keys(m)) {
@@ -506,29 +464,25 @@ func cfgFileEntries(src string, data []byte) ([]cfgEntry, []*KeyError) {
 				case map[string]any:
 					walk(sub, key)
 				default:
-					errs = append(errs, &KeyError{Source: src, Key: key, Msg: "expected a mapping of keys, got " + cfgDescribe(v)})
+					l.errs = append(l.errs, &KeyError{Source: src, Key: key, Msg: "expected a mapping of keys, got " + cfgDescribe(v)})
 				}
 			case cfgSchema.byKey[key] != nil:
-				if v == nil {
-					continue // no value: the layer below stands
-				}
-				e, bad := cfgCheckValue(cfgSchema.byKey[key], v, false, src)
-				errs = append(errs, bad...)
-				if len(bad) == 0 {
-					entries = append(entries, e)
+				if v != nil { // no value: the layer below stands
+					l.set(key, src, v)
 				}
 			default:
-				errs = append(errs, &KeyError{Source: src, Key: key, Msg: "unknown key" + cfgSuggestKey(prefix, name)})
+				l.errs = append(l.errs, &KeyError{Source: src, Key: key, Msg: "unknown key" + cfgSuggestKey(prefix, name)})
 			}
 		}
 	}
 	walk(mp, "")
-	return entries, errs
+	return l
 }
 
-// cfgEnvEntries reads RUNTASKS_* (and the TASKMASTER_ knobs) from environ. An
+// cfgEnvLayer reads RUNTASKS_* (and the TASKMASTER_ knobs) from environ. An
 // unknown RUNTASKS_ variable is an error.
-func cfgEnvEntries(environ []string) ([]cfgEntry, []*KeyError) {
+func cfgEnvLayer(environ []string) cfgLayer {
+	l := newCfgLayer(true)
 	// koanf's env provider collects the variables runtasks reads (its own
 	// prefix and the aliases), by name; the names are resolved to keys below
 	// because several names may set one key.
@@ -542,55 +496,31 @@ func cfgEnvEntries(environ []string) ([]cfgEntry, []*KeyError) {
 		},
 	}).Read()
 	if err != nil {
-		return nil, []*KeyError{{Source: "env", Msg: err.Error()}}
+		l.errs = []*KeyError{{Source: "env", Msg: err.Error()}}
+		return l
 	}
-	vals := make(map[string]string, len(raw))
-	for name, val := range raw {
-		vals[name] = val.(string)
-	}
-	type pick struct {
-		name, val string
-		rank      int
-	}
-	best := map[string]pick{}
-	var errs []*KeyError
-	for _, name := range slices.Sorted(maps.Keys(vals)) {
-		var key string
-		var rank int
+	rank := map[string]int{}
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		key, r := EnvAliases[name], 1
 		switch {
-		case EnvAliases[name] != "":
-			key, rank = EnvAliases[name], 1
-			if strings.HasPrefix(name, cfgEnvPrefix) {
-				rank = 2
-			}
-		case cfgEnvNonKeys[name]:
+		case key != "" && strings.HasPrefix(name, cfgEnvPrefix):
+			r = 2
+		case key != "":
+		case name == EnvConfig:
 			continue
-		case strings.HasPrefix(name, cfgEnvPrefix):
-			key, rank = EnvKey(name), 3
+		default:
+			key, r = EnvKey(name), 3
 			if cfgSchema.byKey[key] == nil {
-				errs = append(errs, &KeyError{Source: "env " + name, Msg: "unknown variable" + cfgSuggestEnv(name)})
+				l.errs = append(l.errs, &KeyError{Source: "env " + name, Msg: "unknown variable" + cfgSuggestEnv(name)})
 				continue
 			}
-		default:
-			continue
 		}
-		if cur, ok := best[key]; !ok || rank > cur.rank {
-			best[key] = pick{name: name, val: vals[name], rank: rank}
-		}
-	}
-	var entries []cfgEntry
-	for _, f := range cfgSchema.leaves {
-		p, ok := best[f.key]
-		if !ok {
-			continue
-		}
-		e, bad := cfgCheckValue(f, p.val, true, "env "+p.name)
-		errs = append(errs, bad...)
-		if len(bad) == 0 {
-			entries = append(entries, e)
+		if r > rank[key] {
+			rank[key] = r
+			l.set(key, "env "+name, raw[name])
 		}
 	}
-	return entries, errs
+	return l
 }
 
 // EnvName is the long environment variable of a key:
@@ -604,9 +534,10 @@ func EnvKey(name string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, cfgEnvPrefix), "__", "."))
 }
 
-// cfgFlagEntries reads the changed flags that FlagKeys names, through koanf's
+// cfgFlagLayer reads the changed flags that FlagKeys names, through koanf's
 // posflag provider.
-func cfgFlagEntries(fs *pflag.FlagSet) ([]cfgEntry, []*KeyError, error) {
+func cfgFlagLayer(fs *pflag.FlagSet) (cfgLayer, error) {
+	l := newCfgLayer(true)
 	names := map[string]string{} // key -> flag name
 	p := posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
 		key, ok := FlagKeys[f.Name]
@@ -618,338 +549,334 @@ func cfgFlagEntries(fs *pflag.FlagSet) ([]cfgEntry, []*KeyError, error) {
 	})
 	mp, err := p.Read()
 	if err != nil {
-		return nil, nil, fmt.Errorf("read flags: %w", err)
+		return l, fmt.Errorf("read flags: %w", err)
 	}
 	flat, _ := kmaps.Flatten(mp, nil, ".")
-	var (
-		entries []cfgEntry
-		errs    []*KeyError
-	)
-	for _, f := range cfgSchema.leaves {
-		v, ok := flat[f.key]
-		if !ok {
-			continue
-		}
-		e, bad := cfgCheckValue(f, v, true, "flag --"+names[f.key])
-		errs = append(errs, bad...)
-		if len(bad) == 0 {
-			entries = append(entries, e)
-		}
+	for key, v := range flat {
+		l.set(key, "flag --"+names[key], v)
 	}
-	return entries, errs, nil
+	return l, nil
 }
 
-// Values: types, then rules.
+// Decoding: koanf's unmarshal (mapstructure), weakly typed for text layers,
+// with hooks for lists, durations, integers, promises and checks.
 
-// cfgCheckValue converts v to the key's type and checks the key's rules. weak
-// layers (environment, flags) give strings to parse; a file's YAML types
-// must match.
-func cfgCheckValue(f *cfgField, v any, weak bool, src string) (cfgEntry, []*KeyError) {
-	val, probs := cfgCoerce(f.kind, v, weak)
-	if len(probs) == 0 {
-		if rule := cfgRules[f.key]; rule != nil {
-			probs = rule(val)
+// check decodes the layer alone and checks each value it sets; every
+// problem names the source of its key.
+func (l cfgLayer) check() []*KeyError {
+	var cfg Config
+	err := cfgDecode(kmaps.Unflatten(l.vals, "."), &cfg, l.weak)
+	type found struct {
+		at  int // the key's place in the schema
+		err *KeyError
+	}
+	var out []found
+	add := func(key, sub, msg string) {
+		at := slices.Index(cfgSchema.leaves, cfgSchema.byKey[key])
+		out = append(out, found{at, &KeyError{Source: l.srcs[key], Key: key + sub, Msg: msg}})
+	}
+	failed := map[string]bool{}
+	for _, p := range cfgFlatten(err) {
+		key, sub := cfgSplitKey(strings.TrimPrefix(p.sub, "."))
+		failed[key] = true
+		add(key, sub, p.msg)
+	}
+	for key := range l.vals {
+		if rule := cfgRules[key]; rule != nil && !failed[key] {
+			v, _ := cfg.Value(key)
+			for _, p := range rule.check(v) {
+				add(key, p.sub, p.msg)
+			}
 		}
 	}
-	var errs []*KeyError
-	for _, p := range probs {
-		errs = append(errs, &KeyError{Source: src, Key: f.key + p.sub, Msg: p.msg})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
+	errs := make([]*KeyError, len(out))
+	for i, f := range out {
+		errs[i] = f.err
 	}
-	return cfgEntry{key: f.key, src: src, val: val}, errs
+	return errs
+}
+
+// cfgSplitKey splits a decoder's field path into the key and the rest
+// ("workflow.checks[0].run" -> "workflow.checks", "[0].run").
+func cfgSplitKey(path string) (key, sub string) {
+	for _, f := range cfgSchema.leaves {
+		if rest, ok := strings.CutPrefix(path, f.key); ok && (rest == "" || rest[0] == '[' || rest[0] == '.') {
+			return f.key, rest
+		}
+	}
+	return path, ""
+}
+
+func cfgDecoderConfig(weak bool) *mapstructure.DecoderConfig {
+	return &mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(cfgListHook(weak), cfgDurationHook, cfgIntHook(weak),
+			cfgBoolHook(weak), cfgPromiseHook, cfgCheckSpecHook),
+		WeaklyTypedInput: weak,
+		MatchName:        func(a, b string) bool { return a == b },
+		TagName:          "koanf",
+	}
+}
+
+// cfgDecode decodes in into out as Load does.
+func cfgDecode(in, out any, weak bool) error {
+	dc := cfgDecoderConfig(weak)
+	dc.Result = out
+	d, err := mapstructure.NewDecoder(dc)
+	if err != nil {
+		return err
+	}
+	return d.Decode(in)
+}
+
+// cfgListHook: a list must be a list; text in a weak layer is a
+// comma-separated one.
+func cfgListHook(weak bool) mapstructure.DecodeHookFuncType {
+	return func(from, to reflect.Type, data any) (any, error) {
+		if to.Kind() != reflect.Slice || from.Kind() == reflect.Slice || from.Kind() == reflect.Array {
+			return data, nil
+		}
+		if s, ok := data.(string); ok && weak {
+			out := []string{}
+			for _, item := range strings.Split(s, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					out = append(out, item)
+				}
+			}
+			return out, nil
+		}
+		return nil, cfgTypeError(to, data)
+	}
+}
+
+// cfgDurationHook: Go syntax ("90s", "1h30m"); a bare 0 is accepted, any
+// other number has no unit.
+func cfgDurationHook(_, to reflect.Type, data any) (any, error) {
+	if to != cfgDurationType {
+		return data, nil
+	}
+	switch d := data.(type) {
+	case time.Duration:
+		return d, nil
+	case string:
+		if dur, err := time.ParseDuration(strings.TrimSpace(d)); err == nil {
+			return dur, nil
+		}
+	case int, int64, uint64, float64:
+		if reflect.ValueOf(d).IsZero() {
+			return time.Duration(0), nil
+		}
+		return nil, errors.New(`expected a duration with a unit such as "90s" or "2h", got ` + cfgDescribe(data))
+	}
+	return nil, cfgTypeError(to, data)
+}
+
+// cfgIntHook: whole numbers that fit; text only in a weak layer.
+func cfgIntHook(weak bool) mapstructure.DecodeHookFuncType {
+	return func(_, to reflect.Type, data any) (any, error) {
+		if to.Kind() != reflect.Int {
+			return data, nil
+		}
+		tooBig := func() error { return fmt.Errorf("out of range, got %s", cfgDescribe(data)) }
+		switch n := data.(type) {
+		case int:
+			return n, nil
+		case int64:
+			return int(n), nil
+		case uint64:
+			if n > math.MaxInt {
+				return nil, tooBig()
+			}
+			return int(n), nil
+		case float64:
+			if n != math.Trunc(n) {
+				break
+			}
+			if math.Abs(n) >= math.MaxInt {
+				return nil, tooBig()
+			}
+			return int(n), nil
+		case string:
+			if !weak {
+				break
+			}
+			i, err := strconv.Atoi(strings.TrimSpace(n))
+			if errors.Is(err, strconv.ErrRange) {
+				return nil, tooBig()
+			}
+			if err == nil {
+				return i, nil
+			}
+		}
+		return nil, cfgTypeError(to, data)
+	}
+}
+
+// cfgBoolHook: text in a weak layer must say true or false (koanf's weak
+// decoding would read "" as false).
+func cfgBoolHook(weak bool) mapstructure.DecodeHookFuncType {
+	return func(_, to reflect.Type, data any) (any, error) {
+		if s, ok := data.(string); ok && weak && to.Kind() == reflect.Bool {
+			if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+				return b, nil
+			}
+			return nil, cfgTypeError(to, data)
+		}
+		return data, nil
+	}
+}
+
+// cfgPromiseHook: a completion promise is its text, or {text, condition}.
+func cfgPromiseHook(_, to reflect.Type, data any) (any, error) {
+	if to != cfgPromiseType {
+		return data, nil
+	}
+	switch v := data.(type) {
+	case Promise:
+		return v, nil
+	case string:
+		if strings.TrimSpace(v) == "" {
+			return nil, cfgProblems{{"", "empty promise text"}}
+		}
+		return Promise{Text: v}, nil
+	case map[string]any:
+		var (
+			p     Promise
+			probs cfgProblems
+		)
+		for _, name := range slices.Sorted(maps.Keys(v)) {
+			if name != "text" && name != "condition" {
+				probs = append(probs, cfgProblem{"." + name, "unknown key" + cfgSuggestFrom(name, []string{"text", "condition"}) + " (a promise has text and condition)"})
+			}
+		}
+		switch text := v["text"].(type) {
+		case string:
+			if strings.TrimSpace(text) == "" {
+				probs = append(probs, cfgProblem{".text", "empty promise text"})
+			}
+			p.Text = text
+		case nil:
+			probs = append(probs, cfgProblem{".text", "missing: a promise object needs its text"})
+		default:
+			probs = append(probs, cfgProblem{".text", cfgTypeMsg(reflect.TypeFor[string](), text)})
+		}
+		switch cond := v["condition"].(type) {
+		case nil:
+		case string:
+			probs = append(probs, cfgOneOfConditions(".condition", cond)...)
+			p.Condition = cond
+		default:
+			probs = append(probs, cfgProblem{".condition", cfgTypeMsg(reflect.TypeFor[string](), cond)})
+		}
+		if len(probs) > 0 {
+			return nil, probs
+		}
+		return p, nil
+	}
+	return nil, cfgTypeError(to, data)
+}
+
+func cfgOneOfConditions(at, cond string) []cfgProblem {
+	if slices.Contains(Conditions, cond) {
+		return nil
+	}
+	return []cfgProblem{{at, fmt.Sprintf("unknown condition %q (want one of %s)", cond, strings.Join(Conditions, ", "))}}
+}
+
+// Problems: what is wrong with a value, where in it (sub: "[2].text").
+
+type cfgProblem struct{ sub, msg string }
+
+// cfgProblems is a hook's error: its problems, each where it is.
+type cfgProblems []cfgProblem
+
+func (ps cfgProblems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = strings.TrimPrefix(p.sub+": "+p.msg, ": ")
+	}
+	return strings.Join(lines, "; ")
 }
 
 func cfgOne(msg string, args ...any) []cfgProblem {
 	return []cfgProblem{{msg: fmt.Sprintf(msg, args...)}}
 }
 
-func cfgCoerce(k cfgKind, v any, weak bool) (any, []cfgProblem) {
-	s, isString := v.(string)
-	switch k {
-	case kindBool:
-		if b, ok := v.(bool); ok {
-			return b, nil
-		}
-		if isString && weak {
-			if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
-				return b, nil
-			}
-		}
-		return nil, cfgOne("expected true or false, got %s", cfgDescribe(v))
-	case kindInt:
-		switch n := v.(type) {
-		case int:
-			return n, nil
-		case int64:
-			if n >= math.MinInt && n <= math.MaxInt {
-				return int(n), nil
-			}
-		case uint64:
-			if n <= math.MaxInt {
-				return int(n), nil
-			}
-		case string:
-			if weak {
-				if i, err := strconv.Atoi(strings.TrimSpace(n)); err == nil {
-					return i, nil
-				}
-			}
-		}
-		return nil, cfgOne("expected an integer, got %s", cfgDescribe(v))
-	case kindString:
-		if isString {
-			return s, nil
-		}
-		hint := ""
-		switch v.(type) {
-		case int, int64, uint64, float64, bool, time.Time:
-			hint = " (quote it to make it a string)"
-		}
-		return nil, cfgOne("expected a string, got %s%s", cfgDescribe(v), hint)
-	case kindDuration:
-		switch d := v.(type) {
-		case time.Duration:
-			return d, nil
-		case string:
-			if dur, err := time.ParseDuration(strings.TrimSpace(d)); err == nil {
-				return dur, nil
-			}
-		case int:
-			if d == 0 {
-				return time.Duration(0), nil
-			}
-			return nil, cfgOne("expected a duration with a unit such as \"90s\" or \"2h\", got %s", cfgDescribe(v))
-		}
-		return nil, cfgOne("expected a duration such as \"90s\" or \"2h\", got %s", cfgDescribe(v))
-	case kindStrings:
-		switch l := v.(type) {
-		case []string:
-			return slices.Clone(l), nil
-		case string:
-			if weak {
-				return cfgSplitList(l), nil
-			}
-		case []any:
-			out := make([]string, 0, len(l))
-			var probs []cfgProblem
-			for i, item := range l {
-				if str, ok := item.(string); ok {
-					out = append(out, str)
-				} else {
-					probs = append(probs, cfgProblem{fmt.Sprintf("[%d]", i), "expected a string, got " + cfgDescribe(item)})
-				}
-			}
-			return out, probs
-		}
-		return nil, cfgOne("expected a list, got %s", cfgDescribe(v))
-	case kindObjects:
-		switch l := v.(type) {
-		case []any:
-			return slices.Clone(l), nil
-		case string:
-			if weak {
-				var out []any
-				for _, str := range cfgSplitList(l) {
-					out = append(out, str)
-				}
-				return out, nil
-			}
-		}
-		return nil, cfgOne("expected a list, got %s", cfgDescribe(v))
-	case kindPromises:
-		var items []any
-		switch l := v.(type) {
-		case []any:
-			items = l
-		case []string:
-			for _, str := range l {
-				items = append(items, str)
-			}
-		case string:
-			if !weak {
-				return nil, cfgOne("expected a list of promises, got %s", cfgDescribe(v))
-			}
-			for _, str := range cfgSplitList(l) {
-				items = append(items, str)
-			}
-		default:
-			return nil, cfgOne("expected a list of promises, got %s", cfgDescribe(v))
-		}
-		return cfgCoercePromises(items)
-	}
-	return nil, cfgOne("unsupported type")
+func cfgTypeError(to reflect.Type, data any) error {
+	return &mapstructure.UnconvertibleTypeError{Expected: reflect.New(to).Elem(), Value: data}
 }
 
-func cfgCoercePromises(items []any) (any, []cfgProblem) {
-	out := make([]any, 0, len(items))
-	var probs []cfgProblem
-	for i, item := range items {
-		at := fmt.Sprintf("[%d]", i)
-		switch p := item.(type) {
-		case string:
-			if strings.TrimSpace(p) == "" {
-				probs = append(probs, cfgProblem{at, "empty promise text"})
-				continue
+// cfgFlatten turns a decoder's error into problems, each at its path
+// (".workflow.stop_hook.allow_exit_on[1]"), worded for people.
+func cfgFlatten(err error) []cfgProblem {
+	var out []cfgProblem
+	var walk func(at string, err error)
+	walk = func(at string, err error) {
+		switch e := err.(type) {
+		case nil:
+		case *mapstructure.DecodeError:
+			name := e.Name()
+			if name != "" && !strings.HasPrefix(name, "[") {
+				name = "." + name
 			}
-			out = append(out, p)
-		case map[string]any:
-			obj := map[string]any{}
-			for _, name := range slices.Sorted(maps.Keys(p)) {
-				if name != "text" && name != "condition" {
-					probs = append(probs, cfgProblem{at + "." + name, "unknown key" + cfgSuggestFrom(name, []string{"text", "condition"}) + " (a promise has text and condition)"})
-				}
+			walk(at+name, e.Unwrap())
+		case cfgProblems:
+			for _, p := range e {
+				out = append(out, cfgProblem{at + p.sub, p.msg})
 			}
-			switch text := p["text"].(type) {
-			case string:
-				if strings.TrimSpace(text) == "" {
-					probs = append(probs, cfgProblem{at + ".text", "empty promise text"})
-				}
-				obj["text"] = text
-			case nil:
-				probs = append(probs, cfgProblem{at + ".text", "missing: a promise object needs its text"})
-			default:
-				probs = append(probs, cfgProblem{at + ".text", "expected a string, got " + cfgDescribe(text)})
+		case *mapstructure.UnconvertibleTypeError:
+			out = append(out, cfgProblem{at, cfgTypeMsg(e.Expected.Type(), e.Value)})
+		case *mapstructure.ParseError:
+			out = append(out, cfgProblem{at, cfgTypeMsg(e.Expected.Type(), e.Value)})
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(at, x)
 			}
-			switch cond := p["condition"].(type) {
-			case nil:
-			case string:
-				if !slices.Contains(Conditions, cond) {
-					probs = append(probs, cfgProblem{at + ".condition", fmt.Sprintf("unknown condition %q (want one of %s)", cond, strings.Join(Conditions, ", "))})
-				}
-				obj["condition"] = cond
-			default:
-				probs = append(probs, cfgProblem{at + ".condition", "expected a string, got " + cfgDescribe(cond)})
-			}
-			out = append(out, obj)
 		default:
-			probs = append(probs, cfgProblem{at, "expected a string or {text, condition}, got " + cfgDescribe(item)})
+			if inner := errors.Unwrap(err); inner != nil {
+				walk(at, inner)
+			} else {
+				out = append(out, cfgProblem{at, err.Error()})
+			}
 		}
 	}
-	return out, probs
-}
-
-// cfgSplitList reads a comma-separated list; blanks are dropped.
-func cfgSplitList(s string) []string {
-	out := []string{}
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
+	walk("", err)
 	return out
 }
 
-var cfgRules = map[string]func(v any) []cfgProblem{
-	"workflow.stop_hook.max_cycles":     cfgNonNegative,
-	"workflow.stop_hook.next_ids":       cfgNonNegative,
-	"workflow.no_progress_cycles":       cfgNonNegative,
-	"workflow.done_token.max":           cfgNonNegative,
-	"workflow.done_token.prefix":        cfgNonEmpty,
-	"workflow.stop_hook.allow_exit_on":  cfgEachOneOf(Conditions),
-	"workflow.stop_hook.on_beads_error": cfgOneOf(cfgBeadsErrModes),
-	"workflow.stop_hook.subagent_stop":  cfgOneOf(cfgSubagentModes),
-	"workflow.stuck_after":              cfgNonNegativeDuration,
-	"workflow.max_duration":             cfgNonNegativeDuration,
-	"beads.bin":                         cfgNonEmpty,
-	"beads.timeout":                     cfgPositiveDuration,
-	"state.dir":                         cfgNonEmpty,
-	"log.level":                         cfgOneOf(cfgLogLevels),
-	"workflow.stuck_action":             cfgOneOf(cfgStuckActions),
-	"workflow.worktrees.pattern":        cfgNonEmpty,
-	"workflow.feedback_limit":           cfgNonNegative,
-	"workflow.checks":                   cfgChecks,
-	"claim.patterns":                    cfgRegexps,
-	"claim.arm_patterns":                cfgRegexps,
-	"claim.runs_dir":                    cfgNonEmpty,
-	"run.agent":                         cfgOneOf(cfgRunAgents),
-	"run.session":                       cfgOneOf(cfgRunSessions),
-	"run.claude_bin":                    cfgNonEmpty,
-	"run.codex_bin":                     cfgNonEmpty,
-	"run.dir":                           cfgNonEmpty,
-}
-
-// cfgRegexps checks a list of regular expressions.
-func cfgRegexps(v any) []cfgProblem {
-	var probs []cfgProblem
-	for i, re := range v.([]string) {
-		if _, err := regexp.Compile(re); err != nil {
-			probs = append(probs, cfgProblem{fmt.Sprintf("[%d]", i), "invalid regular expression: " + err.Error()})
+func cfgTypeMsg(want reflect.Type, got any) string {
+	msg := "expected " + cfgWant(want) + ", got " + cfgDescribe(got)
+	if want.Kind() == reflect.String {
+		switch got.(type) {
+		case int, int64, uint64, float64, bool, time.Time:
+			msg += " (quote it to make it a string)"
 		}
 	}
-	return probs
+	return msg
 }
 
-// cfgChecks checks the shape of workflow.checks: each item a checker name or
-// an object with a type; CheckSpecProblems (checks.go) checks the options.
-func cfgChecks(v any) []cfgProblem {
-	var probs []cfgProblem
-	for i, item := range v.([]any) {
-		at := fmt.Sprintf("[%d]", i)
-		for _, p := range CheckSpecProblems(item) {
-			probs = append(probs, cfgProblem{at + p.sub, p.msg})
-		}
+func cfgWant(t reflect.Type) string {
+	switch {
+	case t == cfgDurationType:
+		return `a duration such as "90s" or "2h"`
+	case t == cfgPromiseType:
+		return "a string or {text, condition}"
+	case t == cfgCheckSpecType:
+		return "a checker name or {type, …}"
+	case t.Kind() == reflect.Slice && t.Elem() == cfgPromiseType:
+		return "a list of promises"
+	case t.Kind() == reflect.Slice && t.Elem() == cfgCheckSpecType:
+		return "a list of checks"
+	case t.Kind() == reflect.Slice:
+		return "a list"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() == reflect.Int:
+		return "an integer"
+	case t.Kind() == reflect.String:
+		return "a string"
 	}
-	return probs
-}
-
-func cfgNonNegative(v any) []cfgProblem {
-	if n := v.(int); n < 0 {
-		return cfgOne("must be 0 or more, got %d", n)
-	}
-	return nil
-}
-
-func cfgNonEmpty(v any) []cfgProblem {
-	if strings.TrimSpace(v.(string)) == "" {
-		return cfgOne("must not be empty")
-	}
-	return nil
-}
-
-func cfgNonNegativeDuration(v any) []cfgProblem {
-	if d := v.(time.Duration); d < 0 {
-		return cfgOne("must not be negative, got %s", FormatDuration(d))
-	}
-	return nil
-}
-
-func cfgPositiveDuration(v any) []cfgProblem {
-	if d := v.(time.Duration); d <= 0 {
-		return cfgOne("must be more than 0, got %s", FormatDuration(d))
-	}
-	return nil
-}
-
-func cfgOneOf(set []string) func(v any) []cfgProblem {
-	return func(v any) []cfgProblem {
-		if s := v.(string); !slices.Contains(set, s) {
-			return cfgOne("must be one of %s, got %q", strings.Join(set, ", "), s)
-		}
-		return nil
-	}
-}
-
-func cfgEachOneOf(set []string) func(v any) []cfgProblem {
-	return func(v any) []cfgProblem {
-		var probs []cfgProblem
-		for i, s := range v.([]string) {
-			if !slices.Contains(set, s) {
-				probs = append(probs, cfgProblem{fmt.Sprintf("[%d]", i), fmt.Sprintf("unknown condition %q (want one of %s)", s, strings.Join(set, ", "))})
-			}
-		}
-		return probs
-	}
-}
-
-// FormatDuration writes d in Go syntax without zero units: 2h, 1h30m, 10s.
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return t.String()
 }
 
 func cfgDescribe(v any) string {
@@ -970,6 +897,143 @@ func cfgDescribe(v any) string {
 		return "a mapping"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// Rules: each key's values, and each number's range.
+
+type cfgRule interface {
+	check(v any) []cfgProblem
+}
+
+type cfgRuleFunc func(v any) []cfgProblem
+
+func (f cfgRuleFunc) check(v any) []cfgProblem { return f(v) }
+
+// cfgIntRange is an integer key's range, both ends included.
+type cfgIntRange struct{ min, max int }
+
+func (r cfgIntRange) check(v any) []cfgProblem {
+	switch n := v.(int); {
+	case n < r.min:
+		return cfgOne("must be %d or more, got %d", r.min, n)
+	case n > r.max:
+		return cfgOne("must be at most %d, got %d", r.max, n)
+	}
+	return nil
+}
+
+func (r cfgIntRange) String() string { return fmt.Sprintf("%d to %d", r.min, r.max) }
+
+// cfgDurRange is a duration key's range: from 0 (or more than 0 when
+// positive) to max.
+type cfgDurRange struct {
+	positive bool
+	max      time.Duration
+}
+
+func (r cfgDurRange) check(v any) []cfgProblem {
+	switch d := v.(time.Duration); {
+	case d < 0:
+		return cfgOne("must not be negative, got %s", FormatDuration(d))
+	case d == 0 && r.positive:
+		return cfgOne("must be more than 0, got %s", FormatDuration(d))
+	case d > r.max:
+		return cfgOne("must be at most %s, got %s", FormatDuration(r.max), FormatDuration(d))
+	}
+	return nil
+}
+
+func (r cfgDurRange) String() string {
+	if r.positive {
+		return "more than 0s, at most " + FormatDuration(r.max)
+	}
+	return "0s to " + FormatDuration(r.max)
+}
+
+var (
+	cfgLogLevels     = []string{"debug", "info", "warn", "error"}
+	cfgBeadsErrModes = []string{"allow", "block"}
+	cfgSubagentModes = []string{"allow", "drive"}
+	cfgStuckActions  = []string{"block", "reopen", "report"}
+	cfgRunAgents     = []string{"claude", "codex"}
+	cfgRunSessions   = []string{"fresh", "resume"}
+)
+
+// cfgRules: a key's rule, checked on its decoded value. Every number has a
+// range (documented in docs/configuration.md).
+var cfgRules = map[string]cfgRule{
+	"workflow.stop_hook.max_cycles":     cfgIntRange{0, 100000},
+	"workflow.stop_hook.next_ids":       cfgIntRange{0, 50},
+	"workflow.no_progress_cycles":       cfgIntRange{0, 1000},
+	"workflow.done_token.max":           cfgIntRange{0, 100000},
+	"workflow.feedback_limit":           cfgIntRange{0, 1000},
+	"workflow.stuck_after":              cfgDurRange{max: 30 * 24 * time.Hour},
+	"workflow.max_duration":             cfgDurRange{max: 30 * 24 * time.Hour},
+	"beads.timeout":                     cfgDurRange{positive: true, max: time.Hour},
+	"workflow.done_token.prefix":        cfgRuleFunc(cfgNonEmpty),
+	"workflow.stop_hook.allow_exit_on":  cfgRuleFunc(cfgEachCondition),
+	"workflow.stop_hook.on_beads_error": cfgOneOf(cfgBeadsErrModes),
+	"workflow.stop_hook.subagent_stop":  cfgOneOf(cfgSubagentModes),
+	"beads.bin":                         cfgRuleFunc(cfgNonEmpty),
+	"state.dir":                         cfgRuleFunc(cfgNonEmpty),
+	"log.level":                         cfgOneOf(cfgLogLevels),
+	"workflow.stuck_action":             cfgOneOf(cfgStuckActions),
+	"workflow.worktrees.pattern":        cfgRuleFunc(cfgNonEmpty),
+	"claim.patterns":                    cfgRuleFunc(cfgRegexps),
+	"claim.arm_patterns":                cfgRuleFunc(cfgRegexps),
+	"claim.runs_dir":                    cfgRuleFunc(cfgNonEmpty),
+	"run.agent":                         cfgOneOf(cfgRunAgents),
+	"run.session":                       cfgOneOf(cfgRunSessions),
+	"run.claude_bin":                    cfgRuleFunc(cfgNonEmpty),
+	"run.codex_bin":                     cfgRuleFunc(cfgNonEmpty),
+	"run.dir":                           cfgRuleFunc(cfgNonEmpty),
+}
+
+// cfgRegexps checks a list of regular expressions.
+func cfgRegexps(v any) []cfgProblem {
+	var probs []cfgProblem
+	for i, re := range v.([]string) {
+		if _, err := regexp.Compile(re); err != nil {
+			probs = append(probs, cfgProblem{fmt.Sprintf("[%d]", i), "invalid regular expression: " + err.Error()})
+		}
+	}
+	return probs
+}
+
+func cfgNonEmpty(v any) []cfgProblem {
+	if strings.TrimSpace(v.(string)) == "" {
+		return cfgOne("must not be empty")
+	}
+	return nil
+}
+
+func cfgOneOf(set []string) cfgRuleFunc {
+	return func(v any) []cfgProblem {
+		if s := v.(string); !slices.Contains(set, s) {
+			return cfgOne("must be one of %s, got %q", strings.Join(set, ", "), s)
+		}
+		return nil
+	}
+}
+
+func cfgEachCondition(v any) []cfgProblem {
+	var probs []cfgProblem
+	for i, s := range v.([]string) {
+		probs = append(probs, cfgOneOfConditions(fmt.Sprintf("[%d]", i), s)...)
+	}
+	return probs
+}
+
+// FormatDuration writes d in Go syntax without zero units: 2h, 1h30m, 10s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // Suggestions for misspelt names.

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,7 +23,7 @@ func cfgDefaults(root string) Config {
 			StopHook: StopHook{
 				Enabled: true, CheckReadyTasks: true, CheckInProgress: true, MaxCycles: 50,
 				AllowExitOn:             []string{CondAllComplete, CondAllBlocked, CondContextCheckpoint},
-				CompletionPromises:      []any{"ALL TASKS COMPLETE", "EPIC COMPLETE", "BLOCKED - NEEDS USER", "CONTEXT LIMIT - CHECKPOINT"},
+				CompletionPromises:      []Promise{{Text: "ALL TASKS COMPLETE"}, {Text: "EPIC COMPLETE"}, {Text: "BLOCKED - NEEDS USER"}, {Text: "CONTEXT LIMIT - CHECKPOINT"}},
 				OnBeadsError:            "allow",
 				SubagentStop:            "allow",
 				CheckpointRequiresClean: true,
@@ -33,7 +34,7 @@ func cfgDefaults(root string) Config {
 			StuckAfter:       2 * time.Hour,
 			StuckAction:      "block",
 			Worktrees:        Worktrees{Pattern: ".worktrees/agent-{id}"},
-			Checks:           []any{},
+			Checks:           []CheckSpec{},
 			FeedbackLimit:    3,
 		},
 		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second},
@@ -149,18 +150,18 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 			StopHook: StopHook{
 				MaxCycles:   0,
 				AllowExitOn: []string{CondAllComplete, CondAlways},
-				CompletionPromises: []any{"ALL TASKS COMPLETE", "SHIPPED",
-					map[string]any{"text": "GIVING UP", "condition": "always"},
-					map[string]any{"text": "BLOCKED - NEEDS USER"}},
+				CompletionPromises: []Promise{{Text: "ALL TASKS COMPLETE"}, {Text: "SHIPPED"},
+					{Text: "GIVING UP", Condition: "always"}, {Text: "BLOCKED - NEEDS USER"}},
 				OnBeadsError: "block",
 				SubagentStop: "drive",
 				NextIDs:      5,
 			},
-			DoneToken:     DoneToken{Required: true, Prefix: "DONE", Max: 7},
-			StuckAfter:    90 * time.Minute,
-			StuckAction:   "report",
-			Worktrees:     Worktrees{Pattern: "wt/{id}"},
-			Checks:        []any{"beads", map[string]any{"type": "command", "run": "go test ./..."}},
+			DoneToken:   DoneToken{Required: true, Prefix: "DONE", Max: 7},
+			StuckAfter:  90 * time.Minute,
+			StuckAction: "report",
+			Worktrees:   Worktrees{Pattern: "wt/{id}"},
+			Checks: []CheckSpec{{Type: "beads"},
+				{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}},
 			FeedbackLimit: 5,
 		},
 		Claim: Claim{Patterns: []string{`^take (?P<id>\S+)$`}, ArmPatterns: []string{`^drive (?P<id>\S+)$`},
@@ -173,8 +174,15 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 		Root:    filepath.Dir(path),
 		File:    path,
 	}
-	if !reflect.DeepEqual(*cfg, want) {
-		t.Errorf("config:\n got %#v\nwant %#v", *cfg, want)
+	got := *cfg
+	got.checkers = nil // compared below
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("config:\n got %#v\nwant %#v", got, want)
+	}
+	wantCheckers := []Checker{beadsCheck{name: "beads"},
+		commandCheck{name: "command", run: "go test ./...", timeout: 10 * time.Minute, tail: 20}}
+	if !reflect.DeepEqual(cfg.Checkers(), wantCheckers) {
+		t.Errorf("checkers = %#v, want %#v", cfg.Checkers(), wantCheckers)
 	}
 	for _, k := range ConfigKeys() {
 		if src[k] != path {
@@ -222,6 +230,10 @@ func TestLoadFileErrors(t *testing.T) {
 			[]string{"workflow.stop_hook.next_ids: expected an integer, got number 1.5"}},
 		{"bool given a string", "workflow:\n  stop_hook:\n    enabled: \"yes\"\n",
 			[]string{`workflow.stop_hook.enabled: expected true or false, got string "yes"`}},
+		{"bool given a quoted true", "workflow:\n  stop_hook:\n    enabled: \"true\"\n",
+			[]string{`workflow.stop_hook.enabled: expected true or false, got string "true"`}},
+		{"int given a quoted number", "workflow:\n  stop_hook:\n    max_cycles: \"50\"\n",
+			[]string{`workflow.stop_hook.max_cycles: expected an integer, got string "50"`}},
 		{"list given a string", "workflow:\n  stop_hook:\n    allow_exit_on: all_complete\n",
 			[]string{`workflow.stop_hook.allow_exit_on: expected a list, got string "all_complete"`}},
 		{"list item not a string", "workflow:\n  stop_hook:\n    allow_exit_on: [all_complete, [x]]\n",
@@ -275,6 +287,55 @@ func TestLoadFileErrors(t *testing.T) {
 			}},
 		{"promise of the wrong type", "workflow:\n  stop_hook:\n    completion_promises: [5]\n",
 			[]string{"workflow.stop_hook.completion_promises[0]: expected a string or {text, condition}, got number 5"}},
+		// Ranges: next_ids sizes a slice in the stop hook, so a huge one
+		// must never get through (it panicked, or ran out of memory).
+		{"next_ids the largest int", "workflow:\n  stop_hook:\n    next_ids: 9223372036854775807\n",
+			[]string{"workflow.stop_hook.next_ids: must be at most 50, got 9223372036854775807"}},
+		{"next_ids 2^32", "workflow:\n  stop_hook:\n    next_ids: 4294967296\n",
+			[]string{"workflow.stop_hook.next_ids: must be at most 50, got 4294967296"}},
+		{"next_ids one too many", "workflow:\n  stop_hook:\n    next_ids: 51\n",
+			[]string{"workflow.stop_hook.next_ids: must be at most 50, got 51"}},
+		{"int beyond int64", "workflow:\n  stop_hook:\n    next_ids: 18446744073709551615\n",
+			[]string{"workflow.stop_hook.next_ids: out of range, got number 18446744073709551615"}},
+		{"int as a huge float", "workflow:\n  stop_hook:\n    max_cycles: 1e30\n",
+			[]string{"workflow.stop_hook.max_cycles: out of range, got number 1e+30"}},
+		{"max_cycles too high", "workflow:\n  stop_hook:\n    max_cycles: 100001\n",
+			[]string{"workflow.stop_hook.max_cycles: must be at most 100000, got 100001"}},
+		{"done_token.max too high", "workflow:\n  done_token:\n    max: 1000000\n",
+			[]string{"workflow.done_token.max: must be at most 100000, got 1000000"}},
+		{"no_progress_cycles too high", "workflow:\n  no_progress_cycles: 1001\n",
+			[]string{"workflow.no_progress_cycles: must be at most 1000, got 1001"}},
+		{"feedback_limit out of range", "workflow:\n  feedback_limit: -1\n",
+			[]string{"workflow.feedback_limit: must be 0 or more, got -1"}},
+		{"stuck_after too long", "workflow:\n  stuck_after: 721h\n",
+			[]string{"workflow.stuck_after: must be at most 720h, got 721h"}},
+		{"max_duration too long", "workflow:\n  max_duration: 1000h\n",
+			[]string{"workflow.max_duration: must be at most 720h, got 1000h"}},
+		{"beads.timeout too long", "beads:\n  timeout: 2h\n",
+			[]string{"beads.timeout: must be at most 1h, got 2h"}},
+		{"list given a mapping", "workflow:\n  stop_hook:\n    allow_exit_on: {a: 1}\n",
+			[]string{"workflow.stop_hook.allow_exit_on: expected a list, got a mapping"}},
+		{"promise condition not a string", "workflow:\n  stop_hook:\n    completion_promises:\n      - {text: X, condition: 5}\n",
+			[]string{"workflow.stop_hook.completion_promises[0].condition: expected a string, got number 5 (quote it to make it a string)"}},
+		// workflow.checks: each item and option named, nested ones too.
+		{"checks not a list", "workflow:\n  checks: beads\n",
+			[]string{`workflow.checks: expected a list of checks, got string "beads"`}},
+		{"unknown checker", "workflow:\n  checks: [beads, tests]\n",
+			[]string{`workflow.checks[1]: unknown checker "tests" (want one of beads, promise, done_token, command, files, plan, results, composite)`}},
+		{"checker option misspelt", "workflow:\n  checks:\n    - {type: command, run: make, timout: 5m}\n",
+			[]string{"workflow.checks[0].timout: unknown option for the command checker (known: dir, name, run, tail_lines, timeout) (did you mean timeout?)"}},
+		{"checker options wrong", "workflow:\n  checks:\n    - {type: command, run: \"\", timeout: 2d, tail_lines: x}\n",
+			[]string{
+				`workflow.checks[0].timeout: expected a duration such as "90s" or "2h", got string "2d"`,
+				`workflow.checks[0].tail_lines: expected an integer, got string "x"`,
+			}},
+		{"checker option out of range", "workflow:\n  checks:\n    - {type: command, run: make, timeout: 25h, tail_lines: 99999}\n",
+			[]string{
+				"workflow.checks[0].timeout: must be at most 24h, got 25h",
+				"workflow.checks[0].tail_lines: must be at most 10000, got 99999",
+			}},
+		{"nested check", "workflow:\n  checks:\n    - beads\n    - type: composite\n      mode: any\n      checks:\n        - promise\n        - {type: files, paths: []}\n",
+			[]string{"workflow.checks[1].checks[1].paths: must list at least one path"}},
 		{"every problem reported", "workflow:\n  epic: [a]\n  stop_hook:\n    max_cycles: -2\nlog:\n  levels: x\n",
 			[]string{
 				"workflow.epic: expected a string, got a list",
@@ -358,13 +419,20 @@ func TestLoadEnv(t *testing.T) {
 			"workflow.done_token.max", 6, "env RUNTASKS_WORKFLOW__DONE_TOKEN__MAX"},
 		{"last duplicate wins", []string{"RUNTASKS_EPIC=a", "RUNTASKS_EPIC=b"}, "workflow.epic", "b", "env RUNTASKS_EPIC"},
 		{"bool", []string{"RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED=true"}, "workflow.done_token.required", true, "env RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED"},
+		{"bool as 1, spaced", []string{"RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED= 1"}, "workflow.done_token.required", true, "env RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED"},
 		{"duration", []string{"RUNTASKS_WORKFLOW__STUCK_AFTER=90m"}, "workflow.stuck_after", 90 * time.Minute, "env RUNTASKS_WORKFLOW__STUCK_AFTER"},
 		{"list from commas", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON=all_complete, always"},
 			"workflow.stop_hook.allow_exit_on", []string{"all_complete", "always"}, "env RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON"},
 		{"empty list", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON="},
 			"workflow.stop_hook.allow_exit_on", []string{}, "env RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON"},
 		{"promises from commas", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES=DONE,BLOCKED - NEEDS USER"},
-			"workflow.stop_hook.completion_promises", []any{"DONE", "BLOCKED - NEEDS USER"}, "env RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES"},
+			"workflow.stop_hook.completion_promises", []Promise{{Text: "DONE"}, {Text: "BLOCKED - NEEDS USER"}}, "env RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES"},
+		{"blank list items dropped", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES=A,, ,B"},
+			"workflow.stop_hook.completion_promises", []Promise{{Text: "A"}, {Text: "B"}}, "env RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES"},
+		{"checks from commas", []string{"RUNTASKS_WORKFLOW__CHECKS=beads, plan"},
+			"workflow.checks", []CheckSpec{{Type: "beads"}, {Type: "plan"}}, "env RUNTASKS_WORKFLOW__CHECKS"},
+		{"next_ids at its top", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__NEXT_IDS=50"}, "workflow.stop_hook.next_ids", 50, "env RUNTASKS_WORKFLOW__STOP_HOOK__NEXT_IDS"},
+		{"int with spaces", []string{"RUNTASKS_MAX_CYCLES= 12 "}, "workflow.stop_hook.max_cycles", 12, "env RUNTASKS_MAX_CYCLES"},
 		{"other variables ignored", []string{"PATH=/bin", "TASKMASTER_OTHER=x", "HOME=/h", "NOEQUALS"},
 			"workflow.epic", "bd-file", "file"},
 	}
@@ -413,6 +481,20 @@ func TestLoadEnvErrors(t *testing.T) {
 			[]string{`env RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED: workflow.stop_hook.enabled: expected true or false, got string "maybe"`}},
 		{"bad list item", "", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON=all_complete,never"},
 			[]string{`env RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON: workflow.stop_hook.allow_exit_on[1]: unknown condition "never" (want one of all_complete, all_blocked, context_checkpoint, always)`}},
+		{"next_ids the largest int", "", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__NEXT_IDS=9223372036854775807"},
+			[]string{"env RUNTASKS_WORKFLOW__STOP_HOOK__NEXT_IDS: workflow.stop_hook.next_ids: must be at most 50, got 9223372036854775807"}},
+		{"next_ids 2^32", "", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__NEXT_IDS=4294967296"},
+			[]string{"env RUNTASKS_WORKFLOW__STOP_HOOK__NEXT_IDS: workflow.stop_hook.next_ids: must be at most 50, got 4294967296"}},
+		{"int beyond int64", "", []string{"RUNTASKS_MAX_CYCLES=99999999999999999999"},
+			[]string{`env RUNTASKS_MAX_CYCLES: workflow.stop_hook.max_cycles: out of range, got string "99999999999999999999"`}},
+		{"empty bool", "", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED="},
+			[]string{`env RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED: workflow.stop_hook.enabled: expected true or false, got string ""`}},
+		{"empty int", "", []string{"RUNTASKS_MAX_CYCLES="},
+			[]string{`env RUNTASKS_MAX_CYCLES: workflow.stop_hook.max_cycles: expected an integer, got string ""`}},
+		{"hex int", "", []string{"RUNTASKS_MAX_CYCLES=0x10"},
+			[]string{`env RUNTASKS_MAX_CYCLES: workflow.stop_hook.max_cycles: expected an integer, got string "0x10"`}},
+		{"unknown checker", "", []string{"RUNTASKS_WORKFLOW__CHECKS=beads,nope"},
+			[]string{`env RUNTASKS_WORKFLOW__CHECKS: workflow.checks[1]: unknown checker "nope" (want one of beads, promise, done_token, command, files, plan, results, composite)`}},
 		{"bad TASKMASTER_MAX", "", []string{"TASKMASTER_MAX=-5"},
 			[]string{"env TASKMASTER_MAX: workflow.done_token.max: must be 0 or more, got -5"}},
 		{"empty timeout", "", []string{"RUNTASKS_BEADS__TIMEOUT="},
@@ -505,6 +587,7 @@ func TestLoadFlagErrors(t *testing.T) {
 		{[]string{"--max-cycles=-2"}, "flag --max-cycles: workflow.stop_hook.max_cycles: must be 0 or more, got -2"},
 		{[]string{"--log-level=loud"}, `flag --log-level: log.level: must be one of debug, info, warn, error, got "loud"`},
 		{[]string{"--bd="}, "flag --bd: beads.bin: must not be empty"},
+		{[]string{"--max-cycles=100001"}, "flag --max-cycles: workflow.stop_hook.max_cycles: must be at most 100000, got 100001"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args[0], func(t *testing.T) {
@@ -632,18 +715,16 @@ func TestLoadNoProjectFound(t *testing.T) {
 func TestPromises(t *testing.T) {
 	tests := []struct {
 		name  string
-		items []any
+		items []Promise
 		want  []Promise
 	}{
-		{"documented texts", []any{"ALL TASKS COMPLETE", "EPIC COMPLETE", "BLOCKED - NEEDS USER", "CONTEXT LIMIT - CHECKPOINT"},
+		{"documented texts", []Promise{{Text: "ALL TASKS COMPLETE"}, {Text: "EPIC COMPLETE"}, {Text: "BLOCKED - NEEDS USER"}, {Text: "CONTEXT LIMIT - CHECKPOINT"}},
 			[]Promise{{"ALL TASKS COMPLETE", CondAllComplete}, {"EPIC COMPLETE", CondAllComplete}, {"BLOCKED - NEEDS USER", CondAllBlocked}, {"CONTEXT LIMIT - CHECKPOINT", CondContextCheckpoint}}},
-		{"other text needs beads to agree", []any{"SHIPPED IT"}, []Promise{{"SHIPPED IT", CondAllComplete}}},
-		{"known text in another case", []any{"blocked - needs user"}, []Promise{{"blocked - needs user", CondAllBlocked}}},
-		{"object with condition", []any{map[string]any{"text": "WAITING", "condition": "all_blocked"}}, []Promise{{"WAITING", CondAllBlocked}}},
-		{"object overrides the known condition", []any{map[string]any{"text": "EPIC COMPLETE", "condition": "always"}}, []Promise{{"EPIC COMPLETE", CondAlways}}},
-		{"object without condition", []any{map[string]any{"text": "CONTEXT LIMIT - CHECKPOINT"}}, []Promise{{"CONTEXT LIMIT - CHECKPOINT", CondContextCheckpoint}}},
-		{"string map and Promise", []any{map[string]string{"text": "A", "condition": "always"}, Promise{Text: "B"}}, []Promise{{"A", CondAlways}, {"B", CondAllComplete}}},
-		{"blank and odd items dropped", []any{" ", 5, map[string]any{"condition": "always"}, " DONE "}, []Promise{{"DONE", CondAllComplete}}},
+		{"other text needs beads to agree", []Promise{{Text: "SHIPPED IT"}}, []Promise{{"SHIPPED IT", CondAllComplete}}},
+		{"known text in another case", []Promise{{Text: "blocked - needs user"}}, []Promise{{"blocked - needs user", CondAllBlocked}}},
+		{"condition given", []Promise{{Text: "WAITING", Condition: "all_blocked"}}, []Promise{{"WAITING", CondAllBlocked}}},
+		{"condition overrides the known one", []Promise{{Text: "EPIC COMPLETE", Condition: "always"}}, []Promise{{"EPIC COMPLETE", CondAlways}}},
+		{"blank dropped, text trimmed", []Promise{{Text: " "}, {Condition: "always"}, {Text: " DONE "}}, []Promise{{"DONE", CondAllComplete}}},
 		{"none", nil, []Promise{}},
 	}
 	for _, tt := range tests {
@@ -773,11 +854,62 @@ func TestProjectYAMLExample(t *testing.T) {
 }
 
 func TestDefaultsYAMLIsValid(t *testing.T) {
-	entries, errs := cfgFileEntries(SourceDefault, cfgDefaultsYAML)
-	if len(errs) > 0 {
+	l := cfgFileLayer(SourceDefault, cfgDefaultsYAML)
+	if errs := append(l.errs, l.check()...); len(errs) > 0 {
 		t.Fatal(ErrorList(errs))
 	}
-	if len(entries) != len(ConfigKeys()) {
-		t.Errorf("defaults.yaml sets %d keys, want all %d", len(entries), len(ConfigKeys()))
+	if len(l.vals) != len(ConfigKeys()) {
+		t.Errorf("defaults.yaml sets %d keys, want all %d", len(l.vals), len(ConfigKeys()))
+	}
+}
+
+// cfgCheckSpecs decodes workflow.checks items as Load does.
+func cfgCheckSpecs(t *testing.T, items ...any) []CheckSpec {
+	t.Helper()
+	var specs []CheckSpec
+	if err := cfgDecode(items, &specs, false); err != nil {
+		t.Fatalf("checks %v: %v", items, cfgFlatten(err))
+	}
+	return specs
+}
+
+// TestRangesDocumented: every number has a range, and
+// docs/configuration.md gives it in the key's row.
+func TestRangesDocumented(t *testing.T) {
+	data, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{} // the first cell's key -> the row
+	for _, line := range strings.Split(string(data), "\n") {
+		if key, _, ok := strings.Cut(strings.TrimPrefix(line, "| `"), "`"); ok && strings.HasPrefix(line, "| `") {
+			rows[key] = line
+		}
+	}
+	cfg := cfgDefaults("/p")
+	for _, key := range ConfigKeys() {
+		v, _ := cfg.Value(key)
+		switch v.(type) {
+		case int, time.Duration:
+		default:
+			continue
+		}
+		r, ok := cfgRules[key].(fmt.Stringer)
+		if !ok {
+			t.Errorf("%s is a number without a range", key)
+			continue
+		}
+		row := rows[key]
+		if row == "" {
+			row = rows[strings.TrimPrefix(key, "workflow.stop_hook.")]
+		}
+		if want := "Range: " + r.String() + "."; !strings.Contains(row, want) {
+			t.Errorf("docs/configuration.md: the row of %s lacks %q: %q", key, want, row)
+		}
+	}
+	for opt, r := range map[string]fmt.Stringer{"timeout": checkTimeoutRange, "tail_lines": checkTailRange} {
+		if want := "range: " + r.String(); !strings.Contains(rows["command"], want) {
+			t.Errorf("docs/configuration.md: the command checker's %s lacks %q: %q", opt, want, rows["command"])
+		}
 	}
 }

@@ -95,10 +95,7 @@ func runConfigShow(o *configShowOptions) error {
 	var keys []configKeyJSON
 	for _, key := range orchestrator.ConfigKeys() {
 		v, _ := cfg.Value(key)
-		if d, ok := v.(time.Duration); ok {
-			v = orchestrator.FormatDuration(d)
-		}
-		keys = append(keys, configKeyJSON{Key: key, Value: v, Source: o.Sources[key]})
+		keys = append(keys, configKeyJSON{Key: key, Value: configWritten(v), Source: o.Sources[key]})
 	}
 	if o.JSON {
 		enc := json.NewEncoder(o.Out)
@@ -137,6 +134,26 @@ func runConfigShow(o *configShowOptions) error {
 	return err
 }
 
+// configWritten is a value as project.yaml would write it: a duration in Go
+// syntax, a promise as its text or {text, condition} (a check writes itself:
+// orchestrator.CheckSpec is a json.Marshaler).
+func configWritten(v any) any {
+	switch x := v.(type) {
+	case time.Duration:
+		return orchestrator.FormatDuration(x)
+	case []orchestrator.Promise:
+		out := make([]any, len(x))
+		for i, p := range x {
+			out[i] = p.Text
+			if p.Condition != "" {
+				out[i] = map[string]string{"text": p.Text, "condition": p.Condition}
+			}
+		}
+		return out
+	}
+	return v
+}
+
 type configValidateOptions struct {
 	Out, Err io.Writer
 	// File is the file to check; "" = the one Load would read (Find).
@@ -149,8 +166,9 @@ func newConfigValidateCmd(f *Factory) *cobra.Command {
 		Use:   "validate [FILE]",
 		Short: "Check a project.yaml",
 		Long: `validate checks a project.yaml on its own: YAML syntax, unknown keys (with
-the closest known key when it looks misspelt), types and values. It prints
-"FILE: ok", or every problem, one a line, and exits with status 1.
+the closest known key when it looks misspelt), types and values: every
+number within its range, every check in workflow.checks with its options.
+It prints "FILE: ok", or every problem, one a line, and exits with status 1.
 
 Without FILE it checks the file that other commands read: --config, else
 $RUNTASKS_CONFIG, else project.yaml in the project root. The environment

@@ -99,6 +99,11 @@ func TestConfigShow(t *testing.T) {
 				`#   "SHIPPED" -> all_complete`,
 				`#   "GIVING UP" -> always (not in allow_exit_on: ignored)`},
 		},
+		{name: "checks as written, with their defaults",
+			file: "workflow:\n  checks:\n    - beads\n    - {type: command, name: tests, run: make test}\n    - {type: composite, mode: any, checks: [promise, {type: files, paths: [R.md]}]}\n",
+			lines: []line{{"workflow.checks",
+				`["beads",{"name":"tests","run":"make test","tail_lines":20,"timeout":"10m","type":"command"},` +
+					`{"checks":["promise",{"paths":["R.md"],"type":"files"}],"mode":"any","type":"composite"}]`, "FILE"}}},
 		{name: "flag over env", env: []string{"RUNTASKS_EPIC=bd-env"}, args: []string{"--epic", "bd-flag", "--max-cycles=0"},
 			lines: []line{{"workflow.epic", `"bd-flag"`, "flag --epic"}, {"workflow.stop_hook.max_cycles", "0", "flag --max-cycles"}}},
 	}
@@ -231,6 +236,12 @@ func TestConfigValidate(t *testing.T) {
 		{name: "bad file given", files: map[string]string{"p/.git/x": "", "p/bad.yaml": bad}, wd: "p", args: []string{"bad.yaml"}, code: 1,
 			errOut: "TMP/p/bad.yaml: workflow.stop_hook.max_cycle: unknown key (did you mean max_cycles?)\n" +
 				`TMP/p/bad.yaml: workflow.stop_hook.subagent_stop: must be one of allow, drive, got "never"` + "\n"},
+		{name: "next_ids the largest int", files: map[string]string{"p/.git/x": "", "p/n.yaml": "workflow:\n  stop_hook:\n    next_ids: 9223372036854775807\n"}, wd: "p", args: []string{"n.yaml"}, code: 1,
+			errOut: "TMP/p/n.yaml: workflow.stop_hook.next_ids: must be at most 50, got 9223372036854775807\n"},
+		{name: "next_ids 2^32", files: map[string]string{"p/.git/x": "", "p/n.yaml": "workflow:\n  stop_hook:\n    next_ids: 4294967296\n"}, wd: "p", args: []string{"n.yaml"}, code: 1,
+			errOut: "TMP/p/n.yaml: workflow.stop_hook.next_ids: must be at most 50, got 4294967296\n"},
+		{name: "bad check option", files: map[string]string{"p/.git/x": "", "p/c.yaml": "workflow:\n  checks:\n    - {type: command, run: make, timeout: 48h}\n"}, wd: "p", args: []string{"c.yaml"}, code: 1,
+			errOut: "TMP/p/c.yaml: workflow.checks[0].timeout: must be at most 24h, got 48h\n"},
 		{name: "yaml syntax error", files: map[string]string{"p/.git/x": "", "p/bad.yaml": "workflow: [\n"}, wd: "p", args: []string{"bad.yaml"}, code: 1,
 			errLike: "TMP/p/bad.yaml: yaml: "},
 		{name: "found walking up", files: map[string]string{"p/.git/x": "", "p/project.yaml": good, "p/a/b/x": ""}, wd: "p/a/b",

@@ -33,28 +33,18 @@ const (
 // whole seconds); doctor compares the installed timeouts with it.
 func hookTimeoutFor(cfg *orchestrator.Config) time.Duration {
 	var sum time.Duration
-	var walk func(specs []any)
-	walk = func(specs []any) {
-		for _, s := range specs {
-			m, ok := s.(map[string]any)
-			if !ok {
-				continue // a bare name: beads, promise, done_token
-			}
-			switch m["type"] {
+	var walk func(specs []orchestrator.CheckSpec)
+	walk = func(specs []orchestrator.CheckSpec) {
+		for _, sp := range specs {
+			switch sp.Type {
 			case "command":
-				d := defaultCheckTimeout
-				switch v := m["timeout"].(type) {
-				case string:
-					if x, err := time.ParseDuration(v); err == nil {
-						d = x
-					}
-				case time.Duration:
-					d = v
+				d := sp.Timeout
+				if d <= 0 {
+					d = defaultCheckTimeout
 				}
 				sum += d + shell.DefaultGrace
 			case "composite":
-				sub, _ := m["checks"].([]any)
-				walk(sub)
+				walk(sp.Checks)
 			}
 		}
 	}

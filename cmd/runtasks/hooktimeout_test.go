@@ -13,19 +13,23 @@ import (
 func TestHookTimeoutFor(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		checks []any
+		checks string // workflow.checks in project.yaml
 		want   time.Duration
 	}{
-		{"no checks", nil, 30 * time.Second},
-		{"beads only", []any{"beads"}, 30 * time.Second},
-		{"a command, default timeout", []any{"beads", map[string]any{"type": "command", "run": "go test ./..."}}, 30*time.Second + 10*time.Minute + 2*time.Second},
-		{"commands in a composite", []any{map[string]any{"type": "composite", "checks": []any{
-			map[string]any{"type": "command", "run": "a", "timeout": "1m"},
-			map[string]any{"type": "command", "run": "b", "timeout": "30s"},
-		}}}, 30*time.Second + 90*time.Second + 4*time.Second},
+		{"no checks", "[]", 30 * time.Second},
+		{"beads only", "[beads]", 30 * time.Second},
+		{"a command, default timeout", `[beads, {type: command, run: "go test ./..."}]`, 30*time.Second + 10*time.Minute + 2*time.Second},
+		{"commands in a composite", `[{type: composite, checks: [{type: command, run: a, timeout: 1m}, {type: command, run: b, timeout: 30s}]}]`,
+			30*time.Second + 90*time.Second + 4*time.Second},
 	} {
-		cfg := &orchestrator.Config{}
-		cfg.Workflow.Checks = tt.checks
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "project.yaml"), []byte("workflow:\n  checks: "+tt.checks+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := orchestrator.Load(orchestrator.LoadOptions{StartDir: dir})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
 		if got := hookTimeoutFor(cfg); got != tt.want {
 			t.Errorf("%s: hookTimeoutFor = %s, want %s", tt.name, got, tt.want)
 		}
@@ -43,7 +47,7 @@ func TestDoctorHookTimeout(t *testing.T) {
 		os.WriteFile(settings, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"runtasks stop-hook --epic e","timeout":`+timeout+`}]}]}}`), 0o644)
 	}
 	cfg := &orchestrator.Config{}
-	cfg.Workflow.Checks = []any{map[string]any{"type": "command", "run": "go test ./...", "timeout": "5m"}}
+	cfg.Workflow.Checks = []orchestrator.CheckSpec{{Type: "command", Run: "go test ./...", Timeout: 5 * time.Minute}}
 	o := &doctorOptions{Root: root, Home: home}
 	write("30")
 	c := doctorHookTimeout(o, cfg)
