@@ -106,10 +106,12 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		return fmt.Errorf("unknown agent %q: want %s", agent, strings.Join(hook.Agents, ", "))
 	}
 	o.Agent = agent
-	o.Now = f.Now
 	o.Home = f.Getenv("HOME")
 	if o.Home == "" {
 		o.Home, _ = os.UserHomeDir()
+	}
+	if s := f.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
+		o.ManifestDir = filepath.Join(s, "runtasks", "install")
 	}
 	o.CodexHome = f.Getenv("CODEX_HOME")
 	bin, _ := cmd.Flags().GetString("bin")
