@@ -132,12 +132,6 @@ func read(t *testing.T, path string) []byte {
 	return b
 }
 
-
-
-
-
-
-
 func TestGlobalPaths(t *testing.T) {
 	o := opts(t, hook.Codex)
 	o.Global = true
@@ -183,7 +177,6 @@ func TestOurs(t *testing.T) {
 		t.Errorf("quote round trip: %s", q)
 	}
 }
-
 
 // TestMain lets the test binary act as `codex app-server` for the trust
 // tests (RUNTASKS_FAKE_CODEX=1).
