@@ -185,6 +185,9 @@ func TestMain(m *testing.M) {
 		fakeAppServer()
 		return
 	}
+	if os.Getenv("RUNTASKS_INSTALL_CHILD") == "1" {
+		installChild()
+	}
 	os.Exit(m.Run())
 }
 
