@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -112,6 +113,11 @@ func marshalIndent(v any, prefix, indent string) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
+
+var (
+	oneLineSpace = regexp.MustCompile(`,\n\t*`)
+	lineBreak    = regexp.MustCompile(`\n\t*`)
+)
 
 // shapeError is a value of the wrong kind where install must edit.
 type shapeError struct {
@@ -252,9 +258,16 @@ func (d *doc) newValue(x any, ind string, compact bool) (hujson.Value, error) {
 		b   []byte
 		err error
 	)
-	if compact {
+	switch {
+	case compact && d.compact:
 		b, err = marshal(x)
-	} else {
+	case compact:
+		// One line with the spaces of a pretty file: {"a": 1, "b": 2}.
+		// (JSON strings hold no raw line break or tab.)
+		b, err = marshalIndent(x, "", "\t")
+		b = oneLineSpace.ReplaceAll(b, []byte(", "))
+		b = lineBreak.ReplaceAll(b, nil)
+	default:
 		b, err = marshalIndent(x, ind, d.unit)
 	}
 	if err != nil {
@@ -290,15 +303,21 @@ func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settings
 		ind       string
 		multiline bool
 	)
+	oneLine := false
 	if n := len(arr.Elements); n > 0 {
-		before, multiline, ind = siblingStyle(arr.Elements[n-1].BeforeExtra)
+		last := arr.Elements[n-1]
+		before, multiline, ind = siblingStyle(last.BeforeExtra)
+		// Elements written on one line each: so is this one.
+		if multiline && last.EndOffset > last.StartOffset && last.EndOffset <= len(d.src) {
+			oneLine = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
+		}
 	} else {
 		ind, multiline = d.emptyContainer(v, path, rec)
 		if multiline {
 			before = "\n" + ind
 		}
 	}
-	nv, err := d.newValue(x, ind, !multiline)
+	nv, err := d.newValue(x, ind, !multiline || oneLine)
 	if err != nil {
 		return err
 	}
