@@ -3,6 +3,7 @@ module github.com/runtasks/runtasks
 go 1.26
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/charmbracelet/log v1.0.0
 	github.com/charmbracelet/x/ansi v0.8.0
 	github.com/creack/pty v1.1.24
@@ -19,7 +20,9 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.45.0
 )
 
@@ -42,6 +45,5 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	golang.org/x/exp v0.0.0-20231006140011-7918f672742d // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

@@ -1,31 +1,35 @@
 // Package install registers runtasks' hooks in an agent's settings file
 // (Claude Code, Codex, Gemini CLI, Cursor), writes the skills and a
-// project.yaml, and takes all of it out again. It merges into the files
-// the agents and the user already keep: other hooks and keys stay as they
-// are (key order included), an older runtasks entry is replaced in place,
-// running it twice changes nothing, a backup is written before any change,
-// and a dry run only shows the diff.
+// project.yaml, and takes all of it out again without losing a byte of the
+// user's settings:
 //
-// runtasks' entries are recognised by their command: a program named
-// runtasks (or the configured binary) running stop-hook, prompt-hook or
-// session-hook.
+//   - The file is edited, not rewritten (github.com/tailscale/hujson):
+//     comments, key order, indentation and trailing commas stay; what
+//     install adds is written in the file's own style.
+//   - runtasks owns only what it wrote: install records each entry it adds
+//     (the manifest, in the user's state directory), a later install
+//     updates only those, and uninstall removes exactly those, so that
+//     install followed by uninstall gives the file back byte for byte. A
+//     hook the user wrote stays, even one that runs runtasks.
+//   - A symlinked file is written through to its target, atomically, and
+//     the link stays. A value of the wrong shape, invalid JSON or a
+//     read-only file is refused with the file, line and key; nothing is
+//     changed then.
+//   - One backup per settings file (FILE.runtasks.bak), written before the
+//     change; shared files (project.yaml, skills) stay while any agent's
+//     install still uses them.
 package install
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/runtasks/runtasks"
 	"github.com/runtasks/runtasks/hook"
-	"github.com/runtasks/runtasks/prompts"
 )
 
 // Subcommands the installed hooks run.
@@ -63,7 +67,9 @@ type Options struct {
 	// Trust trusts the installed Codex hooks (nil: no trust step; the
 	// result says what the user must do).
 	Trust func(ctx context.Context, settings string, isOurs func(command string) bool) (TrustReport, error)
-	Now   func() time.Time
+	// ManifestDir holds the install records ("" = $XDG_STATE_HOME/runtasks/
+	// install, else Home/.local/state/runtasks/install).
+	ManifestDir string
 }
 
 // TrustReport says what a Codex trust step did.
@@ -84,16 +90,18 @@ const (
 type FileChange struct {
 	Path   string
 	Action string
-	// Backup is where the old content was saved ("" when nothing existed
-	// or nothing changed).
+	// Backup is where the old content was saved; set only once the
+	// backup is written.
 	Backup string
-	// Diff is the unified diff of the change ("" when unchanged).
+	// Diff is the unified diff of the change (dry runs only).
 	Diff string
 
+	// target is the file written (path with its symlinks followed).
+	target        string
 	before, after []byte
 	perm          fs.FileMode
-	// regenerable: the old content is what install writes (no backup needed).
-	regenerable bool
+	// backup: save before first; settings: the agent's settings file.
+	backup, settings bool
 }
 
 // Result is what Install or Uninstall did (or, in a dry run, would do).
@@ -217,273 +225,6 @@ func (o Options) check() error {
 		return errors.New("epic id holds a line break")
 	}
 	return nil
-}
-
-// Install merges runtasks' hooks into agent's settings file, writes the
-// skills and (for a project) project.yaml when it is missing, and for
-// Codex trusts the hooks through o.Trust. In a dry run it only computes
-// the result.
-func Install(ctx context.Context, o Options) (*Result, error) {
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	settings, err := SettingsPath(o)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Agent: o.Agent, Settings: settings}
-	fc, err := planSettings(o, settings, false)
-	if err != nil {
-		return nil, err
-	}
-	res.Files = append(res.Files, fc)
-	for _, name := range Skills {
-		content, err := prompts.Read("skills/" + name + "/SKILL.md")
-		if err != nil {
-			return nil, fmt.Errorf("skill %s: %w", name, err)
-		}
-		fc, err := planFile(skillPath(o, name), []byte(content), false)
-		if err != nil {
-			return nil, err
-		}
-		res.Files = append(res.Files, fc)
-	}
-	if !o.Global {
-		p := filepath.Join(o.ProjectDir, "project.yaml")
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			fc, err := planFile(p, runtasks.ProjectYAMLExample, false)
-			if err != nil {
-				return nil, err
-			}
-			res.Files = append(res.Files, fc)
-		}
-	}
-	if o.DryRun {
-		res.Notes = append(res.Notes, notes(o, settings, nil, nil)...)
-		return res, nil
-	}
-	if err := apply(o, res); err != nil {
-		return res, err
-	}
-	var (
-		tr     *TrustReport
-		trErr  error
-		isOurs = func(cmd string) bool { return ours(cmd, o.Executable) }
-	)
-	if o.Agent == hook.Codex && o.Trust != nil {
-		r, err := o.Trust(ctx, settings, isOurs)
-		tr, trErr = &r, err
-	}
-	res.Notes = append(res.Notes, notes(o, settings, tr, trErr)...)
-	return res, nil
-}
-
-// Uninstall removes exactly what Install added: runtasks' hook entries
-// (and the event lists, hooks object or file that held nothing else), and
-// the skills and project.yaml when they are as install wrote them.
-func Uninstall(ctx context.Context, o Options) (*Result, error) {
-	if _, ok := specs[o.Agent]; !ok {
-		return nil, fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
-	}
-	settings, err := SettingsPath(o)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Agent: o.Agent, Settings: settings}
-	fc, err := planSettings(o, settings, true)
-	if err != nil {
-		return nil, err
-	}
-	res.Files = append(res.Files, fc)
-	for _, name := range Skills {
-		content, err := prompts.Read("skills/" + name + "/SKILL.md")
-		if err != nil {
-			return nil, fmt.Errorf("skill %s: %w", name, err)
-		}
-		if fc, ok := planRemoveIfSame(skillPath(o, name), []byte(content)); ok {
-			res.Files = append(res.Files, fc)
-		}
-	}
-	if !o.Global {
-		if fc, ok := planRemoveIfSame(filepath.Join(o.ProjectDir, "project.yaml"), runtasks.ProjectYAMLExample); ok {
-			res.Files = append(res.Files, fc)
-		}
-	}
-	if o.DryRun {
-		return res, nil
-	}
-	if err := apply(o, res); err != nil {
-		return res, err
-	}
-	if o.Agent == hook.Codex {
-		res.Notes = append(res.Notes, "Codex keeps the trust records (hooks.state) in config.toml; they match no hook now and do no harm.")
-	}
-	return res, nil
-}
-
-func skillPath(o Options, name string) string {
-	base := o.ProjectDir
-	if o.Global {
-		base = o.Home
-	}
-	return filepath.Join(base, specs[o.Agent].skillsDir, name, "SKILL.md")
-}
-
-// planSettings computes the settings file's new content.
-func planSettings(o Options, path string, remove bool) (FileChange, error) {
-	before, perm, err := readFile(path)
-	if err != nil {
-		return FileChange{}, err
-	}
-	doc, err := decodeObject(before)
-	if err != nil {
-		return FileChange{}, fmt.Errorf("%s: %w (fix or move the file; nothing was changed)", path, err)
-	}
-	orig, _ := decodeObject(before)
-	if err := merge(o, doc, remove); err != nil {
-		return FileChange{}, fmt.Errorf("%s: %w (nothing was changed)", path, err)
-	}
-	fc := FileChange{Path: path, before: before, perm: perm}
-	switch {
-	case equalValues(doc, orig) && (before != nil || remove):
-		fc.Action, fc.after = Unchanged, before
-	case remove && doc.len() == 0:
-		fc.Action = Removed
-	default:
-		fc.after = encode(doc)
-		fc.Action = Updated
-		if before == nil {
-			fc.Action = Created
-		}
-	}
-	fc.Diff = unifiedDiff(path, fc.before, fc.after)
-	return fc, nil
-}
-
-// planFile plans writing content to path.
-func planFile(path string, content []byte, _ bool) (FileChange, error) {
-	before, perm, err := readFile(path)
-	if err != nil {
-		return FileChange{}, err
-	}
-	fc := FileChange{Path: path, before: before, after: content, perm: perm}
-	switch {
-	case before != nil && bytes.Equal(before, content):
-		fc.Action = Unchanged
-	case before == nil:
-		fc.Action = Created
-	default:
-		fc.Action = Updated
-	}
-	if fc.Action != Unchanged {
-		fc.Diff = unifiedDiff(path, before, content)
-	}
-	return fc, nil
-}
-
-// planRemoveIfSame plans removing path when it holds exactly content.
-func planRemoveIfSame(path string, content []byte) (FileChange, bool) {
-	before, _, err := readFile(path)
-	if err != nil || before == nil || !bytes.Equal(before, content) {
-		return FileChange{}, false
-	}
-	return FileChange{Path: path, Action: Removed, before: before, Diff: unifiedDiff(path, before, nil), regenerable: true}, true
-}
-
-// readFile returns nil content for a missing file.
-func readFile(path string) ([]byte, fs.FileMode, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0o644, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	perm := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, perm, nil
-}
-
-// apply backs up and writes every changed file.
-func apply(o Options, res *Result) error {
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	stamp := now().UTC().Format("20060102T150405Z")
-	for i := range res.Files {
-		fc := &res.Files[i]
-		if fc.Action == Unchanged {
-			continue
-		}
-		if fc.before != nil && !fc.regenerable {
-			fc.Backup = backupName(fc.Path, stamp)
-			if err := writeAtomic(fc.Backup, fc.before, fc.perm); err != nil {
-				return fmt.Errorf("backup of %s: %w", fc.Path, err)
-			}
-		}
-		if fc.Action == Removed {
-			if err := os.Remove(fc.Path); err != nil {
-				return err
-			}
-			removeEmptyDirs(filepath.Dir(fc.Path), 2)
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(fc.Path), 0o755); err != nil {
-			return err
-		}
-		if err := writeAtomic(fc.Path, fc.after, fc.perm); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// backupName is FILE.runtasks-<stamp>.bak, or with -N added when an
-// earlier backup of the same second exists: a backup never overwrites one.
-func backupName(path, stamp string) string {
-	name := path + ".runtasks-" + stamp + ".bak"
-	for n := 1; ; n++ {
-		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			return name
-		}
-		name = fmt.Sprintf("%s.runtasks-%s-%d.bak", path, stamp, n)
-	}
-}
-
-// removeEmptyDirs removes dir and up to n-1 parents while they are empty.
-func removeEmptyDirs(dir string, n int) {
-	for range n {
-		if os.Remove(dir) != nil {
-			return
-		}
-		dir = filepath.Dir(dir)
-	}
-}
-
-func writeAtomic(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // notes lists what is left to the user after an install.

@@ -41,13 +41,21 @@ hook "runtasks prompt-hook", the session hook "runtasks session-hook" (both
 tell the agent from their input), each with the absolute path of this runtasks binary (or --bin), so that doctor
 can check the entries.
 
-Other hooks and keys in the file are kept as they are; an older runtasks
-entry is replaced where it stands, never duplicated; running install twice
-changes nothing. Before a file changes, its old content is saved next to it
-as FILE.runtasks-<time>.bak. --dry-run prints the diff and writes nothing.
+The file is edited in place, not rewritten: comments, key order,
+indentation and every hook you wrote stay byte for byte (even one that runs
+runtasks). What install adds is recorded in ~/.local/state/runtasks/install
+($XDG_STATE_HOME), and only that is ever changed again: a second install
+with other flags updates runtasks' own entries where they stand; running it
+twice changes nothing; uninstall gives the file back byte for byte. A
+symlinked file is written through (the link stays). A value of the wrong
+shape, invalid JSON or a read-only file is refused with the file, line and
+key, and nothing is changed. Before the file changes, its old content is
+saved next to it as FILE.runtasks.bak (one backup, the newest).
+--dry-run prints the diff and writes nothing.
 
 It also writes the skills (/run-tasks, completion-checklist) where the agent
-reads them, and, for a project, project.yaml when there is none.
+reads them, and, for a project, project.yaml when there is none; these stay
+while any agent's install uses them.
 
 Codex skips hooks until they are trusted. When codex is on PATH, install
 trusts runtasks' hooks through "codex app-server" (hooks/list, then
@@ -56,8 +64,8 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.
 
 EXIT STATUS
   0  installed (or nothing to change; or the dry run's diff printed)
-  1  error: unknown agent, unreadable or invalid settings file (left as
-     it was), a write failed`,
+  1  error: unknown agent; a settings file that is unreadable, invalid,
+     of the wrong shape or read-only (left as it was); a write failed`,
 		Example: `  # this project, Claude Code, driving one epic
   runtasks install claude --epic bd-x7y8
 
@@ -106,10 +114,12 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		return fmt.Errorf("unknown agent %q: want %s", agent, strings.Join(hook.Agents, ", "))
 	}
 	o.Agent = agent
-	o.Now = f.Now
 	o.Home = f.Getenv("HOME")
 	if o.Home == "" {
 		o.Home, _ = os.UserHomeDir()
+	}
+	if s := f.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
+		o.ManifestDir = filepath.Join(s, "runtasks", "install")
 	}
 	o.CodexHome = f.Getenv("CODEX_HOME")
 	bin, _ := cmd.Flags().GetString("bin")

@@ -14,12 +14,14 @@ func newUninstallCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "uninstall claude|codex|gemini|cursor",
 		Short: "Remove runtasks' hooks and skills from an agent",
-		Long: `uninstall removes exactly what install added: every runtasks hook entry
-(stop-hook, prompt-hook, session-hook) from the agent's settings file, and
-the event lists, hooks object or file left with nothing else; the skills
-and project.yaml when they are still as install wrote them. Other hooks and
-keys stay as they are. A backup (FILE.runtasks-<time>.bak) is written before
-a file changes; --dry-run prints the diff.
+		Long: `uninstall removes exactly what install added and recorded: runtasks'
+own hook entries (a hook you wrote stays, even one that runs runtasks; an
+entry you edited since is yours), the event lists, hooks object or file
+that install created and that hold nothing else, and the file's backup
+(FILE.runtasks.bak). The file is then byte for byte what it was before
+install, plus whatever you changed since. The skills and project.yaml go
+with the last agent's uninstall, when they are still as install wrote them.
+--dry-run prints the diff.
 
 EXIT STATUS
   0  removed (or nothing to remove)

@@ -1,0 +1,145 @@
+package install
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// manifest is the ownership record of one project (or, for --global, one
+// home directory): what install wrote, so that a later install updates
+// only that and uninstall removes only that. It lives in the user's state
+// directory (ManifestDir), one JSON file per root, never in the project.
+type manifest struct {
+	Version int    `json:"version"`
+	Root    string `json:"root"`
+	// Settings: settings file path (as the agent reads it) → record.
+	Settings map[string]*settingsRecord `json:"settings,omitempty"`
+	// Files are shared files install wrote (project.yaml, skills): who
+	// still uses each, and the digest of what was written.
+	Files map[string]*sharedFile `json:"files,omitempty"`
+	// Dirs are directories install created, with the agents using them.
+	Dirs map[string][]string `json:"dirs,omitempty"`
+
+	path string
+	lock *os.File
+}
+
+type sharedFile struct {
+	SHA256  string   `json:"sha256"`
+	Holders []string `json:"holders"`
+}
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// manifestPath is the record's file for a root.
+func manifestPath(dir, root string) string {
+	s := sha256.Sum256([]byte(root))
+	return filepath.Join(dir, hex.EncodeToString(s[:8])+".json")
+}
+
+// openManifest locks and reads the root's record (an empty one when there
+// is none). close must be called.
+func openManifest(dir, root string, write bool) (*manifest, error) {
+	m := &manifest{Version: 1, Root: root, path: manifestPath(dir, root)}
+	if write {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("install record: %w", err)
+		}
+		lf, err := os.OpenFile(m.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("install record: %w", err)
+		}
+		if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
+			lf.Close()
+			return nil, fmt.Errorf("install record: %w", err)
+		}
+		m.lock = lf
+	}
+	b, _, err := readRegular(m.path)
+	if err == nil && b != nil {
+		err = json.Unmarshal(b, m)
+	}
+	if err != nil {
+		m.close()
+		return nil, fmt.Errorf("install record %s: %w (move it away to start afresh)", m.path, err)
+	}
+	m.Root = root
+	if m.Settings == nil {
+		m.Settings = map[string]*settingsRecord{}
+	}
+	if m.Files == nil {
+		m.Files = map[string]*sharedFile{}
+	}
+	if m.Dirs == nil {
+		m.Dirs = map[string][]string{}
+	}
+	return m, nil
+}
+
+func (m *manifest) close() {
+	if m.lock != nil {
+		m.lock.Close()
+		m.lock = nil
+	}
+}
+
+func (m *manifest) empty() bool {
+	return len(m.Settings) == 0 && len(m.Files) == 0 && len(m.Dirs) == 0
+}
+
+// save writes the record atomically, or removes it when it is empty.
+func (m *manifest) save() error {
+	if m.empty() {
+		err := os.Remove(m.path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(m.path, append(b, '\n'), 0o600)
+}
+
+// clone is a deep copy (plans change a copy; the original is saved only
+// when the plan is applied).
+func (m *manifest) clone() *manifest {
+	b, _ := json.Marshal(m)
+	c := &manifest{path: m.path, lock: m.lock}
+	json.Unmarshal(b, c)
+	if c.Settings == nil {
+		c.Settings = map[string]*settingsRecord{}
+	}
+	if c.Files == nil {
+		c.Files = map[string]*sharedFile{}
+	}
+	if c.Dirs == nil {
+		c.Dirs = map[string][]string{}
+	}
+	return c
+}
+
+func addHolder(list []string, h string) []string {
+	if slices.Contains(list, h) {
+		return list
+	}
+	return append(list, h)
+}
+
+func dropHolder(list []string, h string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == h })
+}
