@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 // bindingsDir holds one binding file (and one lock file) per session.
@@ -249,7 +251,7 @@ func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
 		if c.ResultsSHA256 == "" || c.RunDir == "" {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(c.RunDir, ResultsFile))
+		data, err := agentfile.Read(filepath.Join(c.RunDir, ResultsFile), agentfile.MaxText)
 		if err != nil || ResultsDigest(data) == c.ResultsSHA256 {
 			out = append(out, c)
 		}

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 // OutcomeReset marks a decision-log record written by runtasks reset: the
@@ -506,7 +508,7 @@ func (s *Store) Append(r Record) error {
 // log. Corrupt lines are skipped and reported once through Warn. A missing
 // log is no records.
 func (s *Store) Records(f RecordFilter) ([]Record, error) {
-	file, err := os.Open(s.LogPath())
+	file, _, err := agentfile.Open(s.LogPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
