@@ -121,8 +121,8 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 	if err != nil {
 		return Binding{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return Binding{}, fmt.Errorf("state directory: %w", err)
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
+		return Binding{}, err
 	}
 	unlock, err := s.lock(path)
 	if err != nil {
