@@ -18,6 +18,9 @@ const (
 	StatusHooked     = "hooked"
 )
 
+// TypeEpic is the issue type of an epic (bd create --type epic).
+const TypeEpic = "epic"
+
 // Dependency is one row of an issue's dependencies as bd list/ready print
 // them ({"issue_id","depends_on_id","type"}). bd show embeds whole issues
 // instead; Issue.UnmarshalJSON normalises both shapes to this one.

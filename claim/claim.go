@@ -31,6 +31,15 @@ var ErrUnknown = errors.New("unknown issue")
 // ErrClosed is returned for a closed task; nothing is claimed.
 var ErrClosed = errors.New("task is closed")
 
+// EpicError is returned for a claim of an epic: an epic is driven by
+// arming a session for it (/run-tasks <id>), never claimed. Nothing is
+// claimed.
+type EpicError struct{ ID string }
+
+func (e *EpicError) Error() string {
+	return fmt.Sprintf("%s is an epic: /run-tasks %s drives it", e.ID, e.ID)
+}
+
 // HeldError is returned when another actor (another session) holds the
 // claim: nothing is stolen.
 type HeldError struct {
@@ -197,12 +206,15 @@ type Result struct {
 
 // Claim loads the task's hierarchy, claims it atomically in beads for the
 // request's actor, writes its run folder and records it in the session's
-// binding. Unknown ids (ErrUnknown), closed tasks (ErrClosed) and tasks held
-// by someone else (*HeldError) change nothing.
+// binding. Unknown ids (ErrUnknown), epics (*EpicError), closed tasks
+// (ErrClosed) and tasks held by someone else (*HeldError) change nothing.
 func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	h, is, err := Load(ctx, t, r.Task)
 	if err != nil {
 		return Result{}, err
+	}
+	if is.IssueType == beads.TypeEpic {
+		return Result{}, &EpicError{ID: is.ID}
 	}
 	if is.Status == beads.StatusClosed {
 		return Result{}, fmt.Errorf("%s: %w", r.Task, ErrClosed)

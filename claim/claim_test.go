@@ -186,6 +186,16 @@ func TestIntegrationClaimUnknownAndClosed(t *testing.T) {
 	if _, err := Claim(ctx, f.bd, r); !errors.Is(err, ErrClosed) {
 		t.Errorf("closed task: %v", err)
 	}
+	// An epic is driven, never claimed: beads keeps it open and unassigned.
+	r.Task = f.plan
+	_, err := Claim(ctx, f.bd, r)
+	var epic *EpicError
+	if !errors.As(err, &epic) || FailureText(f.plan, err) != "runtasks: nothing claimed: "+f.plan+" is an epic: /run-tasks "+f.plan+" drives it." {
+		t.Errorf("epic: %v; text %q", err, FailureText(f.plan, err))
+	}
+	if is, err := f.bd.Show(ctx, f.plan); err != nil || is.Status != beads.StatusOpen || is.Assignee != "" {
+		t.Errorf("the epic in beads after the refused claim: %+v, %v", is, err)
+	}
 	if _, err := os.Stat(filepath.Join(f.s.Root, "runs")); err == nil {
 		entries, _ := os.ReadDir(filepath.Join(f.s.Root, "runs"))
 		if len(entries) > 0 {
@@ -213,5 +223,34 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if string(got) != string(want) {
 		t.Errorf("%s differs:\n got %s\nwant %s", name, got, want)
+	}
+}
+
+// TestIntegrationArm: arming asks beads first; an unknown id and a closed
+// issue arm nothing, and arming again keeps the first ArmedAt.
+func TestIntegrationArm(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	store := &orchestrator.Store{Dir: filepath.Join(f.s.Root, ".runtasks")}
+	done := f.s.Create("Old epic", "--type", "epic")
+	f.s.Close(done)
+	t0 := time.Date(2026, 11, 22, 18, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		epic string
+		want error
+	}{{"cl-nope", ErrUnknown}, {done, ErrClosed}} {
+		if _, _, err := Arm(ctx, f.bd, store, "s", tc.epic, t0); !errors.Is(err, tc.want) {
+			t.Errorf("Arm(%s) = %v, want %v", tc.epic, err, tc.want)
+		}
+		if b, _ := store.Binding("s"); !b.Empty() {
+			t.Errorf("Arm(%s) recorded %+v", tc.epic, b)
+		}
+	}
+	is, b, err := Arm(ctx, f.bd, store, "s", f.goal, t0)
+	if err != nil || is.ID != f.goal || b.Epic != f.goal || !b.ArmedAt.Equal(t0) {
+		t.Fatalf("Arm = %+v, %+v, %v", is, b, err)
+	}
+	if _, b, _ = Arm(ctx, f.bd, store, "s", f.goal, t0.Add(time.Hour)); !b.ArmedAt.Equal(t0) {
+		t.Errorf("armed again: ArmedAt %v, want %v", b.ArmedAt, t0)
 	}
 }

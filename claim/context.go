@@ -70,6 +70,8 @@ func (r Result) Text() string {
 // agent (and the user) learn why, and that nothing was changed.
 func FailureText(id string, err error) string {
 	switch {
+	case isEpic(err):
+		return fmt.Sprintf("runtasks: nothing claimed: %v.", err)
 	case isHeld(err):
 		return fmt.Sprintf("runtasks: task not claimed: %v. Nothing was changed; pick another task or ask its holder.", err)
 	case errors.Is(err, ErrUnknown):
@@ -78,6 +80,11 @@ func FailureText(id string, err error) string {
 		return fmt.Sprintf("runtasks: task not claimed: %s is closed.", id)
 	}
 	return fmt.Sprintf("runtasks: claiming %s failed: %v", id, err)
+}
+
+func isEpic(err error) bool {
+	var e *EpicError
+	return errors.As(err, &e)
 }
 
 func isHeld(err error) bool {

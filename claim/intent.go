@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/runtasks/runtasks/orchestrator"
 )
@@ -61,8 +62,13 @@ func compile(key string, pats []string) ([]*regexp.Regexp, error) {
 	return out, nil
 }
 
-// Match returns the prompt's intent. Arming is tried first, then claims;
-// ok is false for any other prompt.
+// Match returns the prompt's intent. Only a prompt that starts with the
+// request counts: a pattern's match must begin at the prompt's first
+// character that is not white space, whether or not the pattern is
+// anchored, so a sentence that mentions, quotes or negates a request
+// ("Do NOT run tasks for bd-x7y8", "I typed /run-tasks bd-x7y8 by
+// mistake") asks for nothing. Arming is tried first, then claims; ok is
+// false for any other prompt.
 func (m *Matcher) Match(prompt string) (Intent, bool) {
 	if id := find(m.arm, prompt); id != "" {
 		return Intent{Kind: KindArm, ID: id}, true
@@ -74,17 +80,23 @@ func (m *Matcher) Match(prompt string) (Intent, bool) {
 }
 
 func find(res []*regexp.Regexp, prompt string) string {
+	start := len(prompt) - len(strings.TrimLeftFunc(prompt, unicode.IsSpace))
 	for _, re := range res {
-		sub := re.FindStringSubmatch(prompt)
-		if sub == nil {
+		loc := re.FindStringSubmatchIndex(prompt)
+		// The leftmost match: when it does not start the prompt, no match
+		// does.
+		if loc == nil || loc[0] > start {
 			continue
 		}
 		idx := re.SubexpIndex("id")
 		if idx < 0 {
 			idx = 1
 		}
+		if loc[2*idx] < 0 {
+			continue
+		}
 		// Sentence punctuation is never part of an id.
-		if id := strings.TrimRight(sub[idx], ".-_"); id != "" {
+		if id := strings.TrimRight(prompt[loc[2*idx]:loc[2*idx+1]], ".-_"); id != "" {
 			return id
 		}
 	}

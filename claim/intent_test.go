@@ -35,8 +35,18 @@ func TestMatch(t *testing.T) {
 		{"pick up bd-x7y8.3, then test it", Intent{KindClaim, "bd-x7y8.3"}},
 		{"Work On my-proj-9z.1", Intent{KindClaim, "my-proj-9z.1"}},
 		{"/run-tasks bd-x7y8", Intent{KindArm, "bd-x7y8"}},
-		{"please run tasks for bd-x7y8", Intent{KindArm, "bd-x7y8"}},
-		{"Run tasks under bd-x7y8 until done", Intent{KindArm, "bd-x7y8"}},
+		{"  /Run-Tasks bd-x7y8\n", Intent{KindArm, "bd-x7y8"}},
+		// Claude Code namespaces the plugin's skill.
+		{"/runtasks:run-tasks demo-90k", Intent{KindArm, "demo-90k"}},
+		// Sentences that mention, quote or negate the request: nothing.
+		{"Fix the typo. Do NOT run tasks for demo-2dm, that epic is not ready.", Intent{}},
+		{"I will never run tasks under demo-7.", Intent{}},
+		{"please run tasks for bd-x7y8", Intent{}},
+		{"Run tasks under bd-x7y8 until done", Intent{}},
+		{"Don't type /run-tasks demo-2dm yet", Intent{}},
+		{"`/run-tasks demo-2dm` is how you start it", Intent{}},
+		{"Fix the typo.\n/run-tasks demo-2dm", Intent{}},
+		{"/other:run-tasks demo-2dm", Intent{}},
 		// Ids mentioned without a claim verb at the start: no claim.
 		{"what is bd-x7y8.3 about?", Intent{}},
 		{"bd-x7y8.3 looks wrong, check it", Intent{}},
@@ -70,6 +80,37 @@ func TestNewMatcherErrors(t *testing.T) {
 	}
 	if got, ok := m.Match("take proj-1"); !ok || got.ID != "proj-1" {
 		t.Errorf("first group as id: %+v", got)
+	}
+}
+
+// TestMatchConfiguredPatternsOnlyAtStart: a configured pattern without ^,
+// or one that matches later lines with (?m), counts only at the prompt's
+// start.
+func TestMatchConfiguredPatternsOnlyAtStart(t *testing.T) {
+	m, err := NewMatcher(orchestrator.Claim{
+		ArmPatterns: []string{`(?i)drive (?P<id>[a-z]+-[0-9]+)`, `(?m)^go (?P<id>[a-z]+-[0-9]+)`},
+		Patterns:    []string{`take (?P<id>[a-z]+-[0-9]+)`},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		prompt string
+		want   Intent
+	}{
+		{"Drive proj-1", Intent{KindArm, "proj-1"}},
+		{"\t drive proj-1 now", Intent{KindArm, "proj-1"}},
+		{"please drive proj-1", Intent{}},
+		{"never drive proj-1", Intent{}},
+		{"go proj-2", Intent{KindArm, "proj-2"}},
+		{"first this\ngo proj-2", Intent{}},
+		{"take proj-3", Intent{KindClaim, "proj-3"}},
+		{"do not take proj-3", Intent{}},
+	} {
+		got, ok := m.Match(tc.prompt)
+		if ok != (tc.want != Intent{}) || got != tc.want {
+			t.Errorf("Match(%q) = %+v, %v; want %+v", tc.prompt, got, ok, tc.want)
+		}
 	}
 }
 

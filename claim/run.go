@@ -126,7 +126,7 @@ func writeRun(r Request, res *Result) (orchestrator.ClaimedRun, error) {
 	d := runData(r, res)
 	base := d.RunID
 	parent := runsDir(r)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := orchestrator.MkdirIgnored(parent); err != nil {
 		return orchestrator.ClaimedRun{}, err
 	}
 	dir, id := "", ""

@@ -35,10 +35,20 @@ func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+		return nil, &runError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), err: err}
 	}
 	return out, nil
 }
+
+// runError is a failed git: its message, and the *exec.ExitError (or
+// other error) underneath for errors.As.
+type runError struct {
+	msg string
+	err error
+}
+
+func (e *runError) Error() string { return e.msg }
+func (e *runError) Unwrap() error { return e.err }
 
 // Uncommitted lists the paths git reports as changed or untracked (ignored
 // files excluded); empty when the work tree is clean.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/runtasks/runtasks/orchestrator"
@@ -115,7 +116,8 @@ func Detect(p Payload) string {
 
 // Input converts p into the engine's input. The final message is taken from
 // last_assistant_message when the agent sent it, else read from the end of
-// the transcript (assistant text only). readErrors asks for the tool-error
+// the transcript (assistant text only; for Gemini CLI the last model record,
+// its prompt_response only when there is no transcript). readErrors asks for the tool-error
 // flag, which costs one more read of the transcript's tail.
 func Input(agent string, p Payload, readErrors bool) (orchestrator.Input, error) {
 	in := orchestrator.Input{
@@ -153,6 +155,8 @@ func Input(agent string, p Payload, readErrors bool) (orchestrator.Input, error)
 	switch {
 	case p.LastAssistantMessage != nil:
 		in.FinalMessage = *p.LastAssistantMessage
+	case agent == Gemini && p.TranscriptPath != "":
+		in.FinalMessage, err = geminiFinal(p)
 	case p.PromptResponse != nil:
 		in.FinalMessage = *p.PromptResponse
 	case p.TranscriptPath == "":
@@ -161,9 +165,8 @@ func Input(agent string, p Payload, readErrors bool) (orchestrator.Input, error)
 	case agent == Claude:
 		in.FinalMessage, err = transcript.LastAssistantText(p.TranscriptPath)
 	}
-	// Gemini's transcript is one JSON document and Cursor's has no
-	// documented shape: neither is read; their stop payloads carry the
-	// final message (Gemini) or none (Cursor).
+	// Cursor's transcript has no documented shape: it is not read, and its
+	// stop payload carries no final message.
 	if err != nil {
 		err = fmt.Errorf("final message: %w", err)
 	}
@@ -171,6 +174,21 @@ func Input(agent string, p Payload, readErrors bool) (orchestrator.Input, error)
 		in.ToolErrors, _ = transcript.ToolErrors(p.TranscriptPath)
 	}
 	return in, err
+}
+
+// geminiFinal is Gemini CLI's final message: the last model record of the
+// transcript (transcript.LastGeminiMessage). prompt_response, which joins
+// every model text since the user's prompt (an earlier turn's promise
+// included), is used only when there is no transcript to read: the file
+// does not exist (yet), is empty, or holds no message record (the older
+// single-document format).
+func geminiFinal(p Payload) (string, error) {
+	msg, err := transcript.LastGeminiMessage(p.TranscriptPath)
+	if err != nil && p.PromptResponse != nil &&
+		(errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty) || errors.Is(err, transcript.ErrNoMessages)) {
+		return *p.PromptResponse, nil
+	}
+	return msg, err
 }
 
 // StopOutput is the JSON a Claude Code or Codex Stop hook prints. Its keys

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 // bindingsDir holds one binding file (and one lock file) per session.
@@ -112,8 +114,8 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 	if err != nil {
 		return Binding{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return Binding{}, fmt.Errorf("state directory: %w", err)
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
+		return Binding{}, err
 	}
 	unlock, err := s.lock(path)
 	if err != nil {
@@ -242,7 +244,7 @@ func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
 		if c.ResultsSHA256 == "" || c.RunDir == "" {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(c.RunDir, ResultsFile))
+		data, err := agentfile.Read(filepath.Join(c.RunDir, ResultsFile), agentfile.MaxText)
 		if err != nil || ResultsDigest(data) == c.ResultsSHA256 {
 			out = append(out, c)
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 // Verdict statuses.
@@ -344,7 +346,7 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
 	var tmpl []byte
 	if c.template != "" {
-		b, err := os.ReadFile(resolve(cc.Dir, c.template))
+		b, err := agentfile.Read(resolve(cc.Dir, c.template), agentfile.MaxText)
 		if err != nil {
 			v.Status, v.Summary = VerdictError, "template unreadable: "+oneLine(err.Error(), 200)
 			return v
@@ -352,7 +354,7 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		tmpl = b
 	}
 	for _, p := range c.paths {
-		b, err := os.ReadFile(resolve(cc.Dir, p))
+		b, err := agentfile.Read(resolve(cc.Dir, p), agentfile.MaxText)
 		switch {
 		case err != nil && os.IsNotExist(err):
 			v.Feedback = append(v.Feedback, p+" is missing")

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 // Plan item statuses (Claude Code TodoWrite and Codex update_plan share them).
@@ -28,7 +29,7 @@ type PlanItem struct {
 // ({"items":[{text,completed}]}). found is false when the transcript holds
 // no plan. The file is read once, line by line.
 func ReadPlan(path string) (items []PlanItem, found bool, err error) {
-	f, err := os.Open(path)
+	f, _, err := agentfile.Open(path)
 	if err != nil {
 		return nil, false, err
 	}

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 // OutcomeReset marks a decision-log record written by runtasks reset: the
@@ -149,8 +151,8 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (State, erro
 	if err != nil {
 		return State{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return State{}, fmt.Errorf("state directory: %w", err)
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
+		return State{}, err
 	}
 	unlock, err := s.lock(path)
 	if err != nil {
@@ -483,8 +485,8 @@ func (s *Store) Append(r Record) error {
 		return fmt.Errorf("encode record: %w", err)
 	}
 	line = append(line, '\n')
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-		return fmt.Errorf("state directory: %w", err)
+	if err := EnsureStateDir(s.Dir); err != nil {
+		return err
 	}
 	f, err := os.OpenFile(s.LogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -506,7 +508,7 @@ func (s *Store) Append(r Record) error {
 // log. Corrupt lines are skipped and reported once through Warn. A missing
 // log is no records.
 func (s *Store) Records(f RecordFilter) ([]Record, error) {
-	file, err := os.Open(s.LogPath())
+	file, _, err := agentfile.Open(s.LogPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -7,9 +7,10 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"os"
 	"strings"
 	"text/template"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 //go:embed run-tasks.md skills
@@ -46,7 +47,7 @@ func Load(path string) (string, error) {
 	if path == "" {
 		return RunTasks(), nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := agentfile.Read(path, agentfile.MaxText)
 	if err != nil {
 		return "", fmt.Errorf("prompt template: %w", err)
 	}

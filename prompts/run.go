@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 //go:embed run
@@ -23,7 +24,7 @@ var RunFiles = []string{
 // set and holds that file (claim.templates), else the embedded one.
 func RunTemplate(dir, name string) (string, error) {
 	if dir != "" {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := agentfile.Read(filepath.Join(dir, name), agentfile.MaxText)
 		if err == nil {
 			return string(b), nil
 		}

@@ -53,7 +53,7 @@ func parseCodex(line []byte) codexLine {
 		switch item.Type {
 		case "task_started":
 			return codexLine{kind: codexTurnStart}
-		case "task_complete":
+		case "task_complete", "turn_complete": // Codex reads turn_complete as task_complete
 			if item.LastAgentMessage != nil && strings.TrimSpace(*item.LastAgentMessage) != "" {
 				return codexLine{kind: codexComplete, text: *item.LastAgentMessage}
 			}

@@ -18,7 +18,8 @@ const (
 	FormatTUILog = "tui"
 )
 
-// CodexTurn is one task_complete event: a Codex turn that ended, with the
+// CodexTurn is one task_complete event (or turn_complete, its alias): a
+// Codex turn that ended, with the
 // agent's final message (empty when Codex recorded none).
 type CodexTurn struct {
 	TurnID           string
@@ -27,7 +28,8 @@ type CodexTurn struct {
 
 // CodexLog is what a Codex rollout file or TUI session log says about a
 // session, read from the first line on: the session id (rollout
-// session_meta, TUI session_configured) and every task_complete in order.
+// session_meta, TUI session_configured) and every task_complete (or
+// turn_complete) in order.
 // Add it one line at a time, so that a growing file can be followed.
 type CodexLog struct {
 	// Format is FormatRollout or FormatTUILog once a line told; "" before.
@@ -115,7 +117,8 @@ func (l *CodexLog) Add(line []byte) {
 		if l.SessionID == "" {
 			l.SessionID = ev.SessionID
 		}
-	case "task_complete":
+	case "task_complete", "turn_complete":
+		// Codex accepts turn_complete as an alias of task_complete.
 		t := CodexTurn{TurnID: ev.TurnID}
 		if ev.LastAgentMessage != nil {
 			t.LastAgentMessage = *ev.LastAgentMessage

@@ -35,6 +35,9 @@ func TestCodexLog(t *testing.T) {
 	}{
 		{"codex-0.169-done-token.jsonl", FormatRollout, rolloutSession,
 			[]CodexTurn{{"01a20014-39e2-7763-9c37-4b7f684d75fe", "Done (reply 2).\nTASKMASTER_DONE::" + rolloutSession}}, false},
+		// turn_complete, the alias Codex accepts for task_complete.
+		{"codex-0.169-turn-complete.jsonl", FormatRollout, rolloutSession,
+			[]CodexTurn{{"01a20014-39e2-7763-9c37-4b7f684d75fe", "Done (reply 2).\nTASKMASTER_DONE::" + rolloutSession}}, false},
 		{"codex-0.169-null-complete.jsonl", FormatRollout, rolloutSession,
 			[]CodexTurn{{"01a20014-39e2-7763-9c37-4b7f684d75fe", ""}}, false},
 		{"codex-0.169-hook-prompt-last.jsonl", FormatRollout, rolloutSession, nil, false},

@@ -13,8 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 // ErrEmpty is returned for a transcript file with no bytes.
@@ -32,18 +33,11 @@ type walker func(fn func(line []byte) bool) error
 // fromFile opens the transcript at path and runs read over its lines.
 func fromFile[T any](path string, read func(walker) (T, error)) (T, error) {
 	var zero T
-	f, err := os.Open(path)
+	f, fi, err := agentfile.Open(path)
 	if err != nil {
 		return zero, fmt.Errorf("open transcript: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return zero, fmt.Errorf("stat transcript: %w", err)
-	}
-	if fi.IsDir() {
-		return zero, fmt.Errorf("transcript %s is a directory", path)
-	}
 	size := fi.Size()
 	if size == 0 {
 		return zero, fmt.Errorf("%s: %w", path, ErrEmpty)

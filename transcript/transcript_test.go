@@ -9,7 +9,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 const (
@@ -149,6 +153,17 @@ func TestBadFiles(t *testing.T) {
 		"LastAssistantText": func(p string) error { _, err := LastAssistantText(p); return err },
 		"ToolErrors":        func(p string) error { _, err := ToolErrors(p); return err },
 		"LastAgentMessage":  func(p string) error { _, err := LastAgentMessage(p); return err },
+		"LastGeminiMessage": func(p string) error { _, err := LastGeminiMessage(p); return err },
+	}
+	// Files an agent can put where the transcript should be: read without
+	// blocking and refused (agentfile).
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.jsonl")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
 	}
 	for name, read := range readers {
 		if err := read(empty); !errors.Is(err, ErrEmpty) {
@@ -159,6 +174,18 @@ func TestBadFiles(t *testing.T) {
 		}
 		if err := read(dir); err == nil || !strings.Contains(err.Error(), "directory") {
 			t.Errorf("%s(dir) = %v, want a directory error", name, err)
+		}
+		for _, p := range []string{fifo, zero} {
+			done := make(chan error, 1)
+			go func() { done <- read(p) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, agentfile.ErrNotRegular) {
+					t.Errorf("%s(%s) = %v, want agentfile.ErrNotRegular", name, filepath.Base(p), err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s(%s) blocked", name, filepath.Base(p))
+			}
 		}
 	}
 	// Garbage is not an error: there is simply no message.
@@ -171,6 +198,9 @@ func TestBadFiles(t *testing.T) {
 	}
 	if got, err := LastAgentMessage(junk); got != "" || err != nil {
 		t.Errorf("LastAgentMessage(junk) = %q, %v; want \"\", nil", got, err)
+	}
+	if got, err := LastGeminiMessage(junk); got != "" || !errors.Is(err, ErrNoMessages) {
+		t.Errorf("LastGeminiMessage(junk) = %q, %v; want \"\", ErrNoMessages", got, err)
 	}
 }
 

@@ -9,24 +9,27 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/claim"
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
 func init() { commands = append(commands, newArmCmd, newDisarmCmd) }
 
-// Exit status of runtasks arm for an epic beads does not know.
-const armExitUnknown = 3
+// Exit statuses of runtasks arm (the same as runtasks claim's).
+const (
+	// armExitUnknown: beads has no such issue.
+	armExitUnknown = 3
+	// armExitClosed: the issue is closed.
+	armExitClosed = 4
+)
 
 type armOptions struct {
 	Out     io.Writer
 	Epic    string
 	Session string
 	Cfg     *orchestrator.Config
-	Tracker interface {
-		Show(ctx context.Context, id string) (beads.Issue, error)
-	}
-	Now func() time.Time
+	Tracker claim.Shower
+	Now     func() time.Time
 }
 
 func newArmCmd(f *Factory) *cobra.Command {
@@ -35,7 +38,8 @@ func newArmCmd(f *Factory) *cobra.Command {
 		Use:   "arm --epic E --session S",
 		Short: "Bind a session to an epic: its Stop hook then drives that epic",
 		Long: `arm binds an agent session to an epic, as the prompt hook does for
-"/run-tasks <epic>". The Stop hook then drives that session for the epic
+"/run-tasks <epic>", and refuses what it refuses: an id beads does not
+know, a closed issue. The Stop hook then drives that session for the epic
 without a static --epic; other sessions in the project stay untouched.
 
 The epic is resolved, at each stop, as: the stop hook's --epic flag, else the
@@ -45,7 +49,8 @@ in the state directory (state.dir/bindings).
 EXIT STATUS
   0  armed
   1  error (no session, bd failed, state directory unusable)
-  3  beads has no such epic (nothing armed)`,
+  3  beads has no such issue (nothing armed)
+  4  the issue is closed (nothing armed)`,
 		Example: `  runtasks arm --epic bd-x7y8 --session "$SESSION"
   runtasks disarm --session "$SESSION"`,
 		Args: cobra.NoArgs,
@@ -72,22 +77,14 @@ EXIT STATUS
 }
 
 func runArm(ctx context.Context, o *armOptions) error {
-	is, err := o.Tracker.Show(ctx, o.Epic)
-	if beads.IsKind(err, beads.KindNotFound) {
-		return exitCode(armExitUnknown, fmt.Errorf("beads has no issue %s; nothing armed", o.Epic))
-	}
-	if err != nil {
-		return err
-	}
 	store := &orchestrator.Store{Dir: o.Cfg.StateDir()}
-	b, err := store.UpdateBinding(o.Session, func(b *orchestrator.Binding) error {
-		if b.Epic != o.Epic {
-			b.ArmedAt = o.Now().UTC().Truncate(time.Second)
-		}
-		b.Epic = o.Epic
-		return nil
-	})
-	if err != nil {
+	is, b, err := claim.Arm(ctx, o.Tracker, store, o.Session, o.Epic, o.Now())
+	switch {
+	case errors.Is(err, claim.ErrUnknown):
+		return exitCode(armExitUnknown, fmt.Errorf("beads has no issue %s; nothing armed", o.Epic))
+	case errors.Is(err, claim.ErrClosed):
+		return exitCode(armExitClosed, fmt.Errorf("%s is closed; nothing armed", o.Epic))
+	case err != nil:
 		return err
 	}
 	fmt.Fprintf(o.Out, "session %s armed for epic %s %q (since %s)\n", o.Session, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))

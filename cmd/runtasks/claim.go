@@ -22,6 +22,7 @@ const (
 	claimExitHeld    = 2
 	claimExitUnknown = 3
 	claimExitClosed  = 4
+	claimExitEpic    = 5
 )
 
 type claimOptions struct {
@@ -62,7 +63,9 @@ EXIT STATUS
   1  error: bd failed, bad configuration, the run folder could not be written
   2  the task is claimed by someone else (nothing changed)
   3  beads has no such issue (nothing created)
-  4  the task is closed`,
+  4  the task is closed
+  5  the id is an epic: /run-tasks <id> (or runtasks arm) drives it; nothing
+     claimed`,
 		Example: `  runtasks claim bd-x7y8.3 --session "$SESSION"
   runtasks claim bd-x7y8.3 --json | jq -r .run_dir`,
 		Args: cobra.ExactArgs(1),
@@ -121,7 +124,10 @@ func runClaim(ctx context.Context, o *claimOptions) error {
 	res, err := claim.Claim(ctx, o.Tracker, claimRequest(o.Cfg, o.ID, o.Session, o.Actor, o.Getenv, o.Now()))
 	if err != nil {
 		var held *claim.HeldError
+		var epic *claim.EpicError
 		switch {
+		case errors.As(err, &epic):
+			return exitCode(claimExitEpic, err)
 		case errors.As(err, &held):
 			return exitCode(claimExitHeld, err)
 		case errors.Is(err, claim.ErrUnknown):

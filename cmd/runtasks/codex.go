@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/agentfile"
 	"github.com/runtasks/runtasks/orchestrator"
 	"github.com/runtasks/runtasks/transcript"
 )
@@ -40,9 +41,16 @@ type codexMonitorOptions struct {
 	Prefix   string
 	Promises []orchestrator.Promise
 	Interval time.Duration
+	// Wait bounds how long --follow waits for a log that does not exist
+	// yet.
+	Wait time.Duration
 	// Sleep waits between polls; it returns ctx's error when ctx ends.
 	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
 }
+
+// defaultFollowWait is --wait's default.
+const defaultFollowWait = time.Minute
 
 func newCodexCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
@@ -62,7 +70,7 @@ func newCodexMonitorCmd(f *Factory) *cobra.Command {
 		Long: `monitor reads a Codex rollout file, or the older TUI session log, and
 reports whether the done token (TASKMASTER_DONE::<session_id>) or a
 configured <promise> appeared in the final message of a finished turn
-(a task_complete event).
+(a task_complete event, or turn_complete, which Codex accepts as its alias).
 
 Two formats are read:
   - the rollout file, <codex_home>/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl:
@@ -84,19 +92,23 @@ workflow.done_token.prefix; the promises are workflow.stop_hook.
 completion_promises. The session id comes from the log, or --session.
 With --follow, monitor keeps reading the growing file every
 TASKMASTER_POLL_INTERVAL seconds (default 1) until the token appears, the
-TUI log records session_end, or it is interrupted.
+TUI log records session_end, or it is interrupted. A log that does not
+exist yet (codex has not started writing it) is waited for, up to --wait
+(default 1m); if it never appears, monitor exits 3. The log must be a
+regular file: a FIFO or a device is refused (exit 4).
 
 EXIT STATUS
   0  the done token or a promise appeared in a task_complete
   2  task_complete events were seen, none holds the token or a promise
-  3  no task_complete was seen
-  4  usage error or missing prerequisite (no such file, bad configuration,
-     bad TASKMASTER_POLL_INTERVAL)`,
+  3  no task_complete was seen (with --follow: also when the log did not
+     appear within --wait)
+  4  usage error or missing prerequisite (no such file without --follow,
+     not a regular file, bad configuration, bad TASKMASTER_POLL_INTERVAL)`,
 		Example: `  # the newest rollout file of a session
   runtasks codex monitor --log ~/.codex/sessions/2026/11/21/rollout-2026-11-21T21-47-35-01a20014-….jsonl
 
-  # wait for the token while codex runs
-  TASKMASTER_POLL_INTERVAL=2 runtasks codex monitor --follow --log "$ROLLOUT"
+  # wait for the token while codex runs (and for the file, up to 5 minutes)
+  TASKMASTER_POLL_INTERVAL=2 runtasks codex monitor --follow --wait 5m --log "$ROLLOUT"
 
   # an old TUI log (Codex before 0.117)
   runtasks codex monitor --log ~/.codex/log/session-20260319T140318Z.jsonl`,
@@ -123,6 +135,7 @@ EXIT STATUS
 			if opts.Sleep == nil {
 				opts.Sleep = sleepCtx
 			}
+			opts.Now = f.Now
 			code, err := runCodexMonitor(cmd.Context(), opts)
 			if code == monitorFound && err == nil {
 				return nil
@@ -134,6 +147,7 @@ EXIT STATUS
 	cmd.Flags().StringVar(&opts.Log, "log", "", "Codex rollout file or TUI session log to read")
 	cmd.Flags().BoolVar(&opts.Follow, "follow", false, "keep reading the growing file until the token appears")
 	cmd.Flags().StringVar(&opts.Session, "session", "", "session id whose token counts (default: read from the log)")
+	cmd.Flags().DurationVar(&opts.Wait, "wait", defaultFollowWait, "with --follow, how long to wait for a log that does not exist yet")
 	return cmd
 }
 
@@ -163,17 +177,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // runCodexMonitor returns the exit status and, for statuses other than 0,
 // the error to print (errSilent when the report said it all).
 func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
-	f, err := os.Open(o.Log)
+	f, code, err := openCodexLog(ctx, o)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return monitorUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log)
-		}
-		return monitorUsage, fmt.Errorf("codex monitor: %w", err)
+		return code, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return monitorUsage, fmt.Errorf("codex monitor: %s is a directory", o.Log)
-	}
 
 	var (
 		sc     transcript.CodexLogScanner
@@ -226,6 +234,37 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 			sc.Flush()
 			log := sc.Log
 			return monitorReport(o, &log, session)
+		}
+	}
+}
+
+// openCodexLog opens the log (a regular file only). With --follow a log
+// that does not exist yet is polled for every Interval, up to Wait: one that
+// never appears is status 3, as a log without a finished turn is.
+func openCodexLog(ctx context.Context, o *codexMonitorOptions) (*os.File, int, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	deadline := now().Add(o.Wait)
+	for {
+		f, _, err := agentfile.Open(o.Log)
+		switch {
+		case err == nil:
+			return f, 0, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, monitorUsage, fmt.Errorf("codex monitor: %w", err)
+		case !o.Follow:
+			return nil, monitorUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log)
+		}
+		left := deadline.Sub(now())
+		if left <= 0 {
+			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear within %s\n", o.Log, o.Wait)
+			return nil, monitorNoComplete, errSilent
+		}
+		if err := o.Sleep(ctx, min(o.Interval, left)); err != nil {
+			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear before the monitor was interrupted\n", o.Log)
+			return nil, monitorNoComplete, errSilent
 		}
 	}
 }

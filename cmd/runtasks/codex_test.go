@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -34,10 +35,21 @@ func TestCodexMonitorExitCodes(t *testing.T) {
 			"found: TASKMASTER_DONE::019d0668-5a2e-7c21-9f3b-2b8c4e1d7a10", ""},
 		{"old TUI log, foreign tokens only", []string{"--log", fixture("codex-tui-0.116-missing.jsonl")}, nil, 2, "missing: 2 task_complete event(s)", ""},
 		{"0.169 TUI log", []string{"--log", fixture("codex-tui-0.169.jsonl")}, nil, 3, "no task_complete seen", "Codex 0.117 and later no longer write them"},
+		// Codex accepts turn_complete as task_complete's alias.
+		{"rollout with turn_complete", []string{"--log", fixture("codex-0.169-turn-complete.jsonl")}, nil, 0,
+			"found: TASKMASTER_DONE::01a20014-39c4-7960-982b-a6e5b41bfae9 in the task_complete of turn 01a20014-39e2-7763-9c37-4b7f684d75fe", ""},
 		{"no such file", []string{"--log", filepath.Join(dir, "nope.jsonl")}, nil, 4, "", "does not exist"},
+		// --follow waits for the log; one that never appears is status 3.
+		{"follow, no such file", []string{"--follow", "--wait", "10ms", "--log", filepath.Join(dir, "nope.jsonl")}, []string{"TASKMASTER_POLL_INTERVAL=2ms"}, 3,
+			"nope.jsonl did not appear within 10ms", ""},
+		{"FIFO", []string{"--follow", "--log", filepath.Join(dir, "fifo.jsonl")}, nil, 4, "", "is a FIFO, not a regular file"},
+		{"bad --wait", []string{"--follow", "--wait", "soon", "--log", filepath.Join(dir, "nope.jsonl")}, nil, 4, "", "invalid argument"},
 		{"no --log", nil, nil, 4, "", "--log FILE is required"},
 		{"bad flag", []string{"--bogus"}, nil, 4, "", "unknown flag"},
 		{"bad poll interval", []string{"--log", fixture("codex-0.169-complete.jsonl")}, []string{"TASKMASTER_POLL_INTERVAL=soon"}, 4, "", "TASKMASTER_POLL_INTERVAL"},
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.jsonl"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,5 +111,57 @@ func TestCodexMonitorFollow(t *testing.T) {
 	o = &codexMonitorOptions{Out: &out, Err: &out, Log: empty, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond, Sleep: sleepCtx}
 	if code, _ := runCodexMonitor(ctx, o); code != 3 {
 		t.Fatalf("interrupted follow: exit %d: %s", code, out.String())
+	}
+}
+
+// TestCodexMonitorFollowWaitsForTheLog: --follow started before codex
+// writes its rollout file waits for the file, then reads it; a file that
+// never appears ends the wait after --wait with status 3.
+func TestCodexMonitorFollowWaitsForTheLog(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "transcript", "testdata", "codex-0.169-turn-complete.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	clock := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name      string
+		appearsAt int // poll after which the file is written; -1: never
+		code      int
+		out       string
+		waited    time.Duration
+	}{
+		{name: "appears after three polls", appearsAt: 3, code: 0, out: "found: TASKMASTER_DONE::01a20014", waited: 3 * time.Second},
+		{name: "never appears", appearsAt: -1, code: 3, out: "did not appear within 1m0s", waited: time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".jsonl")
+			now := clock
+			polls := 0
+			var out strings.Builder
+			o := &codexMonitorOptions{Out: &out, Err: &out, Log: path, Follow: true, Prefix: "TASKMASTER_DONE",
+				Interval: time.Second, Wait: defaultFollowWait, Now: func() time.Time { return now },
+				Sleep: func(ctx context.Context, d time.Duration) error {
+					now = now.Add(d)
+					polls++
+					if polls == tt.appearsAt {
+						if err := os.WriteFile(path, data, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if polls > 1000 {
+						t.Fatal("still polling")
+					}
+					return nil
+				}}
+			code, _ := runCodexMonitor(context.Background(), o)
+			if code != tt.code || !strings.Contains(out.String(), tt.out) {
+				t.Fatalf("exit %d (want %d): %s", code, tt.code, out.String())
+			}
+			if got := now.Sub(clock); got != tt.waited {
+				t.Errorf("waited %s, want %s", got, tt.waited)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/git"
 	"github.com/runtasks/runtasks/hook"
 	"github.com/runtasks/runtasks/install"
 	"github.com/runtasks/runtasks/orchestrator"
@@ -76,7 +77,11 @@ ok, warning or error, and for problems the fix.
               (` + envBlockCap + `) against workflow.stop_hook.max_cycles
   timeout     each installed stop hook's timeout against what the command
               checks need (their timeouts in a row, plus 30 s for bd)
-  state       the state directory is writable
+  state       the state directory is writable (creating it writes its
+              .gitignore)
+  runs        whether git tracks the runs folder (claim.runs_dir), ignores
+              it, or shows it in git status: run folders are not meant to
+              be committed
 
 bd is asked at most twice (version, then the epic), one query after the
 other.
@@ -228,7 +233,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 
 	// State dir.
 	dir := cfg.StateDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := orchestrator.EnsureStateDir(dir); err != nil {
 		emit(doctorCheck{levelError, "state", oneLine(err), "make " + dir + " writable or set state.dir / RUNTASKS_STATE_DIR"})
 	} else if f, err := os.CreateTemp(dir, ".doctor-*"); err != nil {
 		emit(doctorCheck{levelError, "state", dir + " is not writable: " + oneLine(err), "make " + dir + " writable or set state.dir / RUNTASKS_STATE_DIR"})
@@ -237,7 +242,45 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 		os.Remove(f.Name())
 		emit(doctorCheck{levelOK, "state", dir + " is writable", ""})
 	}
+	emit(doctorRuns(ctx, cfg))
 	return failed
+}
+
+// doctorRuns says whether git tracks the runs folder, ignores it, or would
+// show it in git status.
+func doctorRuns(ctx context.Context, cfg *orchestrator.Config) doctorCheck {
+	dir := cfg.Claim.RunsDir
+	if dir == "" {
+		dir = "runs"
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(cfg.Root, dir)
+	}
+	rel := relTo(cfg.Root, dir)
+	repo := git.Repo{Dir: cfg.Root}
+	tracked, err := repo.Tracked(ctx, rel)
+	if err != nil {
+		if strings.Contains(err.Error(), "not a git repository") {
+			return doctorCheck{levelOK, "runs", rel + ": not in a git work tree", ""}
+		}
+		return doctorCheck{levelWarning, "runs", "git could not tell whether " + rel + " is tracked: " + oneLine(err), ""}
+	}
+	if n := len(tracked); n > 0 {
+		return doctorCheck{levelWarning, "runs", fmt.Sprintf("%s: %d file(s) tracked by git; run folders are the agent's scratch record, not meant to be committed", rel, n),
+			"git rm -r --cached " + rel + " (the files stay on disk), then commit"}
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return doctorCheck{levelOK, "runs", rel + " not created yet (runtasks writes " + filepath.Join(rel, ".gitignore") + " when it creates it)", ""}
+	}
+	ignored, err := repo.Ignored(ctx, filepath.Join(rel, "run-doctor-probe"))
+	switch {
+	case err != nil:
+		return doctorCheck{levelWarning, "runs", "git could not tell whether " + rel + " is ignored: " + oneLine(err), ""}
+	case ignored:
+		return doctorCheck{levelOK, "runs", rel + " is ignored by git (run folders are not committed)", ""}
+	}
+	return doctorCheck{levelWarning, "runs", rel + " shows in git status: run folders are not meant to be committed",
+		"printf '*\\n' > " + filepath.Join(rel, ".gitignore")}
 }
 
 // doctorAgent checks runtasks' entries in agent's project and user

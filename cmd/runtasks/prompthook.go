@@ -44,16 +44,24 @@ func newPromptHookCmd(f *Factory) *cobra.Command {
 		Short: "Claim tasks and arm sessions from the user's prompt (UserPromptSubmit hook)",
 		Long: `prompt-hook reads the agent's UserPromptSubmit hook input on stdin.
 
-A prompt that claims a task — "claim <id>", "select <id>", "start <id>",
-"work on <id>", "pick up <id>", "/claim <id>" at its start (claim.patterns) —
-claims it as runtasks claim does, for the hook's session, and answers the
-task's context (additionalContext): "Task claimed: <id> | Plan: … | Goal: …
-| Run: …" and the run folder's files.
+Only a prompt that starts with a request counts; a sentence that
+mentions, quotes or negates one ("Do NOT run tasks for bd-x7y8") asks for
+nothing. A configured pattern counts only where it matches at the prompt's
+start.
 
-A prompt that invokes the skill with an epic id ("/run-tasks bd-x7y8") or
-says "run tasks for bd-x7y8" (claim.arm_patterns) arms the session: its
-Stop hook then drives that epic without a static --epic, and other sessions
-stay untouched.
+A prompt that starts with the skill and an epic id — "/run-tasks bd-x7y8",
+or "/runtasks:run-tasks bd-x7y8" as Claude Code names the plugin's skill
+(claim.arm_patterns) — arms the session: its Stop hook then drives that
+epic without a static --epic, and other sessions stay untouched. An id
+beads does not know, or a closed issue, arms nothing.
+
+A prompt that starts by claiming a task — "claim <id>", "select <id>",
+"start <id>", "work on <id>", "pick up <id>", "/claim <id>"
+(claim.patterns) — claims it as runtasks claim does, for the hook's
+session, and answers the task's context (additionalContext): "Task
+claimed: <id> | Plan: … | Goal: … | Run: …" and the run folder's files. An
+epic is never claimed: the answer says "<id> is an epic: /run-tasks <id>
+drives it".
 
 Any other prompt passes through: nothing is printed and bd is not asked.
 stdout carries only the agent's JSON. Exit status is always 0: a hook never
@@ -170,25 +178,9 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 // armSession binds session to epic after checking that beads knows the
 // epic, and returns the context to inject.
 func armSession(ctx context.Context, cfg *orchestrator.Config, bd hookBeads, session, epic string, now time.Time) string {
-	is, err := bd.Show(ctx, epic)
-	if beads.IsKind(err, beads.KindNotFound) {
-		return fmt.Sprintf("runtasks: session not armed: beads has no issue %s.", epic)
-	}
+	is, _, err := claim.Arm(ctx, bd, &orchestrator.Store{Dir: cfg.StateDir()}, session, epic, now)
 	if err != nil {
-		return fmt.Sprintf("runtasks: session not armed: %v", err)
-	}
-	if is.Status == beads.StatusClosed {
-		return fmt.Sprintf("runtasks: session not armed: %s is closed.", epic)
-	}
-	store := &orchestrator.Store{Dir: cfg.StateDir()}
-	if _, err := store.UpdateBinding(session, func(b *orchestrator.Binding) error {
-		if b.Epic != epic {
-			b.ArmedAt = now.UTC().Truncate(time.Second)
-		}
-		b.Epic = epic
-		return nil
-	}); err != nil {
-		return fmt.Sprintf("runtasks: session not armed: %v", err)
+		return claim.ArmFailureText(epic, err)
 	}
 	state := "Ready now: unknown (bd failed: %v)."
 	if ready, err := bd.Ready(ctx, epic); err != nil {

@@ -125,7 +125,9 @@ func sessionContext(ctx context.Context, cfg *orchestrator.Config, bd hookBeads,
 		}
 		for _, c := range b.Claims {
 			note := "RESULTS.md written"
-			if untouched[c.Task] {
+			if err := claim.ResultsProblem(c); err != nil {
+				note = "RESULTS.md not read: " + err.Error() + "; write it as a regular file"
+			} else if untouched[c.Task] {
 				note = "RESULTS.md not written yet"
 			}
 			fmt.Fprintf(&sb, "\n- %s: run folder %s (%s)", c.Task, relTo(cfg.Root, c.RunDir), note)
