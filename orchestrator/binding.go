@@ -261,8 +261,30 @@ func ResultsReason(untouched []ClaimedRun) string {
 	}
 	b.WriteString(" are not written yet. Before you stop, fill in:\n")
 	for _, c := range untouched {
-		fmt.Fprintf(&b, "- %s (task %s)\n", filepath.Join(c.RunDir, ResultsFile), c.Task)
+		fmt.Fprintf(&b, "- %s (task %s)", filepath.Join(c.RunDir, ResultsFile), c.Task)
+		if err := ResultsProblem(c); err != nil {
+			fmt.Fprintf(&b, ": not read: %v; replace it with a regular file", err)
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("with what was done, how it was verified, and what is left.")
 	return b.String()
+}
+
+// ResultsProblem says why a claim's RESULTS.md cannot be judged: an
+// *agentfile.Error for a file that is not a regular file (a FIFO, a
+// device, a directory) or is larger than agentfile.MaxText. It is nil for
+// a readable file and for a missing one (that is "not written yet"). Such
+// a file counts as not written (UntouchedResults); this is what to tell
+// the agent and the person about it.
+func ResultsProblem(c ClaimedRun) error {
+	if c.RunDir == "" {
+		return nil
+	}
+	_, err := agentfile.Read(filepath.Join(c.RunDir, ResultsFile), agentfile.MaxText)
+	var ae *agentfile.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return nil
 }

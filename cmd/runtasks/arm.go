@@ -13,7 +13,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newArmCmd, newDisarmCmd) }
 
 // Exit statuses of runtasks arm (the same as runtasks claim's).
 const (
@@ -44,13 +43,7 @@ without a static --epic; other sessions in the project stay untouched.
 
 The epic is resolved, at each stop, as: the stop hook's --epic flag, else the
 session's binding, else RUNTASKS_EPIC, else workflow.epic. The binding lives
-in the state directory (state.dir/bindings).
-
-EXIT STATUS
-  0  armed
-  1  error (no session, bd failed, state directory unusable)
-  3  beads has no such issue (nothing armed)
-  4  the issue is closed (nothing armed)`,
+in the state directory (state.dir/bindings).`,
 		Example: `  runtasks arm --epic bd-x7y8 --session "$SESSION"
   runtasks disarm --session "$SESSION"`,
 		Args: cobra.NoArgs,
@@ -73,6 +66,10 @@ EXIT STATUS
 	cmd.Flags().StringVar(&opts.Epic, "epic", "", "epic to drive (required)")
 	cmd.Flags().StringVar(&opts.Session, "session", "", "agent session to bind (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
 	cmd.MarkFlagRequired("epic")
+	setExitStatus(cmd, `  0  armed
+  1  error (no session, bd failed, state directory unusable)
+  3  beads has no such issue (nothing armed)
+  4  the issue is closed (nothing armed)`)
 	return cmd
 }
 
@@ -105,11 +102,7 @@ func newDisarmCmd(f *Factory) *cobra.Command {
 		Long: `disarm removes a session's epic binding: its Stop hook no longer drives it
 (unless a static epic applies: --epic, RUNTASKS_EPIC, workflow.epic). The
 session's claimed tasks stay recorded. Without --session (or
-RUNTASKS_SESSION) every armed session of the project is disarmed.
-
-EXIT STATUS
-  0  done (also when nothing was armed)
-  1  error (state directory unusable)`,
+RUNTASKS_SESSION) every armed session of the project is disarmed.`,
 		Example: `  runtasks disarm --session "$SESSION"
   runtasks disarm            # every armed session`,
 		Args: cobra.NoArgs,
@@ -126,6 +119,8 @@ EXIT STATUS
 		},
 	}
 	cmd.Flags().StringVar(&opts.Session, "session", "", "session to release (env RUNTASKS_SESSION, CLAUDE_SESSION_ID; default: all)")
+	setExitStatus(cmd, `  0  done (also when nothing was armed)
+  1  error (state directory unusable)`)
 	return cmd
 }
 

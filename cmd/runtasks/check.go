@@ -13,7 +13,6 @@ import (
 	"github.com/runtasks/runtasks/transcript"
 )
 
-func init() { commands = append(commands, newCheckCmd) }
 
 // Exit statuses of runtasks check.
 const (
@@ -47,14 +46,7 @@ the done token too.
 
 The final message comes from --transcript (a Claude Code or Codex transcript);
 the plan checker reads the plan from it too. check changes nothing: stuck
-tasks are not moved and no cycle is counted.
-
-EXIT STATUS
-  0  complete: every check that had something to judge passed
-  2  incomplete: a check found work left (its feedback is printed)
-  3  nothing to judge: every check was skipped (no epic, no transcript…)
-  4  usage or setup error: bad flags, bad configuration, bd failing, a
-     command that cannot start`,
+tasks are not moved and no cycle is counted.`,
 		Example: `  # in CI: fail the build while the epic has open work or tests fail
   runtasks check --epic bd-x7y8
 
@@ -84,6 +76,12 @@ EXIT STATUS
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the verdicts as JSON")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return exitCode(checkExitSetup, err) })
+	setExitStatus(cmd, `  0  complete: every check that had something to judge passed
+  2  work left: a check found work left (its feedback is printed)
+  3  needs a person: only blocked or deferred work remains; or nothing to
+     judge: every check was skipped (no epic, no transcript…)
+  4  usage or setup error: bad flags, bad configuration, bd failing, a
+     command that cannot start`)
 	return cmd
 }
 

@@ -15,14 +15,13 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newClaimCmd) }
 
 // Exit statuses of runtasks claim.
 const (
 	claimExitHeld    = 2
 	claimExitUnknown = 3
 	claimExitClosed  = 4
-	claimExitEpic    = 5
+	claimExitEpic    = 4
 )
 
 type claimOptions struct {
@@ -56,16 +55,7 @@ template. The session comes from --session, else RUNTASKS_SESSION, else
 CLAUDE_SESSION_ID.
 
 The UserPromptSubmit hook (runtasks prompt-hook) does the same when a prompt
-says "claim <id>", "work on <id>"… (claim.patterns).
-
-EXIT STATUS
-  0  claimed (or already claimed by this session)
-  1  error: bd failed, bad configuration, the run folder could not be written
-  2  the task is claimed by someone else (nothing changed)
-  3  beads has no such issue (nothing created)
-  4  the task is closed
-  5  the id is an epic: /run-tasks <id> (or runtasks arm) drives it; nothing
-     claimed`,
+says "claim <id>", "work on <id>"… (claim.patterns).`,
 		Example: `  runtasks claim bd-x7y8.3 --session "$SESSION"
   runtasks claim bd-x7y8.3 --json | jq -r .run_dir`,
 		Args: cobra.ExactArgs(1),
@@ -86,6 +76,12 @@ EXIT STATUS
 	cmd.Flags().StringVar(&opts.Session, "session", "", "agent session the claim is for (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
 	cmd.Flags().StringVar(&opts.Actor, "actor", "", "beads actor (claim.actor; default BEADS_ACTOR, else USER)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the claim as JSON")
+	setExitStatus(cmd, `  0  claimed (or already claimed by this session)
+  1  error: bd failed, bad configuration, the run folder could not be written
+  2  the task is claimed by someone else (nothing changed)
+  3  beads has no such issue (nothing created)
+  4  the task is closed, or the id is an epic: /run-tasks <id> (or
+     runtasks arm) drives it; nothing claimed`)
 	return cmd
 }
 

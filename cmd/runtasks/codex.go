@@ -18,7 +18,6 @@ import (
 	"github.com/runtasks/runtasks/transcript"
 )
 
-func init() { commands = append(commands, newCodexCmd) }
 
 // Exit statuses of runtasks codex monitor.
 const (
@@ -95,15 +94,7 @@ TASKMASTER_POLL_INTERVAL seconds (default 1) until the token appears, the
 TUI log records session_end, or it is interrupted. A log that does not
 exist yet (codex has not started writing it) is waited for, up to --wait
 (default 1m); if it never appears, monitor exits 3. The log must be a
-regular file: a FIFO or a device is refused (exit 4).
-
-EXIT STATUS
-  0  the done token or a promise appeared in a task_complete
-  2  task_complete events were seen, none holds the token or a promise
-  3  no task_complete was seen (with --follow: also when the log did not
-     appear within --wait)
-  4  usage error or missing prerequisite (no such file without --follow,
-     not a regular file, bad configuration, bad TASKMASTER_POLL_INTERVAL)`,
+regular file: a FIFO or a device is refused (exit 4).`,
 		Example: `  # the newest rollout file of a session
   runtasks codex monitor --log ~/.codex/sessions/2026/11/21/rollout-2026-11-21T21-47-35-01a20014-….jsonl
 
@@ -148,6 +139,12 @@ EXIT STATUS
 	cmd.Flags().BoolVar(&opts.Follow, "follow", false, "keep reading the growing file until the token appears")
 	cmd.Flags().StringVar(&opts.Session, "session", "", "session id whose token counts (default: read from the log)")
 	cmd.Flags().DurationVar(&opts.Wait, "wait", defaultFollowWait, "with --follow, how long to wait for a log that does not exist yet")
+	setExitStatus(cmd, `  0  the done token or a promise appeared in a task_complete
+  2  task_complete events were seen, none holds the token or a promise
+  3  no task_complete was seen (with --follow: also when the log did not
+     appear within --wait)
+  4  usage error or missing prerequisite (no such file without --follow,
+     not a regular file, bad configuration, bad TASKMASTER_POLL_INTERVAL)`)
 	return cmd
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newConfigCmd) }
 
 func newConfigCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
@@ -33,6 +32,9 @@ project.yaml, .beads or .git. See docs/configuration.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newConfigShowCmd(f), newConfigValidateCmd(f))
+	setExitStatus(cmd, `  0  shown, or the file is valid
+  4  usage or configuration error (each problem on its own line: source,
+     key, what is wrong)`)
 	return cmd
 }
 
@@ -204,16 +206,16 @@ func runConfigValidate(o *configValidateOptions) error {
 	if path == "" {
 		root, file, err := o.Find()
 		if err != nil {
-			return exitCode(1, err)
+			return exitCode(orchestrator.ExitUsage, err)
 		}
 		if file == "" {
-			return exitCode(1, fmt.Errorf("no %s in the project root %s (name a file: runtasks config validate FILE)", orchestrator.ProjectFile, root))
+			return exitCode(orchestrator.ExitUsage, fmt.Errorf("no %s in the project root %s (name a file: runtasks config validate FILE)", orchestrator.ProjectFile, root))
 		}
 		path = file
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return exitCode(1, err)
+		return exitCode(orchestrator.ExitUsage, err)
 	}
 	if err := orchestrator.ValidateYAML(path, data); err != nil {
 		return configError(o.Err, err)
@@ -223,14 +225,14 @@ func runConfigValidate(o *configValidateOptions) error {
 }
 
 // configError prints configuration problems one a line and ends the
-// command with status 1; other errors go to Main as they are.
+// command with status 4; other errors go to Main as they are.
 func configError(w io.Writer, err error) error {
 	var list orchestrator.ErrorList
 	if !errors.As(err, &list) {
-		return exitCode(1, err)
+		return exitCode(orchestrator.ExitUsage, err)
 	}
 	for _, e := range list {
 		fmt.Fprintln(w, e)
 	}
-	return exitCode(1, errSilent)
+	return exitCode(orchestrator.ExitUsage, errSilent)
 }

@@ -201,8 +201,8 @@ func TestConfigShowErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := configProject(t, tt.file)
 			f, out, errb := configFactory(dir, tt.env...)
-			if code := Main(append([]string{"config", "show"}, tt.args...), f); code != 1 {
-				t.Errorf("exit %d, want 1", code)
+			if code := Main(append([]string{"config", "show"}, tt.args...), f); code != 4 {
+				t.Errorf("exit %d, want 4", code)
 			}
 			if out.Len() != 0 {
 				t.Errorf("stdout not empty:\n%s", out)
@@ -233,20 +233,20 @@ func TestConfigValidate(t *testing.T) {
 			out: "TMP/p/ci.yaml: ok\n"},
 		{name: "absolute file given", files: map[string]string{"other/c.yaml": good, "p/.git/x": ""}, wd: "p", args: []string{"TMP/other/c.yaml"},
 			out: "TMP/other/c.yaml: ok\n"},
-		{name: "bad file given", files: map[string]string{"p/.git/x": "", "p/bad.yaml": bad}, wd: "p", args: []string{"bad.yaml"}, code: 1,
+		{name: "bad file given", files: map[string]string{"p/.git/x": "", "p/bad.yaml": bad}, wd: "p", args: []string{"bad.yaml"}, code: 4,
 			errOut: "TMP/p/bad.yaml: workflow.stop_hook.max_cycle: unknown key (did you mean max_cycles?)\n" +
 				`TMP/p/bad.yaml: workflow.stop_hook.subagent_stop: must be one of allow, drive, got "never"` + "\n"},
-		{name: "next_ids the largest int", files: map[string]string{"p/.git/x": "", "p/n.yaml": "workflow:\n  stop_hook:\n    next_ids: 9223372036854775807\n"}, wd: "p", args: []string{"n.yaml"}, code: 1,
+		{name: "next_ids the largest int", files: map[string]string{"p/.git/x": "", "p/n.yaml": "workflow:\n  stop_hook:\n    next_ids: 9223372036854775807\n"}, wd: "p", args: []string{"n.yaml"}, code: 4,
 			errOut: "TMP/p/n.yaml: workflow.stop_hook.next_ids: must be at most 50, got 9223372036854775807\n"},
-		{name: "next_ids 2^32", files: map[string]string{"p/.git/x": "", "p/n.yaml": "workflow:\n  stop_hook:\n    next_ids: 4294967296\n"}, wd: "p", args: []string{"n.yaml"}, code: 1,
+		{name: "next_ids 2^32", files: map[string]string{"p/.git/x": "", "p/n.yaml": "workflow:\n  stop_hook:\n    next_ids: 4294967296\n"}, wd: "p", args: []string{"n.yaml"}, code: 4,
 			errOut: "TMP/p/n.yaml: workflow.stop_hook.next_ids: must be at most 50, got 4294967296\n"},
-		{name: "bad check option", files: map[string]string{"p/.git/x": "", "p/c.yaml": "workflow:\n  checks:\n    - {type: command, run: make, timeout: 48h}\n"}, wd: "p", args: []string{"c.yaml"}, code: 1,
+		{name: "bad check option", files: map[string]string{"p/.git/x": "", "p/c.yaml": "workflow:\n  checks:\n    - {type: command, run: make, timeout: 48h}\n"}, wd: "p", args: []string{"c.yaml"}, code: 4,
 			errOut: "TMP/p/c.yaml: workflow.checks[0].timeout: must be at most 24h, got 48h\n"},
-		{name: "yaml syntax error", files: map[string]string{"p/.git/x": "", "p/bad.yaml": "workflow: [\n"}, wd: "p", args: []string{"bad.yaml"}, code: 1,
+		{name: "yaml syntax error", files: map[string]string{"p/.git/x": "", "p/bad.yaml": "workflow: [\n"}, wd: "p", args: []string{"bad.yaml"}, code: 4,
 			errLike: "TMP/p/bad.yaml: yaml: "},
 		{name: "found walking up", files: map[string]string{"p/.git/x": "", "p/project.yaml": good, "p/a/b/x": ""}, wd: "p/a/b",
 			out: "TMP/p/project.yaml: ok\n"},
-		{name: "found and bad", files: map[string]string{"p/.beads/x": "", "p/project.yaml": bad}, wd: "p", code: 1,
+		{name: "found and bad", files: map[string]string{"p/.beads/x": "", "p/project.yaml": bad}, wd: "p", code: 4,
 			errLike: "TMP/p/project.yaml: workflow.stop_hook.max_cycle: unknown key"},
 		{name: "--config", files: map[string]string{"p/.git/x": "", "p/project.yaml": bad, "p/ci/c.yaml": good}, wd: "p", args: []string{"--config", "ci/c.yaml"},
 			out: "TMP/p/ci/c.yaml: ok\n"},
@@ -254,9 +254,9 @@ func TestConfigValidate(t *testing.T) {
 			out: "TMP/c.yaml: ok\n"},
 		{name: "the environment is not checked", files: map[string]string{"p/.git/x": "", "p/project.yaml": good}, wd: "p", env: []string{"RUNTASKS_BOGUS=1"},
 			out: "TMP/p/project.yaml: ok\n"},
-		{name: "none found", files: map[string]string{"p/.git/x": ""}, wd: "p", code: 1,
+		{name: "none found", files: map[string]string{"p/.git/x": ""}, wd: "p", code: 4,
 			errOut: "runtasks: no project.yaml in the project root TMP/p (name a file: runtasks config validate FILE)\n"},
-		{name: "missing file", files: map[string]string{"p/.git/x": ""}, wd: "p", args: []string{"nope.yaml"}, code: 1,
+		{name: "missing file", files: map[string]string{"p/.git/x": ""}, wd: "p", args: []string{"nope.yaml"}, code: 4,
 			errOut: "runtasks: open TMP/p/nope.yaml: no such file or directory\n"},
 	}
 	for _, tt := range tests {

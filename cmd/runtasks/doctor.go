@@ -21,7 +21,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newDoctorCmd) }
 
 // Check levels.
 const (
@@ -84,11 +83,7 @@ ok, warning or error, and for problems the fix.
               be committed
 
 bd is asked at most twice (version, then the epic), one query after the
-other.
-
-EXIT STATUS
-  0  no check failed (warnings allowed)
-  1  at least one check is an error`,
+other.`,
 		Example: `  runtasks doctor
   runtasks doctor --epic bd-x7y8`,
 		Args: cobra.NoArgs,
@@ -118,7 +113,7 @@ EXIT STATUS
 			o.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
 			o.Beads = func(cfg *orchestrator.Config) *beads.Client { return newBeadsClient(f, cfg) }
 			if failed := runDoctor(cmd.Context(), o); failed {
-				return exitCode(1, errSilent)
+				return exitCode(orchestrator.ExitUsage, errSilent)
 			}
 			return nil
 		},
@@ -126,6 +121,9 @@ EXIT STATUS
 	cmd.Flags().String("epic", "", "epic to check (env RUNTASKS_EPIC, workflow.epic)")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, `  0  no check failed (warnings allowed)
+  1  doctor itself could not run (no working directory)
+  4  setup error: at least one check is an error (its fix is printed)`)
 	return cmd
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newInstallCmd) }
 
 type installCmdOptions struct {
 	Out, Err io.Writer
@@ -60,12 +59,7 @@ while any agent's install uses them.
 Codex skips hooks until they are trusted. When codex is on PATH, install
 trusts runtasks' hooks through "codex app-server" (hooks/list, then
 config/batchWrite of each hook's trusted_hash); otherwise it prints what to
-do. Codex reads a project's .codex/hooks.json only in a trusted project.
-
-EXIT STATUS
-  0  installed (or nothing to change; or the dry run's diff printed)
-  1  error: unknown agent; a settings file that is unreadable, invalid,
-     of the wrong shape or read-only (left as it was); a write failed`,
+do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 		Example: `  # this project, Claude Code, driving one epic
   runtasks install claude --epic bd-x7y8
 
@@ -78,7 +72,7 @@ EXIT STATUS
 		ValidArgs: hook.Agents,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := installOptions(f, cmd, args[0], &o.Opts); err != nil {
-				return exitCode(1, err)
+				return exitCode(orchestrator.ExitUsage, err)
 			}
 			o.Out, o.Err = f.Out, f.Err
 			if o.Opts.Agent == hook.Codex && !o.NoTrust && !o.Opts.DryRun {
@@ -90,7 +84,7 @@ EXIT STATUS
 			res, err := install.Install(cmd.Context(), o.Opts)
 			printInstallResult(o.Out, "install", o.Opts, res)
 			if err != nil {
-				return exitCode(1, err)
+				return exitCode(orchestrator.ExitUsage, err)
 			}
 			return nil
 		},
@@ -98,6 +92,10 @@ EXIT STATUS
 	installFlags(cmd, &o.Opts)
 	cmd.Flags().StringVar(&o.Opts.Epic, "epic", "", "epic the Stop hook drives (written as --epic; default: RUNTASKS_EPIC or project.yaml at run time)")
 	cmd.Flags().BoolVar(&o.NoTrust, "no-trust", false, "codex: do not trust the hooks through codex app-server")
+	setExitStatus(cmd, `  0  installed (or nothing to change; or the dry run's diff printed)
+  4  usage or setup error: unknown agent; a settings file that is
+     unreadable, invalid, of the wrong shape, read-only or unwritable
+     (left as it was)`)
 	return cmd
 }
 

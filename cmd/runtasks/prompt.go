@@ -8,10 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/prompts"
 )
 
-func init() { commands = append(commands, newPromptCmd) }
 
 type promptOptions struct {
 	Out    io.Writer
@@ -31,26 +29,24 @@ prompts.run_tasks in project.yaml, with {epic_id} filled in.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return err
+				return exitCode(orchestrator.ExitUsage, err)
 			}
 			return runPrompt(&promptOptions{Out: f.Out, Config: cfg})
 		},
 	}
 	cmd.Flags().String("epic", "", "epic id (env RUNTASKS_EPIC, workflow.epic)")
+	setExitStatus(cmd, `  0  printed
+  4  usage or setup error: no epic, bad configuration, a broken template`)
 	return cmd
 }
 
 func runPrompt(o *promptOptions) error {
 	if o.Config.Workflow.Epic == "" {
-		return errors.New("no epic: pass --epic, set RUNTASKS_EPIC or workflow.epic")
+		return exitCode(orchestrator.ExitUsage, errors.New("no epic: pass --epic, set RUNTASKS_EPIC or workflow.epic"))
 	}
-	tmpl, err := prompts.Load(o.Config.PromptPath())
+	text, err := orchestrator.RenderPrompt(o.Config, o.Config.Workflow.Epic, "")
 	if err != nil {
-		return err
-	}
-	text, err := prompts.Render(tmpl, prompts.Data{Epic: o.Config.Workflow.Epic, MaxCycles: o.Config.Workflow.StopHook.MaxCycles})
-	if err != nil {
-		return err
+		return exitCode(orchestrator.ExitUsage, err)
 	}
 	_, err = fmt.Fprintln(o.Out, text)
 	return err

@@ -13,10 +13,8 @@ import (
 	"github.com/runtasks/runtasks/claim"
 	"github.com/runtasks/runtasks/hook"
 	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/prompts"
 )
 
-func init() { commands = append(commands, newPromptHookCmd) }
 
 // hookBeads is what the prompt and session hooks ask of beads.
 type hookBeads interface {
@@ -77,6 +75,7 @@ fails the agent.`,
 		},
 	}
 	opts.addFlags(cmd)
+	setExitStatus(cmd, hookExitStatus)
 	return cmd
 }
 
@@ -194,11 +193,7 @@ func armSession(ctx context.Context, cfg *orchestrator.Config, bd hookBeads, ses
 // orchestrationPrompt renders the orchestration prompt for epic ("" when
 // its template is broken: the stop hook reports that).
 func orchestrationPrompt(cfg *orchestrator.Config, epic, session string) string {
-	tmpl, err := prompts.Load(cfg.PromptPath())
-	if err != nil {
-		return ""
-	}
-	p, err := prompts.Render(tmpl, prompts.Data{Epic: epic, Session: session, MaxCycles: cfg.Workflow.StopHook.MaxCycles})
+	p, err := orchestrator.RenderPrompt(cfg, epic, session)
 	if err != nil {
 		return ""
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newResetCmd) }
 
 type resetOptions struct {
 	Out, Err io.Writer
@@ -44,7 +43,7 @@ It prints how many states it cleared.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return exitCode(1, err)
+				return exitCode(orchestrator.ExitUsage, err)
 			}
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
 			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
@@ -57,6 +56,9 @@ It prints how many states it cleared.`,
 	cmd.Flags().StringVar(&opts.Epic, "epic", "", "clear only this epic's sessions")
 	cmd.Flags().StringVar(&opts.Session, "session", "", "clear only this session id")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, `  0  cleared (also when nothing matched)
+  1  failed: the state directory could not be changed
+  4  usage or configuration error`)
 	return cmd
 }
 

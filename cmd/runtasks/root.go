@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -125,14 +126,55 @@ state: completion promises are claims, accepted only when beads agrees.`,
 	root.SetErr(f.Err)
 	root.PersistentFlags().String("config", "", "project.yaml to read (default: RUNTASKS_CONFIG, else found from the working directory upwards)")
 	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error")
-	for _, add := range commands {
-		root.AddCommand(add(f))
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(orchestrator.ExitUsage, err) })
+	root.SetUsageTemplate(root.UsageTemplate() + exitStatusTemplate)
+	root.AddGroup(&cobra.Group{ID: groupCommands, Title: "Commands:"},
+		&cobra.Group{ID: groupHooks, Title: "Hook plumbing (run by the agent's hooks, not typed):"})
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
 	}
+	add(groupCommands,
+		newInstallCmd(f), newUninstallCmd(f), newArmCmd(f), newDisarmCmd(f), newClaimCmd(f),
+		newRunCmd(f), newStatusCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
+		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f))
+	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f))
+	// Bad arguments are usage errors, in every command.
+	var wrap func(c *cobra.Command)
+	wrap = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if err := args(cmd, a); err != nil {
+					var ee *ExitError
+					if errors.As(err, &ee) {
+						return err
+					}
+					return exitCode(orchestrator.ExitUsage, err)
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			wrap(sub)
+		}
+	}
+	wrap(root)
+	root.SetHelpCommandGroupID(groupCommands)
+	root.SetCompletionCommandGroupID(groupCommands)
+	setExitStatus(root, `  0    success; done (the epic is complete, every check passed)
+  1    failed: runtasks, bd or the agent failed while running
+  2    work left: a stop would be blocked, a check is incomplete, a limit
+       was reached with work left, or the task is someone else's
+  3    needs a person: only blocked work remains, no progress, nothing to
+       judge, or no such issue
+  4    usage or setup error: bad flags or configuration, bd or a check
+       cannot run, an id of the wrong kind
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what runtasks started was stopped
+Each command's --help lists the statuses it uses; hook commands always exit 0.`)
 	return root
 }
-
-// commands is filled by each command file's init, one file per command.
-var commands []func(*Factory) *cobra.Command
 
 // Main runs runtasks with args and returns its exit status.
 func Main(args []string, f *Factory) int {
@@ -157,5 +199,8 @@ func Main(args []string, f *Factory) int {
 	if err != errSilent {
 		fmt.Fprintln(f.Err, "runtasks:", err)
 	}
-	return 1
+	if strings.HasPrefix(err.Error(), "unknown command") {
+		return orchestrator.ExitUsage
+	}
+	return orchestrator.ExitFailed
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newRunCmd) }
 
 type runOptions struct {
 	Out, Err io.Writer
@@ -71,16 +70,7 @@ the decision log that runtasks status reads.
 
 Options come from project.yaml (run.agent, run.session, run.claude_bin,
 run.codex_bin, run.dir, workflow.stop_hook.max_cycles, workflow.max_duration)
-and the flags below.
-
-EXIT STATUS
-  0    the epic is complete (beads shows every descendant closed)
-  1    error: bad usage or configuration, bd failed, the agent failed
-  2    stopped at --max-cycles or --max-duration with work left
-  3    needs a person: all remaining work is blocked or deferred, or the
-       agent made no progress (workflow.no_progress_cycles)
-  130  interrupted (Ctrl-C, SIGTERM or SIGHUP): the agent's process group
-       was stopped and the state recorded`,
+and the flags below.`,
 		Example: `  # work the epic with Claude Code, at most 20 agent runs
   runtasks run --epic bd-x7y8 --max-cycles 20 -- --permission-mode acceptEdits
 
@@ -131,6 +121,15 @@ EXIT STATUS
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "name of the run's folder (default: UTC time and a random suffix)")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, `  0    the epic is complete (beads shows every descendant closed)
+  1    failed: the agent or runtasks failed while running
+  4    usage or setup error: bad flags or configuration, bd failing, a
+       check that cannot run
+  2    stopped at --max-cycles or --max-duration with work left
+  3    needs a person: all remaining work is blocked or deferred, or the
+       agent made no progress (workflow.no_progress_cycles)
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP): the agent's process group
+       was stopped and the state recorded`)
 	return cmd
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newSessionHookCmd) }
 
 func newSessionHookCmd(f *Factory) *cobra.Command {
 	opts := &promptHookOptions{}
@@ -42,6 +41,7 @@ stdout carries only the agent's JSON. Exit status is always 0.`,
 		},
 	}
 	opts.addFlags(cmd)
+	setExitStatus(cmd, hookExitStatus)
 	return cmd
 }
 
@@ -125,7 +125,7 @@ func sessionContext(ctx context.Context, cfg *orchestrator.Config, bd hookBeads,
 		}
 		for _, c := range b.Claims {
 			note := "RESULTS.md written"
-			if err := claim.ResultsProblem(c); err != nil {
+			if err := orchestrator.ResultsProblem(c); err != nil {
 				note = "RESULTS.md not read: " + err.Error() + "; write it as a regular file"
 			} else if untouched[c.Task] {
 				note = "RESULTS.md not written yet"

@@ -129,7 +129,7 @@ func TestIntegrationOnlyAnExplicitRequestArms(t *testing.T) {
 	if out := s.BD("show", epic, "--json"); strings.Contains(out, `"assignee"`) || !strings.Contains(out, `"status": "open"`) {
 		t.Errorf("the epic after a refused claim: %s", out)
 	}
-	if code, _, errOut := runWithin(t, s, "", "claim", epic, "--session", "s-claim"); code != 5 || !strings.Contains(errOut, want) {
+	if code, _, errOut := runWithin(t, s, "", "claim", epic, "--session", "s-claim"); code != 4 || !strings.Contains(errOut, want) {
 		t.Errorf("runtasks claim <epic>: exit %d: %s", code, errOut)
 	}
 	if c := prompt("s-claim", "work on "+task); !strings.HasPrefix(c, "Task claimed: "+task) {
@@ -179,7 +179,8 @@ func TestIntegrationResultsNotARegularFile(t *testing.T) {
 			start := time.Now()
 			stopIn := fmt.Sprintf(`{"session_id":"s-1","cwd":%q,"hook_event_name":"Stop","last_assistant_message":"Done."}`, s.Root)
 			code, out, errOut := runWithin(t, s, stopIn, "stop-hook")
-			if code != 0 || !strings.Contains(out, `"decision":"block"`) || !strings.Contains(out, "RESULTS.md") {
+			if code != 0 || !strings.Contains(out, `"decision":"block"`) || !strings.Contains(out, "RESULTS.md") ||
+				!strings.Contains(out, "not read: ") || !strings.Contains(out, tc.what) {
 				t.Errorf("stop-hook: exit %d: %s %s", code, out, errOut)
 			}
 			startIn := fmt.Sprintf(`{"session_id":"s-1","cwd":%q,"hook_event_name":"SessionStart","source":"resume"}`, s.Root)

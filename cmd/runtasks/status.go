@@ -19,7 +19,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-func init() { commands = append(commands, newStatusCmd) }
 
 type statusOptions struct {
 	Out, Err io.Writer
@@ -96,6 +95,10 @@ its own line, strings without quotes.`,
 	cmd.Flags().StringVarP(&opts.JQ, "jq", "q", "", "filter the JSON output with a jq expression")
 	cmd.Flags().IntVar(&opts.History, "history", 10, "logged decisions to show (0 none, -1 all)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, `  0  shown (also when the configuration is broken: a warning names it
+     and the default state directory is read)
+  1  failed: the state directory could not be read
+  4  usage error: bad flags, a bad --jq expression`)
 	return cmd
 }
 

@@ -315,7 +315,7 @@ func TestStatusCommand(t *testing.T) {
 		{args: []string{"status", "--json", "--epic", "bd-a"}, want: `"cycles": 4`},
 		{args: []string{"status", "--jq", ".["}, code: 1, wantErr: "--jq"},
 		{args: []string{"status", "--state-dir", "elsewhere", "--jq", ".sessions | length"}, want: "0\n"},
-		{args: []string{"status", "extra"}, code: 1, wantErr: "unknown command"},
+		{args: []string{"status", "extra"}, code: 4, wantErr: "unknown command"},
 		{args: []string{"reset", "--session", "nobody"}, want: "Nothing to reset for session nobody.\n"},
 		{args: []string{"reset", "--epic", "bd-a"}, want: "Cleared 1 session state(s) for epic bd-a:\n  s1  bd-a  4 cycle(s)\n"},
 		{args: []string{"status", "--jq", ".history[0].outcome"}, want: "reset\n"},

@@ -16,7 +16,6 @@ import (
 	"github.com/runtasks/runtasks/shell"
 )
 
-func init() { commands = append(commands, newStopHookCmd) }
 
 type stopHookOptions struct {
 	In       io.Reader
@@ -81,6 +80,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, hookExitStatus)
 	return cmd
 }
 

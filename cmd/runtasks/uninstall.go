@@ -5,9 +5,8 @@ import (
 
 	"github.com/runtasks/runtasks/hook"
 	"github.com/runtasks/runtasks/install"
+	"github.com/runtasks/runtasks/orchestrator"
 )
-
-func init() { commands = append(commands, newUninstallCmd) }
 
 func newUninstallCmd(f *Factory) *cobra.Command {
 	var o install.Options
@@ -21,27 +20,26 @@ that install created and that hold nothing else, and the file's backup
 (FILE.runtasks.bak). The file is then byte for byte what it was before
 install, plus whatever you changed since. The skills and project.yaml go
 with the last agent's uninstall, when they are still as install wrote them.
---dry-run prints the diff.
-
-EXIT STATUS
-  0  removed (or nothing to remove)
-  1  error: unknown agent, unreadable or invalid settings file, a write failed`,
+--dry-run prints the diff.`,
 		Example: `  runtasks uninstall claude
   runtasks uninstall codex --global --dry-run`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: hook.Agents,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := installOptions(f, cmd, args[0], &o); err != nil {
-				return exitCode(1, err)
+				return exitCode(orchestrator.ExitUsage, err)
 			}
 			res, err := install.Uninstall(cmd.Context(), o)
 			printInstallResult(f.Out, "uninstall", o, res)
 			if err != nil {
-				return exitCode(1, err)
+				return exitCode(orchestrator.ExitUsage, err)
 			}
 			return nil
 		},
 	}
 	installFlags(cmd, &o)
+	setExitStatus(cmd, `  0  removed (or nothing to remove)
+  4  usage or setup error: unknown agent; a settings file that is
+     unreadable, invalid or unwritable (left as it was)`)
 	return cmd
 }

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Help groups on the root command.
+const (
+	groupCommands = "commands"
+	groupHooks    = "hooks"
+)
+
+// annExit is the annotation holding a command's EXIT STATUS lines.
+const annExit = "runtasks/exit-status"
+
+// setExitStatus records the exit statuses a command uses, each in
+// runtasks' one vocabulary (orchestrator/exit.go, docs/exit-status.md)
+// with the command's own words; its help shows them after the usage.
+func setExitStatus(cmd *cobra.Command, lines string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[annExit] = strings.TrimRight(lines, "\n")
+}
+
+// exitStatusTemplate follows cobra's usage with the EXIT STATUS section.
+const exitStatusTemplate = `{{with index .Annotations "` + annExit + `"}}
+EXIT STATUS
+{{.}}
+{{end}}`
+
+// hookExitStatus is the EXIT STATUS of the hook commands.
+const hookExitStatus = `  0  always: the answer is on stdout, in the agent's protocol (an agent
+     reads 2 as "block"); every failure is a systemMessage and a log line`
