@@ -13,7 +13,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 // Exit statuses of runtasks arm (the same as runtasks claim's).
 const (
 	// armExitUnknown: beads has no such issue.

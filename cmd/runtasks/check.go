@@ -13,7 +13,6 @@ import (
 	"github.com/runtasks/runtasks/transcript"
 )
 
-
 // Exit statuses of runtasks check.
 const (
 	checkExitComplete   = 0

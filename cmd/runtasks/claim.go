@@ -15,7 +15,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 // Exit statuses of runtasks claim.
 const (
 	claimExitHeld    = 2

@@ -18,7 +18,6 @@ import (
 	"github.com/runtasks/runtasks/transcript"
 )
 
-
 // Exit statuses of runtasks codex monitor.
 const (
 	monitorFound      = 0

@@ -15,7 +15,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 func newConfigCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",

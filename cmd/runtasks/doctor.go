@@ -21,7 +21,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 // Check levels.
 const (
 	levelOK      = "ok"

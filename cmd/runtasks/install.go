@@ -14,7 +14,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 type installCmdOptions struct {
 	Out, Err io.Writer
 	Opts     install.Options

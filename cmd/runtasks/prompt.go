@@ -10,7 +10,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 type promptOptions struct {
 	Out    io.Writer
 	Config *orchestrator.Config

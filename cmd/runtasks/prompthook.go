@@ -15,7 +15,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 // hookBeads is what the prompt and session hooks ask of beads.
 type hookBeads interface {
 	claim.Tracker

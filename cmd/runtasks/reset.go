@@ -12,7 +12,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 type resetOptions struct {
 	Out, Err io.Writer
 	Store    *orchestrator.Store

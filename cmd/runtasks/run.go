@@ -16,7 +16,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 type runOptions struct {
 	Out, Err io.Writer
 	Config   *orchestrator.Config

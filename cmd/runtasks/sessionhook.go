@@ -15,7 +15,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 func newSessionHookCmd(f *Factory) *cobra.Command {
 	opts := &promptHookOptions{}
 	cmd := &cobra.Command{

@@ -19,7 +19,6 @@ import (
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
-
 type statusOptions struct {
 	Out, Err io.Writer
 	Store    *orchestrator.Store

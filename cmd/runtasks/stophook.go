@@ -16,7 +16,6 @@ import (
 	"github.com/runtasks/runtasks/shell"
 )
 
-
 type stopHookOptions struct {
 	In       io.Reader
 	Out, Err io.Writer
