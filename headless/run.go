@@ -223,10 +223,7 @@ func newRunner(o Options) (*runner, error) {
 	if r.max <= 0 {
 		return nil, fmt.Errorf("workflow.stop_hook.max_cycles is %d (for the stop hook: no limit), but a headless run needs a bound: pass --max-cycles N (or set workflow.stop_hook.max_cycles)", r.max)
 	}
-	runs := filepath.Join(cfg.StateDir(), cfg.Run.Dir)
-	if filepath.IsAbs(cfg.Run.Dir) {
-		runs = cfg.Run.Dir
-	}
+	runs := RunsDir(cfg)
 	if o.RunID == "" {
 		// A new id; on the rare clash with an earlier run, a longer suffix.
 		for n := 3; ; n++ {

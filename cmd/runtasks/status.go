@@ -16,6 +16,7 @@ import (
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/headless"
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
@@ -35,6 +36,8 @@ type statusOptions struct {
 	Now     func() time.Time
 	// Loc is the time zone times are shown in (nil = local).
 	Loc *time.Location
+	// RunsDir holds runtasks run's records ("" = none listed).
+	RunsDir string
 	// ConfigError is the configuration's error when it could not be read
 	// (the state is then read from the default state directory).
 	ConfigError string
@@ -79,6 +82,7 @@ its own line, strings without quotes.`,
 				opts.Store = &orchestrator.Store{Dir: dir, Warn: statusWarn(f.Err)}
 				return runStatus(cmd.Context(), opts)
 			}
+			opts.RunsDir = headless.RunsDir(cfg)
 			opts.MaxCycles = cfg.Workflow.StopHook.MaxCycles
 			opts.DoneTokenMax = cfg.Workflow.DoneToken.Max
 			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
@@ -129,10 +133,13 @@ func statusWarn(w io.Writer) func(string) {
 
 // statusReport is the --json shape of runtasks status.
 type statusReport struct {
-	StateDir    string                `json:"state_dir"`
-	ConfigError string                `json:"config_error,omitempty"`
-	Sessions    []statusSession       `json:"sessions"`
-	History     []orchestrator.Record `json:"history"`
+	StateDir    string `json:"state_dir"`
+	ConfigError string `json:"config_error,omitempty"`
+	// Runs are runtasks run's records, newest first: live ones (running),
+	// finished ones, and dead ones (recorded running, process gone).
+	Runs     []headless.RunState   `json:"runs"`
+	Sessions []statusSession       `json:"sessions"`
+	History  []orchestrator.Record `json:"history"`
 }
 
 type statusSession struct {
@@ -164,7 +171,23 @@ func (o *statusOptions) loc() *time.Location {
 }
 
 func statusCollect(o *statusOptions) (*statusReport, error) {
-	rep := &statusReport{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Sessions: []statusSession{}, History: []orchestrator.Record{}}
+	rep := &statusReport{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []statusSession{}, History: []orchestrator.Record{}}
+	if o.RunsDir != "" {
+		runs, skipped, err := headless.ListRuns(o.RunsDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range skipped {
+			if o.Store.Warn != nil {
+				o.Store.Warn("run record skipped: " + e.Error())
+			}
+		}
+		for _, r := range runs {
+			if o.Epic == "" || r.Epic == o.Epic {
+				rep.Runs = append(rep.Runs, r)
+			}
+		}
+	}
 	states, err := o.Store.List()
 	if err != nil {
 		return nil, err
@@ -277,6 +300,16 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 				}
 			}
 		}
+	}
+	if len(rep.Runs) > 0 {
+		b.WriteString("\nRuns (runtasks run), newest first:\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tEPIC\tSTATUS\tCYCLES\tCLOSED\tSTARTED\tUPDATED\tWHY")
+		for _, r := range rep.Runs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\n", statusCell(r.RunID, 32), statusCell(r.Epic, 24), r.Status,
+				len(r.Cycles), r.MaxCycles, r.Closed, r.Total, statusAgo(now, r.StartedAt, o.loc()), statusAgo(now, r.UpdatedAt, o.loc()), statusCell(r.Why, 60))
+		}
+		tw.Flush()
 	}
 	if o.History != 0 {
 		b.WriteString("\n")
