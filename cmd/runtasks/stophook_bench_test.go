@@ -108,7 +108,9 @@ func benchBinary(b *testing.B) string {
 			return
 		}
 		benchBin = filepath.Join(dir, "runtasks")
-		out, err := exec.Command("go", "build", "-o", benchBin, ".").CombinedOutput()
+		cmd := exec.Command("go", "build", "-o", benchBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -260,13 +262,55 @@ func benchTranscript(b *testing.B, dir string, size int64) string {
 	return p
 }
 
-// BenchmarkStopHookTranscriptSize: runtasks' own cost with an instant fake
-// bd on 1 MB, 100 MB and 1 GB transcripts, with and without
-// last_assistant_message. Wall time and peak RSS must stay flat: the
-// ratios 1GB/1MB should be about 1.
+// ownRuns is how many paired runs measure runtasks' own cost per case.
+const ownRuns = 21
+
+// runTimed runs bin directly (no GNU time in between, which would add its
+// own start to the wall time) and returns its wall time and stdout.
+func runTimed(b *testing.B, dir string, env []string, stdin []byte, bin string, args ...string) (time.Duration, []byte) {
+	b.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		b.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	return wall, stdout.Bytes()
+}
+
+// benchProgram builds a static Go program of testdata/bench (the floor,
+// the instant bd) into dir.
+func benchProgram(b *testing.B, dir, name string) string {
+	b.Helper()
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/bench/"+name)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build %s: %v\n%s", name, err, msg)
+	}
+	return out
+}
+
+// BenchmarkStopHookTranscriptSize: runtasks' own cost at a stop (issue
+// 17), with an instant fake bd, on 1 MB and 1 GB transcripts, with and
+// without last_assistant_message. Each of ownRuns rounds runs, in turn,
+// the instant bd alone, the floor program (testdata/bench/floor: read
+// stdin and the transcript's last 64 KB, answer) and the stop hook, each
+// timed directly; runtasks' own cost is the hook's wall time less the bd
+// run's of the same round, and its median is compared with the floor's.
+// Peak RSS comes from separate runs under GNU time. Goals: own ≤ 5 ms,
+// own ÷ floor ≤ 2, RSS ≤ 20 MB, 1 GB ÷ 1 MB ≤ 1.2 (time and RSS).
 func BenchmarkStopHookTranscriptSize(b *testing.B) {
 	bin := benchBinary(b)
-	env := append(os.Environ(), "RUNTASKS_BD="+instantBD(b), "BD_DISABLE_METRICS=1", "HOME="+b.TempDir())
+	tools := b.TempDir()
+	floor := benchProgram(b, tools, "floor")
+	bd := instantBD(b)
+	env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1", "HOME="+b.TempDir())
 	root := filepath.Join(b.TempDir(), "proj")
 	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
 	os.WriteFile(filepath.Join(root, "project.yaml"), []byte("workflow:\n  no_progress_cycles: 0\n  stop_hook:\n    max_cycles: 100000\n"), 0o644)
@@ -274,14 +318,14 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 	sizes := []struct {
 		name string
 		n    int64
-	}{{"1MB", 1 << 20}, {"100MB", 100 << 20}, {"1GB", 1 << 30}}
+	}{{"1MB", 1 << 20}, {"1GB", 1 << 30}}
 	for i := 0; i < b.N; i++ {
 		for _, withLAM := range []bool{false, true} {
 			mode := "transcript"
 			if withLAM {
 				mode = "lam"
 			}
-			wall := map[string]time.Duration{}
+			own := map[string]time.Duration{}
 			rss := map[string]int64{}
 			for _, sz := range sizes {
 				tp := benchTranscript(b, dir, sz.n)
@@ -290,21 +334,31 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 					fields["last_assistant_message"] = "I made progress on the epic."
 				}
 				in, _ := json.Marshal(fields)
-				var ws []time.Duration
+				var owns, floors, hooks, bds []time.Duration
 				var rs []int64
-				for r := 0; r < benchRuns; r++ {
-					c := runChild(b, root, env, in, bin, "stop-hook", "--epic", faultEpic)
-					if !bytes.Contains(c.stdout, []byte(`"decision":"block"`)) {
-						b.Fatalf("stop-hook did not block: %s", c.stdout)
+				for r := 0; r < ownRuns; r++ {
+					tBD, _ := runTimed(b, root, env, nil, bd, "ready", "--json", "--limit", "0", "--parent", faultEpic)
+					tFloor, _ := runTimed(b, root, env, in, floor)
+					tHook, out := runTimed(b, root, env, in, bin, "stop-hook", "--epic", faultEpic)
+					if !bytes.Contains(out, []byte(`"decision":"block"`)) {
+						b.Fatalf("stop-hook did not block: %s", out)
 					}
-					ws, rs = append(ws, c.wall), append(rs, c.maxRSS)
+					owns, floors, hooks, bds = append(owns, tHook-tBD), append(floors, tFloor), append(hooks, tHook), append(bds, tBD)
+					if r < benchRuns {
+						rs = append(rs, runChild(b, root, env, in, bin, "stop-hook", "--epic", faultEpic).maxRSS)
+					}
 				}
-				wall[sz.name], rss[sz.name] = median(ws), medianInt(rs)
-				b.ReportMetric(ms(wall[sz.name]), mode+"-"+sz.name+"-ms")
-				b.ReportMetric(float64(rss[sz.name])/(1<<20), mode+"-"+sz.name+"-rss-MB")
+				own[sz.name], rss[sz.name] = median(owns), medianInt(rs)
+				key := mode + "-" + sz.name
+				b.ReportMetric(ms(median(hooks)), key+"-hook-ms")
+				b.ReportMetric(ms(median(bds)), key+"-bd-ms")
+				b.ReportMetric(ms(own[sz.name]), key+"-own-ms")
+				b.ReportMetric(ms(median(floors)), key+"-floor-ms")
+				b.ReportMetric(float64(own[sz.name])/float64(median(floors)), key+"-own/floor")
+				b.ReportMetric(float64(rss[sz.name])/(1<<20), key+"-rss-MB")
 				os.Remove(tp)
 			}
-			b.ReportMetric(float64(wall["1GB"])/float64(wall["1MB"]), mode+"-time-1GB/1MB")
+			b.ReportMetric(float64(own["1GB"])/float64(own["1MB"]), mode+"-own-1GB/1MB")
 			b.ReportMetric(float64(rss["1GB"])/float64(rss["1MB"]), mode+"-rss-1GB/1MB")
 		}
 	}
