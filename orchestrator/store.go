@@ -330,24 +330,26 @@ func (s *Store) lock(path string) (unlock func(), err error) {
 		if err != nil {
 			return nil, fmt.Errorf("lock state: %w", err)
 		}
-		// A blocking flock queues fairly and wakes at once; it cannot be
-		// interrupted, so on timeout it is left to finish and release.
-		done := make(chan error, 1)
-		go func() { done <- flock(f) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("lock state %s: %w", lockPath, err)
-			}
-		case <-timer.C:
-			go func() {
-				if <-done == nil {
-					unlockFile(f)
+		if !tryFlock(f) {
+			// A blocking flock queues fairly and wakes at once; it cannot be
+			// interrupted, so on timeout it is left to finish and release.
+			done := make(chan error, 1)
+			go func() { done <- flock(f) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					f.Close()
+					return nil, fmt.Errorf("lock state %s: %w", lockPath, err)
 				}
-				f.Close()
-			}()
-			return nil, fmt.Errorf("lock state %s: still held by another runtasks after %s", lockPath, wait)
+			case <-timer.C:
+				go func() {
+					if <-done == nil {
+						unlockFile(f)
+					}
+					f.Close()
+				}()
+				return nil, fmt.Errorf("lock state %s: still held by another runtasks after %s", lockPath, wait)
+			}
 		}
 		// Removed or replaced while we waited: lock the file now there.
 		held, herr := f.Stat()
