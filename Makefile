@@ -14,11 +14,13 @@ export BD_DISABLE_METRICS := 1
 
 all: build
 
+# runtasks is built statically (no cgo): it starts at every stop of every
+# agent, and a static binary skips the dynamic loader (docs/benchmarks.md).
 build:
-	$(GO) build -o $(BIN) ./cmd/runtasks
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/runtasks
 
 install:
-	$(GO) install ./cmd/runtasks
+	CGO_ENABLED=0 $(GO) install ./cmd/runtasks
 
 # bd v1.3.0 from the tools module in tools/beads (its own go.mod pins it).
 # Skipped when the binary there already reports the version.

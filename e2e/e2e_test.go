@@ -53,6 +53,7 @@ func buildRuntasks(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "runtasks")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/runtasks")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
 	cmd.Dir = repoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build runtasks: %v\n%s", err, out)

@@ -138,9 +138,10 @@ func safePrefix(id string) string {
 
 // Update loads the state of (session, epic), calls fn on it and writes the
 // result back, under the session's exclusive lock and atomically (a temp
-// file in the same directory, fsync, rename): concurrent updates from
-// goroutines or processes never lose one another's changes, and a crash
-// leaves the old or the new state, never a torn one. If fn returns an error
+// file in the same directory, then a rename): concurrent updates from
+// goroutines or processes never lose one another's changes, and a killed
+// process leaves the old or the new state, never a torn one (a power cut:
+// see writeAtomic). If fn returns an error
 // nothing is written and that error is returned as is. Session and Epic are
 // kept equal to the ids; a zero UpdatedAt is stamped with Now.
 //
@@ -248,7 +249,14 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 	return State{Session: session, Epic: epic}, nil
 }
 
-// writeAtomic writes st to path through a synced temp file and a rename.
+// writeAtomic writes st to path through a temp file and a rename, under
+// the session's lock. A process killed at any point (kill -9) leaves the
+// old or the new state: the data is in the page cache, which outlives the
+// process. Neither file nor directory is synced: a state is rewritten at
+// every stop, and an fsync (two with the directory) costs more than the
+// rest of the stop. A power cut may lose the last updates, or leave an
+// empty state file on a file system that does not order a rename after
+// its data; that file reads as corrupt and is moved aside (docs/state.md).
 func writeAtomic(path string, st State) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -270,9 +278,6 @@ func writeAtomic(path string, st State) error {
 	if _, err := tmp.Write(data); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
@@ -283,11 +288,11 @@ func writeAtomic(path string, st State) error {
 		return fmt.Errorf("write state: %w", err)
 	}
 	ok = true
-	syncDir(dir)
 	return nil
 }
 
-// syncDir makes a rename durable; failure only weakens durability.
+// syncDir makes a rename durable; failure only weakens durability. Only
+// the rare writes a person asked for (a session's binding) pay for it.
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
@@ -325,24 +330,26 @@ func (s *Store) lock(path string) (unlock func(), err error) {
 		if err != nil {
 			return nil, fmt.Errorf("lock state: %w", err)
 		}
-		// A blocking flock queues fairly and wakes at once; it cannot be
-		// interrupted, so on timeout it is left to finish and release.
-		done := make(chan error, 1)
-		go func() { done <- flock(f) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("lock state %s: %w", lockPath, err)
-			}
-		case <-timer.C:
-			go func() {
-				if <-done == nil {
-					unlockFile(f)
+		if !tryFlock(f) {
+			// A blocking flock queues fairly and wakes at once; it cannot be
+			// interrupted, so on timeout it is left to finish and release.
+			done := make(chan error, 1)
+			go func() { done <- flock(f) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					f.Close()
+					return nil, fmt.Errorf("lock state %s: %w", lockPath, err)
 				}
-				f.Close()
-			}()
-			return nil, fmt.Errorf("lock state %s: still held by another runtasks after %s", lockPath, wait)
+			case <-timer.C:
+				go func() {
+					if <-done == nil {
+						unlockFile(f)
+					}
+					f.Close()
+				}()
+				return nil, fmt.Errorf("lock state %s: still held by another runtasks after %s", lockPath, wait)
+			}
 		}
 		// Removed or replaced while we waited: lock the file now there.
 		held, herr := f.Stat()

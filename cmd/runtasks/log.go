@@ -47,3 +47,55 @@ func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*l
 	}
 	return l, closeFn
 }
+
+// lazyLogger is a hook's logger, built (and its file opened) only when a
+// line passes its level: most stops log nothing at the default level
+// (warn), and building the styled logger is work the decision never reads.
+type lazyLogger struct {
+	cfg       *orchestrator.Config
+	stderr    io.Writer
+	flagLevel string
+	logger    *log.Logger
+	closeFn   func()
+}
+
+func newLazyLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) *lazyLogger {
+	return &lazyLogger{cfg: cfg, stderr: stderr, flagLevel: flagLevel}
+}
+
+// level is the level newLogger sets.
+func (l *lazyLogger) level() log.Level {
+	level := "warn"
+	if l.cfg != nil && l.cfg.Log.Level != "" {
+		level = l.cfg.Log.Level
+	}
+	if l.flagLevel != "" {
+		level = l.flagLevel
+	}
+	lv, err := log.ParseLevel(level)
+	if err != nil {
+		return log.InfoLevel // newLogger leaves the logger's default
+	}
+	return lv
+}
+
+// Log writes one line at lvl, building the logger first if needed.
+func (l *lazyLogger) Log(lvl log.Level, msg any, keyvals ...any) {
+	if lvl < l.level() {
+		return
+	}
+	if l.logger == nil {
+		l.logger, l.closeFn = newLogger(l.cfg, l.stderr, l.flagLevel)
+	}
+	l.logger.Log(lvl, msg, keyvals...)
+}
+
+func (l *lazyLogger) Warn(msg any, keyvals ...any)  { l.Log(log.WarnLevel, msg, keyvals...) }
+func (l *lazyLogger) Error(msg any, keyvals ...any) { l.Log(log.ErrorLevel, msg, keyvals...) }
+
+// Close releases the log file, if one was opened.
+func (l *lazyLogger) Close() {
+	if l.closeFn != nil {
+		l.closeFn()
+	}
+}

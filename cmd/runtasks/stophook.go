@@ -65,7 +65,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 				cfg, _, err := f.LoadConfig(cmd, dir)
 				return cfg, err
 			}
-			opts.Ports = func(cfg *orchestrator.Config) orchestrator.Ports { return stopPorts(f, cfg, f.Now) }
+			opts.Ports = func(cfg *orchestrator.Config) orchestrator.Ports { return stopPorts(f, cfg, utcClock(f.Now)) }
 			opts.ConfigErrorLog = func(dir string, in orchestrator.Input, dec orchestrator.Decision) {
 				recordConfigError(f, dir, in, dec)
 			}
@@ -96,6 +96,12 @@ func stopPorts(f *Factory, cfg *orchestrator.Config, now func() time.Time) orche
 	repo := git.Repo{Dir: cfg.Root}
 	return orchestrator.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
 		Runner: shellRunner{shell.Runner{Env: f.Environ()}}, Now: now}
+}
+
+// utcClock is now in UTC. The decision's times are stored in UTC; a time
+// in the local zone would make its JSON read /etc/localtime at every stop.
+func utcClock(now func() time.Time) func() time.Time {
+	return func() time.Time { return now().UTC() }
 }
 
 // runStopHook never fails the agent: every problem allows the stop, is
@@ -134,8 +140,8 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		o.Out.Write(hook.EncodeStop(agent, dec))
 		return nil
 	}
-	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
-	defer closeLog()
+	logger := newLazyLogger(cfg, o.Err, o.LogLevel)
+	defer logger.Close()
 	in, inErr := hook.Input(agent, payload, cfg.Workflow.DoneToken.Required)
 	if inErr != nil {
 		logger.Warn("could not read the final message; judging without it", "err", inErr)
@@ -153,7 +159,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 }
 
 // logDecision logs one decision of the engine.
-func logDecision(logger *log.Logger, session string, dec orchestrator.Decision) {
+func logDecision(logger *lazyLogger, session string, dec orchestrator.Decision) {
 	lvl := log.InfoLevel
 	switch {
 	case dec.Outcome == orchestrator.OutcomeNotDriven:
