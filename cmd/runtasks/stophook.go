@@ -142,6 +142,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		logger.Warn("could not read the final message; judging without it", "err", inErr)
 	}
 	store := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
+	addUsage(&in, agent, payload, cfg, store, logger)
 	dec, err := store.Stop(ctx, cfg, orchestrator.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, o.Ports(cfg))
 	if err != nil {
 		logger.Error("stop allowed", "err", err)
@@ -151,6 +152,22 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		o.Out.Write(out)
 	}
 	return nil
+}
+
+// addUsage fills the stop's token usage from the transcript and, when an
+// epic budget is set, what the other sessions' loops spent. A failure is
+// logged: the stop is judged without it.
+func addUsage(in *orchestrator.Input, agent string, payload hook.Payload, cfg *orchestrator.Config, store *orchestrator.Store, logger *log.Logger) {
+	u, err := hook.Usage(agent, payload)
+	if err != nil {
+		logger.Warn("could not read the token usage; recorded without it", "err", err)
+	}
+	in.Usage = u
+	if b := cfg.Workflow.Budget; b.EpicTokens > 0 || b.EpicCost > 0 {
+		if in.OthersSpent, err = store.SpentByEpic(in.SessionID); err != nil {
+			logger.Warn("could not sum the epic's spending; its budget counts this session only", "err", err)
+		}
+	}
 }
 
 // logDecision logs one decision of the engine.
