@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -75,6 +76,12 @@ func (u *Usage) add(t Tokens) {
 // session grows. Turns longer than that give a Partial sum.
 var UsageLookback int64 = 8 << 20
 
+// UsageMaxLine is the longest line a usage read buffers: a longer line
+// (an assistant line holding a huge tool input) is skipped, so that the
+// read's memory stays flat too. Usage lines are small; Claude Code repeats
+// a message's usage on each of its content-block lines.
+var UsageMaxLine = 1 << 20
+
 // usageWalk calls fn with lines from the last to the first until fn
 // returns false or UsageLookback is spent; capped says it was.
 type usageWalk func(fn func(line []byte) bool) (capped bool)
@@ -91,24 +98,32 @@ func usageFromFile(path string, read func(usageWalk) Usage) (Usage, error) {
 	if size == 0 {
 		return Usage{}, fmt.Errorf("%s: %w", path, ErrEmpty)
 	}
+	u, err := usageFrom(f, size, read)
+	if err != nil {
+		return Usage{}, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	return u, nil
+}
+
+// usageFrom runs read over the last UsageLookback bytes of r (size bytes).
+func usageFrom(r io.ReaderAt, size int64, read func(usageWalk) Usage) (Usage, error) {
+	// Only the last UsageLookback bytes are ever read, whatever they hold
+	// (a line longer than that, a hole without a newline): a line cut by
+	// the window's start is not JSON and is skipped.
+	start := max(size-UsageLookback, 0)
 	var scanErr error
 	u := read(func(fn func(line []byte) bool) bool {
-		s := NewReverseScanner(f, size)
+		s := NewReverseScanner(io.NewSectionReader(r, start, size-start), size-start)
+		s.Buffer(0, UsageMaxLine)
 		defer func() { scanErr = s.Err() }()
 		for s.Scan() {
-			if size-s.Offset() > UsageLookback {
-				return true
-			}
 			if !fn(s.Bytes()) {
 				return false
 			}
 		}
-		return false
+		return start > 0
 	})
-	if scanErr != nil {
-		return Usage{}, fmt.Errorf("read transcript %s: %w", path, scanErr)
-	}
-	return u, nil
+	return u, scanErr
 }
 
 // ------------------------------------------------------------ Claude Code

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,5 +159,58 @@ func TestUsageEmptyAndMissing(t *testing.T) {
 		if _, err := ClaudeUsage(path); err == nil {
 			t.Errorf("%s: no error", path)
 		}
+	}
+}
+
+// holeReader is a huge transcript of NUL bytes (a hole: no newline)
+// whose last bytes are a tail of lines; it counts the bytes read.
+type holeReader struct {
+	size int64
+	tail []byte
+	read int64
+}
+
+func (c *holeReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= c.size {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && off+int64(n) < c.size {
+		pos := off + int64(n)
+		if t := pos - (c.size - int64(len(c.tail))); t >= 0 {
+			p[n] = c.tail[t]
+		} else {
+			p[n] = 0
+		}
+		n++
+	}
+	c.read += int64(n)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// However large the transcript and whatever it holds before the tail (a
+// 1 TiB hole without a newline), a usage read reads no more than
+// UsageLookback and a little: the stop's cost is flat.
+func TestUsageReadIsBounded(t *testing.T) {
+	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
+	for _, read := range []func(usageWalk) Usage{claudeUsage, codexUsage, geminiUsage} {
+		r := &holeReader{size: 1 << 40, tail: tail}
+		u, err := usageFrom(r, r.size, read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !u.Partial {
+			t.Errorf("no boundary within the window: want a partial sum, got %+v", u)
+		}
+		if r.read > UsageLookback+1<<20 {
+			t.Errorf("read %d bytes of a 1 TiB transcript; the cap is %d", r.read, UsageLookback)
+		}
+	}
+	r := &holeReader{size: 1 << 40, tail: tail}
+	if u, _ := usageFrom(r, r.size, claudeUsage); len(u.Models) != 1 || u.Models[0].Input != 3 {
+		t.Errorf("the tail's response: %+v", u)
 	}
 }
