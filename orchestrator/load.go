@@ -506,7 +506,7 @@ func cfgEnvLayer(environ []string) cfgLayer {
 		case key != "" && strings.HasPrefix(name, cfgEnvPrefix):
 			r = 2
 		case key != "":
-		case name == EnvConfig:
+		case name == EnvConfig, slices.Contains(NotifyEnvNames, name):
 			continue
 		default:
 			key, r = EnvKey(name), 3

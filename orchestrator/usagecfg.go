@@ -16,6 +16,13 @@ import (
 // NotifyEvents are the events a workflow.notify command can ask for.
 var NotifyEvents = []string{"complete", "needs_person", "cap_reached", "no_progress", "beads_error", "budget"}
 
+// NotifyEnvNames are the variables a notify command gets that are not
+// configuration keys (notify.Event.Env): the environment layer ignores
+// them, so that a notify command can run runtasks itself.
+var NotifyEnvNames = []string{"RUNTASKS_EVENT", "RUNTASKS_OUTCOME", "RUNTASKS_SESSION", "RUNTASKS_AGENT",
+	"RUNTASKS_CYCLE", "RUNTASKS_WHY", "RUNTASKS_MESSAGE", "RUNTASKS_SUMMARY", "RUNTASKS_PROJECT",
+	"RUNTASKS_TOKENS", "RUNTASKS_COST"}
+
 // NotifyTimeout is a notify command's time limit when none is given.
 const NotifyTimeout = 30 * time.Second
 
