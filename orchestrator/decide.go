@@ -76,7 +76,8 @@ func Decide(ctx context.Context, in Input, st State, cfg *Config, env Env) (Deci
 			d.st.FirstBlockAt = env.Now
 		}
 	case dec.Outcome.Ends():
-		d.st = State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor}
+		d.st = State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
+			LastReason: d.st.LastReason}
 	}
 	if dec.Block {
 		d.st.LastReason = dec.Reason

@@ -37,7 +37,9 @@ type statusOptions struct {
 	// Usage sums the tokens and cost of the whole decision log per
 	// session, epic and claimed task (a read of the whole log).
 	Usage bool
-	Now   func() time.Time
+	// Why prints the full reason last fed back to this session.
+	Why string
+	Now func() time.Time
 	// Loc is the time zone times are shown in (nil = local).
 	Loc *time.Location
 	// ConfigError is the configuration's error when it could not be read
@@ -98,6 +100,7 @@ its own line, strings without quotes.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVarP(&opts.JQ, "jq", "q", "", "filter the JSON output with a jq expression")
 	cmd.Flags().IntVar(&opts.History, "history", 10, "logged decisions to show (0 none, -1 all)")
+	cmd.Flags().StringVar(&opts.Why, "why", "", "print the full reason last fed back to this session (its block reason) and exit")
 	cmd.Flags().BoolVar(&opts.Usage, "usage", false, "sum tokens and cost per session, epic and claimed task over the whole decision log")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	return cmd
@@ -171,6 +174,9 @@ type statusUsage struct {
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {
+	if o.Why != "" {
+		return statusWhy(o)
+	}
 	rep, err := statusCollect(o)
 	if err != nil {
 		return err
@@ -220,6 +226,37 @@ func statusCollect(o *statusOptions) (*statusReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// statusWhy prints the full reason last fed back to the session (the
+// latest of its states when it worked on several epics; --epic picks
+// one). A session without one is an error that says what runtasks knows.
+func statusWhy(o *statusOptions) error {
+	states, err := o.Store.List()
+	if err != nil {
+		return err
+	}
+	var found *orchestrator.State
+	for i, st := range states {
+		if st.Session != o.Why || (o.Epic != "" && st.Epic != o.Epic) {
+			continue
+		}
+		if found == nil || (st.LastReason != "" && (found.LastReason == "" || st.UpdatedAt.After(found.UpdatedAt))) {
+			found = &states[i]
+		}
+	}
+	switch {
+	case found == nil:
+		return fmt.Errorf("no state for session %s%s in %s", statusCell(o.Why, 40), statusFilterText(&statusOptions{Epic: o.Epic}), o.Store.Dir)
+	case found.LastReason == "":
+		last := "no decision yet"
+		if found.Last != nil {
+			last = "its last decision: " + string(found.Last.Outcome) + ", " + found.Last.Why
+		}
+		return fmt.Errorf("runtasks has fed no reason back to session %s (epic %s; %s)", statusCell(o.Why, 40), found.Epic, last)
+	}
+	_, err = fmt.Fprintln(o.Out, strings.TrimRight(found.LastReason, "\n"))
+	return err
 }
 
 // statusUsageSums reads the whole decision log (filtered) and sums the

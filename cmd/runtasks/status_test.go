@@ -433,3 +433,23 @@ func BenchmarkStatus(b *testing.B) {
 		})
 	}
 }
+
+func TestStatusWhy(t *testing.T) {
+	s := statusFixture(t)
+	reason := "completion rejected: 2 remain:\n- bd-a.1 Write the parser [open]\n\nYou are the orchestrator for beads epic bd-a.\n\nruntasks: cycle 3/50 · 1 ready"
+	if _, err := s.Update("s1", "bd-a", func(st *orchestrator.State) error { st.LastReason = reason; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := statusRun(t, &statusOptions{Store: s, Why: "s1"})
+	if err != nil || out != reason+"\n" {
+		t.Errorf("--why s1: %q, %v; want the whole reason", out, err)
+	}
+	for who, want := range map[string]string{
+		"s2":     "runtasks has fed no reason back to session s2 (epic bd-a; its last decision: complete, all tasks closed)",
+		"nobody": "no state for session nobody",
+	} {
+		if _, _, err := statusRun(t, &statusOptions{Store: s, Why: who}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--why %s: %v, want %q", who, err, want)
+		}
+	}
+}
