@@ -39,7 +39,11 @@ type statusOptions struct {
 	Usage bool
 	// Why prints the full reason last fed back to this session.
 	Why string
-	Now func() time.Time
+	// Watch follows the state directory: the full-screen view on TTY,
+	// else a new table on each change.
+	Watch bool
+	TTY   *statusTTY
+	Now   func() time.Time
 	// Loc is the time zone times are shown in (nil = local).
 	Loc *time.Location
 	// ConfigError is the configuration's error when it could not be read
@@ -73,6 +77,9 @@ its own line, strings without quotes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
+			if opts.Watch {
+				opts.TTY = ttyOf(f.In, f.Out)
+			}
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
 				// The state can still be shown: a broken file is exactly
@@ -100,6 +107,7 @@ its own line, strings without quotes.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVarP(&opts.JQ, "jq", "q", "", "filter the JSON output with a jq expression")
 	cmd.Flags().IntVar(&opts.History, "history", 10, "logged decisions to show (0 none, -1 all)")
+	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "follow the loops live: full screen on a terminal (q quits, enter history, w full reason), else a new table on each change")
 	cmd.Flags().StringVar(&opts.Why, "why", "", "print the full reason last fed back to this session (its block reason) and exit")
 	cmd.Flags().BoolVar(&opts.Usage, "usage", false, "sum tokens and cost per session, epic and claimed task over the whole decision log")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
@@ -174,9 +182,16 @@ type statusUsage struct {
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {
-	if o.Why != "" {
+	switch {
+	case o.Why != "":
 		return statusWhy(o)
+	case o.Watch:
+		return statusWatch(ctx, o)
 	}
+	return runStatusOnce(ctx, o)
+}
+
+func runStatusOnce(ctx context.Context, o *statusOptions) error {
 	rep, err := statusCollect(o)
 	if err != nil {
 		return err
