@@ -227,7 +227,7 @@ func Usage(agent string, p Payload) (orchestrator.Usage, error) {
 
 // FromTranscript converts a transcript's usage for the engine.
 func FromTranscript(u transcript.Usage) orchestrator.Usage {
-	out := orchestrator.Usage{Partial: u.Partial}
+	out := orchestrator.Usage{Partial: u.Partial, Transcript: true}
 	for _, m := range u.Models {
 		out.Models = append(out.Models, orchestrator.ModelUsage{Model: m.Model, Tokens: orchestrator.Tokens{
 			Input: m.Input, Output: m.Output, CacheRead: m.CacheRead, CacheWrite: m.CacheWrite}})

@@ -41,7 +41,15 @@ type Usage struct {
 	// before the previous one (a transcript's responses; none for a run's
 	// result event). See Since.
 	Entries []UsageEntry
+	// Transcript: the usage was read from a transcript (Entries may be
+	// empty: nothing written yet).
+	Transcript bool
 }
+
+// StartCursor is the cursor of a loop that stopped before any response
+// was counted: the next stop counts every response it reads, the late
+// ones included.
+const StartCursor = "-"
 
 // UsageEntry is one API response's usage: ID is the client's id for it;
 // Earlier marks one written before the previous stop.
@@ -59,11 +67,20 @@ type UsageEntry struct {
 // not found among them, the responses since the previous stop. next is
 // the cursor to keep ("" keeps the old one).
 func (u Usage) Since(cursor string) (counted Usage, next string) {
-	if len(u.Entries) == 0 {
+	switch {
+	case len(u.Entries) == 0 && u.Transcript && cursor == "":
+		// Nothing written yet (a client that writes after the hook ran):
+		// what is written by the next stop is counted then.
+		return Usage{Partial: u.Partial}, StartCursor
+	case len(u.Entries) == 0:
 		return Usage{Models: u.Models, Partial: u.Partial}, ""
 	}
 	k := -1
-	if cursor != "" {
+	switch cursor {
+	case "":
+	case StartCursor:
+		k = len(u.Entries)
+	default:
 		k = slices.IndexFunc(u.Entries, func(e UsageEntry) bool { return e.ID == cursor })
 	}
 	out := Usage{Partial: u.Partial && k < 0}

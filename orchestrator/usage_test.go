@@ -184,11 +184,12 @@ func TestUsageSince(t *testing.T) {
 		cursor string
 		want   int64
 	}{
-		{"m2", 12},  // the late m3 is counted now
-		{"m3", 9},   // m3 was counted at the previous stop
-		{"", 9},     // no cursor: since the previous stop
-		{"gone", 9}, // a cursor not found: the same
-		{"m5", 0},   // nothing new
+		{"m2", 12},        // the late m3 is counted now
+		{"m3", 9},         // m3 was counted at the previous stop
+		{"", 9},           // no cursor: since the previous stop
+		{"gone", 9},       // a cursor not found: the same
+		{"m5", 0},         // nothing new
+		{StartCursor, 14}, // the previous stop counted nothing: all of it
 	}
 	for _, tt := range tests {
 		got, next := u.Since(tt.cursor)
@@ -199,6 +200,14 @@ func TestUsageSince(t *testing.T) {
 		if in != tt.want || next != "m5" {
 			t.Errorf("Since(%q) = %d tokens, cursor %q; want %d, m5", tt.cursor, in, next, tt.want)
 		}
+	}
+	// A transcript with nothing written yet: nothing counted, and the
+	// next stop counts all it reads.
+	if got, next := (Usage{Transcript: true}).Since(""); len(got.Models) != 0 || next != StartCursor {
+		t.Errorf("empty transcript: %+v, %q", got, next)
+	}
+	if _, next := (Usage{Transcript: true}).Since("m3"); next != "" {
+		t.Errorf("empty read keeps the cursor: %q", next)
 	}
 	// A run's result event has no entries: its models as they are.
 	r := Usage{Models: []ModelUsage{{Model: "x", Tokens: Tokens{Output: 7}}}}
