@@ -251,7 +251,7 @@ func (p *project) status(t *testing.T, id string) string {
 
 // assertDecisions checks runtasks' own decision log (runtasks status --json):
 // the Stop decisions were two rejected promises, then the accepted one.
-func (p *project) assertDecisions(t *testing.T) {
+func (p *project) assertDecisions(t *testing.T, cacheWrites bool) {
 	t.Helper()
 	out, errOut, err := p.run(t, p.env, p.runtasks, "status", "--epic", p.epic, "--json")
 	if err != nil {
@@ -263,16 +263,43 @@ func (p *project) assertDecisions(t *testing.T) {
 			Outcome string `json:"outcome"`
 			Block   bool   `json:"block"`
 			Why     string `json:"why"`
+			Usage   *struct {
+				Input      int64 `json:"input"`
+				Output     int64 `json:"output"`
+				CacheRead  int64 `json:"cache_read"`
+				CacheWrite int64 `json:"cache_write"`
+			} `json:"usage"`
 		} `json:"history"`
 	}
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("runtasks status --json: %v\n%s", err, out)
 	}
 	var got []string
+	var usage [4]int64
 	for _, h := range st.History {
 		if h.Event == "Stop" {
 			got = append(got, fmt.Sprintf("%s block=%v %s", h.Outcome, h.Block, h.Why))
+			if h.Usage == nil {
+				t.Errorf("Stop decision %q recorded no usage", h.Why)
+				continue
+			}
+			usage[0] += h.Usage.Input
+			usage[1] += h.Usage.Output
+			usage[2] += h.Usage.CacheRead
+			usage[3] += h.Usage.CacheWrite
 		}
+	}
+	// The usage read at each stop adds up to what the fake API reported
+	// for the responses (UsageFor), each counted once. A client may write
+	// its last response to the transcript only after the last Stop hook
+	// ran (Claude Code 2.1.330 under load): then no later stop counts it.
+	switch usage {
+	case responses(5, cacheWrites):
+	case responses(4, cacheWrites):
+		t.Logf("the last response was written after the last stop: counted 4 of 5")
+	default:
+		t.Errorf("usage recorded at the stops (input, output, cache read, cache write) = %v, want %v (or %v without the last response)",
+			usage, responses(5, cacheWrites), responses(4, cacheWrites))
 	}
 	want := []string{
 		"rejected block=true completion rejected: 3 remain",
@@ -305,6 +332,7 @@ func TestIntegrationE2EClaudeCode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
+	keepFixtures(t, out, filepath.Join(p.home, ".claude", "projects"), "claude")
 	p.assertScenario(t, srv, "Stop hook feedback:", `"tool_result"`)
 
 	// The run ended normally (not through Claude Code's block cap).
@@ -327,7 +355,7 @@ func TestIntegrationE2EClaudeCode(t *testing.T) {
 	if strings.Contains(out+errOut, "consecutive times") {
 		t.Errorf("Claude Code's block cap fired")
 	}
-	p.assertDecisions(t)
+	p.assertDecisions(t, true)
 }
 
 func TestIntegrationE2ECodex(t *testing.T) {
@@ -381,6 +409,7 @@ trust_level = "trusted"
 	if err != nil {
 		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
+	keepFixtures(t, out, filepath.Join(codexHome, "sessions"), "codex")
 	p.assertScenario(t, srv, "<hook_prompt", `function_call_output`)
 
 	// One turn: the Stop-hook continuations stay in it, and it completed.
@@ -390,5 +419,57 @@ trust_level = "trusted"
 	if strings.Contains(out, `"type":"turn.failed"`) {
 		t.Errorf("codex turn failed:\n%s", out)
 	}
-	p.assertDecisions(t)
+	p.assertDecisions(t, false)
+}
+
+// responses is the usage the fake API reported for requests 1 to k (the
+// scenario's main requests; neither client made a side request), input
+// without the cached tokens; Codex reports no cache writes.
+func responses(k int, cacheWrites bool) [4]int64 {
+	var sum [4]int64
+	for n := 1; n <= k; n++ {
+		u := UsageFor(n)
+		sum[0] += u.Input
+		sum[1] += u.Output
+		sum[2] += u.CacheRead
+		if cacheWrites {
+			sum[3] += u.CacheWrite
+		}
+	}
+	return sum
+}
+
+// keepFixtures copies a run's transcripts (every .jsonl under dir) and its
+// stdout event stream into E2E_RECORD_DIR when it is set: this is how
+// the transcript package's fixtures of real clients are recorded
+// (E2E_RECORD_DIR=$PWD/transcript/testdata/recorded make e2e).
+func keepFixtures(t *testing.T, stdout, dir, agent string) {
+	t.Helper()
+	dest := os.Getenv("E2E_RECORD_DIR")
+	if dest == "" {
+		return
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dest, agent+"-stream.jsonl"), []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n++
+		name := fmt.Sprintf("%s-transcript-%d.jsonl", agent, n)
+		t.Logf("recorded %s as %s", path, name)
+		return os.WriteFile(filepath.Join(dest, name), b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("record fixtures: %v", err)
+	}
 }

@@ -122,6 +122,19 @@ func (e sse) send(name string, v any) {
 	}
 }
 
+// Usage is what a fake API reports for one request.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+// UsageFor is the usage reported for the n-th request a fake API logged
+// (1-based, side requests included): distinct per request, so that a sum
+// read back from a transcript tells which requests it covers.
+func UsageFor(n int) Usage {
+	k := int64(n)
+	return Usage{Input: 100 + k, Output: 10*k + 3, CacheRead: 1000 * k, CacheWrite: 7 * k}
+}
+
 // ---------------------------------------------------------------- Anthropic
 
 // NewAnthropic starts a fake Anthropic Messages API: POST /v1/messages
@@ -208,7 +221,10 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, body 
 		s.mu.Unlock()
 	}
 	id := fmt.Sprintf("msg_fake%04d", len(s.Log()))
-	usage := map[string]any{"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	// Distinct usage per request, so that sums read back from transcripts
+	// can be checked against what the API said (see Usage).
+	u := UsageFor(len(s.Log()))
+	usage := map[string]any{"input_tokens": u.Input, "output_tokens": 1, "cache_creation_input_tokens": u.CacheWrite, "cache_read_input_tokens": u.CacheRead}
 	var block map[string]any
 	stop := "end_turn"
 	if reply.Shell != "" {
@@ -218,6 +234,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, body 
 		block = map[string]any{"type": "text", "text": reply.Text}
 	}
 	if !in.Stream {
+		usage["output_tokens"] = u.Output
 		writeJSON(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": in.Model,
 			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
 		return
@@ -245,7 +262,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, body 
 	}
 	e.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	e.send("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 12}})
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": u.Output}})
 	e.send("message_stop", map[string]any{"type": "message_stop"})
 }
 
@@ -334,9 +351,12 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request, body []
 			"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
 				"content": []any{map[string]any{"type": "output_text", "text": reply.Text, "annotations": []any{}}}}})
 	}
+	u := UsageFor(n)
 	e.send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
-		"id": respID, "usage": map[string]any{"input_tokens": 10, "input_tokens_details": nil,
-			"output_tokens": 5, "output_tokens_details": nil, "total_tokens": 15}}})
+		"id": respID, "usage": map[string]any{"input_tokens": u.Input + u.CacheRead,
+			"input_tokens_details": map[string]any{"cached_tokens": u.CacheRead},
+			"output_tokens":        u.Output, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+			"total_tokens": u.Input + u.CacheRead + u.Output}}})
 }
 
 // codexShellCall builds a function call for whichever shell tool the request

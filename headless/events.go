@@ -3,11 +3,15 @@ package headless
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/runtasks/runtasks/orchestrator"
 )
 
 // Event is one line of an agent's event stream, reduced to what the loop
@@ -29,6 +33,9 @@ type Event struct {
 	// Error is the agent's own error message (Claude is_error results,
 	// Codex error events and turn.failed).
 	Error string
+	// Usage is the run's token usage, from the event that ends it (Claude
+	// result modelUsage, Codex turn.completed usage).
+	Usage *orchestrator.Usage
 }
 
 // Summary accumulates one agent run's events.
@@ -43,6 +50,8 @@ type Summary struct {
 	Events       int    `json:"events"`
 	// BadLines counts lines that were not JSON events (logged, skipped).
 	BadLines int `json:"bad_lines,omitempty"`
+	// Usage is the run's token usage (several final events add up).
+	Usage *orchestrator.Usage `json:"usage,omitempty"`
 }
 
 // Add folds one event into the summary.
@@ -65,6 +74,12 @@ func (s *Summary) Add(e Event) {
 	}
 	if e.Error != "" {
 		s.Error = e.Error
+	}
+	if e.Usage != nil {
+		if s.Usage == nil {
+			s.Usage = &orchestrator.Usage{}
+		}
+		s.Usage.Models = append(s.Usage.Models, e.Usage.Models...)
 	}
 }
 
@@ -103,6 +118,13 @@ type claudeLine struct {
 	HookName string `json:"hook_name"`
 	// system/notification
 	Text string `json:"text"`
+	// result: tokens by model
+	ModelUsage map[string]struct {
+		InputTokens              int64 `json:"inputTokens"`
+		OutputTokens             int64 `json:"outputTokens"`
+		CacheReadInputTokens     int64 `json:"cacheReadInputTokens"`
+		CacheCreationInputTokens int64 `json:"cacheCreationInputTokens"`
+	} `json:"modelUsage"`
 }
 
 type claudeBlock struct {
@@ -162,6 +184,14 @@ func ParseClaude(line []byte) (Event, error) {
 		return Event{}, nil
 	case "result":
 		e := Event{SessionID: l.SessionID, Final: true, Result: l.Result, Action: "finished"}
+		if len(l.ModelUsage) > 0 {
+			e.Usage = &orchestrator.Usage{}
+			for _, model := range slices.Sorted(maps.Keys(l.ModelUsage)) {
+				m := l.ModelUsage[model]
+				e.Usage.Models = append(e.Usage.Models, orchestrator.ModelUsage{Model: model, Tokens: orchestrator.Tokens{
+					Input: m.InputTokens, Output: m.OutputTokens, CacheRead: m.CacheReadInputTokens, CacheWrite: m.CacheCreationInputTokens}})
+			}
+		}
 		if l.IsError || (l.Subtype != "" && l.Subtype != "success") {
 			msg := l.Result
 			if msg == "" && len(l.Errors) > 0 {
@@ -233,7 +263,13 @@ type codexLine struct {
 	Error    *struct {
 		Message string `json:"message"`
 	} `json:"error"`
-	Item *codexItem `json:"item"`
+	Item  *codexItem `json:"item"`
+	Usage *struct {
+		InputTokens       int64 `json:"input_tokens"`
+		CachedInputTokens int64 `json:"cached_input_tokens"`
+		CacheWriteTokens  int64 `json:"cache_write_input_tokens"`
+		OutputTokens      int64 `json:"output_tokens"`
+	} `json:"usage"`
 }
 
 type codexItem struct {
@@ -268,7 +304,15 @@ func ParseCodex(line []byte) (Event, error) {
 	case "turn.started":
 		return Event{Action: "turn started"}, nil
 	case "turn.completed":
-		return Event{Final: true, Action: "finished"}, nil
+		e := Event{Final: true, Action: "finished"}
+		if u := l.Usage; u != nil {
+			// input_tokens include the cached ones; exec --json names no
+			// model, so Codex runs are counted in tokens only.
+			e.Usage = &orchestrator.Usage{Models: []orchestrator.ModelUsage{{Tokens: orchestrator.Tokens{
+				Input: max(u.InputTokens-u.CachedInputTokens, 0), Output: u.OutputTokens,
+				CacheRead: u.CachedInputTokens, CacheWrite: u.CacheWriteTokens}}}}
+		}
+		return e, nil
 	case "turn.failed":
 		msg := "turn failed"
 		if l.Error != nil && l.Error.Message != "" {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runtasks/runtasks/orchestrator"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -158,5 +160,41 @@ func TestSummaryJSON(t *testing.T) {
 	b, _ := json.Marshal(sum)
 	if !strings.Contains(string(b), `"session_id":"01a20014-31a8-79e0-bb01-992a68ddb3dd"`) || !strings.Contains(string(b), `"events":14`) {
 		t.Errorf("summary JSON = %s", b)
+	}
+}
+
+// The run's usage comes from the final event of the real clients' streams
+// (recorded from Claude Code 2.1.330 and Codex 0.169.0 against the e2e
+// fake APIs; see transcript/testdata/usage/README.md): the same totals the
+// clients reported.
+func TestSummaryUsageFromRecordedStreams(t *testing.T) {
+	for _, tc := range []struct {
+		agent, file string
+		want        orchestrator.ModelUsage
+	}{
+		{AgentClaude, "claude-2.1.330-stream.jsonl", orchestrator.ModelUsage{Model: "claude-opus-5-5",
+			Tokens: orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}}},
+		{AgentCodex, "codex-0.169.0-stream.jsonl", orchestrator.ModelUsage{
+			Tokens: orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000}}},
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parse, _ := ParserFor(tc.agent)
+		var sum Summary
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			ev, err := parse(line)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.file, err)
+			}
+			sum.Add(ev)
+		}
+		if sum.Usage == nil || len(sum.Usage.Models) != 1 || sum.Usage.Models[0] != tc.want {
+			t.Errorf("%s: usage %+v, want %+v", tc.file, sum.Usage, tc.want)
+		}
 	}
 }

@@ -161,6 +161,8 @@ type runner struct {
 	// agentRunning is set while an agent runs (the live line's tally
 	// refresh runs only then).
 	agentRunning atomic.Bool
+	// usage is the last agent run's token usage, for its decision.
+	usage orchestrator.Usage
 }
 
 // Run drives the epic until the engine ends the loop, the budget is spent,
@@ -346,7 +348,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		if rearm {
 			how = decideRearm
 		}
+		if sum.Usage != nil {
+			r.usage = *sum.Usage
+		}
 		dec, err := r.decide(ctx, sum.FinalMessage, how)
+		r.usage = orchestrator.Usage{}
 		rearm = false
 		if ctx.Err() != nil {
 			// Ctrl-C while beads was read: the decision is not to be trusted.
@@ -457,7 +463,7 @@ func (r *runner) decide(ctx context.Context, final string, how int) (orchestrato
 
 func (r *runner) input(final string) orchestrator.Input {
 	return orchestrator.Input{Agent: r.agent, Event: EventRun, SessionID: r.state.EngineSession,
-		CWD: r.cfg.Root, FinalMessage: final}
+		CWD: r.cfg.Root, FinalMessage: final, Usage: r.usage}
 }
 
 // record writes an end the driver decided (cycle budget, interrupt) to the

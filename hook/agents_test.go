@@ -252,3 +252,91 @@ func TestEvents(t *testing.T) {
 		t.Error("Known")
 	}
 }
+
+// The stop hook reads the usage of the turns since the previous stop
+// from each agent's transcript.
+func TestUsageByAgent(t *testing.T) {
+	for _, tc := range []struct {
+		agent, file string
+		want        orchestrator.ModelUsage
+	}{
+		// The whole recorded Claude Code 2.1.330 run: its last stop covers responses 4 and 5.
+		{Claude, "claude-2.1.330.jsonl", orchestrator.ModelUsage{Model: "claude-opus-5-5",
+			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000, CacheWrite: 63}}},
+		{Codex, "codex-0.169.0.jsonl", orchestrator.ModelUsage{Model: "fake-model",
+			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
+		{Gemini, "gemini-0.61.jsonl", orchestrator.ModelUsage{Model: "gemini-2.5-flash",
+			Tokens: orchestrator.Tokens{Input: 103, Output: 37, CacheRead: 3000}}},
+	} {
+		path := filepath.Join("..", "transcript", "testdata", "usage", tc.file)
+		u, err := Usage(tc.agent, Payload{TranscriptPath: path})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.agent, err)
+		}
+		if len(u.Models) == 0 || u.Models[0] != tc.want {
+			t.Errorf("%s: usage %+v, want first %+v", tc.agent, u, tc.want)
+		}
+	}
+	if u, err := Usage(Cursor, Payload{TranscriptPath: "/nonexistent"}); err != nil || len(u.Models) != 0 {
+		t.Errorf("cursor: %+v %v; want no usage and no error", u, err)
+	}
+	if _, err := Usage(Claude, Payload{TranscriptPath: "/nonexistent"}); err == nil {
+		t.Errorf("a missing transcript is an error")
+	}
+}
+
+// Claude Code may write a response to its transcript only after the Stop
+// hook that followed it ran (seen with 2.1.330 under load): the response
+// is then counted at the next stop, once. Replayed on the recorded
+// transcript with responses 1, 3 and 5 missing at the stops that followed
+// them (seen in the e2e runs): every response is counted exactly once.
+func TestUsageLateResponsesCountedOnce(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "usage", "claude-2.1.330.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	without := func(drop string, upTo string) string {
+		var b strings.Builder
+		last := 0
+		for i, l := range lines {
+			if strings.Contains(l, upTo) {
+				last = i
+			}
+		}
+		for _, l := range lines[:last+1] {
+			if drop == "" || !strings.Contains(l, drop) {
+				b.WriteString(l)
+			}
+		}
+		path := filepath.Join(t.TempDir(), "t.jsonl")
+		os.WriteFile(path, []byte(b.String()), 0o644)
+		return path
+	}
+	stops := []string{
+		without(`"id":"msg_fake0001"`, `"id":"msg_fake0001"`), // stop 1: response 1 not written yet
+		without(`"id":"msg_fake0003"`, `"id":"msg_fake0002"`), // stop 2: response 3 not written yet
+		without(`"id":"msg_fake0005"`, `"id":"msg_fake0004"`), // stop 3: response 5 not written yet
+		without("", `"cost-state"`),                           // a later stop: everything
+	}
+	cursor := ""
+	var total orchestrator.Tokens
+	for i, path := range stops {
+		u, err := Usage(Claude, Payload{TranscriptPath: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted, next := u.Since(cursor)
+		if next != "" {
+			cursor = next
+		}
+		for _, m := range counted.Models {
+			total = total.Plus(m.Tokens)
+		}
+		t.Logf("stop %d: %+v", i+1, counted.Models)
+	}
+	// The client's own totals for the five responses.
+	if want := (orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}); total != want {
+		t.Errorf("counted %+v over the stops, want %+v", total, want)
+	}
+}

@@ -198,3 +198,43 @@ type StopOutput struct {
 	Reason        string `json:"reason,omitempty"`
 	SystemMessage string `json:"systemMessage,omitempty"`
 }
+
+// Usage reads what the turns since the previous stop used from the
+// agent's transcript, backwards and bounded (transcript.UsageLookback):
+// Claude Code's message.usage, Codex's token_count events, Gemini CLI's
+// tokens. Cursor's transcript has no documented shape: zero usage.
+func Usage(agent string, p Payload) (orchestrator.Usage, error) {
+	if p.TranscriptPath == "" {
+		return orchestrator.Usage{}, nil
+	}
+	var read func(string) (transcript.Usage, error)
+	switch agent {
+	case Claude:
+		read = transcript.ClaudeUsage
+	case Codex:
+		read = transcript.CodexUsage
+	case Gemini:
+		read = transcript.GeminiUsage
+	default:
+		return orchestrator.Usage{}, nil
+	}
+	u, err := read(p.TranscriptPath)
+	if err != nil {
+		return orchestrator.Usage{}, fmt.Errorf("usage: %w", err)
+	}
+	return FromTranscript(u), nil
+}
+
+// FromTranscript converts a transcript's usage for the engine.
+func FromTranscript(u transcript.Usage) orchestrator.Usage {
+	out := orchestrator.Usage{Partial: u.Partial, Transcript: true}
+	for _, m := range u.Models {
+		out.Models = append(out.Models, orchestrator.ModelUsage{Model: m.Model, Tokens: orchestrator.Tokens{
+			Input: m.Input, Output: m.Output, CacheRead: m.CacheRead, CacheWrite: m.CacheWrite}})
+	}
+	for _, e := range u.Entries {
+		out.Entries = append(out.Entries, orchestrator.UsageEntry{ID: e.ID, Model: e.Model, Earlier: e.Earlier, Tokens: orchestrator.Tokens{
+			Input: e.Input, Output: e.Output, CacheRead: e.CacheRead, CacheWrite: e.CacheWrite}})
+	}
+	return out
+}

@@ -24,6 +24,8 @@ type Config struct {
 	Prompts  Prompts  `koanf:"prompts"`
 	Claim    Claim    `koanf:"claim"`
 	Run      Run      `koanf:"run"`
+	// Usage prices the tokens recorded at each stop.
+	Usage UsageConfig `koanf:"usage"`
 
 	// Root is the project root (not a key: found while loading).
 	Root string `koanf:"-"`
@@ -57,6 +59,29 @@ type Workflow struct {
 	Checks []CheckSpec `koanf:"checks"`
 	// FeedbackLimit: items a checker's feedback names before "and N more".
 	FeedbackLimit int `koanf:"feedback_limit"`
+	// Budget: tokens and cost after which the stop is allowed as an
+	// escalation (0 = no limit).
+	Budget Budget `koanf:"budget"`
+	// Notify lists commands run when a loop needs a person or ends.
+	Notify []Notify `koanf:"notify"`
+}
+
+// Budget limits what a loop may spend. Session limits count the session's
+// loop since it was armed; epic limits count every session's loop on the
+// epic. 0 is no limit.
+type Budget struct {
+	SessionTokens int     `koanf:"session_tokens"`
+	SessionCost   float64 `koanf:"session_cost"`
+	EpicTokens    int     `koanf:"epic_tokens"`
+	EpicCost      float64 `koanf:"epic_cost"`
+}
+
+// Notify is one workflow.notify command: Run (a shell command) is started
+// for each of Events, detached, within Timeout (0: NotifyTimeout).
+type Notify struct {
+	Run     string        `koanf:"run" json:"run"`
+	Events  []string      `koanf:"events" json:"events"`
+	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty"`
 }
 
 // Worktrees says where the orchestrator works tasks.

@@ -54,6 +54,16 @@ func Driven(in Input, cfg *Config) bool {
 // new state; Stop persists both.
 func Decide(ctx context.Context, in Input, st State, cfg *Config, env Env) (Decision, State) {
 	d := decider{ctx: ctx, in: in, st: st, cfg: cfg, env: env}
+	counted, cursor := in.Usage.Since(st.UsageCursor)
+	var spent *Spent
+	if len(counted.Models) > 0 || cursor != "" {
+		s := cfg.Spend(counted)
+		spent = &s
+		d.st.Spent = d.st.Spent.Plus(s)
+	}
+	if cursor != "" {
+		d.st.UsageCursor = cursor
+	}
 	dec := d.decide()
 	if len(d.stuck) > 0 {
 		dec = d.withStuck(dec)
@@ -66,13 +76,17 @@ func Decide(ctx context.Context, in Input, st State, cfg *Config, env Env) (Deci
 			d.st.FirstBlockAt = env.Now
 		}
 	case dec.Outcome.Ends():
-		d.st = State{Session: st.Session, Epic: st.Epic}
+		d.st = State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
+			LastReason: d.st.LastReason}
+	}
+	if dec.Block {
+		d.st.LastReason = dec.Reason
 	}
 	if !dec.Block && dec.Outcome.Final() {
 		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now
 	}
 	d.st.UpdatedAt = env.Now
-	dec.Epic, dec.Cycle = in.Epic, d.st.Cycles
+	dec.Epic, dec.Cycle, dec.Usage = in.Epic, d.st.Cycles, spent
 	return dec, d.st
 }
 
@@ -167,6 +181,9 @@ func (d *decider) decide() Decision {
 		d.env.Now.Sub(d.st.FirstBlockAt) >= d.cfg.Workflow.MaxDuration {
 		why := fmt.Sprintf("max_duration %s spent since the first block", d.cfg.Workflow.MaxDuration)
 		return Decision{Outcome: OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
+	}
+	if dec, spent := d.budget(); spent {
+		return dec
 	}
 	if len(d.cfg.Workflow.Checks) > 0 || d.env.Verdicts {
 		return d.withChecks()
@@ -721,6 +738,8 @@ func NewRecord(in Input, epic string, d Decision, st State, cfg *Config, now tim
 	r := Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event,
 		Outcome: d.Outcome, Block: d.Block, Cycle: st.Cycles, Max: cfg.Workflow.StopHook.MaxCycles,
 		Why: d.Why, Actions: d.Actions}
+	r.Usage = d.Usage
+	r.Task = LatestClaim(in.Claims)
 	// Zero counts are real after a completion (beads was read and showed
 	// nothing); elsewhere they mean beads was not read.
 	complete := d.Outcome == OutcomeComplete || (d.Outcome == OutcomeTokenDone && epic != "" && epic != NoEpic)

@@ -506,7 +506,7 @@ func cfgEnvLayer(environ []string) cfgLayer {
 		case key != "" && strings.HasPrefix(name, cfgEnvPrefix):
 			r = 2
 		case key != "":
-		case name == EnvConfig:
+		case name == EnvConfig, slices.Contains(NotifyEnvNames, name):
 			continue
 		default:
 			key, r = EnvKey(name), 3
@@ -611,7 +611,7 @@ func cfgSplitKey(path string) (key, sub string) {
 func cfgDecoderConfig(weak bool) *mapstructure.DecoderConfig {
 	return &mapstructure.DecoderConfig{
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(cfgListHook(weak), cfgDurationHook, cfgIntHook(weak),
-			cfgBoolHook(weak), cfgPromiseHook, cfgCheckSpecHook),
+			cfgBoolHook(weak), cfgPromiseHook, cfgCheckSpecHook, cfgStrictObjectHook),
 		WeaklyTypedInput: weak,
 		MatchName:        func(a, b string) bool { return a == b },
 		TagName:          "koanf",
@@ -987,6 +987,12 @@ var cfgRules = map[string]cfgRule{
 	"run.claude_bin":                    cfgRuleFunc(cfgNonEmpty),
 	"run.codex_bin":                     cfgRuleFunc(cfgNonEmpty),
 	"run.dir":                           cfgRuleFunc(cfgNonEmpty),
+	"workflow.budget.session_tokens":    cfgIntRange{0, 1_000_000_000_000},
+	"workflow.budget.epic_tokens":       cfgIntRange{0, 1_000_000_000_000},
+	"workflow.budget.session_cost":      cfgFloatRange{0, 1e9},
+	"workflow.budget.epic_cost":         cfgFloatRange{0, 1e9},
+	"workflow.notify":                   cfgRuleFunc(cfgNotifyRule),
+	"usage.prices":                      cfgRuleFunc(cfgPricesRule),
 }
 
 // cfgRegexps checks a list of regular expressions.

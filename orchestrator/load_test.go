@@ -36,7 +36,20 @@ func cfgDefaults(root string) Config {
 			Worktrees:        Worktrees{Pattern: ".worktrees/agent-{id}"},
 			Checks:           []CheckSpec{},
 			FeedbackLimit:    3,
+			Notify:           []Notify{},
 		},
+		Usage: UsageConfig{Prices: []Price{
+			{"claude-opus-4-5*", 5, 25, 0.5, 6.25},
+			{"claude-opus-4*", 15, 75, 1.5, 18.75},
+			{"claude-sonnet-4*", 3, 15, 0.3, 3.75},
+			{"claude-3-7-sonnet*", 3, 15, 0.3, 3.75},
+			{"claude-haiku-4*", 1, 5, 0.1, 1.25},
+			{"claude-3-5-haiku*", 0.8, 4, 0.08, 1},
+			{"gpt-5*-mini*", 0.25, 2, 0.025, 0},
+			{"gpt-5*", 1.25, 10, 0.125, 0},
+			{"gemini-2.5-pro*", 1.25, 10, 0.31, 0},
+			{"gemini-2.5-flash*", 0.3, 2.5, 0.075, 0},
+		}},
 		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second},
 		State: StateDir{Dir: ".runtasks"},
 		Log:   Log{Level: "warn"},
@@ -162,7 +175,11 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 			Checks: []CheckSpec{{Type: "beads"},
 				{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}},
 			FeedbackLimit: 5,
+			Budget:        Budget{SessionTokens: 2000000, SessionCost: 5, EpicTokens: 10000000, EpicCost: 25.5},
+			Notify: []Notify{{Run: "notify-send runtasks \"$RUNTASKS_EVENT\"", Events: []string{"needs_person", "complete"}},
+				{Run: "true", Events: []string{"budget"}, Timeout: 5 * time.Second}},
 		},
+		Usage: UsageConfig{Prices: []Price{{Model: "fake-*", Input: 1, Output: 2, CacheRead: 0.1, CacheWrite: 1.25}}},
 		Claim: Claim{Patterns: []string{`^take (?P<id>\S+)$`}, ArmPatterns: []string{`^drive (?P<id>\S+)$`},
 			RunsDir: "var/runs", Templates: "tmpl", Actor: "alice"},
 		Run:     Run{Agent: "codex", Session: "resume", ClaudeBin: "/opt/claude", CodexBin: "/opt/codex", Dir: "cycles"},
@@ -792,8 +809,8 @@ func TestConfigKeysCoverTheStruct(t *testing.T) {
 			t.Errorf("ConfigKeys lacks %s", want)
 		}
 	}
-	if len(keys) != 38 {
-		t.Errorf("ConfigKeys has %d keys, want 38 (a new field? document it in defaults.yaml, project.yaml.example and docs/configuration.md): %v", len(keys), keys)
+	if len(keys) != 44 {
+		t.Errorf("ConfigKeys has %d keys, want 44 (a new field? document it in defaults.yaml, project.yaml.example and docs/configuration.md): %v", len(keys), keys)
 	}
 }
 

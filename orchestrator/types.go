@@ -41,6 +41,13 @@ type Input struct {
 	// Claims are the tasks this session claimed (runtasks claim, the prompt
 	// hook), with their run folders; filled from the session's binding.
 	Claims []ClaimedRun
+	// Usage is what the turns since the previous stop used, read by the
+	// adapter from the transcript (runtasks run: the run's result event);
+	// zero when unknown.
+	Usage Usage
+	// OthersSpent is what the other sessions' loops spent, by state epic
+	// key; filled only when an epic budget is set (workflow.budget).
+	OthersSpent map[string]Spent
 }
 
 // ClaimedRun is a task a session claimed, with its run folder.
@@ -102,6 +109,9 @@ const (
 	// OutcomeError: runtasks itself failed (state, prompt template, a
 	// panic); the stop is allowed and the person told.
 	OutcomeError Outcome = "error"
+	// OutcomeBudget: workflow.budget is spent; the stop is allowed (checks
+	// skipped) and a person decides whether the loop goes on.
+	OutcomeBudget Outcome = "budget"
 )
 
 // Class is what an outcome means to the person and to an exit status.
@@ -144,10 +154,13 @@ var outcomes = map[Outcome]outcomeInfo{
 	OutcomeCheckpoint:     {class: ClassPaused, final: true},
 	OutcomeEscalated:      {class: ClassNeedsPerson, ends: true},
 	OutcomeNoProgress:     {class: ClassNeedsPerson, ends: true},
-	OutcomeBeadsError:     {class: ClassError},
-	OutcomeCheckError:     {class: ClassError},
-	OutcomeConfigError:    {class: ClassError},
-	OutcomeError:          {class: ClassError},
+	// A spent budget ends the loop for good: only a person can grant more
+	// (arming the session again starts its count afresh).
+	OutcomeBudget:      {class: ClassNeedsPerson, ends: true, final: true},
+	OutcomeBeadsError:  {class: ClassError},
+	OutcomeCheckError:  {class: ClassError},
+	OutcomeConfigError: {class: ClassError},
+	OutcomeError:       {class: ClassError},
 }
 
 // Class says what the outcome means (ClassError for an unknown one).
@@ -194,6 +207,8 @@ type Decision struct {
 	// Released is true when this decision ended the loop for good and the
 	// session's binding to the epic was released.
 	Released bool
+	// Usage is what this stop counted and its cost (nil: none known).
+	Usage *Spent
 }
 
 // Counts summarises an epic's unclosed descendants at one moment. Fields
@@ -239,6 +254,14 @@ type State struct {
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 	Last      *Record   `json:"last,omitempty"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// Spent is what the session's loop used since it was armed (kept
+	// when a loop ends; cleared when the session is armed again).
+	Spent Spent `json:"spent,omitzero"`
+	// LastReason is the full reason last fed back to the agent.
+	LastReason string `json:"last_reason,omitempty"`
+	// UsageCursor is the client's id of the last response whose usage
+	// was counted (Usage.Since).
+	UsageCursor string `json:"usage_cursor,omitempty"`
 }
 
 // Record is one decision as written to the append-only decision log.
@@ -255,4 +278,9 @@ type Record struct {
 	Why     string    `json:"why"`
 	Counts  *Counts   `json:"counts,omitempty"`
 	Actions []string  `json:"actions,omitempty"`
+	// Usage is what the turns since the previous stop used and cost.
+	Usage *Spent `json:"usage,omitempty"`
+	// Task is the task the session claimed last, which the usage is
+	// counted against.
+	Task string `json:"task,omitempty"`
 }

@@ -4,6 +4,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,8 @@ type Runner struct {
 	// Grace is how long the command's process group has after SIGTERM (at
 	// the timeout or an interrupt) before it is killed; default DefaultGrace.
 	Grace time.Duration
+	// Stdin is given to the command on its standard input (nil: none).
+	Stdin []byte
 }
 
 // DefaultGrace is Runner.Grace when it is zero.
@@ -71,6 +74,9 @@ func (r Runner) Run(parent context.Context, dir, command string, timeout time.Du
 	cmd := exec.CommandContext(ctx, sh, "-c", command)
 	cmd.Dir = dir
 	cmd.Env = r.Env
+	if r.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(r.Stdin)
+	}
 	g := NewContextGroup(cmd, Terminate, grace)
 	var out tail
 	cmd.Stdout, cmd.Stderr = &out, &out

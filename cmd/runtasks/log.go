@@ -90,6 +90,7 @@ func (l *lazyLogger) Log(lvl log.Level, msg any, keyvals ...any) {
 	l.logger.Log(lvl, msg, keyvals...)
 }
 
+func (l *lazyLogger) Info(msg any, keyvals ...any)  { l.Log(log.InfoLevel, msg, keyvals...) }
 func (l *lazyLogger) Warn(msg any, keyvals ...any)  { l.Log(log.WarnLevel, msg, keyvals...) }
 func (l *lazyLogger) Error(msg any, keyvals ...any) { l.Log(log.ErrorLevel, msg, keyvals...) }
 

@@ -4,7 +4,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -39,5 +42,31 @@ func TestScript(t *testing.T) {
 			e.Setenv("BD_DISABLE_METRICS", "1")
 			return os.MkdirAll(home, 0o755)
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitlines": waitLines,
+		},
 	})
+}
+
+// waitLines is the script command `waitlines FILE N`: it waits (up to 20s)
+// until FILE has at least N lines; what a detached process writes.
+func waitLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitlines FILE N")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("waitlines: %v", err)
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _ := os.ReadFile(path)
+		if got := strings.Count(string(data), "\n"); got >= n {
+			return
+		} else if time.Now().After(deadline) {
+			ts.Fatalf("waitlines: %s has %d line(s) after 20s, want %d:\n%s", args[0], got, n, data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -106,6 +106,7 @@ var errSilent = errors.New("")
 // at every stop, so Main builds only the one named (see commandsFor).
 var hookCommands = map[string]func(*Factory) *cobra.Command{
 	"stop-hook": newStopHookCmd, "prompt-hook": newPromptHookCmd, "session-hook": newSessionHookCmd,
+	notifyRunCommand: newNotifyRunCmd,
 }
 
 // commandsFor is the command tree Main builds for args: with a hook
@@ -163,7 +164,7 @@ state: completion promises are claims, accepted only when beads agrees.`,
 			newInstallCmd(f), newUninstallCmd(f), newArmCmd(f), newDisarmCmd(f), newClaimCmd(f),
 			newRunCmd(f), newStatusCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
 			newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f))
-		add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f))
+		add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
 	}
 	// Bad arguments are usage errors, in every command.
 	var wrap func(c *cobra.Command)

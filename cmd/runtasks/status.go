@@ -33,7 +33,16 @@ type statusOptions struct {
 	JQ            string
 	// History is how many logged decisions to show: 0 none, < 0 all.
 	History int
-	Now     func() time.Time
+	// Usage sums the tokens and cost of the whole decision log per
+	// session, epic and claimed task (a read of the whole log).
+	Usage bool
+	// Why prints the full reason last fed back to this session.
+	Why string
+	// Watch follows the state directory: the full-screen view on TTY,
+	// else a new table on each change.
+	Watch bool
+	TTY   *statusTTY
+	Now   func() time.Time
 	// Loc is the time zone times are shown in (nil = local).
 	Loc *time.Location
 	// RunsDir holds runtasks run's records ("" = none listed).
@@ -69,6 +78,9 @@ its own line, strings without quotes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
+			if opts.Watch {
+				opts.TTY = ttyOf(f.In, f.Out)
+			}
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
 				// The state can still be shown: a broken file is exactly
@@ -97,6 +109,9 @@ its own line, strings without quotes.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVarP(&opts.JQ, "jq", "q", "", "filter the JSON output with a jq expression")
 	cmd.Flags().IntVar(&opts.History, "history", 10, "logged decisions to show (0 none, -1 all)")
+	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "follow the loops live: full screen on a terminal (q quits, enter history, w full reason), else a new table on each change")
+	cmd.Flags().StringVar(&opts.Why, "why", "", "print the full reason last fed back to this session (its block reason) and exit")
+	cmd.Flags().BoolVar(&opts.Usage, "usage", false, "sum tokens and cost per session, epic and claimed task over the whole decision log")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	setExitStatus(cmd, `  0  shown (also when the configuration is broken: a warning names it
      and the default state directory is read)
@@ -140,14 +155,52 @@ type statusReport struct {
 	Runs     []headless.RunState   `json:"runs"`
 	Sessions []statusSession       `json:"sessions"`
 	History  []orchestrator.Record `json:"history"`
+	// Epics and Tasks sum the tokens and cost the decision log recorded,
+	// per epic and per claimed task.
+	Epics []statusUsage `json:"epics,omitempty"`
+	Tasks []statusUsage `json:"tasks,omitempty"`
 }
 
 type statusSession struct {
 	orchestrator.State
 	MaxCycles int `json:"max_cycles"`
+	// Usage sums what the decision log recorded for the session and epic
+	// (every loop, not only the current one: that is State.Spent).
+	Usage *orchestrator.Spent `json:"usage,omitempty"`
+}
+
+// spent is what the TOKENS and COST columns show: the decision log's sum
+// with --usage, else the session's loop since it was armed (its state).
+func (s statusSession) spent() *orchestrator.Spent {
+	if s.Usage != nil {
+		return s.Usage
+	}
+	if s.Spent.IsZero() {
+		return nil
+	}
+	return &s.Spent
+}
+
+// statusUsage is one epic's or task's sum.
+type statusUsage struct {
+	Epic string `json:"epic,omitempty"`
+	Task string `json:"task,omitempty"`
+	orchestrator.Spent
+	// Stops counts the decisions that recorded usage.
+	Stops int `json:"stops"`
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {
+	switch {
+	case o.Why != "":
+		return statusWhy(o)
+	case o.Watch:
+		return statusWatch(ctx, o)
+	}
+	return runStatusOnce(ctx, o)
+}
+
+func runStatusOnce(ctx context.Context, o *statusOptions) error {
 	rep, err := statusCollect(o)
 	if err != nil {
 		return err
@@ -198,6 +251,11 @@ func statusCollect(o *statusOptions) (*statusReport, error) {
 		}
 		rep.Sessions = append(rep.Sessions, statusSession{State: st, MaxCycles: o.maxFor(st.Epic)})
 	}
+	if o.Usage {
+		if err := statusUsageSums(o, rep); err != nil {
+			return nil, err
+		}
+	}
 	if o.History != 0 {
 		recs, err := o.Store.Records(orchestrator.RecordFilter{Session: o.Session, Epic: o.Epic, Limit: max(o.History, 0)})
 		if err != nil {
@@ -208,6 +266,105 @@ func statusCollect(o *statusOptions) (*statusReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// statusWhy prints the full reason last fed back to the session (the
+// latest of its states when it worked on several epics; --epic picks
+// one). A session without one is an error that says what runtasks knows.
+func statusWhy(o *statusOptions) error {
+	states, err := o.Store.List()
+	if err != nil {
+		return err
+	}
+	var found *orchestrator.State
+	for i, st := range states {
+		if st.Session != o.Why || (o.Epic != "" && st.Epic != o.Epic) {
+			continue
+		}
+		if found == nil || (st.LastReason != "" && (found.LastReason == "" || st.UpdatedAt.After(found.UpdatedAt))) {
+			found = &states[i]
+		}
+	}
+	switch {
+	case found == nil:
+		return fmt.Errorf("no state for session %s%s in %s", statusCell(o.Why, 40), statusFilterText(&statusOptions{Epic: o.Epic}), o.Store.Dir)
+	case found.LastReason == "":
+		last := "no decision yet"
+		if found.Last != nil {
+			last = "its last decision: " + string(found.Last.Outcome) + ", " + found.Last.Why
+		}
+		return fmt.Errorf("runtasks has fed no reason back to session %s (epic %s; %s)", statusCell(o.Why, 40), found.Epic, last)
+	}
+	_, err = fmt.Fprintln(o.Out, strings.TrimRight(found.LastReason, "\n"))
+	return err
+}
+
+// statusUsageSums reads the whole decision log (filtered) and sums the
+// recorded usage per session, epic and claimed task.
+func statusUsageSums(o *statusOptions, rep *statusReport) error {
+	recs, err := o.Store.Records(orchestrator.RecordFilter{Session: o.Session, Epic: o.Epic})
+	if err != nil {
+		return err
+	}
+	type key struct{ session, epic string }
+	sessions := map[key]orchestrator.Spent{}
+	epics, tasks := map[string]*statusUsage{}, map[string]*statusUsage{}
+	var epicOrder, taskOrder []string
+	for _, r := range recs {
+		if r.Usage == nil {
+			continue
+		}
+		k := key{r.Session, r.Epic}
+		sessions[k] = sessions[k].Plus(*r.Usage)
+		if epics[r.Epic] == nil {
+			epics[r.Epic] = &statusUsage{Epic: r.Epic}
+			epicOrder = append(epicOrder, r.Epic)
+		}
+		e := epics[r.Epic]
+		e.Spent, e.Stops = e.Spent.Plus(*r.Usage), e.Stops+1
+		if r.Task != "" {
+			if tasks[r.Task] == nil {
+				tasks[r.Task] = &statusUsage{Epic: r.Epic, Task: r.Task}
+				taskOrder = append(taskOrder, r.Task)
+			}
+			t := tasks[r.Task]
+			t.Spent, t.Stops = t.Spent.Plus(*r.Usage), t.Stops+1
+		}
+	}
+	for i, s := range rep.Sessions {
+		if sp, ok := sessions[key{s.Session, s.Epic}]; ok {
+			rep.Sessions[i].Usage = &sp
+		}
+	}
+	for _, e := range epicOrder {
+		rep.Epics = append(rep.Epics, *epics[e])
+	}
+	for _, t := range taskOrder {
+		rep.Tasks = append(rep.Tasks, *tasks[t])
+	}
+	return nil
+}
+
+// statusTokens is a token total cell ("-" when nothing was recorded).
+func statusTokens(s *orchestrator.Spent) string {
+	if s == nil {
+		return "-"
+	}
+	return orchestrator.FormatTokens(s.Total())
+}
+
+// statusCost is a cost cell: "-" when nothing was recorded, "?" when no
+// model had a price, a trailing "+" when some tokens had none.
+func statusCost(s *orchestrator.Spent) string {
+	switch {
+	case s == nil:
+		return "-"
+	case s.Cost == 0 && s.Unpriced > 0:
+		return "?"
+	case s.Unpriced > 0:
+		return orchestrator.FormatCost(s.Cost) + "+"
+	}
+	return orchestrator.FormatCost(s.Cost)
 }
 
 // maxFor is the cap that applies to an epic's sessions: the done-token cap
@@ -279,7 +436,7 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 		b.WriteString("No session state" + statusFilterText(o) + ".\n")
 	} else {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "SESSION\tEPIC\tCYCLES\tLAST\tSTOP\tREADY\tWIP\tBLKD\tDEFR\tLEFT\tWHEN\tWHY")
+		fmt.Fprintln(tw, "SESSION\tEPIC\tCYCLES\tLAST\tSTOP\tREADY\tWIP\tBLKD\tDEFR\tLEFT\tTOKENS\tCOST\tWHEN\tWHY")
 		for _, s := range rep.Sessions {
 			outcome, stop, why, when := "-", "-", "-", statusAgo(now, s.UpdatedAt, o.loc())
 			var counts *orchestrator.Counts
@@ -289,9 +446,22 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				statusCell(s.Session, 40), statusCell(s.Epic, 24), statusCycles(s.Cycles, s.MaxCycles),
-				statusCell(outcome, 16), stop, statusCounts(counts), when+"\t"+why)
+				statusCell(outcome, 16), stop, statusCounts(counts), statusTokens(s.spent())+"\t"+statusCost(s.spent())+"\t"+when+"\t"+why)
 		}
 		tw.Flush()
+		if len(rep.Epics) > 0 {
+			b.WriteString("\nTokens and cost recorded, by epic and claimed task:\n")
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "EPIC\tTASK\tSTOPS\tINPUT\tOUTPUT\tCACHE R\tCACHE W\tTOKENS\tCOST")
+			for _, group := range [][]statusUsage{rep.Epics, rep.Tasks} {
+				for _, u := range group {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", statusCell(u.Epic, 24), statusCell(u.Task, 24), u.Stops,
+						orchestrator.FormatTokens(u.Input), orchestrator.FormatTokens(u.Output), orchestrator.FormatTokens(u.CacheRead),
+						orchestrator.FormatTokens(u.CacheWrite), orchestrator.FormatTokens(u.Total()), statusCost(&u.Spent))
+				}
+			}
+			tw.Flush()
+		}
 		for _, s := range rep.Sessions {
 			if s.Last != nil && len(s.Last.Actions) > 0 {
 				fmt.Fprintf(&b, "\nBeads changed at the last stop of %s:\n", statusCell(s.Session, 40))

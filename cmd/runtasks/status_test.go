@@ -37,16 +37,30 @@ func statusFixture(t testing.TB) *orchestrator.Store {
 		{Time: statusNow.Add(-45 * time.Second), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 3, Max: 50, Why: "1 ready, 2 in progress", Counts: full(1, 2, 1, 5)},
 	}
 	last := map[[2]string]orchestrator.Record{}
+	// Usage: s1's stops on bd-a (priced, against its claimed tasks), s3's
+	// on bd-b (a model without a price).
+	priced := func(in, out, cr int64, cost float64) *orchestrator.Spent {
+		return &orchestrator.Spent{Tokens: orchestrator.Tokens{Input: in, Output: out, CacheRead: cr}, Cost: cost, Models: []string{"claude-sonnet-4-5"}}
+	}
+	recs[2].Usage, recs[2].Task = priced(1200, 300, 40000, 0.0201), "bd-a.1"
+	recs[3].Usage, recs[3].Task = priced(800, 250, 52000, 0.0218), "bd-a.1"
+	recs[5].Usage, recs[5].Task = priced(500, 120, 61000, 0.0216), "bd-a.2"
+	recs[4].Usage = &orchestrator.Spent{Tokens: orchestrator.Tokens{Input: 90, Output: 40, CacheRead: 3000}, Unpriced: 3130, Models: []string{"fake-model"}}
+	spent := map[[2]string]orchestrator.Spent{}
 	for _, r := range recs {
 		if err := s.Append(r); err != nil {
 			t.Fatal(err)
 		}
 		last[[2]string{r.Session, r.Epic}] = r
+		// The state keeps s1's loop since it was armed: its last two stops.
+		if k := [2]string{r.Session, r.Epic}; r.Usage != nil && r.Session == "s1" && r.Cycle >= 2 {
+			spent[k] = spent[k].Plus(*r.Usage)
+		}
 	}
 	for key, r := range last {
 		r := r
 		_, err := s.Update(key[0], key[1], func(st *orchestrator.State) error {
-			st.Cycles, st.Last, st.UpdatedAt = r.Cycle, &r, r.Time
+			st.Cycles, st.Last, st.UpdatedAt, st.Spent = r.Cycle, &r, r.Time, spent[key]
 			if r.Block {
 				st.FirstBlockAt = statusNow.Add(-time.Hour)
 			}
@@ -110,6 +124,8 @@ func TestStatusHuman(t *testing.T) {
 		{"session", statusOptions{MaxCycles: 20, History: 2, Session: "s1"}},
 		{"no_history", statusOptions{MaxCycles: 0, History: 0}},
 		{"no_match", statusOptions{MaxCycles: 50, History: 10, Session: "nobody"}},
+		{"usage", statusOptions{MaxCycles: 50, History: 0, Usage: true}},
+		{"usage_epic", statusOptions{MaxCycles: 50, History: 0, Usage: true, Epic: "bd-a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -415,5 +431,25 @@ func BenchmarkStatus(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestStatusWhy(t *testing.T) {
+	s := statusFixture(t)
+	reason := "completion rejected: 2 remain:\n- bd-a.1 Write the parser [open]\n\nYou are the orchestrator for beads epic bd-a.\n\nruntasks: cycle 3/50 · 1 ready"
+	if _, err := s.Update("s1", "bd-a", func(st *orchestrator.State) error { st.LastReason = reason; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := statusRun(t, &statusOptions{Store: s, Why: "s1"})
+	if err != nil || out != reason+"\n" {
+		t.Errorf("--why s1: %q, %v; want the whole reason", out, err)
+	}
+	for who, want := range map[string]string{
+		"s2":     "runtasks has fed no reason back to session s2 (epic bd-a; its last decision: complete, all tasks closed)",
+		"nobody": "no state for session nobody",
+	} {
+		if _, _, err := statusRun(t, &statusOptions{Store: s, Why: who}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--why %s: %v, want %q", who, err, want)
+		}
 	}
 }

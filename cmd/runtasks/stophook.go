@@ -12,6 +12,7 @@ import (
 	"github.com/runtasks/runtasks/beads"
 	"github.com/runtasks/runtasks/git"
 	"github.com/runtasks/runtasks/hook"
+	"github.com/runtasks/runtasks/notify"
 	"github.com/runtasks/runtasks/orchestrator"
 	"github.com/runtasks/runtasks/shell"
 )
@@ -30,6 +31,9 @@ type stopHookOptions struct {
 	ConfigErrorLog func(startDir string, in orchestrator.Input, dec orchestrator.Decision)
 	// EpicFlag is true when --epic was given: it wins over a session binding.
 	EpicFlag bool
+	// Notify hands the decision's event to workflow.notify (detached);
+	// it returns the event dispatched ("" for none). nil: no notify.
+	Notify func(cfg *orchestrator.Config, in orchestrator.Input, dec orchestrator.Decision) (string, error)
 }
 
 func newStopHookCmd(f *Factory) *cobra.Command {
@@ -61,9 +65,19 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.In, opts.Out, opts.Err = f.In, f.Out, f.Err
 			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
+			var src *orchestrator.Sources
 			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) {
-				cfg, _, err := f.LoadConfig(cmd, dir)
+				cfg, s, err := f.LoadConfig(cmd, dir)
+				src = s
 				return cfg, err
+			}
+			explicit, _ := cmd.Flags().GetString("config")
+			opts.Notify = func(cfg *orchestrator.Config, in orchestrator.Input, dec orchestrator.Decision) (string, error) {
+				self, err := selfPath()
+				if err != nil {
+					return "", err
+				}
+				return notifyDecision(cfg, src, notify.FromTrustedSource(explicit, projectTrusted), self, f.Environ(), in, dec, f.Now())
 			}
 			opts.Ports = func(cfg *orchestrator.Config) orchestrator.Ports { return stopPorts(f, cfg, utcClock(f.Now)) }
 			opts.ConfigErrorLog = func(dir string, in orchestrator.Input, dec orchestrator.Decision) {
@@ -147,6 +161,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		logger.Warn("could not read the final message; judging without it", "err", inErr)
 	}
 	store := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
+	addUsage(&in, agent, payload, cfg, store, logger)
 	dec, err := store.Stop(ctx, cfg, orchestrator.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, o.Ports(cfg))
 	if err != nil {
 		logger.Error("stop allowed", "err", err)
@@ -155,7 +170,31 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 	if out := hook.EncodeStop(agent, dec); out != nil {
 		o.Out.Write(out)
 	}
+	// After the answer: notify never delays or changes the stop.
+	if o.Notify != nil {
+		if event, err := o.Notify(cfg, in, dec); err != nil {
+			logger.Warn("notify", "session", in.SessionID, "epic", dec.Epic, "outcome", dec.Outcome, "err", err)
+		} else if event != "" {
+			logger.Info("notify dispatched", "session", in.SessionID, "epic", dec.Epic, "event", event)
+		}
+	}
 	return nil
+}
+
+// addUsage fills the stop's token usage from the transcript and, when an
+// epic budget is set, what the other sessions' loops spent. A failure is
+// logged: the stop is judged without it.
+func addUsage(in *orchestrator.Input, agent string, payload hook.Payload, cfg *orchestrator.Config, store *orchestrator.Store, logger *lazyLogger) {
+	u, err := hook.Usage(agent, payload)
+	if err != nil {
+		logger.Warn("could not read the token usage; recorded without it", "err", err)
+	}
+	in.Usage = u
+	if b := cfg.Workflow.Budget; b.EpicTokens > 0 || b.EpicCost > 0 {
+		if in.OthersSpent, err = store.SpentByEpic(in.SessionID); err != nil {
+			logger.Warn("could not sum the epic's spending; its budget counts this session only", "err", err)
+		}
+	}
 }
 
 // logDecision logs one decision of the engine.

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/notify"
+	"github.com/runtasks/runtasks/orchestrator"
+)
+
+// notifyRunCommand is the hidden command the stop hook starts, detached,
+// to run workflow.notify.
+const notifyRunCommand = "notify-run"
+
+// newNotifyRunCmd is `runtasks notify-run` (hidden): it reads a notify job
+// on stdin, runs its commands (each in its own process group, within its
+// timeout) and appends how each ended to the job's log. It is started by
+// the stop hook in a session of its own, so the hook never waits for it.
+func newNotifyRunCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:    notifyRunCommand,
+		Short:  "Run workflow.notify's commands for one event (started by the stop hook)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, err := notify.ReadJob(f.In)
+			if err != nil {
+				return exitCode(orchestrator.ExitUsage, err)
+			}
+			outcomes := notify.Run(cmd.Context(), job, f.Environ())
+			if err := notify.Log(job, outcomes); err != nil {
+				fmt.Fprintf(f.Err, "runtasks notify-run: %v\n", err)
+			}
+			return nil
+		},
+	}
+}
+
+// projectTrusted is the seam for `runtasks trust` (being built in
+// parallel): whether a configuration file is trusted to run commands from
+// a hook. Until trust lands no file is, except one named with --config on
+// the hook's command line (notify.FromTrustedSource).
+var projectTrusted func(file string) bool
+
+// notifyDecision dispatches the decision's event. It returns what was
+// dispatched ("" for nothing) and why not, for the hook's log; it never
+// waits for the commands.
+func notifyDecision(cfg *orchestrator.Config, src *orchestrator.Sources, gate notify.Gate, self string, environ []string,
+	in orchestrator.Input, dec orchestrator.Decision, now time.Time) (string, error) {
+	event := notify.EventFor(dec)
+	if event == "" || len(cfg.Workflow.Notify) == 0 {
+		return "", nil
+	}
+	cmds := notify.Commands(cfg, event)
+	if len(cmds) == 0 {
+		return "", nil
+	}
+	if gate == nil || !gate(cfg, src) {
+		from := "its source"
+		if src != nil {
+			from = (*src)["workflow.notify"]
+		}
+		return "", fmt.Errorf("workflow.notify is not run: %s is not trusted to run commands from a hook (set it with --config on the hook's command line, or trust the project)", from)
+	}
+	job := notify.Job{Event: notify.NewEvent(event, in, dec, cfg.Root, now), Commands: cmds, Dir: cfg.Root,
+		Log: filepath.Join(cfg.StateDir(), "notify.log")}
+	if err := os.MkdirAll(cfg.StateDir(), 0o755); err != nil {
+		return "", err
+	}
+	if err := notify.Dispatch(job, self, []string{notifyRunCommand}, environ); err != nil {
+		return "", err
+	}
+	return event, nil
+}
+
+// selfPath is the runtasks binary to start again: argv[0] as it was run
+// (looked up on PATH when it is a bare name), else the executable.
+func selfPath() (string, error) {
+	if a := os.Args[0]; strings.ContainsRune(a, filepath.Separator) {
+		return filepath.Abs(a)
+	} else if p, err := exec.LookPath(a); err == nil {
+		return p, nil
+	}
+	return os.Executable()
+}

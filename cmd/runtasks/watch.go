@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"golang.org/x/term"
+
+	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/watch"
+)
+
+// statusWatch is runtasks status --watch: on a terminal the full-screen
+// view (package watch); otherwise a new plain table on each change of the
+// state directory. It reads the state directory only, never bd, and ends
+// with q (the view) or an interrupt.
+func statusWatch(ctx context.Context, o *statusOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if o.TTY != nil {
+		return statusWatchTTY(ctx, o)
+	}
+	changes := make(chan struct{}, 1)
+	go watch.Follow(ctx, o.Store.Dir, func() {
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	})
+	for {
+		if err := runStatusOnce(ctx, o); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changes:
+			fmt.Fprintf(o.Out, "\n--- %s\n", o.now().In(o.loc()).Format("15:04:05"))
+		}
+	}
+}
+
+func statusWatchTTY(ctx context.Context, o *statusOptions) error {
+	m := watch.Model{
+		Load: func() (watch.Snapshot, error) {
+			return watch.Load(o.Store, o.maxFor, o.now())
+		},
+		History: func(session, epic string) []orchestrator.Record {
+			recs, _ := o.Store.Records(orchestrator.RecordFilter{Session: session, Epic: epic, Limit: 10})
+			return recs
+		},
+		Now: o.now,
+	}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(o.TTY.In), tea.WithOutput(o.TTY.Out)}
+	if o.TTY.Width > 0 {
+		opts = append(opts, tea.WithWindowSize(o.TTY.Width, o.TTY.Height))
+	}
+	p := tea.NewProgram(m, opts...)
+	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) })
+	_, err := p.Run()
+	if err == tea.ErrProgramKilled && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// statusTTY is the terminal status --watch draws on.
+type statusTTY struct {
+	In, Out *os.File
+	// Width and Height override the terminal's size (0: ask it).
+	Width, Height int
+}
+
+// ttyOf is f's terminal when both stdin and stdout are one.
+func ttyOf(in, out any) *statusTTY {
+	fi, ok1 := in.(*os.File)
+	fo, ok2 := out.(*os.File)
+	if !ok1 || !ok2 || !term.IsTerminal(int(fi.Fd())) || !term.IsTerminal(int(fo.Fd())) {
+		return nil
+	}
+	return &statusTTY{In: fi, Out: fo}
+}
+
+func (o *statusOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,216 @@
+package transcript
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// upTo writes the part of a fixture up to and including the last line that
+// contains marker (the transcript as it stood at one stop) to a temp file.
+func upTo(t *testing.T, fixture, marker string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "usage", fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if marker != "" {
+		i := bytes.LastIndex(data, []byte(marker))
+		if i < 0 {
+			t.Fatalf("%s: no %q", fixture, marker)
+		}
+		end := bytes.IndexByte(data[i:], '\n')
+		data = data[:i+end+1]
+	}
+	path := filepath.Join(t.TempDir(), fixture)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The fake API's usage for response n (e2e.UsageFor): input 100+n, output
+// 10n+3, cache read 1000n, cache write 7n. Codex reports input with the
+// cached tokens included and no cache writes.
+func TestUsageRecordedTranscripts(t *testing.T) {
+	tests := []struct {
+		name    string
+		read    func(string) (Usage, error)
+		fixture string
+		marker  string // the transcript at the stop ends with this line
+		want    Tokens
+		msgs    int
+	}{
+		// Stop 1: response 1 (the false promise).
+		{"claude stop 1", ClaudeUsage, "claude-2.1.330.jsonl", `"id":"msg_fake0001"`,
+			Tokens{Model: "claude-opus-5-5", Input: 101, Output: 13, CacheRead: 1000, CacheWrite: 7}, 1},
+		// Stop 2: responses 2 (bd close, two content lines) and 3.
+		{"claude stop 2", ClaudeUsage, "claude-2.1.330.jsonl", `"id":"msg_fake0003"`,
+			Tokens{Model: "claude-opus-5-5", Input: 102 + 103, Output: 23 + 33, CacheRead: 5000, CacheWrite: 14 + 21}, 2},
+		// Stop 3: responses 4 and 5, the whole file (the lines after it are not messages).
+		{"claude stop 3", ClaudeUsage, "claude-2.1.330.jsonl", "",
+			Tokens{Model: "claude-opus-5-5", Input: 104 + 105, Output: 43 + 53, CacheRead: 9000, CacheWrite: 28 + 35}, 2},
+		{"codex stop 1", CodexUsage, "codex-0.169.0.jsonl", `"total_token_usage":{"input_tokens":1101`,
+			Tokens{Model: "fake-model", Input: 101, Output: 13, CacheRead: 1000}, 1},
+		{"codex stop 2", CodexUsage, "codex-0.169.0.jsonl", `"total_token_usage":{"input_tokens":6306`,
+			Tokens{Model: "fake-model", Input: 102 + 103, Output: 23 + 33, CacheRead: 5000}, 2},
+		{"codex stop 3", CodexUsage, "codex-0.169.0.jsonl", "",
+			Tokens{Model: "fake-model", Input: 104 + 105, Output: 43 + 53, CacheRead: 9000}, 2},
+		{"gemini stop 1", GeminiUsage, "gemini-0.61.jsonl", `"id":"g1"`,
+			Tokens{Model: "gemini-2.5-pro", Input: 101, Output: 13 + 2, CacheRead: 1000}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := tt.read(upTo(t, tt.fixture, tt.marker))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(u.Models) != 1 || u.Models[0] != tt.want || u.Messages != tt.msgs || u.Partial {
+				t.Errorf("usage = %+v, want one model %+v over %d messages", u, tt.want, tt.msgs)
+			}
+		})
+	}
+}
+
+// The whole recorded runs sum to what the clients themselves reported at
+// the end (Claude's result event and cost-state line, Codex's
+// turn.completed): 515 input, 165 output, 15000 cache read, 105 cache write.
+func TestUsageStopsSumToTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		read    func(string) (Usage, error)
+		fixture string
+		markers []string
+		want    Tokens
+	}{
+		{ClaudeUsage, "claude-2.1.330.jsonl", []string{`"id":"msg_fake0001"`, `"id":"msg_fake0003"`, ""},
+			Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}},
+		{CodexUsage, "codex-0.169.0.jsonl", []string{`"total_token_usage":{"input_tokens":1101`, `"total_token_usage":{"input_tokens":6306`, ""},
+			Tokens{Input: 15515 - 15000, Output: 165, CacheRead: 15000}},
+	} {
+		var sum Tokens
+		for _, m := range tc.markers {
+			u, err := tc.read(upTo(t, tc.fixture, m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range u.Models {
+				sum.Input += x.Input
+				sum.Output += x.Output
+				sum.CacheRead += x.CacheRead
+				sum.CacheWrite += x.CacheWrite
+			}
+		}
+		if sum != tc.want {
+			t.Errorf("%s: the stops sum to %+v, the client reported %+v", tc.fixture, sum, tc.want)
+		}
+	}
+}
+
+func TestUsageGeminiByModel(t *testing.T) {
+	u, err := GeminiUsage(upTo(t, "gemini-0.61.jsonl", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The latest model first; the message written twice (g2) counts once.
+	want := []Tokens{
+		{Model: "gemini-2.5-flash", Input: 103, Output: 37, CacheRead: 3000},
+		{Model: "gemini-2.5-pro", Input: 102 + 5, Output: 23, CacheRead: 2000},
+	}
+	if len(u.Models) != 2 || u.Models[0] != want[0] || u.Models[1] != want[1] || u.Messages != 2 {
+		t.Errorf("usage = %+v, want %+v over 2 messages", u, want)
+	}
+}
+
+// A turn longer than the lookback gives a partial sum, after reading no
+// more than the cap.
+func TestUsageLookbackCap(t *testing.T) {
+	old := UsageLookback
+	UsageLookback = 4096
+	t.Cleanup(func() { UsageLookback = old })
+	var b strings.Builder
+	b.WriteString(`{"type":"user","message":{"role":"user","content":"go"}}` + "\n")
+	for i := range 200 {
+		b.WriteString(`{"type":"assistant","message":{"id":"m` + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + `","model":"m","usage":{"input_tokens":1,"output_tokens":1}}}` + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "long.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := ClaudeUsage(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !u.Partial || u.Messages == 0 {
+		t.Errorf("usage = %+v, want a partial sum", u)
+	}
+	UsageLookback = old
+	if u, _ := ClaudeUsage(path); u.Partial {
+		t.Errorf("with the default cap the prompt is reached: %+v", u)
+	}
+}
+
+func TestUsageEmptyAndMissing(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	for _, path := range []string{empty, filepath.Join(t.TempDir(), "missing.jsonl")} {
+		if _, err := ClaudeUsage(path); err == nil {
+			t.Errorf("%s: no error", path)
+		}
+	}
+}
+
+// holeReader is a huge transcript of NUL bytes (a hole: no newline)
+// whose last bytes are a tail of lines; it counts the bytes read.
+type holeReader struct {
+	size int64
+	tail []byte
+	read int64
+}
+
+func (c *holeReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= c.size {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && off+int64(n) < c.size {
+		pos := off + int64(n)
+		if t := pos - (c.size - int64(len(c.tail))); t >= 0 {
+			p[n] = c.tail[t]
+		} else {
+			p[n] = 0
+		}
+		n++
+	}
+	c.read += int64(n)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// However large the transcript and whatever it holds before the tail (a
+// 1 TiB hole without a newline), a usage read reads no more than
+// UsageLookback and a little: the stop's cost is flat.
+func TestUsageReadIsBounded(t *testing.T) {
+	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
+	for _, read := range []func(usageWalk) Usage{claudeUsage, codexUsage, geminiUsage} {
+		r := &holeReader{size: 1 << 40, tail: tail}
+		u, err := usageFrom(r, r.size, read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !u.Partial {
+			t.Errorf("no boundary within the window: want a partial sum, got %+v", u)
+		}
+		if r.read > UsageLookback+1<<20 {
+			t.Errorf("read %d bytes of a 1 TiB transcript; the cap is %d", r.read, UsageLookback)
+		}
+	}
+	r := &holeReader{size: 1 << 40, tail: tail}
+	if u, _ := usageFrom(r, r.size, claudeUsage); len(u.Models) != 1 || u.Models[0].Input != 3 {
+		t.Errorf("the tail's response: %+v", u)
+	}
+}
