@@ -78,6 +78,9 @@ func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*orchestrator
 		StartDir:   startDir,
 		Environ:    f.Environ(),
 		Flags:      fs,
+		// One project per repository; RUNTASKS_ typos are warnings.
+		MainWorktree: mainWorktree,
+		Warn:         f.warn,
 	})
 }
 

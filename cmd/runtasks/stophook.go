@@ -63,10 +63,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.In, opts.Out, opts.Err = f.In, f.Out, f.Err
 			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
-			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) {
-				cfg, _, err := f.LoadConfig(cmd, dir)
-				return cfg, err
-			}
+			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) { return f.LoadHookConfig(cmd, dir) }
 			opts.Ports = func(cfg *orchestrator.Config) orchestrator.Ports { return stopPorts(f, cfg, f.Now) }
 			opts.ConfigErrorLog = func(dir string, in orchestrator.Input, dec orchestrator.Decision) {
 				recordConfigError(f, dir, in, dec)
@@ -123,7 +120,13 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		fmt.Fprintf(o.Err, "runtasks stop-hook: unknown agent %q; stop allowed\n", agent)
 		return nil
 	}
-	start := hookStart(payload.CWD)
+	start, err := hookStart(payload.CWD)
+	if err != nil {
+		msg := "runtasks: " + err.Error() + "; this stop was not judged (allowed)."
+		fmt.Fprintf(o.Err, "runtasks stop-hook: %s\n", msg)
+		o.Out.Write(hook.EncodeStop(agent, orchestrator.Decision{SystemMessage: msg}))
+		return nil
+	}
 	cfg, err := o.LoadConfig(start)
 	if err != nil {
 		dec := orchestrator.ConfigErrorDecision(err)
@@ -137,6 +140,9 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 	}
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
 	defer closeLog()
+	if cfg.Untrusted != nil {
+		logger.Warn(cfg.Untrusted.Message())
+	}
 	in, inErr := hook.Input(agent, payload, cfg.Workflow.DoneToken.Required)
 	if inErr != nil {
 		logger.Warn("could not read the final message; judging without it", "err", inErr)
@@ -147,6 +153,9 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		logger.Error("stop allowed", "err", err)
 	}
 	logDecision(logger, in.SessionID, dec)
+	if cfg.Untrusted != nil {
+		dec.SystemMessage = joinMessages("runtasks: "+cfg.Untrusted.Message(), dec.SystemMessage)
+	}
 	if out := hook.EncodeStop(agent, dec); out != nil {
 		o.Out.Write(out)
 	}
