@@ -68,6 +68,9 @@ its own line, strings without quotes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
+			if opts.Session == "" {
+				opts.Session = sessionFromEnv(f.Getenv)
+			}
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
 				// The state can still be shown: a broken file is exactly
@@ -91,7 +94,7 @@ its own line, strings without quotes.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Epic, "epic", "", "show only this epic")
-	cmd.Flags().StringVar(&opts.Session, "session", "", "show only this session id")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "show only this session id (env RUNTASKS_SESSION)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVarP(&opts.JQ, "jq", "q", "", "filter the JSON output with a jq expression")
 	cmd.Flags().IntVar(&opts.History, "history", 10, "logged decisions to show (0 none, -1 all)")
@@ -106,7 +109,7 @@ func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root, _, err := orchestrator.FindProject(orchestrator.LoadOptions{StartDir: wd})
+	root, _, err := f.findProject("", wd)
 	if err != nil {
 		return "", err
 	}

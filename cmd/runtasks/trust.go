@@ -235,3 +235,10 @@ func trustState(st *trust.Store, root, file string) (trust.State, error) {
 	}
 	return st.Check(root, data)
 }
+
+// findProject finds the project as every command does (orchestrator.
+// FindProject): configFile ("" = RUNTASKS_CONFIG) or from dir, one project
+// per git repository.
+func (f *Factory) findProject(configFile, dir string) (root, file string, err error) {
+	return orchestrator.FindProject(orchestrator.LoadOptions{ConfigFile: configFile, StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
+}
