@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -85,11 +86,13 @@ func (s *Store) mkdir(sub string) error {
 // the runs folder (claim.runs_dir) and the task worktrees' directory (the
 // part of workflow.worktrees.pattern before {id}, whose linked worktrees
 // git status in the main work tree shows as untracked). A directory that
-// is the project root itself (state.dir: ".") owns nothing.
+// is the project root itself (state.dir: ".") owns nothing; an unset
+// state.dir or claim.runs_dir is its default.
 func (c *Config) OwnFiles(paths []string) []string {
 	root := c.rooted(".")
+	state, runs := cmp.Or(c.State.Dir, DefaultStateDir), cmp.Or(c.Claim.RunsDir, "runs")
 	var own []string
-	for _, d := range []string{c.State.Dir, c.Claim.RunsDir, worktreesDir(c.Workflow.Worktrees.Pattern)} {
+	for _, d := range []string{state, runs, worktreesDir(c.Workflow.Worktrees.Pattern)} {
 		if d == "" {
 			continue
 		}

@@ -22,6 +22,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/runtasks/runtasks/agentfile"
 )
 
 // State is what the store says of a project's project.yaml.
@@ -107,22 +109,14 @@ func (s *Store) Get(root string) (rec Record, ok bool, err error) {
 		return Record{}, false, err
 	}
 	p := s.path(root)
-	f, err := os.Open(p)
+	data, err := agentfile.Read(p, maxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Record{}, false, nil
 	}
 	if err != nil {
-		return Record{}, false, fmt.Errorf("trust: %w", err)
+		return Record{}, false, fmt.Errorf("trust: record %w", err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Record{}, false, fmt.Errorf("trust: %w", err)
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxRecord {
-		return Record{}, false, fmt.Errorf("trust: %s: not a trust record (a regular file of at most %d bytes)", p, maxRecord)
-	}
-	if err := json.NewDecoder(f).Decode(&rec); err != nil {
+	if err := json.Unmarshal(data, &rec); err != nil {
 		return Record{}, false, fmt.Errorf("trust: %s: %w", p, err)
 	}
 	if rec.Root != root {
