@@ -46,6 +46,7 @@ func newPromptHookCmd(f *Factory) *cobra.Command {
 		Use:   "prompt-hook",
 		Short: "Claim tasks and arm sessions from the user's prompt (UserPromptSubmit hook)",
 		Long: `prompt-hook reads the agent's UserPromptSubmit hook input on stdin.
+It reads the project's project.yaml only when trusted (runtasks trust).
 
 Only a prompt that starts with a request counts; a sentence that
 mentions, quotes or negates one ("Do NOT run tasks for bd-x7y8") asks for

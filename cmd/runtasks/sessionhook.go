@@ -23,7 +23,8 @@ func newSessionHookCmd(f *Factory) *cobra.Command {
 		Use:   "session-hook",
 		Short: "Give a bound session its epic's state at start, resume, clear and compact (SessionStart hook)",
 		Long: `session-hook reads the agent's SessionStart hook input on stdin (sources
-startup, resume, clear, compact).
+startup, resume, clear, compact). It reads the project's project.yaml only
+when trusted (runtasks trust).
 
 For a session armed for an epic (/run-tasks, runtasks arm) it answers the
 orchestration prompt and the epic's current state — ready work, work in

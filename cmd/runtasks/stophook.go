@@ -40,6 +40,7 @@ func newStopHookCmd(f *Factory) *cobra.Command {
 		Use:   "stop-hook",
 		Short: "Decide whether the agent may stop (run by the agent's Stop hook)",
 		Long: `stop-hook reads the agent's Stop hook input on stdin and answers on stdout.
+It reads the project's project.yaml only when trusted (runtasks trust).
 
 While the epic's beads show ready or in-progress work, it blocks the stop and
 re-feeds the orchestration prompt with a one-line state. A <promise> in the
