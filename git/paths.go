@@ -3,7 +3,9 @@ package git
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -36,4 +38,39 @@ func (r Repo) Ignored(ctx context.Context, path string) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// MainWorktree is the main work tree of the repository that holds dir:
+// for a linked worktree (git worktree add) the work tree it was added
+// from, else dir's own top level. ok is false when dir is in no work tree
+// (outside any repository, or inside a .git directory). It runs one git
+// process.
+//
+// A submodule is its own repository (its top level is its root); a linked
+// worktree of a bare repository, which has no main work tree, is its own.
+func MainWorktree(ctx context.Context, dir string) (root string, ok bool, err error) {
+	out, err := Repo{Dir: dir}.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			// Not a repository, or not a work tree (exit 128).
+			return "", false, nil
+		}
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 2 || lines[1] == "" {
+		return "", false, nil
+	}
+	common, top := filepath.Clean(lines[0]), filepath.Clean(lines[1])
+	if filepath.Base(common) == ".git" {
+		main := filepath.Dir(common)
+		if fi, err := os.Stat(main); err == nil && fi.IsDir() {
+			return main, true, nil
+		}
+	}
+	return top, true, nil
 }

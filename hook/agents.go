@@ -148,3 +148,26 @@ func marshalLine(v any) []byte {
 	}
 	return append(b, '\n')
 }
+
+// EncodeContextMessage is EncodeContext with a message for the person as
+// well (systemMessage; "" = none). Without context text it is
+// EncodeMessage; Cursor, which has no field for the message, gets the
+// context alone.
+func EncodeContextMessage(agent, event, text, msg string) []byte {
+	if msg == "" {
+		return EncodeContext(agent, event, text)
+	}
+	if text == "" {
+		return EncodeMessage(agent, msg)
+	}
+	out := EncodeContext(agent, event, text)
+	if out == nil || agent == Cursor {
+		return out
+	}
+	var m map[string]any
+	if json.Unmarshal(out, &m) != nil {
+		return out
+	}
+	m["systemMessage"] = msg
+	return marshalLine(m)
+}

@@ -28,9 +28,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/runtasks/runtasks/hook"
 )
+
+// DefaultTimeout is the timeout of every hook install writes, and the
+// least a stop hook gets.
+const DefaultTimeout = 30 * time.Second
 
 // Subcommands the installed hooks run.
 const (
@@ -61,6 +66,10 @@ type Options struct {
 	// Executable is the runtasks binary the hooks run: an absolute path,
 	// so that doctor can tell whether the entries point at this binary.
 	Executable string
+	// StopTimeout is the stop hook's timeout (Claude Code, Codex: whole
+	// seconds; Gemini CLI: milliseconds); below DefaultTimeout (or 0) it is
+	// DefaultTimeout. It should cover the configured command checks.
+	StopTimeout time.Duration
 	// LoopLimit is Cursor's loop_limit for the stop hook (0 = no limit:
 	// runtasks' own cycle cap then holds).
 	LoopLimit int
@@ -257,7 +266,11 @@ func notes(o Options, settings string, tr *TrustReport, trErr error) []string {
 				"or, for one run, `codex exec --dangerously-bypass-hook-trust …`.")
 		}
 	case hook.Gemini:
-		out = append(out, "Gemini CLI runs hooks only while its hooks system is on: /settings → Advanced → \"Enable Hooks System\" (then restart gemini); /hooks panel lists the runtasks hooks.")
+		if o.Global {
+			out = append(out, "Gemini CLI runs user hooks in every folder; a project's own hooks only in a trusted one. Gemini CLI before 0.27 also needs /settings → \"Enable Hooks System\". The /hooks panel lists the runtasks hooks.")
+			break
+		}
+		out = append(out, "Gemini CLI loads a project's hooks only in a trusted folder: trust it when gemini asks, or add it to ~/.gemini/trustedFolders.json ({\""+o.ProjectDir+"\": \"TRUST_FOLDER\"}), or set GEMINI_CLI_TRUST_WORKSPACE=true (needed with -p, which cannot ask). Gemini CLI before 0.27 also needs /settings → \"Enable Hooks System\". The /hooks panel lists the runtasks hooks.")
 	case hook.Cursor:
 		out = append(out, "Restart Cursor (or reload the window) so it reads "+settings+"; project hooks run in trusted workspaces only. Cursor's stop payload carries no final message, so <promise> tags and the done token are not seen: beads alone decides.")
 	case hook.Claude:

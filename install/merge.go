@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tailscale/hujson"
 
@@ -15,6 +16,11 @@ import (
 // order each agent's documentation shows them.
 func handler(o Options, ev eventSpec) ordered {
 	cmd := Command(o, ev.sub)
+	timeout := DefaultTimeout
+	if ev.sub == StopHook && o.StopTimeout > timeout {
+		timeout = o.StopTimeout
+	}
+	secs := int((timeout + time.Second - 1) / time.Second)
 	switch o.Agent {
 	case hook.Cursor:
 		h := ordered{{"command", cmd}}
@@ -31,11 +37,11 @@ func handler(o Options, ev eventSpec) ordered {
 			{"name", "runtasks-" + strings.TrimSuffix(ev.sub, "-hook")},
 			{"type", "command"},
 			{"command", cmd},
-			{"timeout", 30000}, // milliseconds
+			{"timeout", secs * 1000}, // milliseconds
 			{"description", "runtasks " + ev.sub},
 		}
 	default: // Claude Code, Codex: seconds
-		return ordered{{"type", "command"}, {"command", cmd}, {"timeout", 30}}
+		return ordered{{"type", "command"}, {"command", cmd}, {"timeout", secs}}
 	}
 }
 

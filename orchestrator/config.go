@@ -31,6 +31,9 @@ type Config struct {
 	Root string `koanf:"-"`
 	// File is the project.yaml that was read, if any (not a key).
 	File string `koanf:"-"`
+	// Untrusted is the project.yaml that was found but left out because it
+	// is not trusted (LoadOptions.RequireTrust); nil otherwise.
+	Untrusted *UntrustedFile `koanf:"-"`
 
 	// checkers are workflow.checks built by Load (see Checkers).
 	checkers []Checker

@@ -349,6 +349,7 @@ func (d *decider) judge(p Promise, c Counts) (Decision, bool) {
 			// Not a git work tree, or git failed: cannot check; do not trap the agent.
 			return d.checkpoint(c, "context checkpoint accepted (git status unavailable: "+oneLine(err.Error(), 120)+")"), true
 		}
+		dirty = d.cfg.OwnFiles(dirty) // runtasks' own files are not the agent's work
 		if len(dirty) == 0 {
 			return d.checkpoint(c, "context checkpoint accepted: work committed"), true
 		}

@@ -25,13 +25,3 @@ func (c Class) ExitStatus() int {
 	}
 	return ExitUsage
 }
-
-// ExitStatusHelp is the EXIT STATUS block a command's help shows, built
-// from the statuses it uses with its own words for each.
-func ExitStatusHelp(lines ...string) string {
-	out := "EXIT STATUS\n"
-	for _, l := range lines {
-		out += "  " + l + "\n"
-	}
-	return out
-}

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -21,10 +22,12 @@ import (
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/runtasks/runtasks/agentfile"
+	"github.com/runtasks/runtasks/trust"
 )
 
 // LoadOptions says where Load finds each configuration layer.
@@ -38,6 +41,57 @@ type LoadOptions struct {
 	Environ []string
 	// Flags are the command's flags; changed ones override (see FlagKeys).
 	Flags *pflag.FlagSet
+	// MainWorktree gives the main work tree of the git repository holding
+	// a directory (ok false outside any repository), so that every linked
+	// worktree of a repository is one project; nil keeps the upward search.
+	MainWorktree func(dir string) (root string, ok bool, err error)
+	// RequireTrust, when set, reads a project.yaml found from StartDir only
+	// when the store trusts it as it is now (the hooks: nobody typed them).
+	// An untrusted or changed file is left out, as if absent, and
+	// Config.Untrusted says so. A file named by --config or RUNTASKS_CONFIG
+	// was chosen by the user and is read as named.
+	RequireTrust TrustChecker
+	// Warn receives problems that do not stop the load (an unknown
+	// RUNTASKS_ variable); nil drops them.
+	Warn func(msg string)
+}
+
+// TrustChecker says whether a project's project.yaml is trusted as it is:
+// root is the project root, content the file's bytes as Load read them.
+type TrustChecker interface {
+	Check(root string, content []byte) (trust.State, error)
+}
+
+// UntrustedFile is a project.yaml Load left out for want of trust.
+type UntrustedFile struct {
+	// Root is the project root; Path the project.yaml.
+	Root, Path string
+	// State is trust.Untrusted or trust.Changed.
+	State trust.State
+	// Err is a trust store that could not be read ("" = none).
+	Err string
+}
+
+// Message is the sentence the hooks show the person: which file was left
+// out, why, and the command that trusts it.
+func (u *UntrustedFile) Message() string {
+	why := "is not trusted"
+	if u.State == trust.Changed {
+		why = "changed since it was trusted"
+	}
+	if u.Err != "" {
+		why += " (" + u.Err + ")"
+	}
+	return fmt.Sprintf("%s %s, so the hooks ignore it (defaults, environment and flags only). Review it, then run `runtasks trust %s`.",
+		u.Path, why, ShellQuote(u.Root))
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs quoting.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Sources maps each configuration key to the layer that set its value:
@@ -148,14 +202,25 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		return nil, nil, err
 	}
 	layers := []cfgLayer{cfgFileLayer(SourceDefault, cfgDefaultsYAML)}
+	var untrusted *UntrustedFile
 	if path != "" {
-		data, err := file.Provider(path).ReadBytes()
+		data, err := agentfile.Read(path, agentfile.MaxText)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read configuration: %w", err)
 		}
-		layers = append(layers, cfgFileLayer(path, data))
+		if untrusted = cfgTrust(opts, root, path, data); untrusted == nil {
+			layers = append(layers, cfgFileLayer(path, data))
+		} else {
+			path = ""
+		}
 	}
-	layers = append(layers, cfgEnvLayer(opts.Environ))
+	envLayer := cfgEnvLayer(opts.Environ)
+	if opts.Warn != nil {
+		for _, w := range envLayer.warnings {
+			opts.Warn(w)
+		}
+	}
+	layers = append(layers, envLayer)
 	if opts.Flags != nil {
 		l, err := cfgFlagLayer(opts.Flags)
 		if err != nil {
@@ -185,16 +250,34 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: cfgDecoderConfig(true)}); err != nil {
 		return nil, nil, fmt.Errorf("decode configuration: %w", err)
 	}
-	cfg.Root, cfg.File = root, path
+	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted
 	cfg.checkers = buildChecks(cfg.Workflow.Checks)
 	return &cfg, &src, nil
+}
+
+// cfgTrust is nil when the project.yaml at path may be read: no trust is
+// required, or the file was named explicitly, or the store trusts it as it
+// is; else what was left out and why.
+func cfgTrust(opts LoadOptions, root, path string, data []byte) *UntrustedFile {
+	if opts.RequireTrust == nil || opts.ConfigFile != "" || cfgLookupEnv(opts.Environ, EnvConfig) != "" {
+		return nil
+	}
+	st, err := opts.RequireTrust.Check(root, data)
+	if err == nil && st == trust.Trusted {
+		return nil
+	}
+	u := &UntrustedFile{Root: root, Path: path, State: st}
+	if err != nil {
+		u.Err = err.Error()
+	}
+	return u
 }
 
 // ValidateFile checks one project.yaml on its own: YAML syntax, unknown
 // keys, types and values (each number within its range). Problems are
 // returned as an ErrorList.
 func ValidateFile(path string) error {
-	data, err := file.Provider(path).ReadBytes()
+	data, err := agentfile.Read(path, agentfile.MaxText)
 	if err != nil {
 		return fmt.Errorf("read configuration: %w", err)
 	}
@@ -211,12 +294,27 @@ func ValidateYAML(name string, data []byte) error {
 	return nil
 }
 
+// EnvProjectDir is the variable Claude Code sets, in its hooks'
+// environment, to the directory the session was started in.
+const EnvProjectDir = "CLAUDE_PROJECT_DIR"
+
 // FindProject finds the project root and the project.yaml that Load reads
-// ("" when there is none). An explicit file (ConfigFile, else RUNTASKS_CONFIG)
-// must exist; relative, it is taken from StartDir; the root is its directory.
-// Otherwise the root is the first directory from StartDir upwards that holds
-// project.yaml, .beads or .git, and its project.yaml is read if present;
-// when none does, the root is StartDir and no file is read.
+// ("" when there is none). StartDir ("" = the working directory) must be a
+// directory: a hook whose cwd is gone gets an error, never another
+// project.
+//
+//   - An explicit file (ConfigFile, else RUNTASKS_CONFIG) must exist;
+//     relative, it is taken from StartDir; the root is its directory.
+//   - Otherwise the search starts from CLAUDE_PROJECT_DIR when the
+//     environment sets it to a directory, else from StartDir.
+//   - Inside a git repository (MainWorktree) the root is the repository's
+//     main work tree: every linked worktree (git worktree add) shares the
+//     root's project.yaml, state, bindings, trust and run folders.
+//   - Outside any repository, the root is CLAUDE_PROJECT_DIR when set, else
+//     the first directory from StartDir upwards that holds project.yaml,
+//     .beads or .git; when none does, the root is StartDir.
+//
+// The root's project.yaml is read when present.
 func FindProject(opts LoadOptions) (root, path string, err error) {
 	start := opts.StartDir
 	if start == "" {
@@ -225,6 +323,9 @@ func FindProject(opts LoadOptions) (root, path string, err error) {
 		}
 	}
 	if start, err = filepath.Abs(start); err != nil {
+		return "", "", fmt.Errorf("find project: %w", err)
+	}
+	if err := cfgDir(start); err != nil {
 		return "", "", fmt.Errorf("find project: %w", err)
 	}
 
@@ -242,13 +343,24 @@ func FindProject(opts LoadOptions) (root, path string, err error) {
 		return filepath.Dir(explicit), explicit, nil
 	}
 
+	fixed := false // the root is the start itself when no repository holds it
+	if d := cfgLookupEnv(opts.Environ, EnvProjectDir); filepath.IsAbs(d) && cfgDir(d) == nil {
+		start, fixed = filepath.Clean(d), true
+	}
+	if opts.MainWorktree != nil {
+		if main, ok, err := opts.MainWorktree(start); err != nil {
+			return "", "", fmt.Errorf("find project: %w", err)
+		} else if ok {
+			return cfgProjectAt(main)
+		}
+	}
+	if fixed {
+		return cfgProjectAt(start)
+	}
 	for dir := start; ; {
 		candidate := filepath.Join(dir, ProjectFile)
 		if _, err := os.Stat(candidate); err == nil {
-			if err := cfgRegularFile(candidate); err != nil {
-				return "", "", fmt.Errorf("configuration file: %w", err)
-			}
-			return dir, candidate, nil
+			return cfgProjectAt(dir)
 		}
 		for _, marker := range []string{".beads", ".git"} {
 			if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
@@ -261,6 +373,34 @@ func FindProject(opts LoadOptions) (root, path string, err error) {
 		}
 		dir = parent
 	}
+}
+
+// cfgProjectAt is the project rooted at dir, with its project.yaml if it
+// has one (which must then be a regular file).
+func cfgProjectAt(dir string) (root, path string, err error) {
+	candidate := filepath.Join(dir, ProjectFile)
+	if _, err := os.Lstat(candidate); err != nil {
+		return dir, "", nil
+	}
+	if err := cfgRegularFile(candidate); err != nil {
+		return "", "", fmt.Errorf("configuration file: %w", err)
+	}
+	return dir, candidate, nil
+}
+
+// cfgDir checks that dir exists and is a directory.
+func cfgDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("directory %s does not exist", dir)
+		}
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
 }
 
 func cfgRegularFile(path string) error {
@@ -434,6 +574,9 @@ type cfgLayer struct {
 	// file's YAML types must match.
 	weak bool
 	errs []*KeyError // unknown keys, a value that is not a mapping…
+	// warnings are problems that do not stop the load (an unknown
+	// RUNTASKS_ variable in the environment).
+	warnings []string
 }
 
 func (l *cfgLayer) set(key, src string, v any) {
@@ -479,8 +622,18 @@ func cfgFileLayer(src string, data []byte) cfgLayer {
 	return l
 }
 
+// EnvVars are the RUNTASKS_ variables runtasks reads that are not
+// configuration keys, with what each does (docs/configuration.md lists
+// them all).
+var EnvVars = map[string]string{
+	EnvConfig:          "the project.yaml to read",
+	"RUNTASKS_SESSION": "the agent session a command acts for (--session); session-hook writes it into CLAUDE_ENV_FILE",
+	"RUNTASKS_BIN":     "the runtasks binary the plugin's hook script runs",
+}
+
 // cfgEnvLayer reads RUNTASKS_* (and the TASKMASTER_ knobs) from environ. An
-// unknown RUNTASKS_ variable is an error.
+// unknown RUNTASKS_ variable is a warning, not an error: the environment is
+// shared with every other program (a typo in a file stays an error).
 func cfgEnvLayer(environ []string) cfgLayer {
 	l := newCfgLayer(true)
 	// koanf's env provider collects the variables runtasks reads (its own
@@ -506,12 +659,12 @@ func cfgEnvLayer(environ []string) cfgLayer {
 		case key != "" && strings.HasPrefix(name, cfgEnvPrefix):
 			r = 2
 		case key != "":
-		case name == EnvConfig, slices.Contains(NotifyEnvNames, name):
+		case EnvVars[name] != "", slices.Contains(NotifyEnvNames, name):
 			continue
 		default:
 			key, r = EnvKey(name), 3
 			if cfgSchema.byKey[key] == nil {
-				l.errs = append(l.errs, &KeyError{Source: "env " + name, Msg: "unknown variable" + cfgSuggestEnv(name)})
+				l.warnings = append(l.warnings, (&KeyError{Source: "env " + name, Msg: "unknown variable, ignored" + cfgSuggestEnv(name)}).Error())
 				continue
 			}
 		}
@@ -1070,7 +1223,7 @@ func cfgAllKeys() []string {
 }
 
 func cfgSuggestEnv(name string) string {
-	cands := []string{EnvConfig}
+	cands := slices.Sorted(maps.Keys(EnvVars))
 	for _, key := range ConfigKeys() {
 		cands = append(cands, EnvName(key))
 	}

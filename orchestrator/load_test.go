@@ -481,14 +481,6 @@ func TestLoadEnvErrors(t *testing.T) {
 		env  []string
 		want []string // error lines; FILE stands for the project.yaml path
 	}{
-		{"unknown variable", "", []string{"RUNTASKS_EPICS=x"},
-			[]string{"env RUNTASKS_EPICS: unknown variable (did you mean RUNTASKS_EPIC?)"}},
-		{"single underscore between sections", "", []string{"RUNTASKS_WORKFLOW_EPIC=x"},
-			[]string{"env RUNTASKS_WORKFLOW_EPIC: unknown variable (did you mean RUNTASKS_WORKFLOW__EPIC?)"}},
-		{"a section is not a key", "", []string{"RUNTASKS_WORKFLOW=x"},
-			[]string{"env RUNTASKS_WORKFLOW: unknown variable"}},
-		{"unknown variable, nothing close", "", []string{"RUNTASKS_COLOUR=red"},
-			[]string{"env RUNTASKS_COLOUR: unknown variable"}},
 		{"bad int", "", []string{"RUNTASKS_MAX_CYCLES=many"},
 			[]string{`env RUNTASKS_MAX_CYCLES: workflow.stop_hook.max_cycles: expected an integer, got string "many"`}},
 		{"bad value", "", []string{"RUNTASKS_WORKFLOW__STOP_HOOK__MAX_CYCLES=-1"},
@@ -533,6 +525,52 @@ func TestLoadEnvErrors(t *testing.T) {
 				t.Errorf("error:\n got %s\nwant %s", err, want)
 			}
 		})
+	}
+}
+
+// The environment is shared with every other program: a RUNTASKS_
+// variable that is neither a key nor documented is a warning, never an
+// error; the documented ones (RUNTASKS_SESSION, RUNTASKS_BIN,
+// RUNTASKS_CONFIG) are neither.
+func TestLoadEnvWarnings(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"unknown variable", []string{"RUNTASKS_EPICS=x"},
+			[]string{"env RUNTASKS_EPICS: unknown variable, ignored (did you mean RUNTASKS_EPIC?)"}},
+		{"single underscore between sections", []string{"RUNTASKS_WORKFLOW_EPIC=x"},
+			[]string{"env RUNTASKS_WORKFLOW_EPIC: unknown variable, ignored (did you mean RUNTASKS_WORKFLOW__EPIC?)"}},
+		{"a section is not a key", []string{"RUNTASKS_WORKFLOW=x"},
+			[]string{"env RUNTASKS_WORKFLOW: unknown variable, ignored"}},
+		{"unknown variable, nothing close", []string{"RUNTASKS_COLOUR=red"},
+			[]string{"env RUNTASKS_COLOUR: unknown variable, ignored"}},
+		{"misspelt session", []string{"RUNTASKS_SESION=s1"},
+			[]string{"env RUNTASKS_SESION: unknown variable, ignored (did you mean RUNTASKS_SESSION?)"}},
+		{"the session-hook's RUNTASKS_SESSION", []string{"RUNTASKS_SESSION=s1"}, nil},
+		{"the plugin's RUNTASKS_BIN", []string{"RUNTASKS_BIN=/usr/bin/runtasks"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := cfgProject(t, "")
+			var got []string
+			cfg, _, err := Load(LoadOptions{StartDir: dir, Environ: tt.env, Warn: func(m string) { got = append(got, m) }})
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("warnings:\n got %q\nwant %q", got, tt.want)
+			}
+			if cfg.Workflow.Epic != "" {
+				t.Errorf("an ignored variable set workflow.epic to %q", cfg.Workflow.Epic)
+			}
+		})
+	}
+	// A typo in a file stays an error.
+	dir := cfgProject(t, "workflow:\n  epics: x\n")
+	if _, _, err := Load(LoadOptions{StartDir: dir, Environ: []string{"RUNTASKS_EPICS=x"}}); err == nil || !strings.Contains(err.Error(), "workflow.epics: unknown key") {
+		t.Errorf("file typo: %v", err)
 	}
 }
 
@@ -635,6 +673,7 @@ func TestLoadDiscovery(t *testing.T) {
 		start    string
 		config   string   // LoadOptions.ConfigFile
 		env      []string // RUNTASKS_CONFIG=..., with TMP for the temp dir
+		repo     string   // a git repository's main work tree (MainWorktree), for starts inside it
 		wantRoot string
 		wantFile string
 		wantErr  string
@@ -654,6 +693,21 @@ func TestLoadDiscovery(t *testing.T) {
 		{name: "missing --config file", files: []string{"p/.git/"}, start: "p", config: "TMP/nope.yaml", wantErr: "configuration file (--config): stat TMP/nope.yaml: no such file or directory"},
 		{name: "missing RUNTASKS_CONFIG file", files: []string{"p/.git/"}, start: "p", env: []string{"RUNTASKS_CONFIG=TMP/nope.yaml"}, wantErr: "configuration file (env RUNTASKS_CONFIG): stat TMP/nope.yaml: no such file or directory"},
 		{name: "--config a directory", files: []string{"p/.git/", "d/"}, start: "p", config: "TMP/d", wantErr: "configuration file (--config): TMP/d: not a regular file"},
+		// One project per repository.
+		{name: "a linked worktree is the main work tree's project", files: []string{"p/.git/", "p/project.yaml", "p/.worktrees/agent-x/.git", "p/.worktrees/agent-x/src/"},
+			start: "p/.worktrees/agent-x/src", repo: "p", wantRoot: "p", wantFile: "p/project.yaml"},
+		{name: "a project.yaml in a subdirectory of a repository is not the project's", files: []string{"p/.git/", "p/sub/project.yaml"},
+			start: "p/sub", repo: "p", wantRoot: "p"},
+		{name: "outside any repository: the upward search", files: []string{"q/project.yaml", "q/a/"}, start: "q/a", repo: "p", wantRoot: "q", wantFile: "q/project.yaml"},
+		{name: "CLAUDE_PROJECT_DIR beats the cwd", files: []string{"proj/project.yaml", "other/.git/"}, start: "other", env: []string{"CLAUDE_PROJECT_DIR=TMP/proj"},
+			wantRoot: "proj", wantFile: "proj/project.yaml"},
+		{name: "CLAUDE_PROJECT_DIR outside a repository is the root itself", files: []string{"proj/sub/", "project.yaml"}, start: "proj/sub", env: []string{"CLAUDE_PROJECT_DIR=TMP/proj/sub"},
+			wantRoot: "proj/sub"},
+		{name: "CLAUDE_PROJECT_DIR in a linked worktree: the main work tree", files: []string{"p/.git/", "p/project.yaml", "p/.worktrees/agent-x/", "else/"},
+			start: "else", env: []string{"CLAUDE_PROJECT_DIR=TMP/p/.worktrees/agent-x"}, repo: "p", wantRoot: "p", wantFile: "p/project.yaml"},
+		{name: "a CLAUDE_PROJECT_DIR that does not exist is not used", files: []string{"p/.git/", "p/a/"}, start: "p/a", env: []string{"CLAUDE_PROJECT_DIR=TMP/gone"}, wantRoot: "p"},
+		{name: "a start dir that does not exist is an error", files: []string{"p/.git/"}, start: "p/gone", wantErr: "find project: directory TMP/p/gone does not exist"},
+		{name: "a start that is a file is an error", files: []string{"p/.git/", "p/f"}, start: "p/f", wantErr: "find project: TMP/p/f is not a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -674,6 +728,15 @@ func TestLoadDiscovery(t *testing.T) {
 				env = append(env, sub(e))
 			}
 			opts := LoadOptions{StartDir: filepath.Join(tmp, tt.start), ConfigFile: sub(tt.config), Environ: env}
+			if tt.repo != "" {
+				main := filepath.Join(tmp, tt.repo)
+				opts.MainWorktree = func(dir string) (string, bool, error) {
+					if dir == main || strings.HasPrefix(dir, main+"/") {
+						return main, true, nil
+					}
+					return "", false, nil
+				}
+			}
 			cfg, _, err := Load(opts)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != sub(tt.wantErr) {

@@ -64,6 +64,9 @@ tasks are not moved and no cycle is counted.`,
 				return exitCode(checkExitSetup, err)
 			}
 			opts.Out, opts.Config = f.Out, cfg
+			if opts.Session == "" {
+				opts.Session = sessionFromEnv(f.Getenv)
+			}
 			opts.Ports = stopPorts(f, cfg, f.Now)
 			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runCheck(cmd.Context(), opts)
@@ -71,7 +74,7 @@ tasks are not moved and no cycle is counted.`,
 	}
 	cmd.Flags().String("epic", "", "epic to judge (env RUNTASKS_EPIC, workflow.epic)")
 	cmd.Flags().StringVar(&opts.Transcript, "transcript", "", "agent transcript to read the final message and the plan from")
-	cmd.Flags().StringVar(&opts.Session, "session", "", "session id, for the done-token check")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "session id, for the done-token check (env RUNTASKS_SESSION)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the verdicts as JSON")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return exitCode(checkExitSetup, err) })

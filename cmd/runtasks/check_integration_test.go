@@ -34,6 +34,7 @@ func TestIntegrationChecks(t *testing.T) {
       mode: any
       checks: [promise, done_token]
 `)
+	trustProject(t, s.Root, s.Env)
 	write("RESULTS.tmpl", "# Results\n")
 	write("RESULTS.md", "# Results\n")
 	tr := filepath.Join(s.Root, "transcript.jsonl")

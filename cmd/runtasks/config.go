@@ -192,7 +192,7 @@ and flags are not checked here; runtasks config show checks every layer.`,
 			}
 			configFile, _ := cmd.Flags().GetString("config")
 			opts.Find = func() (string, string, error) {
-				return orchestrator.FindProject(orchestrator.LoadOptions{ConfigFile: configFile, StartDir: wd, Environ: f.Environ()})
+				return f.findProject(configFile, wd)
 			}
 			return runConfigValidate(opts)
 		},

@@ -19,6 +19,7 @@ import (
 	"github.com/runtasks/runtasks/hook"
 	"github.com/runtasks/runtasks/install"
 	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/trust"
 )
 
 // Check levels.
@@ -56,6 +57,10 @@ type doctorOptions struct {
 	Getenv     func(string) string
 	LookPath   func(string) string
 	Beads      func(cfg *orchestrator.Config) *beads.Client
+	// Trust is the user's trust store (nil: it could not be found, TrustErr
+	// says why).
+	Trust    *trust.Store
+	TrustErr error
 }
 
 func newDoctorCmd(f *Factory) *cobra.Command {
@@ -69,6 +74,8 @@ ok, warning or error, and for problems the fix.
   store       the beads store found and readable
   epic        the configured epic exists (workflow.epic, RUNTASKS_EPIC, --epic)
   config      project.yaml valid
+  trust       whether the hooks read project.yaml: trusted, untrusted, or
+              changed since trusted (runtasks trust)
   AGENT       for claude, codex, gemini and cursor: whether runtasks' hooks are
               installed (project and user settings) and run this binary
   block-cap   Claude Code's cap on consecutive Stop-hook blocks
@@ -93,7 +100,7 @@ other.`,
 				return exitCode(1, err)
 			}
 			configFile, _ := cmd.Flags().GetString("config")
-			o.Root, _, _ = orchestrator.FindProject(orchestrator.LoadOptions{ConfigFile: configFile, StartDir: wd, Environ: f.Environ()})
+			o.Root, _, _ = f.findProject(configFile, wd)
 			if o.Root == "" {
 				o.Root = wd
 			}
@@ -111,6 +118,7 @@ other.`,
 			}
 			o.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
 			o.Beads = func(cfg *orchestrator.Config) *beads.Client { return newBeadsClient(f, cfg) }
+			o.Trust, o.TrustErr = f.trustStore()
 			if failed := runDoctor(cmd.Context(), o); failed {
 				return exitCode(orchestrator.ExitUsage, errSilent)
 			}
@@ -215,6 +223,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 			emit(doctorCheck{levelOK, "config", cfg.File + " is valid", ""})
 		}
 	}
+	emit(doctorTrust(o))
 
 	// Agents.
 	claudeInstalled := false
@@ -241,6 +250,29 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 	}
 	emit(doctorRuns(ctx, cfg))
 	return failed
+}
+
+// doctorTrust says whether the hooks read the project's project.yaml.
+func doctorTrust(o *doctorOptions) doctorCheck {
+	if f := o.Getenv(orchestrator.EnvConfig); f != "" {
+		return doctorCheck{levelOK, "trust", orchestrator.EnvConfig + " names " + f + ": the hooks read it as named", ""}
+	}
+	file := filepath.Join(o.Root, orchestrator.ProjectFile)
+	if _, err := os.Stat(file); err != nil {
+		return doctorCheck{levelOK, "trust", "no project.yaml in " + o.Root + ": nothing to trust", ""}
+	}
+	fix := "review " + file + ", then run `runtasks trust " + orchestrator.ShellQuote(o.Root) + "`"
+	if o.Trust == nil {
+		return doctorCheck{levelWarning, "trust", "no trust store (" + oneLine(o.TrustErr) + "): the hooks ignore " + file, "set HOME or XDG_CONFIG_HOME"}
+	}
+	st, err := trustState(o.Trust, o.Root, file)
+	switch {
+	case err != nil:
+		return doctorCheck{levelWarning, "trust", oneLine(err) + ": the hooks ignore " + file, fix}
+	case st == trust.Trusted:
+		return doctorCheck{levelOK, "trust", o.Root + " is trusted: the hooks read " + file, ""}
+	}
+	return doctorCheck{levelWarning, "trust", file + " is " + st.String() + ": the hooks ignore it (defaults, environment and flags only)", fix}
 }
 
 // doctorRuns says whether git tracks the runs folder, ignores it, or would

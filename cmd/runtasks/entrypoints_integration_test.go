@@ -82,6 +82,7 @@ func TestIntegrationEntryPointsAgree(t *testing.T) {
 				yaml += "    - beads\n" + c.checks
 			}
 			writeFile(t, filepath.Join(s.Root, "project.yaml"), yaml)
+			trustProject(t, s.Root, s.Env)
 
 			// stop-hook
 			session := fmt.Sprintf("hook-%d", i)

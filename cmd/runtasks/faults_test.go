@@ -63,8 +63,9 @@ func readyBD(t *testing.T) string {
 	return fakeBDScript(t, `case "$1" in ready) echo '`+readyJSON+`';; *) echo '[]';; esac`)
 }
 
-func faultEnv(bd string, extra ...string) []string {
-	env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1", "HOME="+os.TempDir())
+func faultEnv(t *testing.T, bd string, extra ...string) []string {
+	env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1", "HOME="+os.TempDir(),
+		"XDG_CONFIG_HOME="+t.TempDir(), "CLAUDE_PROJECT_DIR=")
 	return append(env, extra...)
 }
 
@@ -136,7 +137,8 @@ func TestFaultBeads(t *testing.T) {
 		for _, c := range cases {
 			t.Run(policy+"/"+c.name, func(t *testing.T) {
 				root := faultProject(t, "workflow:\n  stop_hook:\n    on_beads_error: "+policy+"\nbeads:\n  timeout: 1s\n")
-				env := faultEnv(c.bd(t))
+				env := faultEnv(t, c.bd(t))
+				trustProject(t, root, env)
 				in := stopInput(t, map[string]any{"session_id": "s1", "cwd": root, "hook_event_name": "Stop",
 					"last_assistant_message": "All done.\n<promise>ALL TASKS COMPLETE</promise>"})
 				a, errOut := hookRun(t, root, env, in, "--epic", faultEpic)
@@ -173,7 +175,7 @@ func TestFaultStateDirUnwritable(t *testing.T) {
 	root := faultProject(t, "")
 	writeFile(t, filepath.Join(root, ".runtasks"), "not a directory\n")
 	in := stopInput(t, map[string]any{"session_id": "s1", "cwd": root, "hook_event_name": "Stop", "last_assistant_message": "hi"})
-	a, errOut := hookRun(t, root, faultEnv(readyBD(t)), in, "--epic", faultEpic)
+	a, errOut := hookRun(t, root, faultEnv(t, readyBD(t)), in, "--epic", faultEpic)
 	if a.Decision == "block" {
 		t.Fatalf("blocked without a usable state dir: %+v", a)
 	}
@@ -195,7 +197,7 @@ func TestFaultStateDirUnwritable(t *testing.T) {
 		}
 		t.Cleanup(func() { os.Chmod(ro, 0o755) })
 		in := stopInput(t, map[string]any{"session_id": "s1", "cwd": root, "hook_event_name": "Stop", "last_assistant_message": "hi"})
-		if a, errOut := hookRun(t, root, faultEnv(readyBD(t)), in, "--epic", faultEpic); a.Decision == "block" || !strings.Contains(errOut, "state") {
+		if a, errOut := hookRun(t, root, faultEnv(t, readyBD(t)), in, "--epic", faultEpic); a.Decision == "block" || !strings.Contains(errOut, "state") {
 			t.Fatalf("read-only state dir: %+v, stderr %q", a, errOut)
 		}
 	}
@@ -205,7 +207,7 @@ func TestFaultStateDirUnwritable(t *testing.T) {
 // moved aside and replaced by a fresh state; the hook still decides.
 func TestFaultStateFileCorrupt(t *testing.T) {
 	root := faultProject(t, "")
-	env := faultEnv(readyBD(t))
+	env := faultEnv(t, readyBD(t))
 	in := stopInput(t, map[string]any{"session_id": "s1", "cwd": root, "hook_event_name": "Stop", "last_assistant_message": "hi"})
 	if a, _ := hookRun(t, root, env, in, "--epic", faultEpic); !strings.Contains(a.Reason, "cycle 1/") {
 		t.Fatalf("first stop: %+v", a)
@@ -265,7 +267,7 @@ func TestFaultKilledWriterHelper(t *testing.T) {
 func TestFaultKilledWriter(t *testing.T) {
 	root := faultProject(t, "")
 	stateDir := filepath.Join(root, ".runtasks")
-	env := faultEnv(readyBD(t))
+	env := faultEnv(t, readyBD(t))
 	in := stopInput(t, map[string]any{"session_id": "s1", "cwd": root, "hook_event_name": "Stop", "last_assistant_message": "hi"})
 	for i := 1; i <= 3; i++ {
 		if a, _ := hookRun(t, root, env, in, "--epic", faultEpic); !strings.Contains(a.Reason, fmt.Sprintf("cycle %d/", i)) {
@@ -331,7 +333,8 @@ func TestFaultConcurrentHooks(t *testing.T) {
 	// No-progress escalation off: the fake bd never changes.
 	root := faultProject(t, "workflow:\n  no_progress_cycles: 0\n")
 	bin := linkedBinary(t)
-	env := faultEnv(readyBD(t))
+	env := faultEnv(t, readyBD(t))
+	trustProject(t, root, env)
 	in := stopInput(t, map[string]any{"session_id": "s1", "cwd": root, "hook_event_name": "Stop", "last_assistant_message": "hi"})
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -378,7 +381,7 @@ func TestFaultConcurrentHooks(t *testing.T) {
 // own counter.
 func TestFaultHostileSessionIDs(t *testing.T) {
 	root := faultProject(t, "")
-	env := faultEnv(readyBD(t))
+	env := faultEnv(t, readyBD(t))
 	ids := []string{
 		"../escape", "../../../../../../tmp/escape", "a/b/c", "/etc/passwd", `..\..\x`, ".", "..",
 		"sessions/../../escape", strings.Repeat("../", 3500), strings.Repeat("x", 10<<10), "*?[", "\u202e\ufeff☃",
@@ -434,7 +437,7 @@ func assertOnlyUnder(t *testing.T, top string, dirs map[string]bool, prefixes ..
 // promise does not count and the last complete message decides.
 func TestFaultTranscripts(t *testing.T) {
 	root := faultProject(t, "")
-	env := faultEnv(readyBD(t))
+	env := faultEnv(t, readyBD(t))
 	assistant := func(text string) string {
 		b, _ := json.Marshal(map[string]any{"type": "assistant", "message": map[string]any{
 			"id": "msg", "role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}})

@@ -31,7 +31,7 @@ func recoverHook(name string, out, errw io.Writer, encode func(msg string) []byt
 // the project that holds dir (the default state directory: a broken file
 // cannot name another).
 func recordConfigError(f *Factory, dir string, in orchestrator.Input, dec orchestrator.Decision) {
-	root, _, err := orchestrator.FindProject(orchestrator.LoadOptions{StartDir: dir})
+	root, _, err := orchestrator.FindProject(orchestrator.LoadOptions{StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
 	if err != nil {
 		if root, err = f.Getwd(); err != nil {
 			return

@@ -53,7 +53,9 @@ saved next to it as FILE.runtasks.bak (one backup, the newest).
 
 It also writes the skills (/run-tasks, completion-checklist) where the agent
 reads them, and, for a project, project.yaml when there is none; these stay
-while any agent's install uses them.
+while any agent's install uses them. A project install trusts the project
+(runtasks trust); --global trusts none. The stop hook's timeout covers the
+configured command checks (at least 30s).
 
 Codex skips hooks until they are trusted. When codex is on PATH, install
 trusts runtasks' hooks through "codex app-server" (hooks/list, then
@@ -84,6 +86,9 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 			printInstallResult(o.Out, "install", o.Opts, res)
 			if err != nil {
 				return exitCode(orchestrator.ExitUsage, err)
+			}
+			if err := installTrust(f, o.Out, o.Opts); err != nil {
+				return exitCode(1, err)
 			}
 			return nil
 		},
@@ -139,16 +144,43 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		return err
 	}
 	configFile, _ := cmd.Flags().GetString("config")
-	root, _, err := orchestrator.FindProject(orchestrator.LoadOptions{ConfigFile: configFile, StartDir: wd, Environ: f.Environ()})
+	root, _, err := f.findProject(configFile, wd)
 	if err != nil {
 		return err
 	}
 	o.ProjectDir = root
 	// Cursor's own loop_limit follows max_cycles; a configuration that does
-	// not load leaves it unlimited (runtasks' cap applies at run time).
+	// not load leaves it unlimited (runtasks' cap applies at run time). The
+	// stop hook's timeout covers the configured command checks.
 	if cfg, _, err := f.LoadConfig(cmd, wd); err == nil {
 		o.LoopLimit = cfg.Workflow.StopHook.MaxCycles
+		o.StopTimeout = hookTimeoutFor(cfg)
+	} else {
+		o.StopTimeout = hookTimeoutFor(nil)
 	}
+	return nil
+}
+
+// installTrust trusts the project install wrote into (runtasks trust):
+// the person who installs runtasks into a project vouches for its
+// project.yaml as it is now. A global install trusts nothing: it is not
+// about one project.
+func installTrust(f *Factory, w io.Writer, o install.Options) error {
+	if o.Global || o.DryRun {
+		return nil
+	}
+	file := filepath.Join(o.ProjectDir, orchestrator.ProjectFile)
+	if _, err := os.Stat(file); err != nil {
+		return nil
+	}
+	st, err := f.trustStore()
+	if err != nil {
+		return err
+	}
+	if _, err := trustFile(st, o.ProjectDir, file, f.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "trusted %s: the hooks read its %s as it is now (run `runtasks trust` again after changing it)\n", o.ProjectDir, orchestrator.ProjectFile)
 	return nil
 }
 

@@ -42,11 +42,13 @@ func newNotifyRunCmd(f *Factory) *cobra.Command {
 	}
 }
 
-// projectTrusted is the seam for `runtasks trust` (being built in
-// parallel): whether a configuration file is trusted to run commands from
-// a hook. Until trust lands no file is, except one named with --config on
-// the hook's command line (notify.FromTrustedSource).
-var projectTrusted func(file string) bool
+// hookFileTrusted says whether a configuration file in a hook's
+// configuration may run commands: the hooks read a project.yaml only when
+// it is trusted and unchanged since (Factory.LoadHookConfig), so the file
+// the configuration was read from is, and no other.
+func hookFileTrusted(cfg *orchestrator.Config) func(file string) bool {
+	return func(file string) bool { return cfg.Untrusted == nil && cfg.File != "" && file == cfg.File }
+}
 
 // notifyDecision dispatches the decision's event. It returns what was
 // dispatched ("" for nothing) and why not, for the hook's log; it never

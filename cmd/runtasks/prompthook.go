@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,6 +43,7 @@ func newPromptHookCmd(f *Factory) *cobra.Command {
 		Use:   "prompt-hook",
 		Short: "Claim tasks and arm sessions from the user's prompt (UserPromptSubmit hook)",
 		Long: `prompt-hook reads the agent's UserPromptSubmit hook input on stdin.
+It reads the project's project.yaml only when trusted (runtasks trust).
 
 Only a prompt that starts with a request counts; a sentence that
 mentions, quotes or negates one ("Do NOT run tasks for bd-x7y8") asks for
@@ -84,7 +88,7 @@ func (o *promptHookOptions) wire(f *Factory, cmd *cobra.Command) {
 	o.In, o.Out, o.Err = f.In, f.Out, f.Err
 	o.LogLevel, _ = cmd.Flags().GetString("log-level")
 	o.LoadConfig = func(dir string) (*orchestrator.Config, error) {
-		cfg, _, err := f.LoadConfig(cmd, dir)
+		cfg, _, err := f.LoadHookConfig(cmd, dir)
 		return cfg, err
 	}
 	o.Beads = func(cfg *orchestrator.Config) hookBeads { return newBeadsClient(f, cfg) }
@@ -99,14 +103,44 @@ func (o *promptHookOptions) addFlags(cmd *cobra.Command) {
 }
 
 // hookStart is the directory the configuration search starts from: the
-// hook's cwd when it is a directory, else the working directory.
-func hookStart(cwd string) string {
-	if cwd != "" {
-		if fi, err := os.Stat(cwd); err == nil && fi.IsDir() {
-			return cwd
+// hook's cwd ("" = the working directory, for an input without one). A cwd
+// that is not a directory is an error, never a reason to judge the
+// process's own directory instead.
+func hookStart(cwd string) (string, error) {
+	if cwd == "" {
+		return "", nil
+	}
+	fi, err := os.Stat(cwd)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("the hook's cwd %s does not exist", cwd)
+	case err != nil:
+		return "", fmt.Errorf("the hook's cwd: %w", err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("the hook's cwd %s is not a directory", cwd)
+	}
+	return cwd, nil
+}
+
+// joinMessages joins the non-empty messages for one systemMessage.
+func joinMessages(msgs ...string) string {
+	var out []string
+	for _, m := range msgs {
+		if m != "" {
+			out = append(out, m)
 		}
 	}
-	return ""
+	return strings.Join(out, "\n")
+}
+
+// hookMessage prints a message for the person from the prompt or session
+// hook (stderr for an agent without a field for it).
+func hookMessage(out, errw io.Writer, agent, msg string) {
+	if b := hook.EncodeMessage(agent, msg); b != nil {
+		out.Write(b)
+	} else {
+		fmt.Fprintln(errw, msg)
+	}
 }
 
 // hookSession is the session id of a hook payload (Cursor: the conversation).
@@ -124,13 +158,24 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 		fmt.Fprintf(o.Err, "runtasks prompt-hook: %v; prompt passed through\n", err)
 		return nil
 	}
-	cfg, err := o.LoadConfig(hookStart(payload.CWD))
+	start, err := hookStart(payload.CWD)
+	if err != nil {
+		fmt.Fprintf(o.Err, "runtasks prompt-hook: %v\n", err)
+		hookMessage(o.Out, o.Err, hookAgent(o.Agent, payload), "runtasks: "+err.Error()+"; the prompt was passed through.")
+		return nil
+	}
+	cfg, err := o.LoadConfig(start)
 	if err != nil {
 		hookConfigError("prompt-hook", o.Out, o.Err, hookAgent(o.Agent, payload), err)
 		return nil
 	}
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
 	defer closeLog()
+	var notice string // said to the person when the prompt asks runtasks for something
+	if cfg.Untrusted != nil {
+		logger.Warn(cfg.Untrusted.Message())
+		notice = "runtasks: " + cfg.Untrusted.Message()
+	}
 	m, err := claim.NewMatcher(cfg.Claim)
 	if err != nil {
 		logger.Error("prompt passed through", "err", err)
@@ -164,11 +209,11 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 	if event == "" {
 		event = hook.EventPromptSubmit
 	}
-	if out := hook.EncodeContext(agent, event, text); out != nil {
+	if out := hook.EncodeContextMessage(agent, event, text, notice); out != nil {
 		o.Out.Write(out)
 	} else {
 		// Cursor's beforeSubmitPrompt takes no context: say it on stderr.
-		fmt.Fprintln(o.Err, text)
+		fmt.Fprintln(o.Err, joinMessages(notice, text))
 	}
 	return nil
 }

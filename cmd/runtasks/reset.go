@@ -45,6 +45,9 @@ It prints how many states it cleared.`,
 				return exitCode(orchestrator.ExitUsage, err)
 			}
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
+			if opts.Session == "" {
+				opts.Session = sessionFromEnv(f.Getenv)
+			}
 			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if err := runReset(opts); err != nil {
 				return exitCode(1, err)
@@ -53,7 +56,7 @@ It prints how many states it cleared.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Epic, "epic", "", "clear only this epic's sessions")
-	cmd.Flags().StringVar(&opts.Session, "session", "", "clear only this session id")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "clear only this session id (env RUNTASKS_SESSION)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	setExitStatus(cmd, `  0  cleared (also when nothing matched)
   1  failed: the state directory could not be changed

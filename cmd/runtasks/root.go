@@ -79,6 +79,9 @@ func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*orchestrator
 		StartDir:   startDir,
 		Environ:    f.Environ(),
 		Flags:      fs,
+		// One project per repository; RUNTASKS_ typos are warnings.
+		MainWorktree: mainWorktree,
+		Warn:         f.warn,
 	})
 }
 
@@ -161,7 +164,7 @@ state: completion promises are claims, accepted only when beads agrees.`,
 		add(groupHooks, build(f))
 	} else {
 		add(groupCommands,
-			newInstallCmd(f), newUninstallCmd(f), newArmCmd(f), newDisarmCmd(f), newClaimCmd(f),
+			newInstallCmd(f), newUninstallCmd(f), newTrustCmd(f), newUntrustCmd(f), newArmCmd(f), newDisarmCmd(f), newClaimCmd(f),
 			newRunCmd(f), newStatusCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
 			newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f))
 		add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))

@@ -21,7 +21,8 @@ func newSessionHookCmd(f *Factory) *cobra.Command {
 		Use:   "session-hook",
 		Short: "Give a bound session its epic's state at start, resume, clear and compact (SessionStart hook)",
 		Long: `session-hook reads the agent's SessionStart hook input on stdin (sources
-startup, resume, clear, compact).
+startup, resume, clear, compact). It reads the project's project.yaml only
+when trusted (runtasks trust).
 
 For a session armed for an epic (/run-tasks, runtasks arm) it answers the
 orchestration prompt and the epic's current state — ready work, work in
@@ -55,13 +56,33 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 	if session == "" {
 		return nil
 	}
-	cfg, err := o.LoadConfig(hookStart(payload.CWD))
+	start, err := hookStart(payload.CWD)
+	if err != nil {
+		fmt.Fprintf(o.Err, "runtasks session-hook: %v\n", err)
+		hookMessage(o.Out, o.Err, hookAgent(o.Agent, payload), "runtasks: "+err.Error()+"; the session's state was not given.")
+		return nil
+	}
+	cfg, err := o.LoadConfig(start)
 	if err != nil {
 		hookConfigError("session-hook", o.Out, o.Err, hookAgent(o.Agent, payload), err)
 		return nil
 	}
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
 	defer closeLog()
+	var notice string // said to the person at every session start
+	if cfg.Untrusted != nil {
+		logger.Warn(cfg.Untrusted.Message())
+		notice = "runtasks: " + cfg.Untrusted.Message()
+	}
+	agent := o.Agent
+	if agent == "" {
+		agent = hook.Detect(payload)
+	}
+	say := func() {
+		if notice != "" {
+			hookMessage(o.Out, o.Err, agentOr(agent), notice)
+		}
+	}
 	if envFile := o.Getenv("CLAUDE_ENV_FILE"); envFile != "" {
 		// Claude Code sources this file into later Bash tool calls: a
 		// runtasks claim run by the agent then knows its session.
@@ -73,22 +94,22 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 	b, err := store.Binding(session)
 	if err != nil {
 		logger.Error("session binding", "err", err)
+		say()
 		return nil
 	}
 	if b.Empty() {
+		say()
 		return nil
 	}
 	text := sessionContext(ctx, cfg, o.Beads(cfg), store, b, payload.Source)
-	agent := o.Agent
-	if agent == "" {
-		agent = hook.Detect(payload)
-	}
 	event := payload.HookEventName
 	if event == "" {
 		event = hook.EventSessionStart
 	}
-	if out := hook.EncodeContext(agent, event, text); out != nil {
+	if out := hook.EncodeContextMessage(agent, event, text, notice); out != nil {
 		o.Out.Write(out)
+	} else {
+		say()
 	}
 	logger.Info("session hook", "session", session, "epic", b.Epic, "source", payload.Source)
 	return nil

@@ -67,17 +67,32 @@ moment. Then it shows the last decisions from the decision log
 Counts: READY ready tasks, WIP in progress, BLKD blocked, DEFR deferred,
 LEFT all unclosed; "-" when that part of the epic was not read.
 
---json prints {"state_dir":..., "sessions":[...], "history":[...]}; --jq
-filters that object with a jq expression (gojq) and prints each result on
-its own line, strings without quotes.`,
+TOKENS and COST are what the session's loop spent, from the agents'
+transcripts (docs/usage.md); --usage sums the whole decision log per
+session, epic and claimed task. Below the sessions, the runs of runtasks
+run: running, finished, or dead (recorded running, process gone).
+
+--why SESSION prints the whole reason last fed back to that session.
+--watch is a live full-screen view of every loop (q quits, enter a
+session's history, w the last reason); without a terminal it prints a new
+table on each change (docs/watch.md).
+
+--json prints {"state_dir":..., "runs":[...], "sessions":[...],
+"history":[...]}; --jq filters that object with a jq expression (gojq) and
+prints each result on its own line, strings without quotes.`,
 		Example: `  runtasks status
   runtasks status --epic bd-x7y8 --history 30
   runtasks status --session 5c2e0b4a-... --json
   runtasks status --jq '.sessions[] | select(.cycles > 10) | .session'
-  runtasks status --history -1 --jq '.history[] | select(.block | not) | .why'`,
+  runtasks status --history -1 --jq '.history[] | select(.block | not) | .why'
+  runtasks status --why 5c2e0b4a-...
+  runtasks status --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
+			if opts.Session == "" {
+				opts.Session = sessionFromEnv(f.Getenv)
+			}
 			if opts.Watch {
 				opts.TTY = ttyOf(f.In, f.Out)
 			}
@@ -105,7 +120,7 @@ its own line, strings without quotes.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Epic, "epic", "", "show only this epic")
-	cmd.Flags().StringVar(&opts.Session, "session", "", "show only this session id")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "show only this session id (env RUNTASKS_SESSION)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVarP(&opts.JQ, "jq", "q", "", "filter the JSON output with a jq expression")
 	cmd.Flags().IntVar(&opts.History, "history", 10, "logged decisions to show (0 none, -1 all)")
@@ -127,7 +142,7 @@ func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root, _, err := orchestrator.FindProject(orchestrator.LoadOptions{StartDir: wd})
+	root, _, err := f.findProject("", wd)
 	if err != nil {
 		return "", err
 	}

@@ -42,6 +42,7 @@ func newStopHookCmd(f *Factory) *cobra.Command {
 		Use:   "stop-hook",
 		Short: "Decide whether the agent may stop (run by the agent's Stop hook)",
 		Long: `stop-hook reads the agent's Stop hook input on stdin and answers on stdout.
+It reads the project's project.yaml only when trusted (runtasks trust).
 
 While the epic's beads show ready or in-progress work, it blocks the stop and
 re-feeds the orchestration prompt with a one-line state. A <promise> in the
@@ -67,7 +68,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
 			var src *orchestrator.Sources
 			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) {
-				cfg, s, err := f.LoadConfig(cmd, dir)
+				cfg, s, err := f.LoadHookConfig(cmd, dir)
 				src = s
 				return cfg, err
 			}
@@ -77,7 +78,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 				if err != nil {
 					return "", err
 				}
-				return notifyDecision(cfg, src, notify.FromTrustedSource(explicit, projectTrusted), self, f.Environ(), in, dec, f.Now())
+				return notifyDecision(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), self, f.Environ(), in, dec, f.Now())
 			}
 			opts.Ports = func(cfg *orchestrator.Config) orchestrator.Ports { return stopPorts(f, cfg, utcClock(f.Now)) }
 			opts.ConfigErrorLog = func(dir string, in orchestrator.Input, dec orchestrator.Decision) {
@@ -142,7 +143,13 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		fmt.Fprintf(o.Err, "runtasks stop-hook: unknown agent %q; stop allowed\n", agent)
 		return nil
 	}
-	start := hookStart(payload.CWD)
+	start, err := hookStart(payload.CWD)
+	if err != nil {
+		msg := "runtasks: " + err.Error() + "; this stop was not judged (allowed)."
+		fmt.Fprintf(o.Err, "runtasks stop-hook: %s\n", msg)
+		o.Out.Write(hook.EncodeStop(agent, orchestrator.Decision{SystemMessage: msg}))
+		return nil
+	}
 	cfg, err := o.LoadConfig(start)
 	if err != nil {
 		dec := orchestrator.ConfigErrorDecision(err)
@@ -156,6 +163,9 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 	}
 	logger := newLazyLogger(cfg, o.Err, o.LogLevel)
 	defer logger.Close()
+	if cfg.Untrusted != nil {
+		logger.Warn(cfg.Untrusted.Message())
+	}
 	in, inErr := hook.Input(agent, payload, cfg.Workflow.DoneToken.Required)
 	if inErr != nil {
 		logger.Warn("could not read the final message; judging without it", "err", inErr)
@@ -167,6 +177,9 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		logger.Error("stop allowed", "err", err)
 	}
 	logDecision(logger, in.SessionID, dec)
+	if cfg.Untrusted != nil {
+		dec.SystemMessage = joinMessages("runtasks: "+cfg.Untrusted.Message(), dec.SystemMessage)
+	}
 	if out := hook.EncodeStop(agent, dec); out != nil {
 		o.Out.Write(out)
 	}

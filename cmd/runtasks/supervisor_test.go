@@ -60,7 +60,8 @@ func superviseProject(t testing.TB, yaml string) (dir string, env []string) {
 			t.Fatal(err)
 		}
 	}
-	env = append(os.Environ(), "HOME="+filepath.Join(dir, ".home"), "RUNTASKS_BD=fakebd",
+	env = append(os.Environ(), "HOME="+filepath.Join(dir, ".home"), "XDG_CONFIG_HOME="+filepath.Join(dir, ".home", ".config"),
+		"CLAUDE_PROJECT_DIR=", "RUNTASKS_BD=fakebd",
 		"FAKEBD_DIR="+filepath.Join(dir, "bd"), "AGENT_PIDFILE="+filepath.Join(dir, "agent.pid"), "NO_COLOR=1")
 	return dir, env
 }
@@ -159,6 +160,7 @@ func TestStopHookStopsAHangingCheck(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "project.yaml"), []byte(yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			trustProject(t, dir, env)
 			cmd := exec.Command("runtasks", "stop-hook", "--agent", "claude")
 			cmd.Dir, cmd.Env = dir, env
 			cmd.Stdin = strings.NewReader(`{"session_id":"s1","cwd":"` + dir + `","hook_event_name":"Stop","last_assistant_message":"done"}`)
