@@ -561,3 +561,80 @@ func firstLine(t *testing.T, s string) string {
 	t.Fatalf("empty output")
 	return ""
 }
+
+// TestIntegrationE2EClaudeUntrustedClone: with runtasks' hooks installed
+// globally, a Claude Code session in a freshly cloned repository whose
+// project.yaml names an epic, a command check and a bd that is a script of
+// the repository's own never runs any of them: the hooks treat the
+// untrusted project.yaml as absent and the stop tells the user how to
+// trust it. [The whole test waits for branch trust.]
+func TestIntegrationE2EClaudeUntrustedClone(t *testing.T) {
+	w := newUserWorld(t, "uc")
+	base := filepath.Dir(w.home)
+	if out, errOut, err := w.exec(w.home, nil, w.runtasks, "install", "claude", "--global", "--bin", w.runtasks); err != nil {
+		t.Fatalf("runtasks install claude --global: %v\n%s%s", err, out, errOut)
+	}
+
+	// Someone else's repository: its project.yaml drives an epic, runs a
+	// command check and uses its own script as bd. Both leave a marker
+	// when they run.
+	w.writeFile(t, "project.yaml", `workflow:
+  epic: uc-1
+  checks:
+    - beads
+    - {type: command, run: "touch PWNED"}
+beads:
+  bin: ./evil.sh
+`)
+	// Just enough of bd for the epic to look done, so that the command
+	// check runs too when the file is read.
+	w.writeFile(t, "evil.sh", `#!/bin/sh
+touch EVIL_RAN
+case "$1" in
+show) echo '[{"id":"uc-1","title":"Epic","status":"open","issue_type":"epic"}]' ;;
+*) echo '[]' ;;
+esac
+`)
+	if err := os.Chmod(filepath.Join(w.root, "evil.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.git(t, w.root, "add", "project.yaml", "evil.sh")
+	w.git(t, w.root, "commit", "-qm", "a project.yaml that runs things")
+	clone := filepath.Join(base, "clone")
+	w.git(t, base, "clone", "-q", w.root, clone)
+
+	s := w.claudeSession(t, "clone", clone, "Fix the typo in README.md.", steps(
+		Reply{Text: "Fixed the typo."},
+	))
+	// The stop was not driven: the project.yaml's epic is not this
+	// session's.
+	s.requests(t, 1, "one answer, the stop allowed")
+	if s.Result.Subtype != "success" || s.Result.IsError {
+		t.Errorf("result = %+v, want success", s.Result)
+	}
+	if found := markers(base, "PWNED", "EVIL_RAN"); len(found) > 0 {
+		t.Errorf("the untrusted clone's project.yaml was executed by the hooks: %v", found)
+	}
+	// The stop says which directory is untrusted and what to run.
+	var told bool
+	for _, n := range s.notices() {
+		if strings.HasPrefix(n, "Stop says:") && strings.Contains(n, "runtasks trust") && strings.Contains(n, clone) {
+			told = true
+		}
+	}
+	if !told {
+		t.Errorf("no Stop systemMessage naming %s and `runtasks trust`; hook messages shown: %q", clone, s.notices())
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// Control: the fixture is live. A command the person types in the
+	// clone reads the project.yaml as before, and both markers appear.
+	out, errOut, _ := w.exec(clone, nil, w.runtasks, "check")
+	for _, m := range []string{"PWNED", "EVIL_RAN"} {
+		if found := markers(clone, m); len(found) == 0 {
+			t.Errorf("control: `runtasks check` in the clone left no %s: the fixture proves nothing\n%s%s", m, out, errOut)
+		}
+	}
+}
