@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -196,8 +197,8 @@ type claudeRun struct {
 }
 
 // claudeSession runs one Claude Code session in dir with the prompt typed
-// by the user and the scripted model.
-func (w *userWorld) claudeSession(t *testing.T, name, dir, prompt string, script Script) *claudeRun {
+// by the user and the scripted model; extra is added to its environment.
+func (w *userWorld) claudeSession(t *testing.T, name, dir, prompt string, script Script, extra ...string) *claudeRun {
 	t.Helper()
 	r := &claudeRun{name: name, srv: NewAnthropic(t, script)}
 	t.Cleanup(func() { w.keepRequests(t, r) })
@@ -206,6 +207,7 @@ func (w *userWorld) claudeSession(t *testing.T, name, dir, prompt string, script
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	}
+	env = append(env, extra...)
 	start := time.Now()
 	out, errOut, err := w.exec(dir, env, w.claude, "-p", prompt,
 		"--output-format", "stream-json", "--verbose", "--allowedTools", "Bash",
@@ -637,4 +639,80 @@ esac
 			t.Errorf("control: `runtasks check` in the clone left no %s: the fixture proves nothing\n%s%s", m, out, errOut)
 		}
 	}
+}
+
+// sessionIDRE finds the session id the done-token reason tells the model.
+var sessionIDRE = regexp.MustCompile(`your session id ([^\s,]+), with nothing else`)
+
+// TestIntegrationE2EClaudeDoneTokenAndCap: the two other ways a driven
+// Claude Code session ends. The done-token contract (TASKMASTER_DONE::<id>)
+// blocks a stop without the line, and lets the session go once the line is
+// printed and beads agrees; max_cycles lets a session that keeps stopping
+// go after the cap, with work left and a message saying so.
+func TestIntegrationE2EClaudeDoneTokenAndCap(t *testing.T) {
+	w := newUserWorld(t, "dt")
+	w.rt(t, "install", "claude", "--bin", w.runtasks)
+	w.git(t, w.root, "add", "-A")
+	w.git(t, w.root, "commit", "-qm", "runtasks: hooks and skills")
+
+	t.Run("done token", func(t *testing.T) {
+		epic := w.s.Create("Ship the lexer", "--type", "epic")
+		task := w.s.Create("Write the lexer", "--parent", epic)
+		var told string // the session id as the block reason gave it
+		s := w.claudeSession(t, "token", w.root, "/run-tasks "+epic, func(n int, req *Request) Reply {
+			if m := sessionIDRE.FindStringSubmatch(req.Tail); m != nil {
+				told = m[1]
+			}
+			switch n {
+			case 1:
+				return Reply{Text: "The lexer is done, I think."}
+			case 2:
+				return Reply{Shell: "bd close " + task + " --reason 'lexer written'"}
+			case 3:
+				return Reply{Text: "Closed " + task + ".\nTASKMASTER_DONE::" + told}
+			}
+			return Reply{Text: fmt.Sprintf("(script overrun: request %d)", n)}
+		}, "RUNTASKS_WORKFLOW__DONE_TOKEN__REQUIRED=true")
+		s.requests(t, 3, "no done line, bd close, the done line")
+		if told != s.Session {
+			t.Errorf("the block reason gave session id %q, Claude Code's is %q", told, s.Session)
+		}
+		s.has(t, 2, "the stop without the done line", "Stop hook feedback:", "TASKMASTER (1/50): stop blocked.",
+			"Status: 1 ready, 0 in progress, 1 remain under "+epic+".")
+		// The reason never holds the done line itself (an echo of it must
+		// not satisfy the contract).
+		s.hasNot(t, 2, "the stop without the done line", "TASKMASTER_DONE::")
+		s.toolOK(t, 3, "bd close")
+		s.hasNot(t, 3, "bd close", "Stop hook feedback")
+		s.noticed(t, "Stop says: runtasks: epic "+epic+" complete: every task is closed.")
+		wantLines(t, "Stop decisions", w.stopDecisions(t, s.Session),
+			"token_missing block=true done token not printed",
+			"token_done block=false done token printed and beads agrees; the session's binding to "+epic+" is released",
+		)
+	})
+
+	t.Run("cap", func(t *testing.T) {
+		epic := w.s.Create("Ship the printer", "--type", "epic")
+		task := w.s.Create("Write the printer", "--parent", epic)
+		s := w.claudeSession(t, "cap", w.root, "/run-tasks "+epic, steps(
+			Reply{Text: "Stopping here."},
+			Reply{Text: "Stopping here again."},
+			Reply{Text: "And again."},
+		), "RUNTASKS_MAX_CYCLES=2")
+		s.requests(t, 3, "two blocks, then the cap lets the third stop go")
+		s.has(t, 2, "first block", "Stop hook feedback:", "runtasks: cycle 1/2 · 1 ready (next: "+task+")")
+		s.has(t, 3, "second block", "Stop hook feedback:", "runtasks: cycle 2/2 · 1 ready (next: "+task+")")
+		s.noticed(t, "Stop says: runtasks: max cycles reached (2/2); stop allowed with work left (work remains: 1 ready).")
+		if strings.Contains(s.out, "consecutive times") {
+			t.Errorf("Claude Code's own block cap fired, not runtasks'")
+		}
+		wantLines(t, "Stop decisions", w.stopDecisions(t, s.Session),
+			"continue block=true work remains: 1 ready",
+			"continue block=true work remains: 1 ready",
+			"cap_reached block=false max cycles reached (2/2); the session's binding to "+epic+" is released",
+		)
+		if is := w.issue(t, task); is.Status != "open" {
+			t.Errorf("%s status = %q, want open (work left)", task, is.Status)
+		}
+	})
 }
