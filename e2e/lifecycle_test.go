@@ -256,6 +256,15 @@ func (r *claudeRun) requests(t *testing.T, n int, why string) []*Request {
 		for _, q := range reqs {
 			t.Logf("%s request %d tail: %.600s\n  answered: %+v", r.name, q.N, q.Tail, q.Reply)
 		}
+		// A failed Bash command is the usual first cause: name each.
+		for _, q := range reqs {
+			results, _ := toolResults(q.Tail)
+			for _, b := range results {
+				if b.IsError && q.N > 1 {
+					t.Errorf("%s: the Bash command of request %d (%+v) failed: %s", r.name, q.N-1, reqs[q.N-2].Reply, b.Content)
+				}
+			}
+		}
 		t.Fatalf("%s: model requests = %d, want %d (%s)\nresult: %+v", r.name, len(reqs), n, why, r.Result)
 	}
 	return reqs
@@ -273,39 +282,50 @@ func (r *claudeRun) has(t *testing.T, n int, what string, subs ...string) {
 	}
 }
 
-// toolOK fails the test when the tool result that reached the model in
-// request n is missing or an error (then its text is shown).
-func (r *claudeRun) toolOK(t *testing.T, n int, what string) {
-	t.Helper()
+// toolResults returns the tool results in a request's tail.
+func toolResults(tail string) (results []toolResult, ok bool) {
 	var msgs []struct {
 		Content json.RawMessage `json:"content"`
 	}
-	tail := r.srv.Main()[n-1].Tail
 	if err := json.Unmarshal([]byte(tail), &msgs); err != nil {
-		t.Fatalf("%s request %d: tail is not a message list: %v", r.name, n, err)
+		return nil, false
 	}
-	found := false
 	for _, m := range msgs {
-		var blocks []struct {
-			Type    string          `json:"type"`
-			IsError bool            `json:"is_error"`
-			Content json.RawMessage `json:"content"`
-		}
+		var blocks []toolResult
 		if json.Unmarshal(m.Content, &blocks) != nil {
 			continue
 		}
 		for _, b := range blocks {
-			if b.Type != "tool_result" {
-				continue
-			}
-			found = true
-			if b.IsError {
-				t.Errorf("%s request %d (%s): the Bash command failed: %s", r.name, n, what, b.Content)
+			if b.Type == "tool_result" {
+				results = append(results, b)
 			}
 		}
 	}
-	if !found {
+	return results, true
+}
+
+type toolResult struct {
+	Type    string          `json:"type"`
+	IsError bool            `json:"is_error"`
+	Content json.RawMessage `json:"content"`
+}
+
+// toolOK fails the test when the tool result that reached the model in
+// request n is missing or an error (then its text is shown).
+func (r *claudeRun) toolOK(t *testing.T, n int, what string) {
+	t.Helper()
+	tail := r.srv.Main()[n-1].Tail
+	results, ok := toolResults(tail)
+	if !ok {
+		t.Fatalf("%s request %d: tail is not a message list:\n%.1500s", r.name, n, tail)
+	}
+	if len(results) == 0 {
 		t.Errorf("%s request %d (%s): no tool result reached the model:\n%.1500s", r.name, n, what, tail)
+	}
+	for _, b := range results {
+		if b.IsError {
+			t.Errorf("%s request %d (%s): the Bash command failed: %s", r.name, n, what, b.Content)
+		}
 	}
 }
 
