@@ -2,6 +2,17 @@
 // CLIs talk to fake model APIs served here on 127.0.0.1: a fake Anthropic
 // Messages API and a fake OpenAI Responses API, both streaming SSE, both
 // scripted per test and both recording every request they get.
+//
+// e2e_test.go plays one scenario under both CLIs (false promises rejected,
+// tasks closed with bd, the true promise accepted). lifecycle_test.go runs
+// Claude Code in the user's world: a plain repository with its own
+// .gitignore, the hooks installed by `runtasks install claude` (or
+// --global under a temporary HOME), sessions armed by typing /run-tasks,
+// `runtasks claim` from the Bash tool, linked worktrees, the checkpoint
+// promise, a second session finishing the epic, an untrusted clone, the
+// done-token contract and the max_cycles cap. A failing test keeps
+// runtasks' log, Claude Code's debug log, the stream-json output and what
+// reached the model at each request (E2E_LOG_DIR keeps them always).
 package e2e
 
 import (
