@@ -151,7 +151,13 @@ func Actor(base string, getenv func(string) string, session string) string {
 	if session == "" {
 		return base
 	}
-	return base + "@" + sanitize(session, 64)
+	// Already this session's actor (BEADS_ACTOR as the session hook
+	// exports it into the agent's shell): keep it.
+	suffix := "@" + sanitize(session, 64)
+	if strings.HasSuffix(base, suffix) {
+		return base
+	}
+	return base + suffix
 }
 
 // sanitize keeps [A-Za-z0-9._-] and replaces anything else with '_'.

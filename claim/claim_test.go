@@ -254,3 +254,28 @@ func TestIntegrationArm(t *testing.T) {
 		t.Errorf("armed again: ArmedAt %v, want %v", b.ArmedAt, t0)
 	}
 }
+
+// The actor of a session is its base actor and the session; a BEADS_ACTOR
+// that already names this session (as the session hook exports it into
+// the agent's shell) is kept as it is, and another session's is extended.
+func TestActor(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "BEADS_ACTOR" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct{ base, beadsActor, session, want string }{
+		{"", "alice", "s1", "alice@s1"},
+		{"", "alice@s1", "s1", "alice@s1"},
+		{"", "alice@s2", "s1", "alice@s2@s1"},
+		{"bob", "alice@s1", "s1", "bob@s1"},
+		{"", "", "a/b", "runtasks@a_b"},
+	} {
+		if got := Actor(tc.base, env(tc.beadsActor), tc.session); got != tc.want {
+			t.Errorf("Actor(%q, BEADS_ACTOR=%q, %q) = %q, want %q", tc.base, tc.beadsActor, tc.session, got, tc.want)
+		}
+	}
+}

@@ -85,8 +85,10 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 	}
 	if envFile := o.Getenv("CLAUDE_ENV_FILE"); envFile != "" {
 		// Claude Code sources this file into later Bash tool calls: a
-		// runtasks claim run by the agent then knows its session.
-		if err := appendSessionEnv(envFile, session); err != nil {
+		// runtasks claim run by the agent then knows its session, and bd
+		// acts as the session's actor, the one its claims are assigned to
+		// (so the agent's own bd close of a task it claimed is allowed).
+		if err := appendSessionEnv(envFile, session, claim.Actor(cfg.Claim.Actor, o.Getenv, session)); err != nil {
 			logger.Warn("CLAUDE_ENV_FILE", "err", err)
 		}
 	}
@@ -201,15 +203,17 @@ func relTo(root, path string) string {
 	return path
 }
 
-// appendSessionEnv adds "export RUNTASKS_SESSION='<session>'" to the
-// agent's session environment file (single quotes escaped).
-func appendSessionEnv(path, session string) error {
+// appendSessionEnv adds "export RUNTASKS_SESSION='<session>'" and
+// "export BEADS_ACTOR='<actor>'" to the agent's session environment file
+// (single quotes escaped).
+func appendSessionEnv(path, session, actor string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	line := "export RUNTASKS_SESSION='" + strings.ReplaceAll(session, "'", `'\''`) + "'\n"
-	if _, err := f.WriteString(line); err != nil {
+	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'" }
+	lines := "export RUNTASKS_SESSION=" + quote(session) + "\nexport BEADS_ACTOR=" + quote(actor) + "\n"
+	if _, err := f.WriteString(lines); err != nil {
 		f.Close()
 		return err
 	}
