@@ -20,10 +20,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	kmaps "github.com/knadh/koanf/maps"
 	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/posflag"
-	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
 	"github.com/runtasks/runtasks/agentfile"
@@ -229,25 +227,30 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		layers = append(layers, l)
 	}
 
-	k := koanf.New(".")
+	// Every value is a leaf key of the schema, and a list replaces the
+	// list below it: the layers merge key by key, later over earlier (as
+	// koanf merges them; its Raw deep-copies the whole tree at every call,
+	// a quarter of a stop's configuration cost, so the merge is done here).
+	merged := make(map[string]any, len(cfgSchema.leaves))
 	src := Sources{}
 	var errs ErrorList
-	for _, l := range layers {
+	for i, l := range layers {
 		errs = append(errs, l.errs...)
-		errs = append(errs, l.check()...)
-		if err := k.Load(confmap.Provider(l.vals, "."), nil); err != nil {
-			return nil, nil, fmt.Errorf("configuration: %w", err)
+		if i > 0 { // the embedded defaults are checked by a test, not at every run
+			errs = append(errs, l.check()...)
 		}
-		for key := range l.vals {
+		for key, v := range l.vals {
+			merged[key] = v
 			src[key] = l.srcs[key]
 		}
 	}
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
-	// Every layer checked out: the merged values decode as each did.
+	// Every layer checked out: the merged values decode as each did, with
+	// the decoder koanf's unmarshal uses (mapstructure), configured once.
 	var cfg Config
-	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: cfgDecoderConfig(true)}); err != nil {
+	if err := cfgDecode(kmaps.Unflatten(merged, "."), &cfg, true); err != nil {
 		return nil, nil, fmt.Errorf("decode configuration: %w", err)
 	}
 	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted

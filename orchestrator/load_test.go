@@ -992,3 +992,15 @@ func TestRangesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The embedded defaults are not checked at every Load (a stop's cost):
+// this test is their check.
+func TestDefaultsLayerValid(t *testing.T) {
+	l := cfgFileLayer(SourceDefault, cfgDefaultsYAML)
+	if errs := append(l.errs, l.check()...); len(errs) > 0 {
+		t.Fatalf("the embedded defaults do not check out: %v", ErrorList(errs))
+	}
+	if len(l.vals) != len(cfgSchema.leaves) {
+		t.Errorf("the defaults set %d keys, the schema has %d", len(l.vals), len(cfgSchema.leaves))
+	}
+}
