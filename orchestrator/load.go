@@ -199,7 +199,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	layers := []cfgLayer{cfgFileLayer(SourceDefault, cfgDefaultsYAML)}
+	layers := []cfgLayer{cfgDefaultLayer()}
 	var untrusted *UntrustedFile
 	if path != "" {
 		data, err := agentfile.Read(path, agentfile.MaxText)
@@ -588,6 +588,18 @@ func (l *cfgLayer) set(key, src string, v any) {
 
 func newCfgLayer(weak bool) cfgLayer {
 	return cfgLayer{vals: map[string]any{}, srcs: map[string]string{}, weak: weak}
+}
+
+// cfgDefaultLayer is the embedded defaults as a layer. Its values come
+// from defaults.yaml through defaults_gen.go (TestDefaultsGenerated keeps
+// the two equal; -update rewrites it), so that no stop parses YAML for
+// them.
+func cfgDefaultLayer() cfgLayer {
+	l := newCfgLayer(false)
+	for key, v := range cfgDefaultVals {
+		l.set(key, SourceDefault, v)
+	}
+	return l
 }
 
 // cfgFileLayer parses a YAML layer and sorts its keys from unknown ones.
