@@ -10,7 +10,7 @@ BIN       := $(CURDIR)/bin/runtasks
 export PATH := $(TOOLS)/bin:$(PATH)
 export BD_DISABLE_METRICS := 1
 
-.PHONY: all build install test unit integration demo bd e2e-tools e2e lint bench fuzz clean
+.PHONY: all build install test unit integration demo bd e2e-tools chromium e2e lint bench fuzz clean
 
 all: build
 
@@ -52,20 +52,34 @@ e2e-tools:
 		"$(E2E_TOOLS)/node_modules/.bin/claude" --version && "$(E2E_TOOLS)/node_modules/.bin/codex" --version; \
 	fi
 
-# Only the end-to-end suite (real CLIs against fake model APIs).
-e2e: bd e2e-tools
+# Debian's Chromium for the browser test of runtasks report (e2e/chromium),
+# installed only when /usr/bin/chromium is missing (CI runs as root; else
+# sudo is used when there).
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		echo "installing Debian's chromium"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium >/dev/null && \
+		"$(CHROMIUM)" --version; \
+	fi
+
+# Only the end-to-end suite (real CLIs against fake model APIs, and the
+# report in headless Chromium).
+e2e: bd e2e-tools chromium
 	$(GO) test -count=1 -v -run 'IntegrationE2E' ./e2e
 
 # Unit, script and real-bd integration tests. The integration tests run
 # first and verbosely, so their names show in the output.
-test: bd e2e-tools lint
+test: bd e2e-tools chromium lint
 	$(GO) test -count=1 -v -run 'Integration' ./... 2>&1 | grep -E '^(=== RUN|--- |ok |FAIL|PASS|panic|\s+\S+_test.go)' ; test $${PIPESTATUS[0]} -eq 0
 	$(GO) test -count=1 -skip 'Integration' ./...
 
 unit:
 	$(GO) test -skip 'Integration' ./...
 
-integration: bd e2e-tools
+integration: bd e2e-tools chromium
 	$(GO) test -count=1 -v -run 'Integration' ./...
 
 demo: bd build

@@ -16,8 +16,9 @@ const Debounce = 150 * time.Millisecond
 // Follow calls changed whenever the state directory (dir, its sessions and
 // bindings folders, the decision log) changes, at most once per Debounce,
 // until ctx ends. Folders that do not exist yet are watched once they
-// appear.
-func Follow(ctx context.Context, dir string, changed func()) error {
+// appear. runsDirs are runtasks run's folders: each and its run folders
+// (where run.json is rewritten) are followed too.
+func Follow(ctx context.Context, dir string, changed func(), runsDirs ...string) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -25,7 +26,21 @@ func Follow(ctx context.Context, dir string, changed func()) error {
 	defer w.Close()
 	watched := map[string]bool{}
 	add := func() {
-		for _, d := range []string{filepath.Dir(dir), dir, filepath.Join(dir, "sessions"), filepath.Join(dir, "bindings")} {
+		dirs := []string{filepath.Dir(dir), dir, filepath.Join(dir, "sessions"), filepath.Join(dir, "bindings")}
+		for _, rd := range runsDirs {
+			if rd == "" {
+				continue
+			}
+			dirs = append(dirs, rd)
+			if entries, err := os.ReadDir(rd); err == nil {
+				for _, e := range entries {
+					if e.IsDir() {
+						dirs = append(dirs, filepath.Join(rd, e.Name()))
+					}
+				}
+			}
+		}
+		for _, d := range dirs {
 			if watched[d] {
 				continue
 			}

@@ -110,7 +110,7 @@ func (m Model) View() tea.View {
 	if m.err != nil {
 		b.WriteString(styleAlert.Render(cut("cannot read the state: "+m.err.Error(), width)) + "\n")
 	}
-	if len(m.snap.Rows) == 0 && m.err == nil {
+	if len(m.snap.Rows) == 0 && len(m.snap.Runs) == 0 && m.err == nil {
 		b.WriteString(styleDim.Render("No loop yet: arm a session (/run-tasks EPIC) or start runtasks run.") + "\n")
 	}
 	for i, r := range m.snap.Rows {
@@ -119,6 +119,12 @@ func (m Model) View() tea.View {
 			line1 = styleSelect.Render(line1)
 		}
 		b.WriteString(line1 + "\n" + line2 + "\n")
+	}
+	if len(m.snap.Runs) > 0 {
+		b.WriteString(styleTitle.Render(fmt.Sprintf("runtasks run · %d", len(m.snap.Runs))) + "\n")
+		for _, r := range m.snap.Runs {
+			b.WriteString(cutStyled(runLine(r, now), width) + "\n")
+		}
 	}
 	if sel, ok := m.current(); ok {
 		switch {

@@ -39,6 +39,8 @@ type Row struct {
 // Snapshot is the state directory at one moment.
 type Snapshot struct {
 	Rows []Row
+	// Runs are runtasks run's running and dead runs (LiveRuns).
+	Runs []RunRow
 	Read time.Time
 }
 

@@ -165,7 +165,7 @@ state: completion promises are claims, accepted only when beads agrees.`,
 	} else {
 		add(groupCommands,
 			newInstallCmd(f), newUninstallCmd(f), newTrustCmd(f), newUntrustCmd(f), newArmCmd(f), newDisarmCmd(f), newClaimCmd(f),
-			newRunCmd(f), newStatusCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
+			newRunCmd(f), newStatusCmd(f), newReportCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
 			newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f))
 		add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
 	}

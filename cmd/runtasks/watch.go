@@ -29,7 +29,7 @@ func statusWatch(ctx context.Context, o *statusOptions) error {
 		case changes <- struct{}{}:
 		default:
 		}
-	})
+	}, o.RunsDir)
 	for {
 		if err := runStatusOnce(ctx, o); err != nil {
 			return err
@@ -46,7 +46,11 @@ func statusWatch(ctx context.Context, o *statusOptions) error {
 func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
-			return watch.Load(o.Store, o.maxFor, o.now())
+			snap, err := watch.Load(o.Store, o.maxFor, o.now())
+			if err == nil {
+				snap.Runs, err = watch.LiveRuns(o.RunsDir)
+			}
+			return snap, err
 		},
 		History: func(session, epic string) []orchestrator.Record {
 			recs, _ := o.Store.Records(orchestrator.RecordFilter{Session: session, Epic: epic, Limit: 10})
@@ -59,7 +63,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 		opts = append(opts, tea.WithWindowSize(o.TTY.Width, o.TTY.Height))
 	}
 	p := tea.NewProgram(m, opts...)
-	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) })
+	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) }, o.RunsDir)
 	_, err := p.Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return nil

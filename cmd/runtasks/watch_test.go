@@ -138,6 +138,7 @@ func TestStatusWatchPseudoTerminal(t *testing.T) {
 	stop("s1", "bd-a", orchestrator.OutcomeComplete, false, 0, 0, "promise confirmed by beads", "", 500)
 	text = scr.waitFor("complete", "[##########] 3/3", "complete · promise confirmed")
 	t.Logf("complete:\n%s", text)
+	updateWatchScreenshot(t, scr.emu)
 	for i, l := range strings.Split(text, "\n") {
 		if w := len([]rune(l)); w > 80 {
 			t.Errorf("line %d is %d wide: %q", i, w, l)

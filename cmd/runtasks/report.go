@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/headless"
+	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/report"
+)
+
+type reportOptions struct {
+	Out, Err io.Writer
+	Store    *orchestrator.Store
+	// RunsDir holds runtasks run's records ("" = none read).
+	RunsDir string
+	// Epic is the epic reported on: --epic, else the configured one, else
+	// the epic of the newest decision in the log.
+	Epic string
+	// Path is the file written; "-" writes the page to Out.
+	Path string
+	Now  func() time.Time
+	Loc  *time.Location
+}
+
+func newReportCmd(f *Factory) *cobra.Command {
+	opts := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Write one self-contained HTML page of an epic's loop, to attach to a PR",
+		Long: `report writes one HTML file of an epic's loop: a plain-text summary, the
+timeline of each session (every decision a tick; closed tasks, rejected
+promises, escalations and stuck tasks marked), the tasks closed and the
+tokens and cost of each decision, the usage per claimed task, the time to
+complete, and runtasks run's runs on the epic.
+
+The page is made from runtasks' own files (the decision log and the run
+records in the state directory); it never runs bd. It holds its CSS and
+SVG inline, needs no script and fetches nothing, so it can be attached to
+a pull request or mailed as it is. The epic is --epic, else the configured
+one (workflow.epic, RUNTASKS_EPIC), else the epic of the newest decision.
+
+The file is written whole or not at all (a temporary file, then renamed).`,
+		Example: `  runtasks report                                # report.html, the newest epic
+  runtasks report --epic bd-x7y8 --out epic.html
+  runtasks report --epic bd-x7y8 --out - | gzip > epic.html.gz`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return exitCode(orchestrator.ExitUsage, err)
+			}
+			if opts.Epic == "" {
+				opts.Epic = cfg.Workflow.Epic
+			}
+			opts.RunsDir = headless.RunsDir(cfg)
+			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			if opts.Path != "-" && !filepath.IsAbs(opts.Path) {
+				wd, err := f.Getwd()
+				if err != nil {
+					return exitCode(orchestrator.ExitFailed, err)
+				}
+				opts.Path = filepath.Join(wd, opts.Path)
+			}
+			return runReport(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Epic, "epic", "", "the epic to report on (default: the configured epic, else the newest in the log)")
+	cmd.Flags().StringVarP(&opts.Path, "out", "o", "report.html", `the HTML file to write ("-": standard output)`)
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, `  0  written
+  1  failed: the state directory could not be read or the file written
+  3  nothing to report: no decision on the epic in the log (no file written)
+  4  usage or setup error: bad flags or configuration`)
+	return cmd
+}
+
+func runReport(o *reportOptions) error {
+	recs, err := o.Store.Records(orchestrator.RecordFilter{})
+	if err != nil {
+		return exitCode(orchestrator.ExitFailed, err)
+	}
+	if o.Epic == "" {
+		for i := len(recs) - 1; i >= 0 && o.Epic == ""; i-- {
+			if recs[i].Epic != "" && recs[i].Outcome.Class() != orchestrator.ClassIgnored {
+				o.Epic = recs[i].Epic
+			}
+		}
+		if o.Epic == "" {
+			return exitCode(orchestrator.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on an epic in %s", o.Store.LogPath()))
+		}
+	}
+	var runs []headless.RunState
+	if o.RunsDir != "" {
+		var skipped []error
+		runs, skipped, err = headless.ListRuns(o.RunsDir)
+		if err != nil {
+			return exitCode(orchestrator.ExitFailed, fmt.Errorf("run records: %w", err))
+		}
+		for _, e := range skipped {
+			fmt.Fprintln(o.Err, "runtasks: warning: skipped", e)
+		}
+	}
+	loc := o.Loc
+	if loc == nil {
+		loc = time.Local
+	}
+	rep := report.Build(report.Input{Epic: o.Epic, Records: recs, Runs: runs, Now: o.Now(), Loc: loc})
+	if len(rep.Cycles) == 0 {
+		return exitCode(orchestrator.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on epic %s in %s", o.Epic, o.Store.LogPath()))
+	}
+	var page bytes.Buffer
+	if err := report.Render(&page, rep); err != nil {
+		return exitCode(orchestrator.ExitFailed, err)
+	}
+	if o.Path == "-" {
+		_, err := o.Out.Write(page.Bytes())
+		return err
+	}
+	if err := writeFileAtomic(o.Path, page.Bytes()); err != nil {
+		return exitCode(orchestrator.ExitFailed, err)
+	}
+	fmt.Fprintf(o.Out, "wrote %s\n%s", o.Path, rep.Summary())
+	return nil
+}
+
+// writeFileAtomic writes b to path whole or not at all.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}

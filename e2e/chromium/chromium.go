@@ -1,0 +1,170 @@
+// Package chromium drives Debian's headless Chromium for runtasks' tests:
+// a page's DOM after it is rendered, a screenshot of it, and the README's
+// screenshots, written only when RUNTASKS_UPDATE_SCREENSHOTS=1. The
+// Makefile installs Chromium when /usr/bin/chromium is missing (make
+// chromium, a prerequisite of make test and make e2e).
+package chromium
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// UpdateEnv names the variable that makes tests rewrite the screenshots in
+// docs/ (RUNTASKS_UPDATE_SCREENSHOTS=1); without it no tracked file changes.
+const UpdateEnv = "RUNTASKS_UPDATE_SCREENSHOTS"
+
+// Limit bounds one Chromium run.
+const Limit = 90 * time.Second
+
+// Path is the Chromium binary: RUNTASKS_CHROMIUM, else /usr/bin/chromium.
+func Path() string {
+	if p := os.Getenv("RUNTASKS_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// Require returns Chromium's path, failing the test (never skipping) when
+// it is missing.
+func Require(t testing.TB) string {
+	t.Helper()
+	bin := Path()
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("Chromium missing at %s (run `make chromium`, or set RUNTASKS_CHROMIUM): %v", bin, err)
+	}
+	return bin
+}
+
+// flags are those of a headless run on a closed network: no GPU, no
+// sandbox (CI runs as root), no background connections, a new profile.
+func flags(profile string) []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--hide-scrollbars", "--user-data-dir=" + profile}
+}
+
+// run runs Chromium with args in its own process group, killed with its
+// tree when it overruns Limit or when it is done.
+func run(t testing.TB, bin string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append(flags(t.TempDir()), args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Start()
+	if err == nil {
+		err = cmd.Wait()
+		// Helpers Chromium left behind go with the group.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, tail(errb.Bytes()))
+	}
+	return out.Bytes()
+}
+
+func tail(b []byte) []byte {
+	if len(b) > 4000 {
+		return b[len(b)-4000:]
+	}
+	return b
+}
+
+// URL is the file:// address of a local file.
+func URL(t testing.TB, path string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "file://" + filepath.ToSlash(abs)
+}
+
+// DumpDOM is the page's DOM, serialised after Chromium rendered it.
+func DumpDOM(t testing.TB, bin, url string) string {
+	t.Helper()
+	return string(run(t, bin, "--dump-dom", url))
+}
+
+// Screenshot renders url in a window of w x h pixels and returns the PNG
+// and its decoded image.
+func Screenshot(t testing.TB, bin, url string, w, h int) ([]byte, image.Image) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "shot.png")
+	run(t, bin, "--screenshot="+file, fmt.Sprintf("--window-size=%d,%d", w, h), url)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("chromium wrote no screenshot: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("the screenshot is not a PNG: %v", err)
+	}
+	if got := img.Bounds().Size(); got.X != w || got.Y != h {
+		t.Errorf("screenshot is %dx%d, want %dx%d", got.X, got.Y, w, h)
+	}
+	return b, img
+}
+
+// Ink measures an image: how many distinct colours it has and what share
+// of its pixels differ from the top-left pixel (the background).
+func Ink(img image.Image) (colors int, share float64) {
+	b := img.Bounds()
+	bg := img.At(b.Min.X, b.Min.Y)
+	br, bgg, bb, ba := bg.RGBA()
+	seen := map[[4]uint32]bool{}
+	differ := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+			if r != br || g != bgg || bl != bb || a != ba {
+				differ++
+			}
+		}
+	}
+	return len(seen), float64(differ) / float64(b.Dx()*b.Dy())
+}
+
+// CheckNotBlank fails unless the image has at least minColors colours and
+// at least minShare of its pixels off the background.
+func CheckNotBlank(img image.Image, minColors int, minShare float64) error {
+	colors, share := Ink(img)
+	if colors < minColors || share < minShare {
+		return fmt.Errorf("screenshot looks blank: %d colour(s), %.1f%% of pixels off the background (want >= %d, >= %.1f%%)",
+			colors, share*100, minColors, minShare*100)
+	}
+	return nil
+}
+
+// Update writes png to path (a file in the repository's docs/) when
+// RUNTASKS_UPDATE_SCREENSHOTS=1, and reports whether it did.
+func Update(t testing.TB, path string, png []byte) bool {
+	t.Helper()
+	if os.Getenv(UpdateEnv) != "1" {
+		return false
+	}
+	if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s: no such folder", filepath.Dir(path))
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s", path)
+	return true
+}
