@@ -65,12 +65,15 @@ var (
 	checkModes        = []string{"all_must_pass", "any"}
 )
 
+// DefaultCheckTimeout is a command check's timeout when it names none.
+const DefaultCheckTimeout = 10 * time.Minute
+
 // newCheckSpec is a spec of the type with its options' defaults.
 func newCheckSpec(typ string) CheckSpec {
 	s := CheckSpec{Type: typ}
 	switch typ {
 	case "command":
-		s.Timeout, s.TailLines = 10*time.Minute, 20
+		s.Timeout, s.TailLines = DefaultCheckTimeout, 20
 	case "composite":
 		s.Mode = checkModes[0]
 	}

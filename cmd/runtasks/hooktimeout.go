@@ -20,9 +20,6 @@ const (
 	// hookBaseTimeout covers the stop hook without command checks: bd's
 	// queries (a few, each bounded by beads.timeout) and the state.
 	hookBaseTimeout = 30 * time.Second
-	// defaultCheckTimeout is a command check's timeout when it names none
-	// (orchestrator's commandCheck default).
-	defaultCheckTimeout = 10 * time.Minute
 )
 
 // hookTimeoutFor is the Stop hook timeout that covers the configured
@@ -40,7 +37,7 @@ func hookTimeoutFor(cfg *orchestrator.Config) time.Duration {
 			case "command":
 				d := sp.Timeout
 				if d <= 0 {
-					d = defaultCheckTimeout
+					d = orchestrator.DefaultCheckTimeout
 				}
 				sum += d + shell.DefaultGrace
 			case "composite":
