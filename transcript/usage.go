@@ -163,8 +163,14 @@ func claudeUsage(walk usageWalk) Usage {
 	capped := walk(func(line []byte) bool {
 		// Only assistant lines with usage and user or system lines matter:
 		// skip the rest (tool results, attachments, request blobs) unparsed.
-		if !bytes.Contains(line, []byte(`"usage"`)) && !bytes.Contains(line, []byte(`"user"`)) &&
+		hasUsage := bytes.Contains(line, []byte(`"usage"`))
+		if !hasUsage && !bytes.Contains(line, []byte(`"user"`)) &&
 			!bytes.Contains(line, []byte(`compact_boundary`)) {
+			return true
+		}
+		// A tool's result is a user line, but never a prompt, a Stop
+		// hook's feedback or a compaction: most of a long turn's bytes.
+		if !hasUsage && bytes.Contains(line, []byte(`"tool_result"`)) {
 			return true
 		}
 		var r rawClaudeUsage

@@ -323,7 +323,9 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 	env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1", "HOME="+b.TempDir())
 	root := filepath.Join(b.TempDir(), "proj")
 	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
-	os.WriteFile(filepath.Join(root, "project.yaml"), []byte("workflow:\n  no_progress_cycles: 0\n  stop_hook:\n    max_cycles: 100000\n"), 0o644)
+	// From the environment, not a project.yaml: the hooks read a
+	// project.yaml only once it is trusted.
+	env = append(env, "RUNTASKS_WORKFLOW__NO_PROGRESS_CYCLES=0", "RUNTASKS_MAX_CYCLES=100000", "XDG_CONFIG_HOME="+b.TempDir(), "CLAUDE_PROJECT_DIR=")
 	dir := b.TempDir()
 	sizes := []struct {
 		name string
@@ -399,8 +401,8 @@ func BenchmarkReasonSize(b *testing.B) {
 			os.WriteFile(bd, []byte("#!/bin/sh\ncase \"$1\" in ready) cat '"+filepath.Join(dir, "ready.json")+"';; *) echo '[]';; esac\n"), 0o755)
 			root := filepath.Join(dir, "proj")
 			os.MkdirAll(filepath.Join(root, ".git"), 0o755)
-			os.WriteFile(filepath.Join(root, "project.yaml"), []byte("workflow:\n  no_progress_cycles: 0\n  stop_hook:\n    max_cycles: 100\n"), 0o644)
-			env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1")
+			env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1",
+				"RUNTASKS_WORKFLOW__NO_PROGRESS_CYCLES=0", "RUNTASKS_MAX_CYCLES=100", "XDG_CONFIG_HOME="+b.TempDir(), "CLAUDE_PROJECT_DIR=")
 			for _, cycle := range []int{1, 50} {
 				session := fmt.Sprintf("s-%d-%d", n, cycle)
 				if cycle > 1 {
