@@ -194,7 +194,9 @@ func TestSlotsBoundConcurrentCalls(t *testing.T) {
 		t.Fatalf("%d events, want %d", len(evs), 2*calls)
 	}
 	// Ends before starts at the same instant.
-	sort.Slice(evs, func(i, j int) bool { return evs[i].at < evs[j].at || evs[i].at == evs[j].at && evs[i].delta < evs[j].delta })
+	sort.Slice(evs, func(i, j int) bool {
+		return evs[i].at < evs[j].at || evs[i].at == evs[j].at && evs[i].delta < evs[j].delta
+	})
 	n, peak := 0, 0
 	for _, e := range evs {
 		n += e.delta
