@@ -191,6 +191,8 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 		}
 	}
 
+	emit(doctorServer(ctx, client, bdOK && store != ""))
+
 	epic := cfg.Workflow.Epic
 	switch {
 	case epic == "":
@@ -244,6 +246,30 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 	}
 	emit(doctorRuns(ctx, cfg))
 	return failed
+}
+
+// doctorServer says where the store lives (embedded, or on a Dolt SQL
+// server) and, in server mode, whether the server answers (bd dolt show).
+func doctorServer(ctx context.Context, client *beads.Client, ready bool) doctorCheck {
+	if !ready {
+		return doctorCheck{levelWarning, "server", "not checked (bd or the store is missing)", "fix the lines above"}
+	}
+	st, err := client.Server(ctx)
+	switch {
+	case err != nil:
+		return doctorCheck{levelError, "server", "bd dolt show: " + oneLine(err), "run bd dolt show to see bd's error"}
+	case st.Mode == beads.ModeEmbedded:
+		return doctorCheck{levelOK, "server", "embedded store (Dolt inside each bd process; one machine)", ""}
+	}
+	where := fmt.Sprintf("Dolt SQL server %s:%d, database %s, user %s", st.Host, st.Port, st.Database, st.User)
+	if st.TLS {
+		where += ", TLS"
+	}
+	if !st.Answers {
+		return doctorCheck{levelError, "server", "server mode: " + where + ": does not answer",
+			"start the server (docs/scale.md), or correct BEADS_DOLT_SERVER_HOST / BEADS_DOLT_SERVER_PORT / BEADS_DOLT_PASSWORD; bd dolt test checks it"}
+	}
+	return doctorCheck{levelOK, "server", "server mode: " + where + ": answers", ""}
 }
 
 // doctorRuns says whether git tracks the runs folder, ignores it, or would
