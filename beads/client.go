@@ -253,6 +253,61 @@ func (c *Client) ClaimID(ctx context.Context, id, actor string) (Issue, error) {
 	return c.one(ctx, id, args)
 }
 
+// Heartbeat renews the actor's lease on an issue it holds (bd heartbeat).
+// A lease reclaimed or an issue closed meanwhile is an error: the holder
+// learns to stop.
+func (c *Client) Heartbeat(ctx context.Context, id, actor string) error {
+	args := []string{"heartbeat", id, "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	if err := checkID(args, id); err != nil {
+		return err
+	}
+	_, err := c.run(ctx, args)
+	return err
+}
+
+// Reclaim gives back the named issues whose bd lease has expired (bd
+// reclaim --older-than 0s --id …): open, unassigned. It returns the ids bd
+// reclaimed; an issue whose lease is live, or that another replica granted,
+// is left alone.
+func (c *Client) Reclaim(ctx context.Context, ids ...string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []string{"reclaim", "--json", "--older-than", "0s"}
+	for _, id := range ids {
+		args = append(args, "--id", id)
+	}
+	if err := checkID(args, ids...); err != nil {
+		return nil, err
+	}
+	var v struct {
+		Reclaimed []struct {
+			ID string `json:"id"`
+		} `json:"reclaimed"`
+	}
+	if err := c.query(ctx, &v, args...); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range v.Reclaimed {
+		out = append(out, r.ID)
+	}
+	return out, nil
+}
+
+// Release gives an issue the actor holds back: open, unassigned, with note
+// appended (why it came back).
+func (c *Client) Release(ctx context.Context, id, actor, note string) (Issue, error) {
+	args := []string{"update", id, "--status", StatusOpen, "--assignee", "", "--append-notes", note, "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	return c.one(ctx, id, args)
+}
+
 // AppendNotes appends text to an issue's notes.
 func (c *Client) AppendNotes(ctx context.Context, id, text string) (Issue, error) {
 	return c.one(ctx, id, []string{"update", id, "--append-notes", text, "--json"})

@@ -81,3 +81,28 @@ func ParseWorktrees(out []byte) []Worktree {
 	}
 	return list
 }
+
+// AddWorktree makes path a worktree on branch: a new branch from the main
+// work tree's HEAD, or the existing branch (a task worked before, by a
+// worker that died). A path that already is a worktree of the repository
+// is kept as it is.
+func (r Repo) AddWorktree(ctx context.Context, path, branch string) error {
+	wts, err := r.Worktrees(ctx)
+	if err != nil {
+		return err
+	}
+	for _, wt := range wts {
+		if wt.Path == path && !wt.Prunable {
+			return nil
+		}
+	}
+	if _, err := r.run(ctx, "worktree", "prune"); err != nil {
+		return err
+	}
+	if _, err := r.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		_, err = r.run(ctx, "worktree", "add", "--", path, branch)
+		return err
+	}
+	_, err = r.run(ctx, "worktree", "add", "-b", branch, "--", path, "HEAD")
+	return err
+}

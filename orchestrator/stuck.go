@@ -44,6 +44,22 @@ type StuckTask struct {
 type LiveTask struct {
 	ID       string `json:"id"`
 	Worktree string `json:"worktree"`
+	// Holder and LeaseExpiresAt are set for a task live by its bd lease
+	// alone (a worker renewing it, maybe on another machine).
+	Holder         string    `json:"holder,omitempty"`
+	LeaseExpiresAt time.Time `json:"lease_expires_at,omitzero"`
+}
+
+// LeaseRunning reports whether the task's bd lease has not expired at now:
+// its holder renews it (bd heartbeat), wherever it runs.
+func LeaseRunning(is beads.Issue, now time.Time) bool {
+	return !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt)
+}
+
+// LeaseExpired reports whether the task has a bd lease and it has expired
+// at now: nothing renewed it, so bd reclaim would give it back.
+func LeaseExpired(is beads.Issue, now time.Time) bool {
+	return !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt)
 }
 
 // WorktreePath is the task's worktree path under root for a pattern such as
@@ -78,6 +94,9 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 //   - a task claimed by this session is never stuck (it is being stopped);
 //   - a task whose worktree exists is live, unless it started longer than
 //     stuck_after ago;
+//   - a task whose bd lease is running is live (its holder renews it, as
+//     runtasks run's workers do, maybe on another machine), unless it
+//     started longer than stuck_after ago;
 //   - otherwise a task is stuck when its worktree is gone (the project has
 //     other linked worktrees, or this task's worktree was seen at an earlier
 //     stop: seen), its bd lease has expired while worktrees are in use (a
@@ -110,14 +129,18 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 				continue
 			}
 		}
+		if LeaseRunning(is, now) && !old {
+			live = append(live, LiveTask{ID: is.ID, Holder: is.Assignee, LeaseExpiresAt: is.LeaseExpiresAt})
+			continue
+		}
 		var why string
 		switch {
 		case (inUse || slices.Contains(seen, is.ID)) && pattern != "" && wts != nil:
 			why = "worktree " + strings.ReplaceAll(pattern, "{id}", is.ID) + " is gone"
-		case inUse && !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt):
-			// bd's 5-minute lease is never renewed by a working agent: it
-			// only means something where sub-agents work in worktrees. A
-			// lone agent on the main tree keeps its task until stuck_after.
+		case inUse && LeaseExpired(is, now):
+			// An agent working alone on the main tree does not renew its
+			// lease: it keeps its task until stuck_after. Where worktrees
+			// are in use, an expired lease is a holder that stopped.
 			why = "bd lease expired at " + is.LeaseExpiresAt.UTC().Format(time.RFC3339)
 		case old:
 			why = oldWhy
@@ -264,6 +287,10 @@ func (d *decider) liveLines() string {
 	var b strings.Builder
 	b.WriteString("In progress in their worktrees (wait for each, then verify its work and merge it):")
 	for _, l := range firstN(d.live, 3) {
+		if l.Worktree == "" {
+			fmt.Fprintf(&b, "\n- %s held by %s (bd lease until %s)", l.ID, l.Holder, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
+			continue
+		}
 		b.WriteString("\n- " + l.ID + " in " + l.Worktree)
 	}
 	if more := len(d.live) - 3; more > 0 {
