@@ -62,6 +62,9 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 
 	cmd := exec.Command(r.bin, args...)
 	cmd.Dir = r.cfg.Root
+	if r.workDir != "" {
+		cmd.Dir = r.workDir
+	}
 	cmd.Env = r.o.Environ
 	cmd.Stdout, cmd.Stderr = pw, stderr
 	g := shell.NewGroup(cmd, r.o.Grace)

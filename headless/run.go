@@ -161,6 +161,9 @@ type runner struct {
 	// agentRunning is set while an agent runs (the live line's tally
 	// refresh runs only then).
 	agentRunning atomic.Bool
+	// workDir is where the agent runs ("" = the project root); a worker's
+	// task worktree.
+	workDir string
 }
 
 // Run drives the epic until the engine ends the loop, the budget is spent,
