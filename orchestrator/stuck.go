@@ -37,6 +37,15 @@ type StuckTask struct {
 	Title  string `json:"title,omitempty"`
 	Reason string `json:"reason"` // why it is stuck
 	Action string `json:"action"` // block, reopen or report
+	// Reclaim: its bd lease expired, so it is given back with bd reclaim
+	// (open and unassigned, as runtasks run's workers do) when reopened.
+	Reclaim bool `json:"reclaim,omitempty"`
+}
+
+// Reclaimer gives back issues whose bd lease expired; *beads.Client
+// implements it.
+type Reclaimer interface {
+	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
 // LiveTask is an in-progress task whose worktree still exists: someone may
@@ -147,7 +156,13 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 		default:
 			continue
 		}
-		stuck = append(stuck, StuckTask{ID: is.ID, Title: is.Title, Reason: why, Action: action})
+		t := StuckTask{ID: is.ID, Title: is.Title, Reason: why, Action: action}
+		if LeaseExpired(is, now) && action != StuckReport {
+			// Its holder stopped renewing it: bd's recovery is to give it
+			// back for another worker, not to block it.
+			t.Action, t.Reclaim = StuckReopen, true
+		}
+		stuck = append(stuck, t)
 	}
 	return live, stuck
 }
@@ -177,11 +192,26 @@ func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now ti
 			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: beads cannot be updated", t.ID, t.Reason, status))
 			continue
 		}
-		if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
+		if rc, ok := bd.(Reclaimer); ok && t.Reclaim {
+			// bd reclaim clears the assignee too: bd refuses another
+			// actor's claim on a task still assigned.
+			got, err := rc.Reclaim(ctx, t.ID)
+			switch {
+			case err != nil:
+				lines = append(lines, fmt.Sprintf("%s stuck (%s): could not reclaim: %s", t.ID, t.Reason, oneLine(err.Error(), 200)))
+				continue
+			case len(got) == 0:
+				lines = append(lines, fmt.Sprintf("%s stuck (%s): not reclaimed (bd: its lease is live again, or the task moved)", t.ID, t.Reason))
+				continue
+			}
+		} else if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
 			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: %s", t.ID, t.Reason, status, oneLine(err.Error(), 200)))
 			continue
 		}
 		line := fmt.Sprintf("%s stuck (%s): status set to %s", t.ID, t.Reason, status)
+		if _, ok := bd.(Reclaimer); ok && t.Reclaim {
+			line = fmt.Sprintf("%s stuck (%s): given back with bd reclaim (open, unassigned)", t.ID, t.Reason)
+		}
 		if _, err := bd.AppendNotes(ctx, t.ID, StuckNote(t, now)); err != nil {
 			line += "; note not written: " + oneLine(err.Error(), 200)
 		} else {
