@@ -202,6 +202,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 			dec, err := w.decide(ctx, "", decideDryRun)
 			if err == nil && !dec.Block && dec.Outcome.Ends() {
 				if dec, err = w.decide(ctx, "", 0); err == nil && !dec.Block {
+					w.recount(ctx)
 					return w.finish(ctx, dec)
 				}
 			}
@@ -252,6 +253,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		w.p.Printf("%s · %s %s · %s · %s: %s", w.p.head(), task.ID, word, w.p.tally(), dec.Outcome, dec.Why)
 		cycle++
 		if !dec.Block && dec.Outcome.Ends() && dec.Outcome != orchestrator.OutcomeCheckpoint {
+			w.recount(ctx)
 			return w.finish(ctx, dec)
 		}
 		w.save()
@@ -388,6 +390,14 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	return false
 }
 
+// recount reads the epic's closed/total for the worker's last line: other
+// workers closed tasks since its last cycle.
+func (w *worker) recount(ctx context.Context) {
+	if t, err := w.o.Beads.Tally(context.WithoutCancel(ctx), w.epic); err == nil {
+		w.state.Closed, w.state.Total = t.Closed, t.Total
+	}
+}
+
 func (w *worker) giveBack(ctx context.Context, id, note string) {
 	if _, err := w.bd.Release(ctx, id, w.actor, note); err != nil {
 		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), id, oneLine(err.Error(), 200))
@@ -409,7 +419,7 @@ func (w *worker) taskPrompt(task beads.Issue, path, branch, ctxFile string) stri
 3. Merge it into %s in the main work tree: git -C %s merge --no-edit %s
 4. Only when the merge succeeded: bd close %s --reason "<what you did>"
 
-If the merge fails, do not close the task: run git -C %s merge --abort and say in your final message why it failed; runtasks gives the task back with your message. Work on no other task and claim nothing else.
+Other workers merge into the same branch: when git says another process holds a lock, wait a moment and try again. If the merge fails, do not close the task: run git -C %s merge --abort and say in your final message why it failed; runtasks gives the task back with your message. Work on no other task and claim nothing else.
 `, path, branch, ctxFile, branch, w.base, w.cfg.Root, branch, task.ID, w.cfg.Root)
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -106,8 +107,16 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 	}
 	assistant(map[string]any{"type": "tool_use", "id": "toolu_merge", "name": "Bash",
 		"input": map[string]any{"command": "git -C " + root + " merge agent/" + id, "description": "Merge"}})
-	// Other workers merge into the same work tree: git's index lock says
-	// so; try again.
+	// Other workers merge into the same work tree: one merge at a time (a
+	// lock next to the repository's .git), and git's own index lock is
+	// waited out too.
+	lock, err := os.OpenFile(filepath.Join(root, ".git", "fakeworker-merge.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		result("error_during_execution", "merge lock: "+err.Error(), true)
+		return 1
+	}
+	defer lock.Close()
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
 	for try := 0; ; try++ {
 		out, err := git(root, "merge", "--no-edit", "agent/"+id)
 		if err == nil {

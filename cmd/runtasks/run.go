@@ -41,9 +41,11 @@ type runOptions struct {
 	Width func() int
 	// Workers > 1 runs that many agent loops in parallel, each claiming
 	// one task per cycle (headless.RunWorkers); Heartbeat renews leases.
-	Workers   int
-	Heartbeat time.Duration
-	Getenv    func(string) string
+	Workers int
+	// WorkersSet: --workers was given (even 1: one claiming worker).
+	WorkersSet bool
+	Heartbeat  time.Duration
+	Getenv     func(string) string
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
@@ -125,6 +127,7 @@ EXIT STATUS
 			opts.TTY = !opts.Plain && headless.IsTerminal(f.Out)
 			opts.Width = func() int { return headless.Width(f.Out) }
 			opts.Getenv = f.Getenv
+			opts.WorkersSet = cmd.Flags().Changed("workers")
 			return runRun(ctx, opts)
 		},
 	}
@@ -186,7 +189,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	}
 	var res headless.Result
 	var err error
-	if o.Workers > 1 {
+	if o.Workers > 1 || o.WorkersSet {
 		res, err = headless.RunWorkers(ctx, hopts, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
 			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, "")})
 	} else {
