@@ -62,7 +62,6 @@ func concurrently(k, reps int, f func() error) (call, makespan time.Duration, er
 	return median(calls), median(spans), err
 }
 
-
 // BenchmarkScaleReady: `bd ready --parent E` (30-task epic) with 1, 2, 4
 // and 8 at once, embedded and on a local dolt sql-server: the median time
 // of one call and of the whole round (ms).
