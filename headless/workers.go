@@ -66,6 +66,7 @@ type worker struct {
 	repo  git.Repo
 	base  string // the main work tree's branch, merged into
 	wo    WorkerOptions
+	env   []string // the agents' environment before a task's variables
 }
 
 // RunWorkers drives the epic with wo.N agent loops in parallel. Each cycle
@@ -127,7 +128,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		if err != nil {
 			return Result{Code: ExitError}, err
 		}
-		ws[i] = &worker{runner: r, n: i + 1, of: wo.N, actor: wo.Actor + "@" + wopt.RunID, bd: bd, repo: repo, base: base, wo: wo}
+		ws[i] = &worker{runner: r, n: i + 1, of: wo.N, actor: wo.Actor + "@" + wopt.RunID, bd: bd, repo: repo, base: base, wo: wo, env: o.Environ}
 	}
 	fmt.Fprintf(o.Out, "runtasks run: epic %s · %d workers · %s · merging into %s\n", cfg.Workflow.Epic, wo.N, ws[0].agent, base)
 	results := make([]Result, wo.N)
@@ -339,7 +340,7 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 		_ = os.WriteFile(ctxFile, b, 0o600)
 	}
 	w.workDir = path
-	w.o.Environ = append(slices.Clip(w.o.Environ), "BEADS_ACTOR="+w.actor, "RUNTASKS_TASK="+task.ID, "RUNTASKS_WORKTREE="+path)
+	w.o.Environ = append(slices.Clip(w.env), "BEADS_ACTOR="+w.actor, "RUNTASKS_TASK="+task.ID, "RUNTASKS_WORKTREE="+path)
 	if dir := w.cfg.BeadsDir(); dir != "" {
 		w.o.Environ = append(w.o.Environ, "BEADS_DIR="+dir)
 	}
