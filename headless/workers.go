@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/log"
+
 	"github.com/runtasks/runtasks/beads"
 	"github.com/runtasks/runtasks/git"
 	"github.com/runtasks/runtasks/orchestrator"
@@ -101,6 +103,9 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	if o.Log == nil {
+		o.Log = log.New(io.Discard)
+	}
 	if o.RunID == "" {
 		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(os.Getpid())
 	}
@@ -116,6 +121,13 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	base := wts[0].Branch
 	if base == "" {
 		return Result{Code: ExitSetup}, fmt.Errorf("workers merge into the main work tree's branch, but %s is on a detached HEAD", cfg.Root)
+	}
+	// The worktrees live under the project: keep them out of git status.
+	pattern := cfg.Workflow.Worktrees.Pattern
+	if dir, _, _ := strings.Cut(pattern, "{id}"); !filepath.IsAbs(pattern) && strings.Contains(dir, "/") {
+		if err := repo.ExcludeLocally(ctx, "/"+dir[:strings.LastIndex(dir, "/")+1]); err != nil {
+			o.Log.Warn("could not add the worktrees to .git/info/exclude", "err", err)
+		}
 	}
 	screen := newScreen(o.Out, o.TTY, wo.N, o.Width)
 	ws := make([]*worker, wo.N)
