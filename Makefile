@@ -94,7 +94,7 @@ lint:
 # One run of every benchmark; the figures are ratios (docs/benchmarks.md).
 # The first run builds a 1,000-issue bd store, cached in .tools/bench.
 BENCH ?= .
-bench: bd build
+bench: bd dolt build
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 30m ./...
 
 # Each fuzz target for FUZZTIME (-fuzz takes one target per run).
