@@ -142,6 +142,9 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 			why := "stopping the agent (Ctrl-C again to kill)"
 			if r.parent == nil || r.parent.Err() == nil {
 				why = "max duration reached: stopping the agent (Ctrl-C to kill)"
+				if s, _ := r.stopWhy.Load().(string); s != "" {
+					why = s + ": stopping the agent (Ctrl-C to kill)"
+				}
 				if r.parent != nil {
 					interrupt = r.parent.Done()
 				}

@@ -164,6 +164,9 @@ type runner struct {
 	// workDir is where the agent runs ("" = the project root); a worker's
 	// task worktree.
 	workDir string
+	// stopWhy, when set, says why the agent's context ended other than an
+	// interrupt or --max-duration (a worker's lease lost).
+	stopWhy atomic.Value
 }
 
 // Run drives the epic until the engine ends the loop, the budget is spent,

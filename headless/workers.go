@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -69,6 +70,9 @@ type worker struct {
 	base  string // the main work tree's branch, merged into
 	wo    WorkerOptions
 	env   []string // the agents' environment before a task's variables
+	// lostLease is bd's answer when a heartbeat found the task taken from
+	// this worker ("" while it holds it).
+	lostLease atomic.Value
 }
 
 // RunWorkers drives the epic with wo.N agent loops in parallel. Each cycle
@@ -260,7 +264,9 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		last.Outcome, last.Why = dec.Outcome, dec.Why
 		w.tally(ctx, last)
 		word := "closed"
-		if !closed {
+		if lost, _ := w.lostLease.Load().(string); !closed && lost != "" {
+			word = "lost to another worker"
+		} else if !closed {
 			word = "given back"
 		}
 		w.p.Printf("%s · %s %s · %s · %s: %s", w.p.head(), task.ID, word, w.p.tally(), dec.Outcome, dec.Why)
@@ -358,6 +364,10 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	}
 	w.p.Printf("%s · %s claimed: %s (worktree %s)", w.p.head(), task.ID, oneLine(task.Title, 80), relTo(w.cfg.Root, path))
 
+	w.lostLease.Store("")
+	w.stopWhy.Store("")
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	defer stopAgent()
 	beat, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var beats sync.WaitGroup
 	beats.Go(func() {
@@ -368,13 +378,25 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 			case <-beat.Done():
 				return
 			case <-t.C:
-				if err := w.bd.Heartbeat(beat, task.ID, w.actor); err != nil && beat.Err() == nil {
+				err := w.bd.Heartbeat(beat, task.ID, w.actor)
+				switch {
+				case err == nil || beat.Err() != nil:
+				case strings.Contains(err.Error(), "issue already claimed") || strings.Contains(err.Error(), "issue not claimable"):
+					// bd says the task is no longer ours: another actor holds
+					// it, or it was reclaimed (open) or closed after a lease
+					// that lapsed ("issue not claimable: ID status S"). The
+					// agent stops, so that two workers never work one task.
+					w.lostLease.Store(err.Error())
+					w.stopWhy.Store(task.ID + ": lease lost (" + oneLine(err.Error(), 200) + ")")
+					stopAgent()
+					return
+				default:
 					w.log.Warn("lease not renewed", "task", task.ID, "err", err)
 				}
 			}
 		}
 	})
-	rec, sum, err := w.runAgent(ctx, cycle, w.taskPrompt(task, path, branch, ctxFile), "")
+	rec, sum, err := w.runAgent(agentCtx, cycle, w.taskPrompt(task, path, branch, ctxFile), "")
 	stop()
 	beats.Wait()
 	return rec, sum, err
@@ -387,6 +409,10 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	is, err := w.bd.Show(ctx, task.ID)
 	if err == nil && is.Status == beads.StatusClosed {
 		return true
+	}
+	if lost, _ := w.lostLease.Load().(string); lost != "" {
+		// Someone else holds it now: nothing to give back.
+		return false
 	}
 	why := "the agent ended without closing it"
 	switch {

@@ -21,12 +21,14 @@ import (
 // compare-and-set on the assignee, a release clears it, a close is a line
 // "closed ID" in the closes file the fake agent writes.
 type fakeClaims struct {
-	mu       sync.Mutex
-	ids      []string
-	holder   map[string]string
-	notes    map[string]string
-	closes   string
-	foreign  map[string]bool // claimed by another machine at the first try
+	mu      sync.Mutex
+	ids     []string
+	holder  map[string]string
+	notes   map[string]string
+	closes  string
+	foreign map[string]bool // claimed by another machine at the first try
+	// stolen: its first heartbeat finds it reclaimed and taken by "thief".
+	stolen   map[string]bool
 	beats    int
 	releases []string
 	claims   []string
@@ -34,7 +36,12 @@ type fakeClaims struct {
 
 func (f *fakeClaims) closed(id string) bool {
 	data, _ := os.ReadFile(f.closes)
-	return slices.Contains(strings.Split(string(data), "\n"), "closed "+id)
+	for _, l := range strings.Split(string(data), "\n") {
+		if fs := strings.Fields(l); len(fs) >= 2 && fs[0] == "closed" && fs[1] == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fakeClaims) issue(id string) beads.Issue {
@@ -117,8 +124,13 @@ func (f *fakeClaims) ClaimID(_ context.Context, id, actor string) (beads.Issue, 
 func (f *fakeClaims) Heartbeat(_ context.Context, id, actor string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.stolen[id] {
+		f.stolen[id] = false
+		f.holder[id] = "thief"
+		return &beads.Error{Kind: beads.KindFailed, Code: 1, Msg: "heartbeat " + id + ": issue not claimable: " + id + " status open"}
+	}
 	if f.holder[id] != actor {
-		return errors.New("not the holder")
+		return errors.New("heartbeat " + id + ": issue already claimed by " + f.holder[id])
 	}
 	f.beats++
 	return nil
@@ -197,4 +209,53 @@ func TestRunWorkers(t *testing.T) {
 func (f *fakeClaims) closedCount() int {
 	data, _ := os.ReadFile(f.closes)
 	return strings.Count(string(data), "closed E.")
+}
+
+// A heartbeat that finds the task taken (reclaimed after a lapsed lease,
+// claimed by another): the agent is stopped at once, the task is not given
+// back (it is not this worker's), and the run goes on.
+func TestRunWorkersLeaseLost(t *testing.T) {
+	cfg, _, _ := setup(t, "close", "")
+	root := cfg.Root
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	t.Setenv("HEADLESS_KEEP_OPEN", "")
+	fc := &fakeClaims{ids: []string{"E.1", "E.2"}, holder: map[string]string{}, notes: map[string]string{},
+		closes: os.Getenv("HEADLESS_CLOSES"), foreign: map[string]bool{}, stolen: map[string]bool{"E.1": true}}
+	go func() { // the thief finishes E.1 after E.2 is closed
+		for !fc.closedLocked("E.2") {
+			time.Sleep(50 * time.Millisecond)
+		}
+		f, _ := os.OpenFile(fc.closes, os.O_APPEND|os.O_WRONLY, 0o644)
+		fmt.Fprintln(f, "closed E.1 by thief")
+		f.Close()
+	}()
+	var out bytes.Buffer
+	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wl", Grace: time.Second},
+		WorkerOptions{N: 1, Actor: "me", Heartbeat: 20 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
+	if err != nil || res.Code != ExitComplete {
+		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(fc.releases) != 0 {
+		t.Errorf("released %v: a task taken by another is not this worker's to give back", fc.releases)
+	}
+	data, _ := os.ReadFile(fc.closes)
+	if strings.Contains(string(data), "closed E.1\n") {
+		t.Errorf("the agent of a lost task went on and closed it:\n%s", data)
+	}
+	if !strings.Contains(out.String(), "E.1: lease lost (") || !strings.Contains(out.String(), "issue not claimable: E.1 status open): stopping the agent") ||
+		!strings.Contains(out.String(), "E.1 lost to another worker") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+func (f *fakeClaims) closedLocked(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed(id)
 }
