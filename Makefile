@@ -4,13 +4,15 @@ GO        ?= go
 TOOLS     := $(CURDIR)/.tools
 BD        := $(TOOLS)/bin/bd
 BD_VERSION := 1.3.0
+DOLT      := $(TOOLS)/bin/dolt
+DOLT_VERSION := 2.2.0
 BIN       := $(CURDIR)/bin/runtasks
 
 # The pinned bd comes first on PATH for tests and the demo.
 export PATH := $(TOOLS)/bin:$(PATH)
 export BD_DISABLE_METRICS := 1
 
-.PHONY: all build install test unit integration demo bd e2e-tools chromium e2e lint bench fuzz clean
+.PHONY: all build install test unit integration demo bd dolt e2e-tools chromium e2e lint bench fuzz clean
 
 all: build
 
@@ -32,6 +34,21 @@ bd:
 		mkdir -p $(TOOLS)/bin && cd tools/beads && \
 		CGO_ENABLED=1 $(GO) build -tags gms_pure_go -ldflags "-s -w" -o "$(BD)" github.com/steveyegge/beads/cmd/bd && \
 		HOME=$$(mktemp -d) "$(BD)" version; \
+	fi
+
+# The dolt CLI at the version bd v1.3.0 requires (github.com/dolthub/dolt/go
+# v0.40.5-0.20260715172757-a6690826d767 in tools/beads/go.sum, which prints
+# 2.2.0), from the tools module in tools/dolt. The server-mode tests start a
+# `dolt sql-server` with it (docs/scale.md). Skipped when the binary there
+# already reports the version. gms_pure_go: no ICU, libc only, as for bd.
+dolt:
+	@if [ -x "$(DOLT)" ] && HOME=$$(mktemp -d) "$(DOLT)" version 2>/dev/null | grep -q "version $(DOLT_VERSION)"; then \
+		echo "dolt $(DOLT_VERSION): $(DOLT)"; \
+	else \
+		echo "building dolt $(DOLT_VERSION) into $(DOLT) (first time: several minutes)"; \
+		mkdir -p $(TOOLS)/bin && cd tools/dolt && \
+		CGO_ENABLED=1 $(GO) build -tags gms_pure_go -ldflags "-s -w" -o "$(DOLT)" github.com/dolthub/dolt/go/cmd/dolt && \
+		HOME=$$(mktemp -d) "$(DOLT)" version; \
 	fi
 
 # The real Claude Code and Codex CLIs for the end-to-end suite (e2e/), at the
@@ -72,14 +89,14 @@ e2e: bd e2e-tools chromium
 
 # Unit, script and real-bd integration tests. The integration tests run
 # first and verbosely, so their names show in the output.
-test: bd e2e-tools chromium lint
+test: bd dolt e2e-tools chromium lint
 	$(GO) test -count=1 -v -run 'Integration' ./... 2>&1 | grep -E '^(=== RUN|--- |ok |FAIL|PASS|panic|\s+\S+_test.go)' ; test $${PIPESTATUS[0]} -eq 0
 	$(GO) test -count=1 -skip 'Integration' ./...
 
 unit:
 	$(GO) test -skip 'Integration' ./...
 
-integration: bd e2e-tools chromium
+integration: bd dolt e2e-tools chromium
 	$(GO) test -count=1 -v -run 'Integration' ./...
 
 demo: bd build
@@ -93,7 +110,7 @@ lint:
 # One run of every benchmark; the figures are ratios (docs/benchmarks.md).
 # The first run builds a 1,000-issue bd store, cached in .tools/bench.
 BENCH ?= .
-bench: bd build
+bench: bd dolt build
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 30m ./...
 
 # Each fuzz target for FUZZTIME (-fuzz takes one target per run).

@@ -23,6 +23,7 @@ const DefaultTimeout = 10 * time.Second
 //
 // Queries run one at a time: bd's embedded store serialises access, so
 // concurrent bd processes on one store are slower than sequential ones.
+// Slots bound the bd processes of every runtasks on the machine.
 type Client struct {
 	// Bin is the bd binary, a name looked up on PATH or a path; default "bd".
 	Bin string
@@ -39,6 +40,10 @@ type Client struct {
 	// timeout or when ctx is cancelled) before it is killed; zero means
 	// DefaultGrace.
 	Grace time.Duration
+	// Slots, when set, bound the bd processes running at once on this
+	// machine: each call waits for a free slot (at most Slots.Wait, not
+	// counted in Timeout) before bd starts.
+	Slots *Slots
 }
 
 // DefaultGrace is Client.Grace when it is zero.
@@ -66,6 +71,12 @@ const (
 	KindBadOutput ErrorKind = "bad_output" // rc 0 but the output is not the JSON expected
 	KindConflict  ErrorKind = "conflict"   // a guard (--if-status, claim) did not hold (rc 13)
 	KindFailed    ErrorKind = "failed"     // any other non-zero exit
+	// KindUnavailable: bd could not reach its store's Dolt SQL server (down,
+	// refusing, unreachable, access denied, no such database). Never "no
+	// work".
+	KindUnavailable ErrorKind = "unavailable"
+	// KindBusy: no bd slot came free in time (Slots); bd did not run.
+	KindBusy ErrorKind = "busy"
 )
 
 // Error is a failed bd invocation. It carries bd's own message; a failure is
@@ -88,6 +99,8 @@ func (e *Error) Error() string {
 		b.WriteString("bd not found")
 	case KindTimeout:
 		b.WriteString("timed out")
+	case KindBusy:
+		b.WriteString("not started")
 	case KindBadOutput:
 		b.WriteString("unexpected output")
 	default:
@@ -240,6 +253,61 @@ func (c *Client) ClaimID(ctx context.Context, id, actor string) (Issue, error) {
 	return c.one(ctx, id, args)
 }
 
+// Heartbeat renews the actor's lease on an issue it holds (bd heartbeat).
+// A lease reclaimed or an issue closed meanwhile is an error: the holder
+// learns to stop.
+func (c *Client) Heartbeat(ctx context.Context, id, actor string) error {
+	args := []string{"heartbeat", id, "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	if err := checkID(args, id); err != nil {
+		return err
+	}
+	_, err := c.run(ctx, args)
+	return err
+}
+
+// Reclaim gives back the named issues whose bd lease has expired (bd
+// reclaim --older-than 0s --id …): open, unassigned. It returns the ids bd
+// reclaimed; an issue whose lease is live, or that another replica granted,
+// is left alone.
+func (c *Client) Reclaim(ctx context.Context, ids ...string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []string{"reclaim", "--json", "--older-than", "0s"}
+	for _, id := range ids {
+		args = append(args, "--id", id)
+	}
+	if err := checkID(args, ids...); err != nil {
+		return nil, err
+	}
+	var v struct {
+		Reclaimed []struct {
+			ID string `json:"id"`
+		} `json:"reclaimed"`
+	}
+	if err := c.query(ctx, &v, args...); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range v.Reclaimed {
+		out = append(out, r.ID)
+	}
+	return out, nil
+}
+
+// Release gives an issue the actor holds back: open, unassigned, with note
+// appended (why it came back).
+func (c *Client) Release(ctx context.Context, id, actor, note string) (Issue, error) {
+	args := []string{"update", id, "--status", StatusOpen, "--assignee", "", "--append-notes", note, "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	return c.one(ctx, id, args)
+}
+
 // AppendNotes appends text to an issue's notes.
 func (c *Client) AppendNotes(ctx context.Context, id, text string) (Issue, error) {
 	return c.one(ctx, id, []string{"update", id, "--append-notes", text, "--json"})
@@ -348,6 +416,15 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 		timeout = DefaultTimeout
 	}
 	parent := ctx
+	release, err := c.Slots.Acquire(ctx)
+	if err != nil {
+		e := &Error{Kind: KindBusy, Args: args, Code: -1, Msg: err.Error(), Err: err}
+		if parent.Err() != nil {
+			e.Kind, e.Msg = KindFailed, "interrupted while waiting for a bd slot"
+		}
+		return nil, e
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -374,7 +451,7 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
-	err := cmd.Run()
+	err = cmd.Run()
 	g.Reap()
 	if err == nil {
 		return stdout.Bytes(), nil
@@ -433,11 +510,32 @@ func classify(code int, msg string) ErrorKind {
 		return KindConflict
 	case strings.Contains(lower, "no beads database found"):
 		return KindNoStore
+	case unavailable(lower):
+		return KindUnavailable
 	case strings.Contains(lower, "not found") || strings.Contains(lower, "no issue found") ||
 		strings.Contains(lower, "no issues found"):
 		return KindNotFound
 	}
 	return KindFailed
+}
+
+// serverDown are bd v1.3.0's words when its Dolt SQL server cannot be used
+// (docs/scale.md): checked before "not found", which "database … not found
+// on Dolt server" also says.
+var serverDown = []string{
+	"dolt server unreachable", "is unreachable", "circuit breaker is open",
+	"connection refused", "i/o timeout", "invalid connection", "access denied",
+	"on dolt server", "failed to open dolt store", "project identity mismatch",
+	"write commit result indeterminate",
+}
+
+func unavailable(lower string) bool {
+	for _, w := range serverDown {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // snippet trims bd output for an error message: first lines, bounded.

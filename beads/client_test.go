@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FAKEBD_MAIN") == "1" {
 		os.Exit(beadstest.Main())
 	}
+	if dir := os.Getenv("SLOTHOLDER_DIR"); dir != "" {
+		os.Exit(holdSlot(dir))
+	}
 	os.Exit(m.Run())
 }
 
@@ -180,6 +183,39 @@ func TestErrors(t *testing.T) {
 			files: map[string]string{"update.stderr": `{"error":"1 of 1 issues failed to update","failed":[{"id":"tx-1","error":"claimed by bob","guard_mismatch":true}]}`, "update.rc": "13"},
 			call:  func(c *beads.Client) error { _, err := c.ClaimID(ctx, "tx-1", "alice"); return err },
 			kind:  beads.KindConflict, msg: "tx-1: claimed by bob",
+		},
+		// bd v1.3.0 in server mode (docs/scale.md): the server down, its
+		// circuit breaker open, a lost commit, a wrong database (which says
+		// "not found" too), access denied: unavailable, never "no work".
+		{
+			name:  "server down",
+			files: map[string]string{"ready.stderr": string(read(t, "server-down.stderr")), "ready.rc": "1"},
+			call:  func(c *beads.Client) error { _, err := c.Ready(ctx, "tx-1"); return err },
+			kind:  beads.KindUnavailable, msg: "Dolt server unreachable at 127.0.0.1:",
+		},
+		{
+			name:  "circuit breaker",
+			files: map[string]string{"show.stderr": "Error: failed to open database: dolt circuit breaker is open: server appears down, failing fast (cooldown 5s)\n", "show.rc": "1"},
+			call:  func(c *beads.Client) error { _, err := c.Show(ctx, "tx-1"); return err },
+			kind:  beads.KindUnavailable, msg: "circuit breaker is open",
+		},
+		{
+			name:  "commit lost with the connection",
+			files: map[string]string{"ready.json": `{"error": "write commit result indeterminate after connection loss (not retried to avoid double-apply): commit write tx: invalid connection: write commit result indeterminate", "schema_version": 1}`, "ready.rc": "1"},
+			call:  func(c *beads.Client) error { _, _, err := c.Claim(ctx, "tx-1", "a"); return err },
+			kind:  beads.KindUnavailable, msg: "indeterminate",
+		},
+		{
+			name:  "no such database on the server",
+			files: map[string]string{"show.stderr": "Error: failed to open database: database \"nosuchdb\" not found on Dolt server at 198.18.0.10:3307\n", "show.rc": "1"},
+			call:  func(c *beads.Client) error { _, err := c.Show(ctx, "tx-1"); return err },
+			kind:  beads.KindUnavailable, msg: "not found on Dolt server",
+		},
+		{
+			name:  "access denied",
+			files: map[string]string{"list.stderr": "Error: failed to open database: failed to check if database \"sc\" exists on server 198.18.0.10:3307: Error 1045 (28000): Access denied for user 'beads'\n", "list.rc": "1"},
+			call:  func(c *beads.Client) error { _, err := c.Subtree(ctx, "tx-1"); return err },
+			kind:  beads.KindUnavailable, msg: "Access denied",
 		},
 		{
 			name:  "hang",

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,5 +164,40 @@ func TestIntegrationErrors(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("hanging bd held the caller for %s", d)
+	}
+}
+
+// TestIntegrationLeases: a claim's lease is renewed by its holder only;
+// reclaim leaves a live lease alone; the holder gives its task back open,
+// unassigned and with the reason in the notes, and another actor claims it.
+func TestIntegrationLeases(t *testing.T) {
+	t.Parallel()
+	s := beadstest.NewStore(t, "ls")
+	epic := s.Create("Epic", "--type", "epic")
+	task := s.Create("task", "--parent", epic)
+	c := &beads.Client{WorkDir: s.Root, Env: s.Env}
+	ctx := context.Background()
+	is, err := c.ClaimID(ctx, task, "w1")
+	if err != nil || is.Assignee != "w1" || is.LeaseExpiresAt.IsZero() {
+		t.Fatalf("claim: %+v %v", is, err)
+	}
+	if err := c.Heartbeat(ctx, task, "w1"); err != nil {
+		t.Errorf("heartbeat by the holder: %v", err)
+	}
+	if err := c.Heartbeat(ctx, task, "w2"); err == nil || !strings.Contains(err.Error(), "already claimed by w1") {
+		t.Errorf("heartbeat by another actor: %v, want bd's refusal", err)
+	}
+	if got, err := c.Reclaim(ctx, task); err != nil || len(got) != 0 {
+		t.Errorf("reclaim of a live lease = %v, %v; want nothing", got, err)
+	}
+	if _, err := c.ClaimID(ctx, task, "w2"); err == nil {
+		t.Error("a second actor claimed a held task")
+	}
+	is, err = c.Release(ctx, task, "w1", "merge failed: conflict in a.go")
+	if err != nil || is.Status != beads.StatusOpen || is.Assignee != "" || !strings.Contains(is.Notes, "merge failed") {
+		t.Fatalf("release: %+v %v", is, err)
+	}
+	if is, err = c.ClaimID(ctx, task, "w2"); err != nil || is.Assignee != "w2" {
+		t.Fatalf("claim after release: %+v %v", is, err)
 	}
 }

@@ -2,6 +2,9 @@ package git
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -80,4 +83,66 @@ func ParseWorktrees(out []byte) []Worktree {
 		list = append(list, *cur)
 	}
 	return list
+}
+
+// AddWorktree makes path a worktree on branch: a new branch from the main
+// work tree's HEAD, or the existing branch (a task worked before, by a
+// worker that died). A path that already is a worktree of the repository
+// is kept as it is.
+func (r Repo) AddWorktree(ctx context.Context, path, branch string) error {
+	wts, err := r.Worktrees(ctx)
+	if err != nil {
+		return err
+	}
+	for _, wt := range wts {
+		if wt.Path == path && !wt.Prunable {
+			return nil
+		}
+	}
+	if _, err := r.run(ctx, "worktree", "prune"); err != nil {
+		return err
+	}
+	if _, err := r.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		_, err = r.run(ctx, "worktree", "add", "--", path, branch)
+		return err
+	}
+	_, err = r.run(ctx, "worktree", "add", "-b", branch, "--", path, "HEAD")
+	return err
+}
+
+// ExcludeLocally makes git ignore pattern in this clone only (the
+// repository's info/exclude, never a tracked .gitignore), unless the
+// exclude file already has it: runtasks' worktrees inside the project must
+// not show in git status, or an agent's `git add -A` would take them in.
+func (r Repo) ExcludeLocally(ctx context.Context, pattern string) error {
+	out, err := r.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude")
+	if err != nil {
+		return err
+	}
+	path := strings.TrimSpace(string(out))
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) == pattern {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	prefix := ""
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		prefix = "\n"
+	}
+	_, err = f.WriteString(prefix + "# runtasks run's worktrees\n" + pattern + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

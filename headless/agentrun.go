@@ -62,6 +62,9 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 
 	cmd := exec.Command(r.bin, args...)
 	cmd.Dir = r.cfg.Root
+	if r.workDir != "" {
+		cmd.Dir = r.workDir
+	}
 	cmd.Env = r.o.Environ
 	cmd.Stdout, cmd.Stderr = pw, stderr
 	g := shell.NewGroup(cmd, r.o.Grace)
@@ -139,6 +142,9 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 			why := "stopping the agent (Ctrl-C again to kill)"
 			if r.parent == nil || r.parent.Err() == nil {
 				why = "max duration reached: stopping the agent (Ctrl-C to kill)"
+				if s, _ := r.stopWhy.Load().(string); s != "" {
+					why = s + ": stopping the agent (Ctrl-C to kill)"
+				}
 				if r.parent != nil {
 					interrupt = r.parent.Done()
 				}

@@ -163,6 +163,12 @@ type runner struct {
 	agentRunning atomic.Bool
 	// usage is the last agent run's token usage, for its decision.
 	usage orchestrator.Usage
+	// workDir is where the agent runs ("" = the project root); a worker's
+	// task worktree.
+	workDir string
+	// stopWhy, when set, says why the agent's context ended other than an
+	// interrupt or --max-duration (a worker's lease lost).
+	stopWhy atomic.Value
 }
 
 // Run drives the epic until the engine ends the loop, the budget is spent,

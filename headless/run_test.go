@@ -42,8 +42,21 @@ func fakeCodex() int {
 		time.Sleep(60 * time.Second)
 		return 0
 	}
+	// A worker's agent (RUNTASKS_TASK) closes its task, after a pause,
+	// unless HEADLESS_KEEP_OPEN names it: then its first merge "fails".
+	task := os.Getenv("RUNTASKS_TASK")
+	if task != "" {
+		time.Sleep(200 * time.Millisecond)
+		mark := os.Getenv("HEADLESS_CLOSES") + ".kept-" + task
+		if _, err := os.Stat(mark); os.Getenv("HEADLESS_KEEP_OPEN") == task && err != nil {
+			os.WriteFile(mark, nil, 0o644)
+			fmt.Println(`{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"The merge failed: conflict."}}`)
+			fmt.Println(`{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":5}}`)
+			return 0
+		}
+	}
 	c, _ := os.OpenFile(os.Getenv("HEADLESS_CLOSES"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	fmt.Fprintln(c, "closed")
+	fmt.Fprintln(c, "closed "+task)
 	c.Close()
 	fmt.Println(`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"bd close t","aggregated_output":"","exit_code":0,"status":"completed"}}`)
 	fmt.Println(`{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"Closed one task."}}`)

@@ -155,6 +155,10 @@ type Beads struct {
 	Bin     string        `koanf:"bin"`
 	Dir     string        `koanf:"dir"`
 	Timeout time.Duration `koanf:"timeout"`
+	// MaxProcesses bounds the bd processes of every runtasks of the user on
+	// this machine at once; QueueTimeout bounds a call's wait for one.
+	MaxProcesses int           `koanf:"max_processes"`
+	QueueTimeout time.Duration `koanf:"queue_timeout"`
 }
 
 type StateDir struct {

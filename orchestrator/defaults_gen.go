@@ -6,6 +6,8 @@ package orchestrator
 var cfgDefaultVals = map[string]any{
 	"beads.bin":                                    "bd",
 	"beads.dir":                                    "",
+	"beads.max_processes":                          4,
+	"beads.queue_timeout":                          "60s",
 	"beads.timeout":                                "10s",
 	"claim.actor":                                  "",
 	"claim.arm_patterns":                           []interface{}{"(?i)^\\s*/(?:runtasks:)?run-tasks\\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\\b"},

@@ -1138,6 +1138,8 @@ var cfgRules = map[string]cfgRule{
 	"workflow.stuck_after":              cfgDurRange{max: 30 * 24 * time.Hour},
 	"workflow.max_duration":             cfgDurRange{max: 30 * 24 * time.Hour},
 	"beads.timeout":                     cfgDurRange{positive: true, max: time.Hour},
+	"beads.max_processes":               cfgIntRange{1, 256},
+	"beads.queue_timeout":               cfgDurRange{positive: true, max: time.Hour},
 	"workflow.done_token.prefix":        cfgRuleFunc(cfgNonEmpty),
 	"workflow.stop_hook.allow_exit_on":  cfgRuleFunc(cfgEachCondition),
 	"workflow.stop_hook.on_beads_error": cfgOneOf(cfgBeadsErrModes),

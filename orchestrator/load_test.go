@@ -50,7 +50,7 @@ func cfgDefaults(root string) Config {
 			{"gemini-2.5-pro*", 1.25, 10, 0.31, 0},
 			{"gemini-2.5-flash*", 0.3, 2.5, 0.075, 0},
 		}},
-		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second},
+		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second, MaxProcesses: 4, QueueTimeout: 60 * time.Second},
 		State: StateDir{Dir: ".runtasks"},
 		Log:   Log{Level: "warn"},
 		Claim: Claim{
@@ -183,7 +183,7 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 		Claim: Claim{Patterns: []string{`^take (?P<id>\S+)$`}, ArmPatterns: []string{`^drive (?P<id>\S+)$`},
 			RunsDir: "var/runs", Templates: "tmpl", Actor: "alice"},
 		Run:     Run{Agent: "codex", Session: "resume", ClaudeBin: "/opt/claude", CodexBin: "/opt/codex", Dir: "cycles"},
-		Beads:   Beads{Bin: "/opt/bd", Dir: "../store/.beads", Timeout: 90 * time.Second},
+		Beads:   Beads{Bin: "/opt/bd", Dir: "../store/.beads", Timeout: 90 * time.Second, MaxProcesses: 16, QueueTimeout: 2 * time.Minute},
 		State:   StateDir{Dir: "/var/tmp/runtasks"},
 		Log:     Log{File: "runtasks.log", Level: "debug"},
 		Prompts: Prompts{RunTasks: "prompts/run.md"},
@@ -329,6 +329,10 @@ func TestLoadFileErrors(t *testing.T) {
 			[]string{"workflow.max_duration: must be at most 720h, got 1000h"}},
 		{"beads.timeout too long", "beads:\n  timeout: 2h\n",
 			[]string{"beads.timeout: must be at most 1h, got 2h"}},
+		{"no bd process allowed", "beads:\n  max_processes: 0\n",
+			[]string{"beads.max_processes: must be 1 or more, got 0"}},
+		{"zero queue timeout", "beads:\n  queue_timeout: 0s\n",
+			[]string{"beads.queue_timeout: must be more than 0, got 0s"}},
 		{"list given a mapping", "workflow:\n  stop_hook:\n    allow_exit_on: {a: 1}\n",
 			[]string{"workflow.stop_hook.allow_exit_on: expected a list, got a mapping"}},
 		{"promise condition not a string", "workflow:\n  stop_hook:\n    completion_promises:\n      - {text: X, condition: 5}\n",
@@ -851,6 +855,8 @@ func TestConfigValue(t *testing.T) {
 	for key, want := range map[string]any{
 		"workflow.stop_hook.max_cycles": 50,
 		"beads.timeout":                 10 * time.Second,
+		"beads.max_processes":           4,
+		"beads.queue_timeout":           60 * time.Second,
 		"log.level":                     "warn",
 		"workflow.done_token.required":  false,
 	} {
@@ -872,8 +878,8 @@ func TestConfigKeysCoverTheStruct(t *testing.T) {
 			t.Errorf("ConfigKeys lacks %s", want)
 		}
 	}
-	if len(keys) != 44 {
-		t.Errorf("ConfigKeys has %d keys, want 44 (a new field? document it in defaults.yaml, project.yaml.example and docs/configuration.md): %v", len(keys), keys)
+	if len(keys) != 46 {
+		t.Errorf("ConfigKeys has %d keys, want 46 (a new field? document it in defaults.yaml, project.yaml.example and docs/configuration.md): %v", len(keys), keys)
 	}
 }
 

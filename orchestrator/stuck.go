@@ -37,6 +37,15 @@ type StuckTask struct {
 	Title  string `json:"title,omitempty"`
 	Reason string `json:"reason"` // why it is stuck
 	Action string `json:"action"` // block, reopen or report
+	// Reclaim: its bd lease expired, so it is given back with bd reclaim
+	// (open and unassigned, as runtasks run's workers do) when reopened.
+	Reclaim bool `json:"reclaim,omitempty"`
+}
+
+// Reclaimer gives back issues whose bd lease expired; *beads.Client
+// implements it.
+type Reclaimer interface {
+	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
 // LiveTask is an in-progress task whose worktree still exists: someone may
@@ -44,6 +53,22 @@ type StuckTask struct {
 type LiveTask struct {
 	ID       string `json:"id"`
 	Worktree string `json:"worktree"`
+	// Holder and LeaseExpiresAt are set for a task live by its bd lease
+	// alone (a worker renewing it, maybe on another machine).
+	Holder         string    `json:"holder,omitempty"`
+	LeaseExpiresAt time.Time `json:"lease_expires_at,omitzero"`
+}
+
+// LeaseRunning reports whether the task's bd lease has not expired at now:
+// its holder renews it (bd heartbeat), wherever it runs.
+func LeaseRunning(is beads.Issue, now time.Time) bool {
+	return !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt)
+}
+
+// LeaseExpired reports whether the task has a bd lease and it has expired
+// at now: nothing renewed it, so bd reclaim would give it back.
+func LeaseExpired(is beads.Issue, now time.Time) bool {
+	return !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt)
 }
 
 // WorktreePath is the task's worktree path under root for a pattern such as
@@ -78,6 +103,9 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 //   - a task claimed by this session is never stuck (it is being stopped);
 //   - a task whose worktree exists is live, unless it started longer than
 //     stuck_after ago;
+//   - a task whose bd lease is running is live (its holder renews it, as
+//     runtasks run's workers do, maybe on another machine), unless it
+//     started longer than stuck_after ago;
 //   - otherwise a task is stuck when its worktree is gone (the project has
 //     other linked worktrees, or this task's worktree was seen at an earlier
 //     stop: seen), its bd lease has expired while worktrees are in use (a
@@ -110,21 +138,31 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 				continue
 			}
 		}
+		if LeaseRunning(is, now) && !old {
+			live = append(live, LiveTask{ID: is.ID, Holder: is.Assignee, LeaseExpiresAt: is.LeaseExpiresAt})
+			continue
+		}
 		var why string
 		switch {
 		case (inUse || slices.Contains(seen, is.ID)) && pattern != "" && wts != nil:
 			why = "worktree " + strings.ReplaceAll(pattern, "{id}", is.ID) + " is gone"
-		case inUse && !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt):
-			// bd's 5-minute lease is never renewed by a working agent: it
-			// only means something where sub-agents work in worktrees. A
-			// lone agent on the main tree keeps its task until stuck_after.
+		case inUse && LeaseExpired(is, now):
+			// An agent working alone on the main tree does not renew its
+			// lease: it keeps its task until stuck_after. Where worktrees
+			// are in use, an expired lease is a holder that stopped.
 			why = "bd lease expired at " + is.LeaseExpiresAt.UTC().Format(time.RFC3339)
 		case old:
 			why = oldWhy
 		default:
 			continue
 		}
-		stuck = append(stuck, StuckTask{ID: is.ID, Title: is.Title, Reason: why, Action: action})
+		t := StuckTask{ID: is.ID, Title: is.Title, Reason: why, Action: action}
+		if LeaseExpired(is, now) && action != StuckReport {
+			// Its holder stopped renewing it: bd's recovery is to give it
+			// back for another worker, not to block it.
+			t.Action, t.Reclaim = StuckReopen, true
+		}
+		stuck = append(stuck, t)
 	}
 	return live, stuck
 }
@@ -154,11 +192,26 @@ func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now ti
 			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: beads cannot be updated", t.ID, t.Reason, status))
 			continue
 		}
-		if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
+		if rc, ok := bd.(Reclaimer); ok && t.Reclaim {
+			// bd reclaim clears the assignee too: bd refuses another
+			// actor's claim on a task still assigned.
+			got, err := rc.Reclaim(ctx, t.ID)
+			switch {
+			case err != nil:
+				lines = append(lines, fmt.Sprintf("%s stuck (%s): could not reclaim: %s", t.ID, t.Reason, oneLine(err.Error(), 200)))
+				continue
+			case len(got) == 0:
+				lines = append(lines, fmt.Sprintf("%s stuck (%s): not reclaimed (bd: its lease is live again, or the task moved)", t.ID, t.Reason))
+				continue
+			}
+		} else if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
 			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: %s", t.ID, t.Reason, status, oneLine(err.Error(), 200)))
 			continue
 		}
 		line := fmt.Sprintf("%s stuck (%s): status set to %s", t.ID, t.Reason, status)
+		if _, ok := bd.(Reclaimer); ok && t.Reclaim {
+			line = fmt.Sprintf("%s stuck (%s): given back with bd reclaim (open, unassigned)", t.ID, t.Reason)
+		}
 		if _, err := bd.AppendNotes(ctx, t.ID, StuckNote(t, now)); err != nil {
 			line += "; note not written: " + oneLine(err.Error(), 200)
 		} else {
@@ -264,6 +317,10 @@ func (d *decider) liveLines() string {
 	var b strings.Builder
 	b.WriteString("In progress in their worktrees (wait for each, then verify its work and merge it):")
 	for _, l := range firstN(d.live, 3) {
+		if l.Worktree == "" {
+			fmt.Fprintf(&b, "\n- %s held by %s (bd lease until %s)", l.ID, l.Holder, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
+			continue
+		}
 		b.WriteString("\n- " + l.ID + " in " + l.Worktree)
 	}
 	if more := len(d.live) - 3; more > 0 {

@@ -34,6 +34,7 @@ func TestClassifyInProgress(t *testing.T) {
 		mine, seen []string
 		live       bool
 		stuck      string // reason substring; "" = neither stuck nor live
+		reclaim    bool   // an expired lease: given back (reopen, bd reclaim)
 	}{
 		{name: "worktree by path", is: wip("x.1", time.Minute, 0), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, live: true},
 		{name: "worktree by branch", is: wip("x.1", time.Minute, 0), wts: []git.Worktree{main, {Path: "/elsewhere/w1", Branch: "agent-x.1"}}, live: true},
@@ -44,7 +45,10 @@ func TestClassifyInProgress(t *testing.T) {
 		{name: "no worktrees in use: fresh task waits", is: wip("x.1", time.Minute, 0), wts: []git.Worktree{main}},
 		{name: "worktrees unknown: not gone", is: wip("x.1", time.Minute, 0), wts: nil, seen: []string{"x.1"}},
 		{name: "lease expired, lone agent on the main tree keeps its task", is: wip("x.1", time.Minute, -time.Second), wts: []git.Worktree{main}},
-		{name: "lease running", is: wip("x.1", time.Minute, time.Minute), wts: []git.Worktree{main}},
+		{name: "lease running, lone agent", is: wip("x.1", time.Minute, time.Minute), wts: []git.Worktree{main}, live: true},
+		{name: "lease running, worktree gone: held elsewhere", is: wip("x.1", time.Minute, time.Minute), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.2"}}, seen: []string{"x.1"}, live: true},
+		{name: "lease running but started too long ago", is: wip("x.1", 3*time.Hour, time.Minute), wts: []git.Worktree{main}, stuck: "started 3h ago"},
+		{name: "lease expired, worktree gone", is: wip("x.1", time.Minute, -time.Second), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.2"}}, stuck: "is gone", reclaim: true},
 		{name: "lease expired but worktree live", is: wip("x.1", time.Minute, -time.Minute), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, live: true},
 		{name: "started too long ago", is: wip("x.1", 3*time.Hour, 0), wts: []git.Worktree{main}, stuck: "started 3h ago (stuck_after 2h)"},
 		{name: "started too long ago, worktree live", is: wip("x.1", 3*time.Hour, 0), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, stuck: "started 3h ago"},
@@ -59,7 +63,9 @@ func TestClassifyInProgress(t *testing.T) {
 			switch {
 			case tt.stuck == "" && len(stuck) > 0:
 				t.Errorf("stuck = %+v, want none", stuck)
-			case tt.stuck != "" && (len(stuck) != 1 || !strings.Contains(stuck[0].Reason, tt.stuck) || stuck[0].Action != StuckBlock):
+			case tt.stuck != "" && tt.reclaim && (len(stuck) != 1 || !strings.Contains(stuck[0].Reason, tt.stuck) || stuck[0].Action != StuckReopen || !stuck[0].Reclaim):
+				t.Errorf("stuck = %+v, want one reclaim with %q", stuck, tt.stuck)
+			case tt.stuck != "" && !tt.reclaim && (len(stuck) != 1 || !strings.Contains(stuck[0].Reason, tt.stuck) || stuck[0].Action != StuckBlock || stuck[0].Reclaim):
 				t.Errorf("stuck = %+v, want one block with %q", stuck, tt.stuck)
 			}
 		})
@@ -133,6 +139,14 @@ func TestDecideStuck(t *testing.T) {
 
 type recUpdater struct{ calls []string }
 
+// recReclaimer is a recUpdater that can reclaim, as *beads.Client can.
+type recReclaimer struct{ recUpdater }
+
+func (r *recReclaimer) Reclaim(_ context.Context, ids ...string) ([]string, error) {
+	r.calls = append(r.calls, "reclaim "+strings.Join(ids, " "))
+	return ids, nil
+}
+
 func (r *recUpdater) SetStatus(_ context.Context, id, status string) (beads.Issue, error) {
 	r.calls = append(r.calls, "status "+id+" "+status)
 	return beads.Issue{ID: id}, nil
@@ -157,5 +171,18 @@ func TestApplyStuck(t *testing.T) {
 	}
 	if len(lines) != 3 || !strings.Contains(lines[2], "reported, not changed") || !strings.Contains(lines[0], "status set to blocked") {
 		t.Fatalf("lines = %v", lines)
+	}
+
+	// An expired lease is given back with bd reclaim (it clears the
+	// assignee; a status change alone would keep others from claiming).
+	r := &recReclaimer{}
+	ApplyStuck(context.Background(), r, []StuckTask{
+		{ID: "d", Reason: "bd lease expired at X", Action: StuckReopen, Reclaim: true},
+		{ID: "e", Reason: "worktree gone", Action: StuckReopen},
+	}, now)
+	want = []string{"reclaim d", "notes d Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): bd lease expired at X.",
+		"status e open", "notes e Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): worktree gone."}
+	if strings.Join(r.calls, "|") != strings.Join(want, "|") {
+		t.Fatalf("calls:\n%v\nwant\n%v", r.calls, want)
 	}
 }

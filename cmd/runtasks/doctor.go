@@ -73,6 +73,8 @@ ok, warning or error, and for problems the fix.
   bd          bd found, and its version (runtasks is tested with bd ` + testedBD + `)
   store       the beads store found and readable
   epic        the configured epic exists (workflow.epic, RUNTASKS_EPIC, --epic)
+  server      where the store lives: embedded, or on a Dolt SQL server, and
+              whether that server answers (docs/scale.md)
   config      project.yaml valid
   trust       whether the hooks read project.yaml: trusted, untrusted, or
               changed since trusted (runtasks trust)
@@ -88,8 +90,8 @@ ok, warning or error, and for problems the fix.
               it, or shows it in git status: run folders are not meant to
               be committed
 
-bd is asked at most twice (version, then the epic), one query after the
-other.`,
+bd is asked at most three times (version, the epic, the server), one
+query after the other.`,
 		Example: `  runtasks doctor
   runtasks doctor --epic bd-x7y8`,
 		Args: cobra.NoArgs,
@@ -196,6 +198,8 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 		}
 	}
 
+	emit(doctorServer(ctx, client, bdOK && store != ""))
+
 	epic := cfg.Workflow.Epic
 	switch {
 	case epic == "":
@@ -273,6 +277,30 @@ func doctorTrust(o *doctorOptions) doctorCheck {
 		return doctorCheck{levelOK, "trust", o.Root + " is trusted: the hooks read " + file, ""}
 	}
 	return doctorCheck{levelWarning, "trust", file + " is " + st.String() + ": the hooks ignore it (defaults, environment and flags only)", fix}
+}
+
+// doctorServer says where the store lives (embedded, or on a Dolt SQL
+// server) and, in server mode, whether the server answers (bd dolt show).
+func doctorServer(ctx context.Context, client *beads.Client, ready bool) doctorCheck {
+	if !ready {
+		return doctorCheck{levelWarning, "server", "not checked (bd or the store is missing)", "fix the lines above"}
+	}
+	st, err := client.Server(ctx)
+	switch {
+	case err != nil:
+		return doctorCheck{levelError, "server", "bd dolt show: " + oneLine(err), "run bd dolt show to see bd's error"}
+	case st.Mode == beads.ModeEmbedded:
+		return doctorCheck{levelOK, "server", "embedded store (Dolt inside each bd process; one machine)", ""}
+	}
+	where := fmt.Sprintf("Dolt SQL server %s:%d, database %s, user %s", st.Host, st.Port, st.Database, st.User)
+	if st.TLS {
+		where += ", TLS"
+	}
+	if !st.Answers {
+		return doctorCheck{levelError, "server", "server mode: " + where + ": does not answer",
+			"start the server (docs/scale.md), or correct BEADS_DOLT_SERVER_HOST / BEADS_DOLT_SERVER_PORT / BEADS_DOLT_PASSWORD; bd dolt test checks it"}
+	}
+	return doctorCheck{levelOK, "server", "server mode: " + where + ": answers", ""}
 }
 
 // doctorRuns says whether git tracks the runs folder, ignores it, or would

@@ -23,6 +23,7 @@ import (
 //     terminal's Ctrl-C would reach runtasks), and wait for runtasks to stop
 //     it with SIGINT; exit 130.
 //   - fail: print an error result and exit 1.
+//   - task: a worker of runtasks run --workers (fakeWorker).
 //
 // FAKEAGENT_LOG, when set, gets one line per run: the last line of the
 // prompt (runtasks' state line from cycle 2 on).
@@ -138,6 +139,8 @@ func fakeAgentMain() int {
 		text := "Closed " + id + "."
 		assistant(map[string]any{"type": "text", "text": text})
 		result("success", text, false)
+	case "task":
+		return fakeWorker(assistant, toolResult, result)
 	case "idle":
 		assistant(map[string]any{"type": "tool_use", "id": "toolu_ls", "name": "Bash",
 			"input": map[string]any{"command": "ls", "description": "Look around"}})

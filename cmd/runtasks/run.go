@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/claim"
 	"github.com/runtasks/runtasks/headless"
 	"github.com/runtasks/runtasks/orchestrator"
 )
@@ -36,6 +37,13 @@ type runOptions struct {
 	// TTY and Width describe Out (a terminal draws the live line).
 	TTY   bool
 	Width func() int
+	// Workers > 1 runs that many agent loops in parallel, each claiming
+	// one task per cycle (headless.RunWorkers); Heartbeat renews leases.
+	Workers int
+	// WorkersSet: --workers was given (even 1: one claiming worker).
+	WorkersSet bool
+	Heartbeat  time.Duration
+	Getenv     func(string) string
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
@@ -53,6 +61,12 @@ remains the next cycle starts with the engine's block reason as its prompt.
   claude: claude -p --output-format stream-json --verbose [agent args] -- PROMPT
   codex:  codex exec --json [agent args] -- PROMPT
           codex exec --json [agent args] resume SESSION_ID -- PROMPT  (run.session: resume)
+
+With --workers N, N agent loops run in parallel: each cycle of a worker
+claims one ready task of the epic (bd update --claim, the lease renewed
+while its agent runs) and works it in its own worktree
+(.worktrees/agent-<id>, branch agent/<id>); a task it did not close goes
+back with a note. Details and a shared Dolt server: docs/scale.md.
 
 The agent runs in a process group of its own. Ctrl-C, SIGTERM, SIGHUP or the
 end of --max-duration stop the whole group: SIGINT first, SIGKILL after
@@ -107,6 +121,8 @@ and the flags below.`,
 			opts.Kill = kill
 			opts.TTY = !opts.Plain && headless.IsTerminal(f.Out)
 			opts.Width = func() int { return headless.Width(f.Out) }
+			opts.Getenv = f.Getenv
+			opts.WorkersSet = cmd.Flags().Changed("workers")
 			return runRun(ctx, opts)
 		},
 	}
@@ -118,6 +134,8 @@ and the flags below.`,
 	cmd.Flags().DurationVar(&opts.Grace, "grace", 10*time.Second, "time the agent's processes have to exit after Ctrl-C before they are killed")
 	cmd.Flags().BoolVar(&opts.Plain, "plain", false, "plain progress lines even on a terminal")
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "name of the run's folder (default: UTC time and a random suffix)")
+	cmd.Flags().IntVar(&opts.Workers, "workers", 1, "agent loops in parallel, each claiming one ready task per cycle in its own worktree (docs/scale.md)")
+	cmd.Flags().DurationVar(&opts.Heartbeat, "heartbeat", headless.DefaultHeartbeat, "with --workers: how often a task's bd lease (5 min) is renewed while its agent runs")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	setExitStatus(cmd, `  0    the epic is complete (beads shows every descendant closed)
@@ -149,9 +167,15 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.MaxDuration < 0 {
 		return exitCode(headless.ExitError, fmt.Errorf("--max-duration %s: must not be negative", o.MaxDuration))
 	}
+	if o.Workers < 1 {
+		return exitCode(headless.ExitError, fmt.Errorf("--workers %d: want 1 or more", o.Workers))
+	}
+	if o.Heartbeat <= 0 || o.Heartbeat >= 5*time.Minute {
+		return exitCode(headless.ExitError, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Heartbeat))
+	}
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
 	defer closeLog()
-	res, err := headless.Run(ctx, headless.Options{
+	hopts := headless.Options{
 		Config:      cfg,
 		Args:        o.AgentArgs,
 		MaxDuration: o.MaxDuration,
@@ -166,7 +190,15 @@ func runRun(ctx context.Context, o *runOptions) error {
 		Grace:       o.Grace,
 		Kill:        o.Kill,
 		RunID:       o.RunID,
-	})
+	}
+	var res headless.Result
+	var err error
+	if o.Workers > 1 || o.WorkersSet {
+		res, err = headless.RunWorkers(ctx, hopts, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
+			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, "")})
+	} else {
+		res, err = headless.Run(ctx, hopts)
+	}
 	if err != nil {
 		logger.Log(log.DebugLevel, "run ended", "code", res.Code, "err", err)
 		return exitCode(headless.ExitError, err)

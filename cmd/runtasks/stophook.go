@@ -101,7 +101,9 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 // newBeadsClient builds the bd client a configuration describes; bd runs in
 // the factory's environment.
 func newBeadsClient(f *Factory, cfg *orchestrator.Config) *beads.Client {
-	return &beads.Client{Bin: cfg.Beads.Bin, Dir: cfg.BeadsDir(), WorkDir: cfg.Root, Timeout: cfg.Beads.Timeout, Env: f.Environ()}
+	env := f.Environ()
+	return &beads.Client{Bin: cfg.Beads.Bin, Dir: cfg.BeadsDir(), WorkDir: cfg.Root, Timeout: cfg.Beads.Timeout, Env: env,
+		Slots: &beads.Slots{Dir: beads.SlotsDir(env), Max: cfg.Beads.MaxProcesses, Wait: cfg.Beads.QueueTimeout}}
 }
 
 // stopPorts are the engine's ports for a configuration: bd, git, the

@@ -1,0 +1,125 @@
+package beads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// DefaultMaxProcesses is Slots.Max when it is zero: at most this many bd
+// processes started by runtasks run at once on one machine (per user).
+const DefaultMaxProcesses = 4
+
+// DefaultQueueTimeout is Slots.Wait when it is zero.
+const DefaultQueueTimeout = 60 * time.Second
+
+// Slots bound the number of bd processes runtasks runs at once on this
+// machine, across every runtasks process of the user (hooks of several
+// sessions, the workers of runtasks run): a shared Dolt server stalls under
+// dozens of concurrent bd calls, and bd's embedded store serialises them
+// anyway. The bound is a counting semaphore of Max lock files in Dir, each
+// held with flock(2) while one bd runs: the kernel drops a lock when its
+// holder dies, so a killed runtasks never leaks a slot.
+type Slots struct {
+	// Dir holds the lock files slot-0 … slot-(Max-1); it is created (0700)
+	// on first use. Every runtasks of the machine that should share the
+	// bound must use the same Dir (SlotsDir).
+	Dir string
+	// Max is the number of slots; zero means DefaultMaxProcesses.
+	Max int
+	// Wait bounds the wait for a free slot; zero means DefaultQueueTimeout.
+	Wait time.Duration
+}
+
+// SlotsDir is the default Dir for an environment: runtasks/bd-slots in the
+// user's cache directory ($XDG_CACHE_HOME, else $HOME/.cache), or in the
+// system's temporary directory when neither is set.
+func SlotsDir(environ []string) string {
+	get := func(key string) string {
+		for i := len(environ) - 1; i >= 0; i-- {
+			if k, v, ok := cutEnv(environ[i]); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
+	switch {
+	case filepath.IsAbs(get("XDG_CACHE_HOME")):
+		return filepath.Join(get("XDG_CACHE_HOME"), "runtasks", "bd-slots")
+	case filepath.IsAbs(get("HOME")):
+		return filepath.Join(get("HOME"), ".cache", "runtasks", "bd-slots")
+	}
+	return fallbackSlotsDir()
+}
+
+func fallbackSlotsDir() string {
+	return filepath.Join(os.TempDir(), "runtasks-"+strconv.Itoa(os.Getuid()), "bd-slots")
+}
+
+func cutEnv(kv string) (k, v string, ok bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// ErrNoSlot is returned (wrapped) by Acquire when no slot came free in time.
+var ErrNoSlot = errors.New("no bd slot free")
+
+// slotPoll is the longest pause between two rounds of tries.
+const slotPoll = 50 * time.Millisecond
+
+// Acquire takes a free slot, waiting at most Wait (or until ctx ends), and
+// returns the function that gives it back. A nil *Slots is no bound.
+func (s *Slots) Acquire(ctx context.Context) (release func(), err error) {
+	if s == nil {
+		return func() {}, nil
+	}
+	n := s.Max
+	if n <= 0 {
+		n = DefaultMaxProcesses
+	}
+	wait := s.Wait
+	if wait <= 0 {
+		wait = DefaultQueueTimeout
+	}
+	dir := s.Dir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		// A read-only cache directory (a sandbox, a CI image) must not
+		// stop runtasks: the system's temporary directory holds them then.
+		dir = fallbackSlotsDir()
+		if err2 := os.MkdirAll(dir, 0o700); err2 != nil {
+			return nil, fmt.Errorf("bd slots: %w; %w", err, err2)
+		}
+	}
+	deadline := time.Now().Add(wait)
+	start := rand.IntN(n) // spread the processes over the slots
+	for {
+		for i := range n {
+			f, err := tryLock(filepath.Join(dir, "slot-"+strconv.Itoa((start+i)%n)))
+			if err != nil {
+				return nil, fmt.Errorf("bd slots: %w", err)
+			}
+			if f != nil {
+				return func() { unlock(f) }, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w within %s: %d bd processes of runtasks already run on this machine (beads.max_processes, beads.queue_timeout; slots in %s)", ErrNoSlot, wait, n, dir)
+		}
+		// A jittered pause, so that waiters do not retry in step.
+		pause := slotPoll/2 + rand.N(slotPoll/2)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}

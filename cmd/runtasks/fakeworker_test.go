@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// fakeWorker is the fake agent handed one task by runtasks run --workers
+// (RUNTASKS_TASK, in RUNTASKS_WORKTREE): it checks with bd that the task's
+// blockers are closed, works FAKEAGENT_SLEEP, commits a file on its branch,
+// merges the branch into the main work tree and closes the task. Into
+// FAKEAGENT_TRACE it writes "start ID", "end ID" lines, "peak N" (tasks
+// worked at once on this machine) and "VIOLATION …" for a task started
+// before its blockers were closed. The task named by FAKEAGENT_FAILMERGE
+// fails its first merge: the agent says so and does not close it.
+func fakeWorker(assistant func(...map[string]any), toolResult func(string, string, bool), result func(string, string, bool)) int {
+	id, wt := os.Getenv("RUNTASKS_TASK"), os.Getenv("RUNTASKS_WORKTREE")
+	trace := os.Getenv("FAKEAGENT_TRACE")
+	if id == "" || wt == "" || trace == "" {
+		result("error_during_execution", "fakeworker: RUNTASKS_TASK, RUNTASKS_WORKTREE or FAKEAGENT_TRACE unset", true)
+		return 1
+	}
+	logf := func(format string, args ...any) {
+		f, err := os.OpenFile(trace, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err == nil {
+			fmt.Fprintf(f, format+"\n", args...)
+			f.Close()
+		}
+	}
+	if wd, _ := os.Getwd(); wd != wt {
+		logf("VIOLATION %s: runs in %s, not its worktree %s", id, wd, wt)
+	}
+	running := trace + ".running"
+	os.MkdirAll(running, 0o755)
+	os.WriteFile(filepath.Join(running, id), nil, 0o644)
+	if ents, _ := os.ReadDir(running); true {
+		logf("peak %d", len(ents))
+	}
+	defer os.Remove(filepath.Join(running, id))
+	logf("start %s", id)
+
+	assistant(map[string]any{"type": "tool_use", "id": "toolu_show", "name": "Bash",
+		"input": map[string]any{"command": "bd show " + id + " --json", "description": "Read the task"}})
+	out, err := exec.Command("bd", "show", id, "--json").Output()
+	if err != nil {
+		toolResult("toolu_show", err.Error(), true)
+		result("error_during_execution", "bd show failed", true)
+		return 1
+	}
+	toolResult("toolu_show", "ok", false)
+	var shown []struct {
+		Status       string `json:"status"`
+		Assignee     string `json:"assignee"`
+		Dependencies []struct {
+			ID     string `json:"id"`
+			Type   string `json:"dependency_type"`
+			Status string `json:"status"`
+		} `json:"dependencies"`
+	}
+	_ = json.Unmarshal(out, &shown)
+	if len(shown) != 1 || shown[0].Status != "in_progress" || shown[0].Assignee != os.Getenv("BEADS_ACTOR") {
+		logf("VIOLATION %s: not held by this worker: %s", id, strings.TrimSpace(string(out)))
+	}
+	for _, d := range shown[0].Dependencies {
+		if d.Type == "blocks" && d.Status != "closed" {
+			logf("VIOLATION %s started before its blocker %s closed (%s)", id, d.ID, d.Status)
+		}
+	}
+	if d, err := time.ParseDuration(os.Getenv("FAKEAGENT_SLEEP")); err == nil {
+		time.Sleep(d)
+	}
+	git := func(dir string, args ...string) (string, error) {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	common, err := git(wt, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		result("error_during_execution", "git: "+common, true)
+		return 1
+	}
+	root := filepath.Dir(strings.TrimSpace(common))
+	os.WriteFile(filepath.Join(wt, "done-"+id+".txt"), []byte(id+"\n"), 0o644)
+	if out, err := git(wt, "add", "done-"+id+".txt"); err != nil {
+		result("error_during_execution", "git add: "+out, true)
+		return 1
+	}
+	if out, err := git(wt, "commit", "-qm", "work on "+id); err != nil && !strings.Contains(out, "nothing to commit") {
+		result("error_during_execution", "git commit: "+out, true)
+		return 1
+	}
+	if fail := os.Getenv("FAKEAGENT_FAILMERGE"); fail == id {
+		marker := trace + ".failed-" + id
+		if _, err := os.Stat(marker); err != nil {
+			os.WriteFile(marker, nil, 0o644)
+			logf("mergefail %s", id)
+			text := "The merge of agent/" + id + " failed: CONFLICT in done.txt. I did not close " + id + "."
+			assistant(map[string]any{"type": "text", "text": text})
+			result("success", text, false)
+			return 0
+		}
+	}
+	assistant(map[string]any{"type": "tool_use", "id": "toolu_merge", "name": "Bash",
+		"input": map[string]any{"command": "git -C " + root + " merge agent/" + id, "description": "Merge"}})
+	// Other workers merge into the same work tree: one merge at a time (a
+	// lock next to the repository's .git), and git's own index lock is
+	// waited out too.
+	lock, err := os.OpenFile(filepath.Join(root, ".git", "fakeworker-merge.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		result("error_during_execution", "merge lock: "+err.Error(), true)
+		return 1
+	}
+	defer lock.Close()
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
+	for try := 0; ; try++ {
+		out, err := git(root, "merge", "--no-edit", "agent/"+id)
+		if err == nil {
+			break
+		}
+		if try > 100 || !strings.Contains(out, ".lock") {
+			toolResult("toolu_merge", out, true)
+			logf("mergeerror %s: %s", id, out)
+			git(root, "merge", "--abort")
+			text := "The merge failed: " + out
+			assistant(map[string]any{"type": "text", "text": text})
+			result("success", text, false)
+			return 0
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	toolResult("toolu_merge", "merged", false)
+	out, err = exec.Command("bd", "close", id, "--reason", "merged by fakeworker", "--json").CombinedOutput()
+	if err != nil {
+		result("error_during_execution", "bd close failed: "+string(out), true)
+		return 1
+	}
+	logf("end %s", id)
+	text := "Merged and closed " + id + "."
+	assistant(map[string]any{"type": "text", "text": text})
+	result("success", text, false)
+	return 0
+}
