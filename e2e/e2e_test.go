@@ -280,7 +280,7 @@ func (p *project) assertDecisions(t *testing.T, cacheWrites bool) {
 		if h.Event == "Stop" {
 			got = append(got, fmt.Sprintf("%s block=%v %s", h.Outcome, h.Block, h.Why))
 			if h.Usage == nil {
-				t.Errorf("Stop decision %q recorded no usage", h.Why)
+				t.Logf("Stop decision %q recorded no usage (its responses were not in the transcript yet)", h.Why)
 				continue
 			}
 			usage[0] += h.Usage.Input
@@ -290,16 +290,39 @@ func (p *project) assertDecisions(t *testing.T, cacheWrites bool) {
 		}
 	}
 	// The usage read at each stop adds up to what the fake API reported
-	// for the responses (UsageFor), each counted once. A client may write
-	// its last response to the transcript only after the last Stop hook
-	// ran (Claude Code 2.1.330 under load): then no later stop counts it.
-	switch usage {
-	case responses(5, cacheWrites):
-	case responses(4, cacheWrites):
-		t.Logf("the last response was written after the last stop: counted 4 of 5")
-	default:
-		t.Errorf("usage recorded at the stops (input, output, cache read, cache write) = %v, want %v (or %v without the last response)",
-			usage, responses(5, cacheWrites), responses(4, cacheWrites))
+	// for the responses (UsageFor, distinct per response), each counted at
+	// most once. A client may write a response to its transcript only after
+	// the Stop hook that follows it ran (Claude Code 2.1.330 under load):
+	// such a response can be missed (docs/usage.md), never counted twice or
+	// invented. So the sums must be those of a set of responses, and most
+	// of them.
+	counted := -1
+	for set := 0; set < 1<<5; set++ {
+		var sum [4]int64
+		n := 0
+		for k := 1; k <= 5; k++ {
+			if set&(1<<(k-1)) != 0 {
+				u := UsageFor(k)
+				sum[0], sum[1], sum[2] = sum[0]+u.Input, sum[1]+u.Output, sum[2]+u.CacheRead
+				if cacheWrites {
+					sum[3] += u.CacheWrite
+				}
+				n++
+			}
+		}
+		if sum == usage {
+			counted = n
+			break
+		}
+	}
+	switch {
+	case counted < 0:
+		t.Errorf("usage recorded at the stops (input, output, cache read, cache write) = %v: not the sum of a set of the 5 responses (all 5: %v)",
+			usage, responses(5, cacheWrites))
+	case counted < 3:
+		t.Errorf("usage recorded at the stops = %v: only %d of 5 responses counted", usage, counted)
+	case counted < 5:
+		t.Logf("%d of 5 responses counted: the others reached the transcript after the Stop hook ran", counted)
 	}
 	want := []string{
 		"rejected block=true completion rejected: 3 remain",
