@@ -280,8 +280,10 @@ func TestUsageByAgent(t *testing.T) {
 	if u, err := Usage(Cursor, Payload{TranscriptPath: "/nonexistent"}); err != nil || len(u.Models) != 0 {
 		t.Errorf("cursor: %+v %v; want no usage and no error", u, err)
 	}
-	if _, err := Usage(Claude, Payload{TranscriptPath: "/nonexistent"}); err == nil {
-		t.Errorf("a missing transcript is an error")
+	// A transcript that cannot be read (here a directory) is an error; a
+	// missing or empty one is "not written yet" (below).
+	if _, err := Usage(Claude, Payload{TranscriptPath: t.TempDir()}); err == nil {
+		t.Errorf("an unreadable transcript is an error")
 	}
 }
 
@@ -338,5 +340,25 @@ func TestUsageLateResponsesCountedOnce(t *testing.T) {
 	// The client's own totals for the five responses.
 	if want := (orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}); total != want {
 		t.Errorf("counted %+v over the stops, want %+v", total, want)
+	}
+}
+
+// A transcript the client has not written yet (missing or empty) is
+// "nothing written yet", not an error: the engine then counts, at the next
+// stop, every response written by then (orchestrator.StartCursor).
+func TestUsageBeforeTheTranscriptIsWritten(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(dir, "missing.jsonl"), empty} {
+		u, err := Usage(Claude, Payload{TranscriptPath: path})
+		if err != nil || !u.Transcript || len(u.Entries) != 0 {
+			t.Errorf("%s: %+v, %v; want an empty transcript read", filepath.Base(path), u, err)
+		}
+		if _, cursor := u.Since(""); cursor != orchestrator.StartCursor {
+			t.Errorf("%s: cursor %q, want the start cursor", filepath.Base(path), cursor)
+		}
 	}
 }

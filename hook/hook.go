@@ -219,6 +219,11 @@ func Usage(agent string, p Payload) (orchestrator.Usage, error) {
 		return orchestrator.Usage{}, nil
 	}
 	u, err := read(p.TranscriptPath)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty) {
+		// Nothing written yet: a client that writes its transcript after
+		// the hook ran. The next stop counts what is written by then.
+		return orchestrator.Usage{Transcript: true}, nil
+	}
 	if err != nil {
 		return orchestrator.Usage{}, fmt.Errorf("usage: %w", err)
 	}
