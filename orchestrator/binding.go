@@ -142,7 +142,7 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 		return b, nil
 	}
 	b.UpdatedAt = s.now().UTC().Round(0)
-	if err := writeJSONAtomic(path, b); err != nil {
+	if err := writeJSONAtomic(path, b, true); err != nil {
 		return Binding{}, err
 	}
 	return b, nil
@@ -187,41 +187,6 @@ func (s *Store) Bindings() ([]Binding, error) {
 		return out[i].Session < out[j].Session
 	})
 	return out, nil
-}
-
-// writeJSONAtomic writes v as indented JSON through a synced temp file and a
-// rename.
-func writeJSONAtomic(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tmpInfix+"*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(name, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(name, path)
-	}
-	if werr != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
-	}
-	syncDir(dir)
-	return nil
 }
 
 // ResultsFile is the run-folder file a claimed task's results go in.

@@ -1077,20 +1077,27 @@ type cfgRuleFunc func(v any) []cfgProblem
 
 func (f cfgRuleFunc) check(v any) []cfgProblem { return f(v) }
 
-// cfgIntRange is an integer key's range, both ends included.
-type cfgIntRange struct{ min, max int }
+// cfgRange is a number key's range, both ends included.
+type cfgRange[T int | float64] struct{ min, max T }
 
-func (r cfgIntRange) check(v any) []cfgProblem {
-	switch n := v.(int); {
+func (r cfgRange[T]) check(v any) []cfgProblem {
+	switch n := v.(T); {
 	case n < r.min:
-		return cfgOne("must be %d or more, got %d", r.min, n)
+		return cfgOne("must be %v or more, got %v", r.min, n)
 	case n > r.max:
-		return cfgOne("must be at most %d, got %d", r.max, n)
+		return cfgOne("must be at most %v, got %v", r.max, n)
 	}
 	return nil
 }
 
-func (r cfgIntRange) String() string { return fmt.Sprintf("%d to %d", r.min, r.max) }
+func (r cfgRange[T]) String() string { return fmt.Sprintf("%v to %v", r.min, r.max) }
+
+// cfgIntRange and cfgFloatRange are the ranges of integer and of
+// fractional keys.
+type (
+	cfgIntRange   = cfgRange[int]
+	cfgFloatRange = cfgRange[float64]
+)
 
 // cfgDurRange is a duration key's range: from 0 (or more than 0 when
 // positive) to max.

@@ -257,37 +257,44 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 // rest of the stop. A power cut may lose the last updates, or leave an
 // empty state file on a file system that does not order a rename after
 // its data; that file reads as corrupt and is moved aside (docs/state.md).
-func writeAtomic(path string, st State) error {
-	data, err := json.MarshalIndent(st, "", "  ")
+func writeAtomic(path string, st State) error { return writeJSONAtomic(path, st, false) }
+
+// writeJSONAtomic writes v as indented JSON through a temp file in the same
+// directory and a rename, so a reader sees the old file or the new one,
+// never a torn one. durable also syncs the file and the directory (the
+// rare writes a person asked for, such as a session's binding).
+func writeJSONAtomic(path string, v any, durable bool) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
 	data = append(data, '\n')
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tmpInfix+"*")
 	if err != nil {
-		return fmt.Errorf("write state: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write state: %w", err)
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	if werr == nil && durable {
+		werr = tmp.Sync()
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write state: %w", err)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write state: %w", err)
+	if werr == nil {
+		werr = os.Chmod(name, 0o644)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write state: %w", err)
+	if werr == nil {
+		werr = os.Rename(name, path)
 	}
-	ok = true
+	if werr != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
+	}
+	if durable {
+		syncDir(dir)
+	}
 	return nil
 }
 

@@ -26,21 +26,6 @@ var NotifyEnvNames = []string{"RUNTASKS_EVENT", "RUNTASKS_OUTCOME", "RUNTASKS_SE
 // NotifyTimeout is a notify command's time limit when none is given.
 const NotifyTimeout = 30 * time.Second
 
-// cfgFloatRange is a number key's range, both ends included.
-type cfgFloatRange struct{ min, max float64 }
-
-func (r cfgFloatRange) check(v any) []cfgProblem {
-	switch n := v.(float64); {
-	case n < r.min:
-		return cfgOne("must be %g or more, got %g", r.min, n)
-	case n > r.max:
-		return cfgOne("must be at most %g, got %g", r.max, n)
-	}
-	return nil
-}
-
-func (r cfgFloatRange) String() string { return fmt.Sprintf("%g to %g", r.min, r.max) }
-
 var (
 	cfgPriceType  = reflect.TypeFor[Price]()
 	cfgNotifyType = reflect.TypeFor[Notify]()

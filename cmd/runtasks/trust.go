@@ -123,16 +123,7 @@ change. A project without project.yaml needs no trust.`,
   runtasks trust ~/src/app
   runtasks untrust ~/src/app`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := trustCmdOptions(f, args)
-			if err != nil {
-				return exitCode(orchestrator.ExitFailed, err)
-			}
-			if err := runTrust(o); err != nil {
-				return exitCode(orchestrator.ExitFailed, err)
-			}
-			return nil
-		},
+		RunE: trustRunE(f, runTrust),
 	}
 	setExitStatus(cmd, `  0  trusted (or nothing to trust: the project has no project.yaml)
   1  failed: the project or the trust record could not be read or written`)
@@ -149,20 +140,25 @@ trusted again (runtasks trust).`,
 		Example: `  runtasks untrust
   runtasks untrust ~/src/app`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := trustCmdOptions(f, args)
-			if err != nil {
-				return exitCode(orchestrator.ExitFailed, err)
-			}
-			if err := runUntrust(o); err != nil {
-				return exitCode(orchestrator.ExitFailed, err)
-			}
-			return nil
-		},
+		RunE: trustRunE(f, runUntrust),
 	}
 	setExitStatus(cmd, `  0  untrusted (or it was not trusted)
   1  failed: the trust record could not be removed`)
 	return cmd
+}
+
+// trustRunE wires trust and untrust: the same options, one action.
+func trustRunE(f *Factory, run func(*trustOptions) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		o, err := trustCmdOptions(f, args)
+		if err == nil {
+			err = run(o)
+		}
+		if err != nil {
+			return exitCode(orchestrator.ExitFailed, err)
+		}
+		return nil
+	}
 }
 
 func trustCmdOptions(f *Factory, args []string) (*trustOptions, error) {
