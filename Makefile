@@ -87,10 +87,15 @@ chromium:
 e2e: bd e2e-tools chromium
 	$(GO) test -count=1 -v -run 'IntegrationE2E' ./e2e
 
+# Prints test names, results and the whole output of every failing test
+# (a failing subtest's log follows its "--- FAIL" line, indented).
+FAILED_OUTPUT = /^[ \t]*--- FAIL/ {f=1} /^[ \t]*--- (PASS|SKIP)/ || /^=== RUN/ {f=0} \
+	f || /^(=== RUN|--- |ok |FAIL|PASS|panic)/ || /^[ \t]+[^ \t]+_test\.go/
+
 # Unit, script and real-bd integration tests. The integration tests run
 # first and verbosely, so their names show in the output.
 test: bd dolt e2e-tools chromium lint
-	$(GO) test -count=1 -v -run 'Integration' ./... 2>&1 | grep -E '^(=== RUN|--- |ok |FAIL|PASS|panic|\s+\S+_test.go)' ; test $${PIPESTATUS[0]} -eq 0
+	$(GO) test -count=1 -v -run 'Integration' ./... 2>&1 | awk '$(FAILED_OUTPUT)' ; test $${PIPESTATUS[0]} -eq 0
 	$(GO) test -count=1 -skip 'Integration' ./...
 
 unit:

@@ -15,9 +15,9 @@ import (
 // (RUNTASKS_TASK, in RUNTASKS_WORKTREE): it checks with bd that the task's
 // blockers are closed, works FAKEAGENT_SLEEP, commits a file on its branch,
 // merges the branch into the main work tree and closes the task. Into
-// FAKEAGENT_TRACE it writes "start ID", "end ID" lines, "peak N" (tasks
-// worked at once on this machine) and "VIOLATION …" for a task started
-// before its blockers were closed. The task named by FAKEAGENT_FAILMERGE
+// FAKEAGENT_TRACE it writes "start ID", "end ID" lines, "peak N" (the most
+// tasks it saw worked at once on this machine while it worked) and
+// "VIOLATION …" for a task started before its blockers were closed. The task named by FAKEAGENT_FAILMERGE
 // fails its first merge: the agent says so and does not close it.
 func fakeWorker(assistant func(...map[string]any), toolResult func(string, string, bool), result func(string, string, bool)) int {
 	id, wt := os.Getenv("RUNTASKS_TASK"), os.Getenv("RUNTASKS_WORKTREE")
@@ -39,9 +39,15 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 	running := trace + ".running"
 	os.MkdirAll(running, 0o755)
 	os.WriteFile(filepath.Join(running, id), nil, 0o644)
-	if ents, _ := os.ReadDir(running); true {
-		logf("peak %d", len(ents))
+	// peak is the most tasks seen at work at once while this one works.
+	peak := 0
+	observe := func() {
+		if ents, _ := os.ReadDir(running); len(ents) > peak {
+			peak = len(ents)
+		}
 	}
+	observe()
+	defer func() { logf("peak %d", peak) }()
 	defer os.Remove(filepath.Join(running, id))
 	logf("start %s", id)
 
@@ -73,7 +79,9 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 		}
 	}
 	if d, err := time.ParseDuration(os.Getenv("FAKEAGENT_SLEEP")); err == nil {
-		time.Sleep(d)
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			observe()
+		}
 	}
 	git := func(dir string, args ...string) (string, error) {
 		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
