@@ -269,7 +269,7 @@ func TestUsageByAgent(t *testing.T) {
 			Tokens: orchestrator.Tokens{Input: 103, Output: 37, CacheRead: 3000}}},
 	} {
 		path := filepath.Join("..", "transcript", "testdata", "usage", tc.file)
-		u, err := Usage(tc.agent, Payload{TranscriptPath: path})
+		u, _, err := Usage(tc.agent, Payload{TranscriptPath: path}, orchestrator.UsageMark{})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.agent, err)
 		}
@@ -277,57 +277,61 @@ func TestUsageByAgent(t *testing.T) {
 			t.Errorf("%s: usage %+v, want first %+v", tc.agent, u, tc.want)
 		}
 	}
-	if u, err := Usage(Cursor, Payload{TranscriptPath: "/nonexistent"}); err != nil || len(u.Models) != 0 {
+	if u, _, err := Usage(Cursor, Payload{TranscriptPath: "/nonexistent"}, orchestrator.UsageMark{}); err != nil || len(u.Models) != 0 {
 		t.Errorf("cursor: %+v %v; want no usage and no error", u, err)
 	}
 	// A transcript that cannot be read (here a directory) is an error; a
 	// missing or empty one is "not written yet" (below).
-	if _, err := Usage(Claude, Payload{TranscriptPath: t.TempDir()}); err == nil {
+	if _, _, err := Usage(Claude, Payload{TranscriptPath: t.TempDir()}, orchestrator.UsageMark{}); err == nil {
 		t.Errorf("an unreadable transcript is an error")
 	}
 }
 
 // Claude Code may write a response to its transcript only after the Stop
-// hook that followed it ran (seen with 2.1.330 under load): the response
-// is then counted at the next stop, once. Replayed on the recorded
-// transcript with responses 1, 3 and 5 missing at the stops that followed
-// them (seen in the e2e runs): every response is counted exactly once.
+// hook that followed it ran (seen with 2.1.330 under load), and a line may
+// be half written when a hook reads it. Replayed on the recorded
+// transcript as it grew: each stop sees the file up to before one of
+// responses 1, 3 and 5 (not written yet), then up to the middle of a line
+// of response 4 (torn), then whole. Each stop reads on from the previous
+// one's mark, as Stop does: every response is counted exactly once.
 func TestUsageLateResponsesCountedOnce(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "usage", "claude-2.1.330.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.SplitAfter(string(data), "\n")
-	without := func(drop string, upTo string) string {
-		var b strings.Builder
-		last := 0
-		for i, l := range lines {
-			if strings.Contains(l, upTo) {
-				last = i
-			}
+	before := func(marker string) int {
+		i := strings.Index(string(data), marker)
+		if i < 0 {
+			t.Fatalf("no %q", marker)
 		}
-		for _, l := range lines[:last+1] {
-			if drop == "" || !strings.Contains(l, drop) {
-				b.WriteString(l)
-			}
-		}
-		path := filepath.Join(t.TempDir(), "t.jsonl")
-		os.WriteFile(path, []byte(b.String()), 0o644)
-		return path
+		return strings.LastIndexByte(string(data[:i]), '\n') + 1
 	}
-	stops := []string{
-		without(`"id":"msg_fake0001"`, `"id":"msg_fake0001"`), // stop 1: response 1 not written yet
-		without(`"id":"msg_fake0003"`, `"id":"msg_fake0002"`), // stop 2: response 3 not written yet
-		without(`"id":"msg_fake0005"`, `"id":"msg_fake0004"`), // stop 3: response 5 not written yet
-		without("", `"cost-state"`),                           // a later stop: everything
+	ends := []int{
+		before(`"id":"msg_fake0001"`),      // stop 1: response 1 not written yet
+		before(`"id":"msg_fake0003"`),      // stop 2: response 3 not written yet
+		before(`"id":"msg_fake0004"`) + 40, // stop 3: a line of response 4 half written
+		before(`"id":"msg_fake0005"`),      // stop 4: response 5 not written yet
+		len(data),                          // a later stop: everything
 	}
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	var mark orchestrator.UsageMark
 	cursor := ""
 	var total orchestrator.Tokens
-	for i, path := range stops {
-		u, err := Usage(Claude, Payload{TranscriptPath: path})
+	for i, end := range ends {
+		if err := os.WriteFile(path, data[:end], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		u, m, err := Usage(Claude, Payload{TranscriptPath: path}, mark)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if i > 0 && m.Offset < mark.Offset {
+			t.Errorf("stop %d: mark went back from %d to %d", i+1, mark.Offset, m.Offset)
+		}
+		if m.Offset > int64(end) || (m.Offset > 0 && data[m.Offset-1] != '\n') {
+			t.Errorf("stop %d: mark %d is not the end of a whole line (file %d bytes)", i+1, m.Offset, end)
+		}
+		mark = m
 		counted, next := u.Since(cursor)
 		if next != "" {
 			cursor = next
@@ -343,6 +347,65 @@ func TestUsageLateResponsesCountedOnce(t *testing.T) {
 	}
 }
 
+// Whenever the stops fall, after any line or in the middle of one, the
+// stops of a recorded run sum to what the client reported for it, with
+// the model named: a response is counted once even when its lines (Claude
+// Code writes one per content block) straddle a stop, and Codex's model,
+// named only at a turn's start, is carried in the mark.
+func TestUsageStopsAnywhereSumToTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		agent, fixture, model string
+		want                  orchestrator.Tokens
+	}{
+		{Claude, "claude-2.1.330.jsonl", "claude-opus-5-5", orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}},
+		{Codex, "codex-0.169.0.jsonl", "fake-model", orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000}},
+	} {
+		data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "usage", tc.fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, half := range []bool{false, true} {
+			var ends []int
+			for i, prev := 0, 0; i < len(data); i++ {
+				if data[i] == '\n' {
+					if half {
+						ends = append(ends, (prev+i)/2)
+					}
+					ends = append(ends, i+1)
+					prev = i + 1
+				}
+			}
+			path := filepath.Join(t.TempDir(), tc.fixture)
+			var mark orchestrator.UsageMark
+			cursor := ""
+			var total orchestrator.Tokens
+			for _, end := range ends {
+				if err := os.WriteFile(path, data[:end], 0o644); err != nil {
+					t.Fatal(err)
+				}
+				u, m, err := Usage(tc.agent, Payload{TranscriptPath: path}, mark)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mark = m
+				counted, next := u.Since(cursor)
+				if next != "" {
+					cursor = next
+				}
+				for _, m := range counted.Models {
+					if m.Model != tc.model {
+						t.Errorf("%s: counted under model %q, want %q", tc.fixture, m.Model, tc.model)
+					}
+					total = total.Plus(m.Tokens)
+				}
+			}
+			if total != tc.want {
+				t.Errorf("%s, %d stops (mid-line too: %v): counted %+v, the client reported %+v", tc.fixture, len(ends), half, total, tc.want)
+			}
+		}
+	}
+}
+
 // A transcript the client has not written yet (missing or empty) is
 // "nothing written yet", not an error: the engine then counts, at the next
 // stop, every response written by then (orchestrator.StartCursor).
@@ -353,7 +416,7 @@ func TestUsageBeforeTheTranscriptIsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{filepath.Join(dir, "missing.jsonl"), empty} {
-		u, err := Usage(Claude, Payload{TranscriptPath: path})
+		u, _, err := Usage(Claude, Payload{TranscriptPath: path}, orchestrator.UsageMark{})
 		if err != nil || !u.Transcript || len(u.Entries) != 0 {
 			t.Errorf("%s: %+v, %v; want an empty transcript read", filepath.Base(path), u, err)
 		}

@@ -199,35 +199,41 @@ type StopOutput struct {
 	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
-// Usage reads what the turns since the previous stop used from the
-// agent's transcript, backwards and bounded (transcript.UsageLookback):
-// Claude Code's message.usage, Codex's token_count events, Gemini CLI's
-// tokens. Cursor's transcript has no documented shape: zero usage.
-func Usage(agent string, p Payload) (orchestrator.Usage, error) {
+// Usage reads what was used since the previous stop from the agent's
+// transcript: the responses written after from (the previous stop's mark
+// in the same transcript), else the turns since the previous stop read
+// backwards; bounded either way (transcript.UsageLookback). Claude Code's
+// message.usage, Codex's token_count events, Gemini CLI's tokens.
+// Cursor's transcript has no documented shape: zero usage.
+func Usage(agent string, p Payload, from orchestrator.UsageMark) (orchestrator.Usage, orchestrator.UsageMark, error) {
 	if p.TranscriptPath == "" {
-		return orchestrator.Usage{}, nil
+		return orchestrator.Usage{}, orchestrator.UsageMark{}, nil
 	}
-	var read func(string) (transcript.Usage, error)
+	var r transcript.UsageReader
 	switch agent {
 	case Claude:
-		read = transcript.ClaudeUsage
+		r = transcript.ClaudeUsageReader
 	case Codex:
-		read = transcript.CodexUsage
+		r = transcript.CodexUsageReader
 	case Gemini:
-		read = transcript.GeminiUsage
+		r = transcript.GeminiUsageReader
 	default:
-		return orchestrator.Usage{}, nil
+		return orchestrator.Usage{}, orchestrator.UsageMark{}, nil
 	}
-	u, err := read(p.TranscriptPath)
+	var mark transcript.Mark
+	if from.Path == p.TranscriptPath {
+		mark = transcript.Mark{Offset: from.Offset, Model: from.Model}
+	}
+	u, mark, err := r.Read(p.TranscriptPath, mark)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty) {
 		// Nothing written yet: a client that writes its transcript after
 		// the hook ran. The next stop counts what is written by then.
-		return orchestrator.Usage{Transcript: true}, nil
+		return orchestrator.Usage{Transcript: true}, orchestrator.UsageMark{Path: p.TranscriptPath}, nil
 	}
 	if err != nil {
-		return orchestrator.Usage{}, fmt.Errorf("usage: %w", err)
+		return orchestrator.Usage{}, from, fmt.Errorf("usage: %w", err)
 	}
-	return FromTranscript(u), nil
+	return FromTranscript(u), orchestrator.UsageMark{Path: p.TranscriptPath, Offset: mark.Offset, Model: mark.Model}, nil
 }
 
 // FromTranscript converts a transcript's usage for the engine.

@@ -2,8 +2,11 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +173,62 @@ func TestStopResults(t *testing.T) {
 	os.Remove(filepath.Join(run, ResultsFile))
 	if got := UntouchedResults([]ClaimedRun{claim}); len(got) != 1 {
 		t.Errorf("missing RESULTS.md: %v", got)
+	}
+}
+
+// Stop reads the stop's usage through Ports.Usage only for a driven
+// session, from the mark the previous stop kept; a failed read is warned
+// about, judged without usage, and keeps the mark.
+func TestStopReadsUsageFromTheMark(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	var warned string
+	s.Warn = func(m string) { warned = m }
+	cfg := testConfig()
+	cfg.Workflow.Epic = "bd-e"
+	var froms []UsageMark
+	var fail error
+	next := int64(0)
+	p := stopPorts(epic([]string{"bd-e.1"}))
+	p.Usage = func(from UsageMark) (Usage, UsageMark, error) {
+		froms = append(froms, from)
+		if fail != nil {
+			return Usage{}, from, fail
+		}
+		next += 100
+		return Usage{Transcript: true, Entries: []UsageEntry{{ID: fmt.Sprint("m", next), Model: "m", Tokens: Tokens{Input: 1}}}},
+			UsageMark{Path: "/t.jsonl", Offset: next}, nil
+	}
+	stop := func(session string) Decision {
+		t.Helper()
+		d, err := s.Stop(context.Background(), cfg, StopRequest{Input: Input{SessionID: session, Event: "Stop"}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	stop("s1")
+	stop("s1")
+	fail = errors.New("boom")
+	stop("s1")
+	fail = nil
+	d := stop("s1")
+	want := []UsageMark{{}, {Path: "/t.jsonl", Offset: 100}, {Path: "/t.jsonl", Offset: 200}, {Path: "/t.jsonl", Offset: 200}}
+	if !slices.Equal(froms, want) {
+		t.Errorf("reads from %+v, want %+v", froms, want)
+	}
+	if !strings.Contains(warned, "boom") {
+		t.Errorf("the failed read was not warned about: %q", warned)
+	}
+	if d.Usage == nil || d.Usage.Input != 1 {
+		t.Errorf("the last stop's usage: %+v", d.Usage)
+	}
+	if st, _ := s.Get("s1", "bd-e"); st.Spent.Input != 3 || st.UsageMark == nil || st.UsageMark.Offset != 300 {
+		t.Errorf("state: spent %+v, mark %+v; want 3 tokens and the mark at 300", st.Spent, st.UsageMark)
+	}
+	// A session nobody drives is not read at all.
+	cfg.Workflow.Epic = ""
+	froms = nil
+	if d := stop("s2"); d.Outcome != OutcomeNotDriven || len(froms) != 0 {
+		t.Errorf("undriven: %s, %d reads", d.Outcome, len(froms))
 	}
 }

@@ -36,7 +36,11 @@ type Ports struct {
 	Updater StatusUpdater
 	// Runner runs the command checks.
 	Runner CommandRunner
-	Now    func() time.Time
+	// Usage reads the stop's token usage from the agent's transcript; nil
+	// keeps the Input's (runtasks run reads it from the agent's events).
+	// It runs only for a driven session.
+	Usage UsageReader
+	Now   func() time.Time
 }
 
 // Stop is the one stop transaction that every entry point goes through
@@ -107,8 +111,24 @@ func (s *Store) Stop(ctx context.Context, cfg *Config, req StopRequest, p Ports)
 			!binding.ArmedAt.Before(st.EndedAt.Truncate(time.Second)))) {
 			*st = State{Session: st.Session, Epic: st.Epic}
 		}
+		var mark *UsageMark
+		if p.Usage != nil {
+			var from UsageMark
+			if st.UsageMark != nil {
+				from = *st.UsageMark
+			}
+			if u, m, err := p.Usage(from); err != nil {
+				s.warn("could not read the token usage; recorded without it: %v", err)
+			} else {
+				in.Usage, mark = u, &m
+			}
+		}
 		var next State
 		dec, next = Decide(ctx, in, *st, cfg, env)
+		if mark == nil {
+			mark = st.UsageMark // not read: the next stop reads from the same place
+		}
+		next.UsageMark = mark
 		if len(dec.Stuck) > 0 && p.Updater != nil {
 			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
 		}

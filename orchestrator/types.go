@@ -41,9 +41,9 @@ type Input struct {
 	// Claims are the tasks this session claimed (runtasks claim, the prompt
 	// hook), with their run folders; filled from the session's binding.
 	Claims []ClaimedRun
-	// Usage is what the turns since the previous stop used, read by the
-	// adapter from the transcript (runtasks run: the run's result event);
-	// zero when unknown.
+	// Usage is what the turns since the previous stop used: runtasks run's
+	// from the run's result event; a hook's is read by Stop through
+	// Ports.Usage. Zero when unknown.
 	Usage Usage
 	// OthersSpent is what the other sessions' loops spent, by state epic
 	// key; filled only when an epic budget is set (workflow.budget).
@@ -262,6 +262,9 @@ type State struct {
 	// UsageCursor is the client's id of the last response whose usage
 	// was counted (Usage.Since).
 	UsageCursor string `json:"usage_cursor,omitempty"`
+	// UsageMark is where the last read of the session's transcript ended:
+	// the next stop reads only what was written after it.
+	UsageMark *UsageMark `json:"usage_mark,omitempty"`
 }
 
 // Record is one decision as written to the append-only decision log.

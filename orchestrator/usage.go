@@ -46,6 +46,21 @@ type Usage struct {
 	Transcript bool
 }
 
+// UsageMark is where a usage read of a transcript ended: the next read
+// goes on from Offset in the same file (Path). A zero mark reads the turns
+// since the previous stop, backwards.
+type UsageMark struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	// Model is the model in use at Offset, for a client that names it
+	// only at a turn's start (Codex).
+	Model string `json:"model,omitempty"`
+}
+
+// UsageReader reads a stop's usage from the agent's transcript: what was
+// written after from, and the mark to keep for the next stop.
+type UsageReader func(from UsageMark) (Usage, UsageMark, error)
+
 // StartCursor is the cursor of a loop that stopped before any response
 // was counted: the next stop counts every response it reads, the late
 // ones included.

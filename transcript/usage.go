@@ -86,44 +86,93 @@ var UsageMaxLine = 1 << 20
 // returns false or UsageLookback is spent; capped says it was.
 type usageWalk func(fn func(line []byte) bool) (capped bool)
 
-// usageFromFile runs read over the transcript at path, backwards and
-// within UsageLookback.
-func usageFromFile(path string, read func(usageWalk) Usage) (Usage, error) {
+// Mark is where a usage read ended in a transcript: the next stop's read
+// goes on from there, so a stop reads only what was written since the
+// previous one, however long the session grows.
+type Mark struct {
+	// Offset is the end of the last whole line read (a line still being
+	// written is left for the next read). Zero: no read yet.
+	Offset int64
+	// Model is the model in use at Offset, for a client that names it only
+	// at a turn's start (Codex's turn_context).
+	Model string
+}
+
+// usageFormat reads one client's usage from a walk. Reading a region
+// (the bytes after a Mark), every response in it is new: boundaries do not
+// end the read and nothing is Earlier; model is the model in use at the
+// region's start. It returns the usage and the model in use at its end.
+type usageFormat func(walk usageWalk, region bool, model string) (Usage, string)
+
+// UsageReader reads one client's transcripts.
+type UsageReader struct{ format usageFormat }
+
+// The readers of the clients whose transcripts carry usage.
+var (
+	ClaudeUsageReader = UsageReader{claudeUsage}
+	CodexUsageReader  = UsageReader{codexUsage}
+	GeminiUsageReader = UsageReader{geminiUsage}
+)
+
+// Read reads the usage of the responses written after from (from the
+// previous stop's Mark; a zero Mark, or one past the file's end: the turns
+// since the previous stop, read backwards) and returns the Mark to keep.
+// Either way it reads at most UsageLookback bytes.
+func (r UsageReader) Read(path string, from Mark) (Usage, Mark, error) {
 	f, fi, err := agentfile.Open(path)
 	if err != nil {
-		return Usage{}, fmt.Errorf("open transcript: %w", err)
+		return Usage{}, from, fmt.Errorf("open transcript: %w", err)
 	}
 	defer f.Close()
 	size := fi.Size()
 	if size == 0 {
-		return Usage{}, fmt.Errorf("%s: %w", path, ErrEmpty)
+		return Usage{}, Mark{}, fmt.Errorf("%s: %w", path, ErrEmpty)
 	}
-	u, err := usageFrom(f, size, read)
+	if from.Offset > size {
+		from = Mark{} // not the transcript marked (rewritten, or replaced)
+	}
+	u, mark, err := usageFrom(f, size, from, r.format)
 	if err != nil {
-		return Usage{}, fmt.Errorf("read transcript %s: %w", path, err)
+		return Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
 	}
-	return u, nil
+	return u, mark, nil
 }
 
-// usageFrom runs read over the last UsageLookback bytes of r (size bytes).
-func usageFrom(r io.ReaderAt, size int64, read func(usageWalk) Usage) (Usage, error) {
+// usageFrom reads the usage in r (size bytes) after from, within the last
+// UsageLookback bytes.
+func usageFrom(r io.ReaderAt, size int64, from Mark, format usageFormat) (Usage, Mark, error) {
 	// Only the last UsageLookback bytes are ever read, whatever they hold
 	// (a line longer than that, a hole without a newline): a line cut by
 	// the window's start is not JSON and is skipped.
-	start := max(size-UsageLookback, 0)
+	start := max(size-UsageLookback, from.Offset, 0)
+	end := size // the end of the last whole line, once scanned
 	var scanErr error
-	u := read(func(fn func(line []byte) bool) bool {
+	u, model := format(func(fn func(line []byte) bool) bool {
 		s := NewReverseScanner(io.NewSectionReader(r, start, size-start), size-start)
 		s.Buffer(0, UsageMaxLine)
 		defer func() { scanErr = s.Err() }()
 		for s.Scan() {
+			if s.Partial() {
+				// Still being written: the next read has it whole.
+				end = start + s.Offset()
+				continue
+			}
 			if !fn(s.Bytes()) {
 				return false
 			}
 		}
-		return start > 0
-	})
-	return u, scanErr
+		return start > from.Offset
+	}, from.Offset > 0, from.Model)
+	if model == "" {
+		model = from.Model
+	}
+	return u, Mark{Offset: end, Model: model}, scanErr
+}
+
+// usageFromFile is the backward read of Read, for one client.
+func usageFromFile(path string, format usageFormat) (Usage, error) {
+	u, _, err := UsageReader{format}.Read(path, Mark{})
+	return u, err
 }
 
 // ------------------------------------------------------------ Claude Code
@@ -156,7 +205,7 @@ func ClaudeUsage(path string) (Usage, error) {
 	return usageFromFile(path, claudeUsage)
 }
 
-func claudeUsage(walk usageWalk) Usage {
+func claudeUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 	var u Usage
 	seen := map[string]bool{}
 	reached, boundaries := false, 0
@@ -187,12 +236,12 @@ func claudeUsage(walk usageWalk) Usage {
 			u.entry(r.Message.ID, Tokens{Model: r.Message.Model, Input: us.InputTokens, Output: us.OutputTokens,
 				CacheRead: us.CacheReadInputTokens, CacheWrite: us.CacheCreationInputTokens}, reached)
 		case "system":
-			if r.Subtype == "compact_boundary" {
+			if r.Subtype == "compact_boundary" && !region {
 				reached, boundaries = true, boundaries+1
 				return boundaries < 2
 			}
 		case "user":
-			if r.IsSidechain {
+			if r.IsSidechain || region {
 				return true
 			}
 			l := parseClaude(line)
@@ -204,7 +253,7 @@ func claudeUsage(walk usageWalk) Usage {
 		return true
 	})
 	u.Partial = capped && !reached
-	return u
+	return u, ""
 }
 
 // claudeFeedback reports whether a user line is a Stop hook's block
@@ -255,7 +304,7 @@ func CodexUsage(path string) (Usage, error) {
 	return usageFromFile(path, codexUsage)
 }
 
-func codexUsage(walk usageWalk) Usage {
+func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string) {
 	type counted struct {
 		id      string
 		t       Tokens
@@ -302,18 +351,23 @@ func codexUsage(walk usageWalk) Usage {
 			tokens = append(tokens, counted{strconv.FormatInt(p.Info.Total.TotalTokens, 10), Tokens{
 				Input: max(l.InputTokens-l.CachedInputToken, 0), Output: l.OutputTokens,
 				CacheRead: l.CachedInputToken, CacheWrite: l.CacheWriteTokens}, reached})
+		case region:
 		case r.Type == "event_msg" && p.Type == "task_started",
 			r.Type == "response_item" && p.Type == "message" && p.Role == "user" && !codexContext(p.Content):
 			reached, boundaries = true, boundaries+1
 		}
 		return true
 	})
+	if model == "" {
+		// A region without a turn start: the model of the turn it is in.
+		model = regionModel
+	}
 	for _, c := range tokens {
 		c.t.Model = model
 		u.entry(c.id, c.t, c.earlier)
 	}
 	u.Partial = capped && !reached
-	return u
+	return u, model
 }
 
 // codexContext reports whether a user message is context Codex adds at a
@@ -353,7 +407,7 @@ func GeminiUsage(path string) (Usage, error) {
 	return usageFromFile(path, geminiUsage)
 }
 
-func geminiUsage(walk usageWalk) Usage {
+func geminiUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 	var u Usage
 	seen := map[string]bool{}
 	reached, boundaries := false, 0
@@ -367,6 +421,9 @@ func geminiUsage(walk usageWalk) Usage {
 		}
 		switch r.Type {
 		case "user":
+			if region {
+				return true
+			}
 			reached, boundaries = true, boundaries+1
 			return boundaries < 2
 		case "gemini":
@@ -381,5 +438,5 @@ func geminiUsage(walk usageWalk) Usage {
 		return true
 	})
 	u.Partial = capped && !reached
-	return u
+	return u, ""
 }

@@ -196,9 +196,9 @@ func (c *holeReader) ReadAt(p []byte, off int64) (int, error) {
 // UsageLookback and a little: the stop's cost is flat.
 func TestUsageReadIsBounded(t *testing.T) {
 	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
-	for _, read := range []func(usageWalk) Usage{claudeUsage, codexUsage, geminiUsage} {
+	for _, read := range []usageFormat{claudeUsage, codexUsage, geminiUsage} {
 		r := &holeReader{size: 1 << 40, tail: tail}
-		u, err := usageFrom(r, r.size, read)
+		u, _, err := usageFrom(r, r.size, Mark{}, read)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,25 @@ func TestUsageReadIsBounded(t *testing.T) {
 		}
 	}
 	r := &holeReader{size: 1 << 40, tail: tail}
-	if u, _ := usageFrom(r, r.size, claudeUsage); len(u.Models) != 1 || u.Models[0].Input != 3 {
+	if u, _, _ := usageFrom(r, r.size, Mark{}, claudeUsage); len(u.Models) != 1 || u.Models[0].Input != 3 {
 		t.Errorf("the tail's response: %+v", u)
+	}
+}
+
+// Read on from a mark, a stop reads only what was written since: on a
+// 1 TiB transcript, the bytes after the mark and nothing before.
+func TestUsageReadOnFromMarkReadsOnlyTheNewBytes(t *testing.T) {
+	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
+	r := &holeReader{size: 1 << 40, tail: tail}
+	from := Mark{Offset: r.size - int64(len(tail)) + 1}
+	u, mark, err := usageFrom(r, r.size, from, claudeUsage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Models) != 1 || u.Models[0].Input != 3 || u.Partial {
+		t.Errorf("usage after the mark = %+v, want the one response, whole", u)
+	}
+	if r.read != int64(len(tail))-1 || mark.Offset != r.size {
+		t.Errorf("read %d bytes, mark %d; want the %d new bytes and the file's end", r.read, mark.Offset, len(tail)-1)
 	}
 }

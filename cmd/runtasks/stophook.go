@@ -173,8 +173,12 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		logger.Warn("could not read the final message; judging without it", "err", inErr)
 	}
 	store := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
-	addUsage(&in, agent, payload, cfg, store, logger)
-	dec, err := store.Stop(ctx, cfg, orchestrator.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, o.Ports(cfg))
+	addSpending(&in, cfg, store, logger)
+	ports := o.Ports(cfg)
+	ports.Usage = func(from orchestrator.UsageMark) (orchestrator.Usage, orchestrator.UsageMark, error) {
+		return hook.Usage(agent, payload, from)
+	}
+	dec, err := store.Stop(ctx, cfg, orchestrator.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, ports)
 	if err != nil {
 		logger.Error("stop allowed", "err", err)
 	}
@@ -196,16 +200,13 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 	return nil
 }
 
-// addUsage fills the stop's token usage from the transcript and, when an
-// epic budget is set, what the other sessions' loops spent. A failure is
-// logged: the stop is judged without it.
-func addUsage(in *orchestrator.Input, agent string, payload hook.Payload, cfg *orchestrator.Config, store *orchestrator.Store, logger *lazyLogger) {
-	u, err := hook.Usage(agent, payload)
-	if err != nil {
-		logger.Warn("could not read the token usage; recorded without it", "err", err)
-	}
-	in.Usage = u
+// addSpending fills, when an epic budget is set, what the other
+// sessions' loops spent. A failure is logged: the budget then counts this
+// session only. (The stop's own usage is read by Stop, through
+// Ports.Usage, for a driven session only.)
+func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orchestrator.Store, logger *lazyLogger) {
 	if b := cfg.Workflow.Budget; b.EpicTokens > 0 || b.EpicCost > 0 {
+		var err error
 		if in.OthersSpent, err = store.SpentByEpic(in.SessionID); err != nil {
 			logger.Warn("could not sum the epic's spending; its budget counts this session only", "err", err)
 		}
