@@ -44,11 +44,20 @@ func (r Repo) Ignored(ctx context.Context, path string) (bool, error) {
 // for a linked worktree (git worktree add) the work tree it was added
 // from, else dir's own top level. ok is false when dir is in no work tree
 // (outside any repository, or inside a .git directory). It runs one git
-// process.
+// process only where the repository's files do not answer plainly
+// (mainWorktreeFromFiles): a stop hook asks at every stop.
 //
 // A submodule is its own repository (its top level is its root); a linked
 // worktree of a bare repository, which has no main work tree, is its own.
 func MainWorktree(ctx context.Context, dir string) (root string, ok bool, err error) {
+	if root, ok, known := mainWorktreeFromFiles(dir); known {
+		return root, ok, nil
+	}
+	return mainWorktreeByGit(ctx, dir)
+}
+
+// mainWorktreeByGit is MainWorktree as git answers it.
+func mainWorktreeByGit(ctx context.Context, dir string) (root string, ok bool, err error) {
 	out, err := Repo{Dir: dir}.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
 	if err != nil {
 		var ee *exec.ExitError

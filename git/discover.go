@@ -1,0 +1,179 @@
+package git
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// discoverEnv are the variables that change how git finds a repository:
+// with any of them set, only git itself can say.
+var discoverEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+	"GIT_DISCOVERY_ACROSS_FILESYSTEM"}
+
+// mainWorktreeFromFiles answers MainWorktree from the repository's files
+// for git's plain layouts, without a git process (a stop hook asks at
+// every stop): going up from dir, the first .git directory is a main work
+// tree; a .git file names the git directory of a linked worktree (whose
+// commondir leads to the main one) or of a submodule. known is false
+// wherever git might answer otherwise, and git is asked: a variable of
+// discoverEnv set, a directory inside a git directory or a bare
+// repository, a .git owned by another user (git's safe.directory), a git
+// directory that does not look whole, core.worktree or core.bare set, a
+// file system boundary crossed, anything unreadable.
+func mainWorktreeFromFiles(dir string) (root string, ok, known bool) {
+	for _, v := range discoverEnv {
+		if _, set := os.LookupEnv(v); set {
+			return "", false, false
+		}
+	}
+	d, err := filepath.EvalSymlinks(dir) // git answers physical paths
+	if err != nil || !filepath.IsAbs(d) {
+		return "", false, false
+	}
+	dev, ok := device(d)
+	if !ok {
+		return "", false, false
+	}
+	for {
+		if filepath.Base(d) == ".git" || isGitDir(d) {
+			return "", false, false // inside a git directory, or a bare repository
+		}
+		dotgit := filepath.Join(d, ".git")
+		fi, err := os.Stat(dotgit)
+		switch {
+		case err == nil:
+			if !ownedByUs(fi) {
+				return "", false, false
+			}
+			return fromDotGit(d, dotgit, fi)
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", false, false
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", false, true // in no repository
+		}
+		if pdev, ok := device(parent); !ok || pdev != dev {
+			return "", false, false // git stops at a file system's boundary
+		}
+		d = parent
+	}
+}
+
+// fromDotGit is the main work tree for the work tree top whose .git is at
+// dotgit.
+func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool) {
+	gitdir, common := dotgit, dotgit
+	switch {
+	case fi.IsDir():
+	case fi.Mode().IsRegular():
+		data, err := readSmall(dotgit)
+		line, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+		if err != nil || !found || line == "" || strings.ContainsAny(line, "\n\r") {
+			return "", false, false
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(top, line)
+		}
+		gitdir, common = filepath.Clean(line), filepath.Clean(line)
+		if data, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
+			c := strings.TrimSpace(string(data))
+			if c == "" || strings.ContainsAny(c, "\n\r") {
+				return "", false, false
+			}
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(gitdir, c)
+			}
+			common = filepath.Clean(c)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", false, false
+		}
+	default:
+		return "", false, false
+	}
+	if !isGitDir(gitdir) || !isGitDir(common) || !plainConfig(filepath.Join(common, "config"), gitdir, top) ||
+		(gitdir != common && !plainConfig(filepath.Join(gitdir, "config.worktree"), gitdir, top)) {
+		return "", false, false
+	}
+	if filepath.Base(common) == ".git" {
+		main := filepath.Dir(common)
+		if mfi, err := os.Stat(main); err == nil && mfi.IsDir() {
+			if m, err := filepath.EvalSymlinks(main); err == nil {
+				return m, true, true
+			}
+			return "", false, false
+		}
+	}
+	return top, true, true
+}
+
+// isGitDir is git's test of a git directory, in short: a HEAD, and the
+// objects and refs of its common directory (a linked worktree's git
+// directory names it in commondir).
+func isGitDir(d string) bool {
+	if fi, err := os.Stat(filepath.Join(d, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if _, err := os.Stat(filepath.Join(d, "commondir")); err == nil {
+		return true
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(d, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// plainConfig reports whether a git config file of the git directory
+// gitdir (missing is fine) leaves the work tree at top: core.bare is not
+// true, and core.worktree, if set, names top (as a submodule's does). It
+// is read loosely: a line that might say otherwise says no.
+func plainConfig(path, gitdir, top string) bool {
+	data, err := readSmall(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		key, value, _ := strings.Cut(line, "=")
+		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
+		switch {
+		case strings.HasPrefix(key, "bare"):
+			if key != "bare" || strings.ToLower(value) != "false" {
+				return false
+			}
+		case strings.HasPrefix(key, "worktree"):
+			if key != "worktree" || value == "" || strings.ContainsAny(value, "\"'\\") {
+				return false
+			}
+			if !filepath.IsAbs(value) {
+				value = filepath.Join(gitdir, value)
+			}
+			if w, err := filepath.EvalSymlinks(value); err != nil || w != top {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readSmall reads a small git file (at most 64 KiB; more is an error).
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64<<10+1))
+	if err == nil && len(data) > 64<<10 {
+		err = errors.New(path + ": too large")
+	}
+	return data, err
+}
