@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/shell"
 )
 
 // Repo is a git work tree.
@@ -26,10 +28,14 @@ func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Dir
-	cmd.WaitDelay = time.Second
+	// git and what it starts (hooks, credential helpers, fsmonitor) run
+	// in their own process group: at the timeout the group gets SIGTERM,
+	// then SIGKILL, and nothing of it outlives the call.
+	g := shell.NewContextGroup(cmd, shell.Terminate, time.Second)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	g.Reap()
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/shell"
 )
 
 // CodexTrust trusts hooks through `codex app-server` (JSON-RPC, one JSON
@@ -52,6 +54,9 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	cmd := exec.CommandContext(ctx, c.Bin, "app-server")
 	cmd.Env = c.Env
 	cmd.Dir = c.Dir
+	// codex and whatever it starts run in their own process group, stopped
+	// with it (the timeout, the end of the exchange).
+	g := shell.NewContextGroup(cmd, shell.Terminate, time.Second)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return rep, err
@@ -71,9 +76,10 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 		select {
 		case <-done:
 		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
+			g.Kill()
 			<-done
 		}
+		g.Reap()
 	}()
 
 	rd := bufio.NewReaderSize(stdout, 1<<20)
