@@ -290,6 +290,17 @@ func (d *decider) withEpic() Decision {
 	}
 	d.handleStuck()
 	c := d.counts()
+	if c.Ready+c.InProgress == 0 && c.Open > 0 {
+		// Open work that is neither ready nor waiting: the two reads raced
+		// a change (its blocker closed in between, by another agent). Ask
+		// again what is ready rather than call the epic blocked.
+		ready, err := d.env.Beads.Ready(d.ctx, d.epic())
+		if err != nil {
+			return d.beadsError(err)
+		}
+		d.ready = ready
+		c = d.counts()
+	}
 
 	// Under the done-token contract the done line is the only way out
 	// (and beads must agree): a promise alone never ends the loop.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -359,5 +360,45 @@ func TestNextIDsHuge(t *testing.T) {
 		if !strings.Contains(dec.Reason, "2 ready (next: bd-e.1, bd-e.2)") {
 			t.Errorf("next_ids %d: %q", n, dec.Reason)
 		}
+	}
+}
+
+// racingTracker answers Ready from a list that changes after the first
+// call: another agent closed a blocker between the stop's two reads.
+type racingTracker struct {
+	*fakeTracker
+	later []beads.Issue
+}
+
+func (r *racingTracker) Ready(ctx context.Context, epic string) ([]beads.Issue, error) {
+	ready, err := r.fakeTracker.Ready(ctx, epic)
+	r.fakeTracker.ready = r.later
+	return ready, err
+}
+
+// Seen with runtasks run --workers: the ready read found nothing (x.5
+// waited for x.4, in progress elsewhere); x.4 closed before the subtree
+// read, which shows x.5 open and unblocked. That is work, not an epic
+// blocked: the stop asks again and goes on. When bd still lists nothing
+// ready, the stop is escalated as before (one extra read, no loop).
+func TestDecideReadsRacingAChange(t *testing.T) {
+	x5 := issue("x.5", "open")
+	for _, tc := range []struct {
+		name  string
+		later []beads.Issue
+		want  Outcome
+		block bool
+	}{
+		{"ready on the second read", []beads.Issue{x5}, OutcomeContinue, true},
+		{"still nothing ready", nil, OutcomeEscalated, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &racingTracker{fakeTracker: &fakeTracker{subtree: []beads.Issue{x5}}, later: tc.later}
+			dec, _ := Decide(context.Background(), Input{SessionID: "s", Epic: "x"}, State{}, testConfig(),
+				Env{Beads: tr, Now: now, Prompt: "P"})
+			if dec.Outcome != tc.want || dec.Block != tc.block || !slices.Equal(tr.calls, []string{"ready", "subtree", "ready"}) {
+				t.Errorf("outcome %s block %v (%s); want %s block %v; calls %v", dec.Outcome, dec.Block, dec.Why, tc.want, tc.block, tr.calls)
+			}
+		})
 	}
 }
