@@ -265,8 +265,8 @@ func TestUsageByAgent(t *testing.T) {
 			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000, CacheWrite: 63}}},
 		{Codex, "codex-0.169.0.jsonl", orchestrator.ModelUsage{Model: "fake-model",
 			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
-		{Gemini, "gemini-0.61.jsonl", orchestrator.ModelUsage{Model: "gemini-2.5-flash",
-			Tokens: orchestrator.Tokens{Input: 103, Output: 37, CacheRead: 3000}}},
+		{Gemini, "gemini-0.61.0.jsonl", orchestrator.ModelUsage{Model: "gemini-2.5-flash",
+			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
 	} {
 		path := filepath.Join("..", "transcript", "testdata", "usage", tc.file)
 		u, err := Usage(tc.agent, Payload{TranscriptPath: path})
