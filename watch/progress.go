@@ -37,7 +37,7 @@ type Progress struct {
 
 // Apply sets the bar of each row whose epic has been read from its tally,
 // then starts reading the stalest shown epic when none is being read and
-// the last read started Every ago or more.
+// the last read ended Every ago or more.
 func (p *Progress) Apply(ctx context.Context, snap *Snapshot, now time.Time) {
 	if p == nil || p.Tally == nil {
 		return
@@ -70,9 +70,12 @@ func (p *Progress) Apply(ctx context.Context, snap *Snapshot, now time.Time) {
 	}
 	p.readAt[next] = now
 	go func() {
+		start := time.Now()
 		t, err := p.Tally(ctx, next)
 		p.mu.Lock()
-		p.busy = false
+		// The gap runs from the read's end: a slow bd is not read again
+		// at once.
+		p.busy, p.last = false, now.Add(time.Since(start))
 		if err == nil {
 			p.tallies[next] = t
 		}

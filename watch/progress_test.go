@@ -10,7 +10,8 @@ import (
 	"github.com/runtasks/runtasks/beads"
 )
 
-// The view reads bd at most once every Every, one epic per read, the
+// The view reads bd at most once every Every (from a read's end; the fake
+// reads take microseconds), one epic per read, the
 // stalest first (never read before anything read), in the background; a
 // row's bar is its epic's tally once read, else what the decisions said;
 // a failed read leaves the decisions' bar.
@@ -66,18 +67,18 @@ func TestProgressReadsBdAtMostOnceEvery(t *testing.T) {
 	if p.Due(t0.Add(2 * time.Second)) {
 		t.Error("a read is due 2s after the last one")
 	}
-	if !p.Due(t0.Add(3 * time.Second)) {
-		t.Error("no read due 3s after the last one")
+	if !p.Due(t0.Add(3100 * time.Millisecond)) {
+		t.Error("no read due 3s after the last one ended")
 	}
-	apply(3 * time.Second) // bd-broken, never read: fails
-	for deadline := time.Now().Add(5 * time.Second); !p.Due(t0.Add(6*time.Second)) && time.Now().Before(deadline); {
+	apply(3100 * time.Millisecond) // bd-broken, never read: fails
+	for deadline := time.Now().Add(5 * time.Second); !p.Due(t0.Add(6500*time.Millisecond)) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond) // the failed read ends
 	}
 	s = apply(4 * time.Second)
 	if r := s.Rows[1]; r.Closed != 0 || r.Seen != 2 {
 		t.Errorf("a failed read changed the bar: %+v", r)
 	}
-	apply(6 * time.Second) // bd-a again: read at 0, the stalest
+	apply(6500 * time.Millisecond) // bd-a again: read at 0, the stalest
 	waitRead()
 	mu.Lock()
 	defer mu.Unlock()
