@@ -11,10 +11,10 @@ import (
 )
 
 // The view reads bd at most once every Every (from a read's end; the fake
-// reads take microseconds), one epic per read, the
-// stalest first (never read before anything read), in the background; a
-// row's bar is its epic's tally once read, else what the decisions said;
-// a failed read leaves the decisions' bar.
+// reads take microseconds), one epic per read, the stalest first (never
+// read before anything read), in the background; a row's bar is its
+// epic's tally once read, else what the decisions said; a failed read
+// leaves the decisions' bar.
 func TestProgressReadsBdAtMostOnceEvery(t *testing.T) {
 	var mu sync.Mutex
 	var reads []string
