@@ -51,22 +51,23 @@ dolt:
 		HOME=$$(mktemp -d) "$(DOLT)" version; \
 	fi
 
-# The real Claude Code and Codex CLIs for the end-to-end suite (e2e/), at the
-# versions pinned by e2e/package-lock.json, installed with `npm ci` into
-# .tools/e2e (git-ignored). Skipped when that lock is already installed and
-# both CLIs run. Only the npm registry is used (each CLI ships its native
-# binary in a platform package).
+# The real Claude Code, Codex and Gemini CLIs for the end-to-end suite (e2e/),
+# at the versions pinned by e2e/package-lock.json, installed with `npm ci`
+# into .tools/e2e (git-ignored). Skipped when that lock is already installed
+# and the three CLIs run. Only the npm registry is used (Claude Code and Codex
+# ship their native binaries in platform packages; Gemini CLI is one node
+# bundle). GEMINI_CLI_NO_RELAUNCH: gemini --version without its child node.
 E2E_TOOLS := $(TOOLS)/e2e
+E2E_CLIS  := claude codex gemini
 e2e-tools:
 	@if cmp -s e2e/package-lock.json "$(E2E_TOOLS)/package-lock.json" && \
-		"$(E2E_TOOLS)/node_modules/.bin/claude" --version >/dev/null 2>&1 && \
-		"$(E2E_TOOLS)/node_modules/.bin/codex" --version >/dev/null 2>&1; then \
-		echo "e2e tools: $$("$(E2E_TOOLS)/node_modules/.bin/claude" --version), $$("$(E2E_TOOLS)/node_modules/.bin/codex" --version)"; \
+		(for c in $(E2E_CLIS); do GEMINI_CLI_NO_RELAUNCH=1 "$(E2E_TOOLS)/node_modules/.bin/$$c" --version >/dev/null 2>&1 || exit 1; done); then \
+		for c in $(E2E_CLIS); do echo "e2e tools: $$c $$(GEMINI_CLI_NO_RELAUNCH=1 "$(E2E_TOOLS)/node_modules/.bin/$$c" --version)"; done; \
 	else \
 		echo "installing the pinned agent CLIs into $(E2E_TOOLS)"; \
 		mkdir -p "$(E2E_TOOLS)" && cp e2e/package.json e2e/package-lock.json "$(E2E_TOOLS)/" && \
 		npm ci --prefix "$(E2E_TOOLS)" --no-audit --no-fund --loglevel=error && \
-		"$(E2E_TOOLS)/node_modules/.bin/claude" --version && "$(E2E_TOOLS)/node_modules/.bin/codex" --version; \
+		for c in $(E2E_CLIS); do GEMINI_CLI_NO_RELAUNCH=1 "$(E2E_TOOLS)/node_modules/.bin/$$c" --version || exit 1; done; \
 	fi
 
 # Debian's Chromium for the browser test of runtasks report (e2e/chromium),

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,6 +119,11 @@ func (p *project) run(t *testing.T, env []string, bin string, args ...string) (s
 	cmd.Dir = p.s.Root
 	cmd.Env = env
 	cmd.Stdin = nil
+	// The client in its own process group, killed with its children (Gemini
+	// CLI relaunches itself as a child node, hooks run runtasks and bd).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -250,8 +256,9 @@ func (p *project) status(t *testing.T, id string) string {
 }
 
 // assertDecisions checks runtasks' own decision log (runtasks status --json):
-// the Stop decisions were two rejected promises, then the accepted one.
-func (p *project) assertDecisions(t *testing.T, cacheWrites bool) {
+// the Stop decisions were two rejected promises, then the accepted one. It
+// returns how many of the 5 responses the recorded usage covers.
+func (p *project) assertDecisions(t *testing.T, cacheWrites bool) int {
 	t.Helper()
 	out, errOut, err := p.run(t, p.env, p.runtasks, "status", "--epic", p.epic, "--json")
 	if err != nil {
@@ -277,7 +284,7 @@ func (p *project) assertDecisions(t *testing.T, cacheWrites bool) {
 	var got []string
 	var usage [4]int64
 	for _, h := range st.History {
-		if h.Event == "Stop" {
+		if h.Event == "Stop" || h.Event == "AfterAgent" { // Gemini CLI's stop
 			got = append(got, fmt.Sprintf("%s block=%v %s", h.Outcome, h.Block, h.Why))
 			if h.Usage == nil {
 				t.Logf("Stop decision %q recorded no usage (its responses were not in the transcript yet)", h.Why)
@@ -332,6 +339,7 @@ func (p *project) assertDecisions(t *testing.T, cacheWrites bool) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("runtasks Stop decisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	return counted
 }
 
 func TestIntegrationE2EClaudeCode(t *testing.T) {

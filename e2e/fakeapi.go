@@ -1,10 +1,12 @@
-// Package e2e runs runtasks under the real Claude Code and Codex CLIs. The
-// CLIs talk to fake model APIs served here on 127.0.0.1: a fake Anthropic
-// Messages API and a fake OpenAI Responses API, both streaming SSE, both
-// scripted per test and both recording every request they get.
+// Package e2e runs runtasks under the real Claude Code, Codex and Gemini
+// CLIs. The CLIs talk to fake model APIs served here on 127.0.0.1: a fake
+// Anthropic Messages API, a fake OpenAI Responses API and a fake Gemini API,
+// all streaming SSE, all scripted per test and all recording every request
+// they get.
 //
-// e2e_test.go plays one scenario under both CLIs (false promises rejected,
-// tasks closed with bd, the true promise accepted). lifecycle_test.go runs
+// e2e_test.go and gemini_test.go play one scenario under the three CLIs
+// (false promises rejected, tasks closed with bd, the true promise
+// accepted). lifecycle_test.go runs
 // Claude Code in the user's world: a plain repository with its own
 // .gitignore, the hooks installed by `runtasks install claude` (or
 // --global under a temporary HOME), sessions armed by typing /run-tasks,
@@ -395,4 +397,127 @@ func codexShellCall(tools []string, command string, n int) map[string]any {
 	a, _ := json.Marshal(args)
 	return map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
 		"name": name, "arguments": string(a), "status": "completed"}
+}
+
+// ------------------------------------------------------------------- Gemini
+
+// geminiModel is the model the fake Gemini API reports (modelVersion).
+const geminiModel = "gemini-2.5-flash"
+
+// NewGemini starts a fake Gemini API (generativelanguage v1beta), the
+// wire format Gemini CLI 0.61 accepts: POST …/models/M:streamGenerateContent?alt=sse with
+// tools is a main turn (SSE, one GenerateContentResponse per event);
+// :generateContent and streams without tools are side calls (the loop
+// detector's check), answered "no loop"; :countTokens gives a total; any
+// other path is a 404 in Google's error shape.
+func NewGemini(t testing.TB, script Script) *Server {
+	s := &Server{t: t, script: script}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_, method, _ := strings.Cut(r.URL.Path, ":")
+		switch {
+		case r.Method == http.MethodPost && (method == "streamGenerateContent" || method == "generateContent"):
+			s.geminiGenerate(w, r, body, method == "streamGenerateContent")
+		case r.Method == http.MethodPost && method == "countTokens":
+			s.record(r, false, "", nil, body)
+			writeJSON(w, map[string]any{"totalTokens": 100})
+		default:
+			s.record(r, false, "", nil, body)
+			w.Header().Set("content-type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+				"code": 404, "message": "fake Gemini API: no " + r.URL.Path, "status": "NOT_FOUND"}})
+		}
+	})
+	s.URL = start(t, mux)
+	return s
+}
+
+type geminiReq struct {
+	Contents []struct {
+		Role  string            `json:"role"`
+		Parts []json.RawMessage `json:"parts"`
+	} `json:"contents"`
+	Tools []struct {
+		FunctionDeclarations []struct {
+			Name string `json:"name"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+}
+
+func (s *Server) geminiGenerate(w http.ResponseWriter, r *http.Request, body []byte, stream bool) {
+	var in geminiReq
+	if err := json.Unmarshal(body, &in); err != nil {
+		s.record(r, false, "", nil, body)
+		http.Error(w, "bad json", http.StatusBadRequest)
+		return
+	}
+	var tools []string
+	for _, t := range in.Tools {
+		for _, f := range t.FunctionDeclarations {
+			tools = append(tools, f.Name)
+		}
+	}
+	// The tail: the contents after the model's last turn.
+	last := -1
+	for i, c := range in.Contents {
+		if c.Role == "model" {
+			last = i
+		}
+	}
+	tail := rawJSON(in.Contents[last+1:])
+	main := stream && len(tools) > 0
+	req := s.record(r, main, tail, tools, body)
+	var parts []any
+	if main {
+		reply := s.script(req.N, req)
+		s.mu.Lock()
+		req.Reply = reply
+		s.mu.Unlock()
+		if reply.Shell != "" {
+			parts = []any{map[string]any{"functionCall": map[string]any{"name": "run_shell_command",
+				"args": map[string]any{"command": reply.Shell, "description": "run bd"}}}}
+		} else {
+			parts = []any{map[string]any{"text": reply.Text}}
+		}
+	} else {
+		// The loop detector's question (and any other side call): no loop.
+		parts = []any{map[string]any{"text": `{"unproductive_state_confidence": 0, "unproductive_state_analysis": "fake", "next_speaker": "user"}`}}
+	}
+	// Distinct usage per request (UsageFor). Gemini's promptTokenCount
+	// includes the cached tokens; thinking is reported apart from the
+	// candidates (thoughtsTokenCount, billed as output): n of the output.
+	n := len(s.Log())
+	u := UsageFor(n)
+	usage := map[string]any{"promptTokenCount": u.Input + u.CacheRead, "cachedContentTokenCount": u.CacheRead,
+		"candidatesTokenCount": u.Output - int64(n), "thoughtsTokenCount": n,
+		"totalTokenCount": u.Input + u.CacheRead + u.Output}
+	final := map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts},
+		"finishReason": "STOP", "index": 0}}, "usageMetadata": usage, "modelVersion": geminiModel,
+		"responseId": fmt.Sprintf("resp_fake_%d", n)}
+	if !stream {
+		writeJSON(w, final)
+		return
+	}
+	w.Header().Set("content-type", "text/event-stream")
+	w.Header().Set("cache-control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	// A text is split over two events, as real streams do; the last event
+	// carries the finish reason and the usage.
+	if text, ok := parts[0].(map[string]any)["text"].(string); ok && main && len(text) > 1 {
+		half := len(text) / 2
+		send(map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model",
+			"parts": []any{map[string]any{"text": text[:half]}}}, "index": 0}}, "modelVersion": geminiModel})
+		final["candidates"].([]any)[0].(map[string]any)["content"] = map[string]any{"role": "model",
+			"parts": []any{map[string]any{"text": text[half:]}}}
+	}
+	send(final)
 }

@@ -265,8 +265,8 @@ func TestUsageByAgent(t *testing.T) {
 			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000, CacheWrite: 63}}},
 		{Codex, "codex-0.169.0.jsonl", orchestrator.ModelUsage{Model: "fake-model",
 			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
-		{Gemini, "gemini-0.61.jsonl", orchestrator.ModelUsage{Model: "gemini-2.5-flash",
-			Tokens: orchestrator.Tokens{Input: 103, Output: 37, CacheRead: 3000}}},
+		{Gemini, "gemini-0.61.0.jsonl", orchestrator.ModelUsage{Model: "gemini-2.5-flash",
+			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
 	} {
 		path := filepath.Join("..", "transcript", "testdata", "usage", tc.file)
 		u, _, err := Usage(tc.agent, Payload{TranscriptPath: path}, orchestrator.UsageMark{})
@@ -359,6 +359,7 @@ func TestUsageStopsAnywhereSumToTheRun(t *testing.T) {
 	}{
 		{Claude, "claude-2.1.330.jsonl", "claude-opus-5-5", orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}},
 		{Codex, "codex-0.169.0.jsonl", "fake-model", orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000}},
+		{Gemini, "gemini-0.61.0.jsonl", "gemini-2.5-flash", orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000}},
 	} {
 		data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "usage", tc.fixture))
 		if err != nil {

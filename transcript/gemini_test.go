@@ -57,3 +57,23 @@ func TestLastGeminiMessage(t *testing.T) {
 		})
 	}
 }
+
+// The final message at each stop of the run recorded from the real Gemini
+// CLI 0.61.0 (testdata/usage/gemini-0.61.0.jsonl): the transcript as it
+// stood when AfterAgent ran. Cut after a tool's result (a user record of
+// functionResponse parts), the turn's text is not written yet: "", never
+// the earlier promise.
+func TestLastGeminiMessageRecorded(t *testing.T) {
+	const fixture = "gemini-0.61.0.jsonl"
+	for _, tc := range []struct{ marker, want string }{
+		{`"total":1114}`, "All done, I think.\n<promise>ALL TASKS COMPLETE</promise>"},
+		{`"total":3136}`, "Two closed.\n<promise>ALL TASKS COMPLETE</promise>"},
+		{"", "Every task is closed.\n<promise>ALL TASKS COMPLETE</promise>"},
+		{`"type":"user","content":[{"functionResponse"`, ""},
+	} {
+		got, err := LastGeminiMessage(upTo(t, fixture, tc.marker))
+		if err != nil || got != tc.want {
+			t.Errorf("up to %q: %q, %v; want %q", tc.marker, got, err, tc.want)
+		}
+	}
+}

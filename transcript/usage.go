@@ -398,9 +398,11 @@ type rawGeminiUsage struct {
 }
 
 // GeminiUsage sums the tokens of the "gemini" records of a Gemini CLI
-// transcript since the previous stop: back to the last "user" record (the
-// prompt, or an AfterAgent block reason sent as a new user message). A
-// message written twice with the same id counts once (its later line).
+// transcript since the previous stop: back to the last "user" record that
+// is the prompt or an AfterAgent block reason sent as a new user message.
+// A tool's result is a "user" record too (functionResponse parts, Gemini
+// CLI 0.61), but never a boundary, and is skipped undecoded. A message
+// written twice with the same id counts once (its later line).
 // tokens.input (promptTokenCount) includes tokens.cached; thoughts are
 // billed as output; tool (toolUsePromptTokenCount) as input.
 func GeminiUsage(path string) (Usage, error) {
@@ -415,13 +417,20 @@ func geminiUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 		if !bytes.Contains(line, []byte(`"type"`)) {
 			return true
 		}
+		// A tool's result (a user record of functionResponse parts): most
+		// of a long turn's bytes, and never a boundary. Model records that
+		// called tools hold the result too, with their tokens.
+		toolResult := bytes.Contains(line, []byte(`"functionResponse"`))
+		if toolResult && !bytes.Contains(line, []byte(`"tokens"`)) {
+			return true
+		}
 		var r rawGeminiUsage
 		if json.Unmarshal(line, &r) != nil {
 			return true
 		}
 		switch r.Type {
 		case "user":
-			if region {
+			if region || toolResult {
 				return true
 			}
 			reached, boundaries = true, boundaries+1

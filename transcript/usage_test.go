@@ -59,8 +59,15 @@ func TestUsageRecordedTranscripts(t *testing.T) {
 			Tokens{Model: "fake-model", Input: 102 + 103, Output: 23 + 33, CacheRead: 5000}, 2},
 		{"codex stop 3", CodexUsage, "codex-0.169.0.jsonl", "",
 			Tokens{Model: "fake-model", Input: 104 + 105, Output: 43 + 53, CacheRead: 9000}, 2},
-		{"gemini stop 1", GeminiUsage, "gemini-0.61.jsonl", `"id":"g1"`,
-			Tokens{Model: "gemini-2.5-pro", Input: 101, Output: 13 + 2, CacheRead: 1000}, 1},
+		// Gemini reports thinking apart (thoughts, billed as output) and its
+		// input with the cached tokens; a tool's result is a user record
+		// (not a stop), a message that called tools is written twice.
+		{"gemini stop 1", GeminiUsage, "gemini-0.61.0.jsonl", `"total":1114}`,
+			Tokens{Model: "gemini-2.5-flash", Input: 101, Output: 13, CacheRead: 1000}, 1},
+		{"gemini stop 2", GeminiUsage, "gemini-0.61.0.jsonl", `"total":3136}`,
+			Tokens{Model: "gemini-2.5-flash", Input: 102 + 103, Output: 23 + 33, CacheRead: 5000}, 2},
+		{"gemini stop 3", GeminiUsage, "gemini-0.61.0.jsonl", "",
+			Tokens{Model: "gemini-2.5-flash", Input: 104 + 105, Output: 43 + 53, CacheRead: 9000}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +84,9 @@ func TestUsageRecordedTranscripts(t *testing.T) {
 
 // The whole recorded runs sum to what the clients themselves reported at
 // the end (Claude's result event and cost-state line, Codex's
-// turn.completed): 515 input, 165 output, 15000 cache read, 105 cache write.
+// turn.completed, Gemini's result stats): 515 input, 165 output, 15000
+// cache read, 105 cache write. Gemini's result counts 150 output tokens:
+// the 15 thinking tokens apart.
 func TestUsageStopsSumToTheRun(t *testing.T) {
 	for _, tc := range []struct {
 		read    func(string) (Usage, error)
@@ -89,6 +98,8 @@ func TestUsageStopsSumToTheRun(t *testing.T) {
 			Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}},
 		{CodexUsage, "codex-0.169.0.jsonl", []string{`"total_token_usage":{"input_tokens":1101`, `"total_token_usage":{"input_tokens":6306`, ""},
 			Tokens{Input: 15515 - 15000, Output: 165, CacheRead: 15000}},
+		{GeminiUsage, "gemini-0.61.0.jsonl", []string{`"total":1114}`, `"total":3136}`, ""},
+			Tokens{Input: 515, Output: 150 + 15, CacheRead: 15000}},
 	} {
 		var sum Tokens
 		for _, m := range tc.markers {
@@ -109,15 +120,16 @@ func TestUsageStopsSumToTheRun(t *testing.T) {
 	}
 }
 
+// The recorded run with response 4 (the tool call, written twice) made by
+// another model: a sum per model, the latest first, each message once.
 func TestUsageGeminiByModel(t *testing.T) {
-	u, err := GeminiUsage(upTo(t, "gemini-0.61.jsonl", ""))
+	u, err := GeminiUsage(upTo(t, "gemini-0.61.0-two-models.jsonl", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The latest model first; the message written twice (g2) counts once.
 	want := []Tokens{
-		{Model: "gemini-2.5-flash", Input: 103, Output: 37, CacheRead: 3000},
-		{Model: "gemini-2.5-pro", Input: 102 + 5, Output: 23, CacheRead: 2000},
+		{Model: "gemini-2.5-flash", Input: 105, Output: 53, CacheRead: 5000},
+		{Model: "gemini-2.5-pro", Input: 104, Output: 43, CacheRead: 4000},
 	}
 	if len(u.Models) != 2 || u.Models[0] != want[0] || u.Models[1] != want[1] || u.Messages != 2 {
 		t.Errorf("usage = %+v, want %+v over 2 messages", u, want)

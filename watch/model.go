@@ -21,8 +21,10 @@ type loaded struct {
 
 type tick time.Time
 
-// Model is the full-screen view. Load reads a snapshot (it never runs bd);
-// History reads a session's last decisions (enter).
+// Model is the full-screen view. Load reads a snapshot (the state
+// directory; the epics' tallies come from a Progress, which reads bd at
+// most every few seconds, in the background); History reads a session's
+// last decisions (enter).
 type Model struct {
 	Load    func() (Snapshot, error)
 	History func(session, epic string) []orchestrator.Record

@@ -1,7 +1,8 @@
 // Package watch is runtasks status --watch: a live view of every loop in
-// a project, read from the state directory only (it never runs bd). A
-// Snapshot is what the state says at one moment; Model shows snapshots
-// full-screen (bubbletea), loops that need a person first.
+// a project, read from the state directory, and the epics' progress from
+// bd at most every few seconds (Progress). A Snapshot is what the state
+// says at one moment; Model shows snapshots full-screen (bubbletea), loops
+// that need a person first.
 package watch
 
 import (

@@ -16,6 +16,7 @@ import (
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/beads"
 	"github.com/runtasks/runtasks/headless"
 	"github.com/runtasks/runtasks/orchestrator"
 )
@@ -42,7 +43,12 @@ type statusOptions struct {
 	// else a new table on each change.
 	Watch bool
 	TTY   *statusTTY
-	Now   func() time.Time
+	// Tally reads an epic's closed and total tasks from bd for the
+	// watch view's bars, at most once every TallyEvery (nil: the bars
+	// come from the decisions alone).
+	Tally      func(ctx context.Context, epic string) (beads.Tally, error)
+	TallyEvery time.Duration
+	Now        func() time.Time
 	// Loc is the time zone times are shown in (nil = local).
 	Loc *time.Location
 	// RunsDir holds runtasks run's records ("" = none listed).
@@ -74,8 +80,9 @@ run: running, finished, or dead (recorded running, process gone).
 
 --why SESSION prints the whole reason last fed back to that session.
 --watch is a live full-screen view of every loop (q quits, enter a
-session's history, w the last reason); without a terminal it prints a new
-table on each change (docs/watch.md).
+session's history, w the last reason); its progress bars are the epics'
+closed/total from bd, read at most once every 3 seconds. Without a
+terminal it prints a new table on each change (docs/watch.md).
 
 --json prints {"state_dir":..., "runs":[...], "sessions":[...],
 "history":[...]}; --jq filters that object with a jq expression (gojq) and
@@ -113,6 +120,9 @@ prints each result on its own line, strings without quotes.`,
 			opts.MaxCycles = cfg.Workflow.StopHook.MaxCycles
 			opts.DoneTokenMax = cfg.Workflow.DoneToken.Max
 			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			if opts.TTY != nil {
+				opts.Tally = newBeadsClient(f, cfg).Tally
+			}
 			if err := runStatus(cmd.Context(), opts); err != nil {
 				return exitCode(1, err)
 			}

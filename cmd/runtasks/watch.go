@@ -15,8 +15,9 @@ import (
 
 // statusWatch is runtasks status --watch: on a terminal the full-screen
 // view (package watch); otherwise a new plain table on each change of the
-// state directory. It reads the state directory only, never bd, and ends
-// with q (the view) or an interrupt.
+// state directory. The table reads the state directory only; the view also
+// reads the epics' tallies from bd, at most once every few seconds
+// (watch.Progress). It ends with q (the view) or an interrupt.
 func statusWatch(ctx context.Context, o *statusOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -44,10 +45,15 @@ func statusWatch(ctx context.Context, o *statusOptions) error {
 }
 
 func statusWatchTTY(ctx context.Context, o *statusOptions) error {
+	var progress *watch.Progress
+	if o.Tally != nil {
+		progress = &watch.Progress{Tally: o.Tally, Every: o.TallyEvery}
+	}
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
 			snap, err := watch.Load(o.Store, o.maxFor, o.now())
 			if err == nil {
+				progress.Apply(ctx, &snap, time.Now())
 				snap.Runs, err = watch.LiveRuns(o.RunsDir)
 			}
 			return snap, err
@@ -64,6 +70,25 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	}
 	p := tea.NewProgram(m, opts...)
 	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) }, o.RunsDir)
+	if progress != nil {
+		// A read redraws; a read due reloads, so that what bd changed
+		// between two stops (a task closed) shows too.
+		progress.Updated = func() { p.Send(watch.Changed{}) }
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-t.C:
+					if progress.Due(now) {
+						p.Send(watch.Changed{})
+					}
+				}
+			}
+		}()
+	}
 	_, err := p.Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return nil
