@@ -128,10 +128,54 @@ func IsKind(err error, kind ErrorKind) bool {
 	return errors.As(err, &be) && be.Kind == kind
 }
 
-// Ready lists the epic's ready descendants, sub-epics included
-// (bd ready --parent). An unknown epic gives an empty list: bd does not
-// validate it; use Show for that.
+// Ready lists the epic's ready descendants, sub-epics included: the answer
+// of bd ready --parent E, found the cheap way whenever that is exact.
+//
+// bd answers --parent with a recursive query that grows with the epic and
+// the store (docs/engine.md#ready-under-an-epic); every ready issue of the
+// store (bd ready --limit 0) costs a fraction of it at scale. Each ready
+// issue carries its parents, so an issue whose ancestors up to the epic are
+// all ready too is proved in or out of the epic by that one answer. When a
+// path runs through an issue that is not ready (in progress, deferred,
+// closed…), its fresh parents come from one bd list read; when even that
+// cannot tell (a closed ancestor), bd is asked the slow, exact way. One bd
+// process in the common case; every bd failure is an error, never "no work".
+//
+// An unknown epic gives an empty list: bd does not validate it; use Show
+// for that.
 func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
+	if err := checkID([]string{"ready", "--json", "--limit", "0", "--parent", epic}, epic); err != nil {
+		return nil, err
+	}
+	all, err := c.ReadyAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in, unsure := Under(epic, all, nil)
+	if len(unsure) == 0 {
+		return in, nil
+	}
+	var open []Issue
+	if err := c.query(ctx, &open, "list", "--json", "--limit", "0"); err != nil {
+		return nil, err
+	}
+	if in, unsure = Under(epic, all, open); len(unsure) == 0 {
+		return in, nil
+	}
+	return c.ReadyParent(ctx, epic)
+}
+
+// ReadyAll lists every ready issue of the store (bd ready --limit 0), bd's
+// cheapest query of ready work.
+func (c *Client) ReadyAll(ctx context.Context) ([]Issue, error) {
+	var issues []Issue
+	err := c.query(ctx, &issues, "ready", "--json", "--limit", "0")
+	return issues, err
+}
+
+// ReadyParent asks bd for the epic's ready descendants the slow, exact way
+// (bd ready --parent E): the reference Ready is held to.
+func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) {
 	var issues []Issue
 	args := []string{"ready", "--json", "--limit", "0", "--parent", epic}
 	if err := checkID(args, epic); err != nil {
@@ -139,6 +183,64 @@ func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
 	}
 	err := c.query(ctx, &issues, args...)
 	return issues, err
+}
+
+// Under picks from ready (every ready issue of the store, in bd's order)
+// the descendants of epic, as bd ready --parent would list them. An issue is
+// under the epic when one of its ancestor paths (parent-child links, any
+// number of parents) reaches it. The parents of a ready issue are read from
+// ready itself, those of any other issue from known (unclosed issues from
+// bd list, read after ready); an ancestor found in neither leaves the
+// answer unsure: unsure lists the ready issues that could not be placed,
+// and then in must not be used.
+func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
+	parents := make(map[string][]string, len(ready)+len(known))
+	for _, is := range known {
+		parents[is.ID] = is.parentIDs()
+	}
+	for _, is := range ready { // a ready issue's own links, as the ready answer saw them
+		parents[is.ID] = is.parentIDs()
+	}
+	// Walk down the known links: from the epic, every issue reached has
+	// the epic as an ancestor; from an ancestor that is known nowhere (a
+	// closed or deleted issue, whose own parents are not at hand), every
+	// issue reached may have it.
+	children := make(map[string][]string, len(parents))
+	var unknown []string
+	for id, ps := range parents {
+		for _, p := range ps {
+			children[p] = append(children[p], id)
+			if _, ok := parents[p]; !ok && p != epic {
+				unknown = append(unknown, p)
+			}
+		}
+	}
+	reach := func(from ...string) map[string]bool {
+		seen := make(map[string]bool)
+		queue := append([]string(nil), from...)
+		for len(queue) > 0 {
+			id := queue[0]
+			queue = queue[1:]
+			for _, c := range children[id] {
+				if !seen[c] {
+					seen[c] = true
+					queue = append(queue, c)
+				}
+			}
+		}
+		return seen
+	}
+	under, maybe := reach(epic), reach(unknown...)
+	for _, is := range ready {
+		switch {
+		case is.ID == epic:
+		case under[is.ID]:
+			in = append(in, is)
+		case maybe[is.ID]:
+			unsure = append(unsure, is.ID)
+		}
+	}
+	return in, unsure
 }
 
 // Subtree lists every unclosed, unpinned descendant of the epic (the whole
@@ -222,25 +324,42 @@ func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
 	return Issue{}, &Error{Kind: KindNotFound, Args: args, Msg: "issue " + id + " not in bd's answer"}
 }
 
-// Claim atomically picks and claims the highest-priority ready task under
-// the epic for the actor (bd ready --claim). ok is false when nothing is
-// ready. Epics are never claimed: they are closed, not worked on.
+// Claim picks and claims the highest-priority ready task under the epic
+// for the actor: it lists the epic's ready work (Ready, the cheap way), then
+// claims the tasks in bd's order with bd update --claim until one is won; a
+// task another actor claimed first is skipped. ok is false when nothing
+// ready could be claimed. Epics are never claimed: they are closed, not
+// worked on. No claim runs inside bd's ready query (bd ready --claim
+// --parent): under many claimers that transaction fails with serialization
+// errors (docs/scale.md).
 func (c *Client) Claim(ctx context.Context, epic, actor string) (is Issue, ok bool, err error) {
-	var issues []Issue
-	args := []string{"ready", "--claim", "--json", "--parent", epic, "--exclude-type", "epic"}
-	if actor != "" {
-		args = append(args, "--actor", actor)
-	}
-	if err := checkID(args, epic); err != nil {
+	ready, err := c.Ready(ctx, epic)
+	if err != nil {
 		return Issue{}, false, err
 	}
-	if err := c.query(ctx, &issues, args...); err != nil {
-		return Issue{}, false, err
+	for _, cand := range ready {
+		if cand.IssueType == TypeEpic {
+			continue
+		}
+		got, err := c.ClaimID(ctx, cand.ID, actor)
+		if AlreadyClaimed(err) {
+			continue
+		}
+		if err != nil {
+			return Issue{}, false, err
+		}
+		if got.ID == "" {
+			got = cand
+		}
+		return got, true, nil
 	}
-	if len(issues) == 0 {
-		return Issue{}, false, nil
-	}
-	return issues[0], true, nil
+	return Issue{}, false, nil
+}
+
+// AlreadyClaimed reports whether a claim failed because another actor holds
+// the issue (bd: "issue already claimed by …", or a guard's rc 13).
+func AlreadyClaimed(err error) bool {
+	return err != nil && (IsKind(err, KindConflict) || strings.Contains(err.Error(), "already claimed"))
 }
 
 // ClaimID claims one named issue for the actor (bd update --claim). A claim

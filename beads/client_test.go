@@ -201,8 +201,8 @@ func TestErrors(t *testing.T) {
 		},
 		{
 			name:  "commit lost with the connection",
-			files: map[string]string{"ready.json": `{"error": "write commit result indeterminate after connection loss (not retried to avoid double-apply): commit write tx: invalid connection: write commit result indeterminate", "schema_version": 1}`, "ready.rc": "1"},
-			call:  func(c *beads.Client) error { _, _, err := c.Claim(ctx, "tx-1", "a"); return err },
+			files: map[string]string{"update.json": `{"error": "write commit result indeterminate after connection loss (not retried to avoid double-apply): commit write tx: invalid connection: write commit result indeterminate", "schema_version": 1}`, "update.rc": "1"},
+			call:  func(c *beads.Client) error { _, err := c.ClaimID(ctx, "tx-1", "a"); return err },
 			kind:  beads.KindUnavailable, msg: "indeterminate",
 		},
 		{

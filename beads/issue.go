@@ -4,6 +4,7 @@ package beads
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -111,6 +112,21 @@ func (is Issue) parentID() string {
 		}
 	}
 	return ""
+}
+
+// parentIDs are all the issue's parents: the parent field and every
+// parent-child dependency row (bd allows more than one), each once.
+func (is Issue) parentIDs() []string {
+	var out []string
+	if is.Parent != "" {
+		out = append(out, is.Parent)
+	}
+	for _, d := range is.Dependencies {
+		if d.Type == DepParentChild && d.IssueID == is.ID && d.DependsOnID != "" && !slices.Contains(out, d.DependsOnID) {
+			out = append(out, d.DependsOnID)
+		}
+	}
+	return out
 }
 
 // Blocked reports whether the issue cannot be worked on now: its stored

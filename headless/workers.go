@@ -338,7 +338,7 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 			}
 			return &got, nil
 		}
-		if beads.IsKind(err, beads.KindConflict) || strings.Contains(err.Error(), "already claimed") {
+		if beads.AlreadyClaimed(err) {
 			continue // another worker was first
 		}
 		return nil, err

@@ -1,0 +1,218 @@
+package main
+
+// Benchmark of issue 20 (`make bench BENCH=LargeEpics`): the stop hook on
+// 20-, 200- and 1,000-task epics in a store of about 2,000 issues, embedded
+// and on a dolt sql-server, beside bd's cheapest ready query and the slow
+// one it replaces. docs/benchmarks.md holds the figures of one run.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runtasks/runtasks/beads/beadstest"
+)
+
+// largeRuns is how many times each of the three commands is timed per epic
+// (interleaved; medians).
+const largeRuns = 7
+
+// largeEpicSizes are the epics measured; the rest of the store is filler.
+var largeEpicSizes = []int{20, 200, 1000}
+
+// largeStoreJSONL generates the store: the three measured epics (the
+// 200- and 1,000-task ones in open sub-epics of 50, the way large epics are
+// cut), 25 other epics of 30 tasks, and 50 top-level tasks; in every epic
+// 40 % of the tasks closed, 5 % in progress, 10 % waiting on a blocker, the
+// rest open. About 2,050 issues. It returns the JSONL and the epics' ids.
+func largeStoreJSONL(prefix string) ([]byte, []string) {
+	var b bytes.Buffer
+	n := 0
+	line := func(id, typ, status, parent string, blocks ...string) {
+		n++
+		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Second).Format(time.RFC3339)
+		m := map[string]any{"id": id, "title": "Generated " + id, "description": "A generated issue of the large-epic bench.",
+			"status": status, "priority": n % 4, "issue_type": typ, "created_at": ts, "updated_at": ts}
+		if status == "closed" {
+			m["closed_at"] = ts
+		}
+		var deps []any
+		if parent != "" {
+			deps = append(deps, map[string]any{"issue_id": id, "depends_on_id": parent, "type": "parent-child"})
+		}
+		for _, bl := range blocks {
+			deps = append(deps, map[string]any{"issue_id": id, "depends_on_id": bl, "type": "blocks"})
+		}
+		if deps != nil {
+			m["dependencies"] = deps
+		}
+		j, _ := json.Marshal(m)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	tasks := func(parent string, count int) {
+		var prev string
+		for k := 1; k <= count; k++ {
+			id := fmt.Sprintf("%s.%d", parent, k)
+			switch {
+			case k%10 < 4:
+				line(id, "task", "closed", parent)
+			case k%20 == 4:
+				line(id, "task", "in_progress", parent)
+			case k%10 == 5 && prev != "":
+				line(id, "task", "open", parent, prev) // waits on the open task before it
+			default:
+				line(id, "task", "open", parent)
+				prev = id
+			}
+		}
+	}
+	var epics []string
+	for _, size := range largeEpicSizes {
+		e := fmt.Sprintf("%s-e%d", prefix, size)
+		epics = append(epics, e)
+		line(e, "epic", "open", "")
+		if size < 200 {
+			tasks(e, size)
+			continue
+		}
+		for s := 1; s <= size/50; s++ {
+			sub := fmt.Sprintf("%s.s%d", e, s)
+			line(sub, "epic", "open", e)
+			tasks(sub, 50)
+		}
+	}
+	for k := 1; k <= 25; k++ {
+		e := fmt.Sprintf("%s-o%d", prefix, k)
+		line(e, "epic", "open", "")
+		tasks(e, 30)
+	}
+	for k := 1; k <= 50; k++ {
+		line(fmt.Sprintf("%s-t%d", prefix, k), "task", []string{"open", "closed"}[k%2], "")
+	}
+	return b.Bytes(), epics
+}
+
+// largeEmbeddedStore returns the embedded store, built once (bd import,
+// then bd gc) and cached under .tools/bench/store-large-epics (or
+// $RUNTASKS_BENCH_DIR/store-large-epics).
+func largeEmbeddedStore(b *testing.B) (root string, env []string, epics []string) {
+	b.Helper()
+	bd := beadstest.RealBD(b)
+	base := os.Getenv("RUNTASKS_BENCH_DIR")
+	if base == "" {
+		base = filepath.Join("..", "..", ".tools", "bench")
+	}
+	cache, err := filepath.Abs(filepath.Join(base, "store-large-epics"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, home := filepath.Join(cache, "repo"), filepath.Join(cache, "home")
+	env = append(os.Environ(), "HOME="+home, "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1", "BEADS_ACTOR=bench")
+	jsonl, epics := largeStoreJSONL("lg")
+	if done, err := os.ReadFile(filepath.Join(cache, "done")); err == nil && string(done) == "v1\n" {
+		return root, env, epics
+	}
+	os.RemoveAll(cache)
+	for _, d := range []string{root, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := func(name string, args ...string) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = root, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+	}
+	start := time.Now()
+	run("git", "init", "-q")
+	run(bd, "init", "--prefix", "lg", "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
+	file := filepath.Join(cache, "store.jsonl")
+	if err := os.WriteFile(file, jsonl, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	run(bd, "import", file)
+	// bd gc shrinks the journal the import left; every later call
+	// re-opens it (docs/scale.md).
+	run(bd, "gc", "--skip-decay", "--force")
+	if err := os.WriteFile(filepath.Join(cache, "done"), []byte("v1\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("embedded store built in %s", time.Since(start).Round(time.Second))
+	return root, env, epics
+}
+
+// BenchmarkLargeEpics: the stop hook's wall time (the built binary, a
+// session that is blocked because ready work remains) on 20-, 200- and
+// 1,000-task epics in a store of about 2,000 issues, embedded and in server
+// mode, beside `bd ready --json --limit 0` (every ready issue of the store:
+// bd's cheapest ready query) and `bd ready --json --parent E --limit 0`
+// (what the hook asked before). Goal: hook ÷ ready-limit-0 ≤ 1.2 at every
+// size.
+func BenchmarkLargeEpics(b *testing.B) {
+	bin := benchBinary(b)
+	bd := beadstest.RealBD(b)
+	type mode struct {
+		name  string
+		root  string
+		env   []string
+		epics []string
+	}
+	var modes []mode
+	root, env, epics := largeEmbeddedStore(b)
+	modes = append(modes, mode{"embedded", root, env, epics})
+
+	srv := beadstest.StartDoltServer(b)
+	s := beadstest.NewServerStore(b, "lg", srv)
+	jsonl, epics := largeStoreJSONL("lg")
+	file := filepath.Join(b.TempDir(), "store.jsonl")
+	if err := os.WriteFile(file, jsonl, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	s.BD("import", file)
+	b.Logf("server store imported in %s", time.Since(start).Round(time.Second))
+	modes = append(modes, mode{"server", s.Root, s.Env, epics})
+
+	for _, m := range modes {
+		for k, epic := range m.epics {
+			b.Run(fmt.Sprintf("%s/tasks=%d", m.name, largeEpicSizes[k]), func(b *testing.B) {
+				env := append(slices.Clone(m.env), "RUNTASKS_STATE_DIR="+b.TempDir(),
+					"RUNTASKS_WORKFLOW__NO_PROGRESS_CYCLES=0", "XDG_CONFIG_HOME="+b.TempDir(), "CLAUDE_PROJECT_DIR=")
+				for i := 0; i < b.N; i++ {
+					var all, parent, hook []time.Duration
+					for r := range largeRuns {
+						w, out := runTimed(b, m.root, env, nil, bd, "ready", "--json", "--limit", "0")
+						all = append(all, w)
+						w, pout := runTimed(b, m.root, env, nil, bd, "ready", "--json", "--parent", epic, "--limit", "0")
+						parent = append(parent, w)
+						if r == 0 {
+							b.Logf("%s %s: bd ready --limit 0 lists %d KB, --parent %d KB", m.name, epic, len(out)/1024, len(pout)/1024)
+						}
+						in, _ := json.Marshal(map[string]any{"session_id": fmt.Sprintf("bench-%d-%d", i, r), "cwd": m.root,
+							"hook_event_name": "Stop", "last_assistant_message": "Progress made."})
+						w, hout := runTimed(b, m.root, env, in, bin, "stop-hook", "--epic", epic)
+						if !bytes.Contains(hout, []byte(`"decision":"block"`)) || !strings.Contains(string(hout), " ready") {
+							b.Fatalf("stop-hook did not block with ready work: %s", hout)
+						}
+						hook = append(hook, w)
+					}
+					b.ReportMetric(ms(median(all)), "ready-all-ms")
+					b.ReportMetric(ms(median(parent)), "ready-parent-ms")
+					b.ReportMetric(ms(median(hook)), "hook-ms")
+					b.ReportMetric(float64(median(hook))/float64(median(all)), "hook/ready-all")
+					b.ReportMetric(float64(median(hook))/float64(median(parent)), "hook/ready-parent")
+				}
+			})
+		}
+	}
+}
