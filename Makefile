@@ -88,9 +88,14 @@ chromium:
 e2e: bd e2e-tools chromium
 	$(GO) test -count=1 -v -run 'IntegrationE2E' ./e2e
 
-# Prints test names, results and the whole output of every failing test
-# (a failing subtest's log follows its "--- FAIL" line, indented).
-FAILED_OUTPUT = /^[ \t]*--- FAIL/ {f=1} /^[ \t]*--- (PASS|SKIP)/ || /^=== RUN/ {f=0} \
+# Prints test names and results, and the whole output of every failing
+# test: a test's lines are kept under its name (parallel tests interleave,
+# headed by "=== RUN/CONT/NAME name") and printed at its "--- FAIL"; the
+# indented lines after a "--- FAIL" (a subtest's log) are printed too.
+FAILED_OUTPUT = /^=== (RUN|CONT|NAME|PAUSE) / {cur=$$3; f=0} \
+	/^[ \t]*--- FAIL: / {print; printf "%s", buf[$$3]; delete buf[$$3]; f=1; next} \
+	/^[ \t]*--- (PASS|SKIP): / {delete buf[$$3]; f=0} \
+	!f && cur != "" && !/^=== / && !/^[ \t]*--- / {buf[cur] = buf[cur] $$0 "\n"} \
 	f || /^(=== RUN|--- |ok |FAIL|PASS|panic)/ || /^[ \t]+[^ \t]+_test\.go/
 
 # Unit, script and real-bd integration tests. The integration tests run
