@@ -188,7 +188,8 @@ func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) 
 // Under picks from ready (every ready issue of the store, in bd's order)
 // the descendants of epic, as bd ready --parent would list them. An issue is
 // under the epic when one of its ancestor paths (parent-child links, any
-// number of parents) reaches it. The parents of a ready issue are read from
+// number of parents) reaches it, or when it has no parent link at all and
+// its id is hierarchical under the epic's (E.n, as bd numbers children). The parents of a ready issue are read from
 // ready itself, those of any other issue from known (unclosed issues from
 // bd list, read after ready); an ancestor found in neither leaves the
 // answer unsure: unsure lists the ready issues that could not be placed,
@@ -236,6 +237,10 @@ func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
 		case is.ID == epic:
 		case under[is.ID]:
 			in = append(in, is)
+		case strings.HasPrefix(is.ID, epic+".") && len(parents[is.ID]) == 0:
+			// bd's rule for a hierarchical id whose parent link is gone
+			// (bd update --parent ""): still the epic's, by its id.
+			in = append(in, is)
 		case maybe[is.ID]:
 			unsure = append(unsure, is.ID)
 		}
@@ -246,39 +251,58 @@ func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
 // Subtree lists every unclosed, unpinned descendant of the epic (the whole
 // subtree, sub-epics included) with its stored status, in one bd query.
 // BlockedBy is filled with the descendant's open blockers, so dependency-
-// blocked issues can be told from ready ones.
+// blocked issues can be told from ready ones. Closed issues are read too
+// (bd list --all): a sub-epic closed while its children are open still
+// leads to them, as it does for bd ready --parent.
 func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
 	var all []Issue
-	if err := checkID([]string{"list", "--json", "--limit", "0"}, epic); err != nil {
+	args := []string{"list", "--json", "--limit", "0", "--all"}
+	if err := checkID(args, epic); err != nil {
 		return nil, err
 	}
-	if err := c.query(ctx, &all, "list", "--json", "--limit", "0"); err != nil {
+	if err := c.query(ctx, &all, args...); err != nil {
 		return nil, err
 	}
-	return descendants(all, epic), nil
+	var out []Issue
+	for _, is := range descendants(all, epic) {
+		if is.Status != StatusClosed && is.Status != StatusPinned { // bd list's default
+			out = append(out, is)
+		}
+	}
+	return out, nil
 }
 
-// descendants picks the issues under root from a list of unclosed issues and
-// computes their open blockers.
+// descendants picks the issues under root from a list of issues, by bd
+// ready --parent's rule: reached from root through parent-child links (any
+// number of parents, through issues of any status), or a hierarchical id
+// under root's without any parent link. It computes their blockers that
+// are not closed.
 func descendants(all []Issue, root string) []Issue {
 	open := make(map[string]bool, len(all))
-	parent := make(map[string]string, len(all))
+	children := make(map[string][]string, len(all))
+	links := make(map[string]int, len(all))
 	for _, is := range all {
-		open[is.ID] = true
-		parent[is.ID] = is.parentID()
+		if is.Status != StatusClosed {
+			open[is.ID] = true
+		}
+		ps := is.parentIDs()
+		links[is.ID] = len(ps)
+		for _, p := range ps {
+			children[p] = append(children[p], is.ID)
+		}
 	}
-	under := func(id string) bool {
-		seen := 0
-		for p := parent[id]; p != "" && seen <= len(all); p, seen = parent[p], seen+1 {
-			if p == root {
-				return true
+	under := map[string]bool{}
+	for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			if !under[c] {
+				under[c] = true
+				queue = append(queue, c)
 			}
 		}
-		return false
 	}
 	var out []Issue
 	for _, is := range all {
-		if is.ID == root || !under(is.ID) {
+		if is.ID == root || !(under[is.ID] || links[is.ID] == 0 && strings.HasPrefix(is.ID, root+".")) {
 			continue
 		}
 		is.Parent = is.parentID()

@@ -27,7 +27,8 @@ import (
 // each round of random changes (statuses, closes, tasks and sub-epics moved
 // in and out of the epic with bd update --parent, a second parent, new
 // dependencies, new tasks) both answers are compared for the epic, the
-// other epic and a sub-epic. The seed is logged; RUNTASKS_EQ_SEED replays
+// other epic and a sub-epic, and Subtree (what the engine counts) must hold
+// every issue bd calls ready under it. The seed is logged; RUNTASKS_EQ_SEED replays
 // one.
 func TestIntegrationReadyEquivalence(t *testing.T) {
 	t.Parallel()
@@ -81,6 +82,17 @@ func TestIntegrationReadyEquivalence(t *testing.T) {
 			}
 			if !slices.Equal(order(got), order(want)) {
 				t.Errorf("round %d, epic %s: order %v, bd's %v", round, epic, order(got), order(want))
+			}
+			// The subtree the engine counts holds every issue bd calls ready
+			// under the epic (same membership rule).
+			sub, err := slow.Subtree(ctx, epic)
+			if err != nil {
+				t.Fatalf("round %d: Subtree(%s): %v", round, epic, err)
+			}
+			for _, id := range ids(want) {
+				if !slices.Contains(ids(sub), id) {
+					t.Errorf("round %d, epic %s: ready %s is not in Subtree %v\nseed %d\n%s", round, epic, id, ids(sub), seed, g.describe())
+				}
 			}
 		}
 	}

@@ -39,6 +39,12 @@ func TestUnder(t *testing.T) {
 			in:    []string{"e.1", "e.2"},
 		},
 		{
+			name: "a hierarchical id whose parent link was removed stays the epic's (bd's rule); one with another parent does not",
+			ready: []beads.Issue{iss("e.1", open), iss("e.2", open, "x"), iss("x", open), iss("e.3.1", open),
+				iss("ex.1", open)},
+			in: []string{"e.1", "e.3.1"},
+		},
+		{
 			name:  "nested under a ready sub-epic",
 			ready: []beads.Issue{iss("e.1", open, "e"), iss("e.1.1", open, "e.1"), iss("e.1.1.1", open, "e.1.1")},
 			in:    []string{"e.1", "e.1.1", "e.1.1.1"},
