@@ -713,5 +713,8 @@ func Decode(out []byte, v any) error {
 			out = env.Data
 		}
 	}
+	if issues, ok := v.(*[]Issue); ok {
+		return decodeIssues(out, issues)
+	}
 	return json.Unmarshal(out, v)
 }

@@ -65,28 +65,28 @@ const (
 	DepParentChild = "parent-child"
 )
 
-// UnmarshalJSON decodes an issue from any bd command. bd show embeds the
-// depended-on issues ({"id","status","dependency_type",…}) where list and
-// ready print rows ({"issue_id","depends_on_id","type"}); both become rows.
-func (is *Issue) UnmarshalJSON(b []byte) error {
-	type plain Issue
-	var raw struct {
-		plain
-		Dependencies []struct {
-			IssueID        string `json:"issue_id"`
-			DependsOnID    string `json:"depends_on_id"`
-			Type           string `json:"type"`
-			ID             string `json:"id"`
-			Status         string `json:"status"`
-			DependencyType string `json:"dependency_type"`
-		} `json:"dependencies"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*is = Issue(raw.plain)
+// wireIssue is an issue as bd prints it. bd show embeds the depended-on
+// issues ({"id","status","dependency_type",…}) where list and ready print
+// rows ({"issue_id","depends_on_id","type"}); issue makes both rows.
+type wireIssue struct {
+	plainIssue
+	Dependencies []struct {
+		IssueID        string `json:"issue_id"`
+		DependsOnID    string `json:"depends_on_id"`
+		Type           string `json:"type"`
+		ID             string `json:"id"`
+		Status         string `json:"status"`
+		DependencyType string `json:"dependency_type"`
+	} `json:"dependencies"`
+}
+
+// plainIssue is Issue without its JSON method.
+type plainIssue Issue
+
+func (w *wireIssue) issue() Issue {
+	is := Issue(w.plainIssue)
 	is.Dependencies = nil
-	for _, d := range raw.Dependencies {
+	for _, d := range w.Dependencies {
 		if d.DependsOnID == "" && d.ID != "" { // bd show shape
 			is.Dependencies = append(is.Dependencies, Dependency{
 				IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status,
@@ -97,6 +97,32 @@ func (is *Issue) UnmarshalJSON(b []byte) error {
 			IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type,
 		})
 	}
+	return is
+}
+
+// UnmarshalJSON decodes an issue from any bd command (see wireIssue).
+func (is *Issue) UnmarshalJSON(b []byte) error {
+	var w wireIssue
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*is = w.issue()
+	return nil
+}
+
+// decodeIssues decodes a list of issues in one pass (without calling
+// Issue.UnmarshalJSON per element, which would check each one's bytes
+// again): the stop hook decodes the store's whole ready list.
+func decodeIssues(b []byte, out *[]Issue) error {
+	var ws []wireIssue
+	if err := json.Unmarshal(b, &ws); err != nil {
+		return err
+	}
+	list := make([]Issue, len(ws))
+	for i := range ws {
+		list[i] = ws[i].issue()
+	}
+	*out = list
 	return nil
 }
 
