@@ -249,60 +249,92 @@ func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
 }
 
 // Subtree lists every unclosed, unpinned descendant of the epic (the whole
-// subtree, sub-epics included) with its stored status, in one bd query.
-// BlockedBy is filled with the descendant's open blockers, so dependency-
-// blocked issues can be told from ready ones. Closed issues are read too
-// (bd list --all): a sub-epic closed while its children are open still
-// leads to them, as it does for bd ready --parent.
+// subtree, sub-epics included) with its stored status: bd list's default
+// answer (which also leaves out custom statuses of the done and frozen
+// kinds), placed under the epic by bd ready --parent's rule. BlockedBy is
+// filled with the descendant's open blockers, so dependency-blocked issues
+// can be told from ready ones. One bd query, and a second (bd list --all,
+// for the parent links of closed issues) only when a chain of parents runs
+// through an issue the first does not list: a sub-epic closed while its
+// children are open still leads to them, as it does for bd ready --parent.
 func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
-	var all []Issue
-	args := []string{"list", "--json", "--limit", "0", "--all"}
-	if err := checkID(args, epic); err != nil {
+	var open []Issue
+	if err := checkID([]string{"list", "--json", "--limit", "0"}, epic); err != nil {
 		return nil, err
 	}
-	if err := c.query(ctx, &all, args...); err != nil {
+	if err := c.query(ctx, &open, "list", "--json", "--limit", "0"); err != nil {
 		return nil, err
 	}
-	var out []Issue
-	for _, is := range descendants(all, epic) {
-		if is.Status != StatusClosed && is.Status != StatusPinned { // bd list's default
-			out = append(out, is)
+	links := open
+	if unlisted(open, epic) {
+		var all []Issue
+		if err := c.query(ctx, &all, "list", "--json", "--limit", "0", "--all"); err != nil {
+			return nil, err
 		}
+		links = all
 	}
-	return out, nil
+	return descendants(open, links, epic), nil
 }
 
-// descendants picks the issues under root from a list of issues, by bd
-// ready --parent's rule: reached from root through parent-child links (any
-// number of parents, through issues of any status), or a hierarchical id
-// under root's without any parent link. It computes their blockers that
-// are not closed.
-func descendants(all []Issue, root string) []Issue {
-	open := make(map[string]bool, len(all))
-	children := make(map[string][]string, len(all))
-	links := make(map[string]int, len(all))
-	for _, is := range all {
-		if is.Status != StatusClosed {
-			open[is.ID] = true
+// unlisted reports whether an issue of list names a parent that list does
+// not hold (other than root).
+func unlisted(list []Issue, root string) bool {
+	in := make(map[string]bool, len(list))
+	for _, is := range list {
+		in[is.ID] = true
+	}
+	for _, is := range list {
+		for _, p := range is.parentIDs() {
+			if p != root && !in[p] {
+				return true
+			}
 		}
+	}
+	return false
+}
+
+// under is the set of issues under root by bd ready --parent's rule, from
+// the parent links of links: reached from root through parent-child links
+// (any number of parents, through issues of any status), or a hierarchical
+// id under root's without any parent link.
+func under(links []Issue, root string) map[string]bool {
+	children := make(map[string][]string, len(links))
+	out := map[string]bool{}
+	for _, is := range links {
 		ps := is.parentIDs()
-		links[is.ID] = len(ps)
+		if len(ps) == 0 && strings.HasPrefix(is.ID, root+".") {
+			out[is.ID] = true
+		}
 		for _, p := range ps {
 			children[p] = append(children[p], is.ID)
 		}
 	}
-	under := map[string]bool{}
 	for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
 		for _, c := range children[queue[0]] {
-			if !under[c] {
-				under[c] = true
+			if !out[c] {
+				out[c] = true
 				queue = append(queue, c)
 			}
 		}
 	}
+	delete(out, root)
+	return out
+}
+
+// descendants picks from list the issues under root (by the parent links
+// of links; list's own when links is list) and computes their blockers
+// that list holds and that are not closed.
+func descendants(list, links []Issue, root string) []Issue {
+	member := under(links, root)
+	open := make(map[string]bool, len(list))
+	for _, is := range list {
+		if is.Status != StatusClosed {
+			open[is.ID] = true
+		}
+	}
 	var out []Issue
-	for _, is := range all {
-		if is.ID == root || !(under[is.ID] || links[is.ID] == 0 && strings.HasPrefix(is.ID, root+".")) {
+	for _, is := range list {
+		if !member[is.ID] {
 			continue
 		}
 		is.Parent = is.parentID()

@@ -132,7 +132,7 @@ func TestSubtreeFromCapturedList(t *testing.T) {
 		}
 	}
 	calls, _ := os.ReadFile(filepath.Join(dir, "calls.log"))
-	if string(calls) != "list --json --limit 0 --all\n" {
+	if string(calls) != "list --json --limit 0\n" {
 		t.Errorf("bd calls = %q, want one list query", calls)
 	}
 }

@@ -33,7 +33,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("empty output decoded without error")
 		}
 		if err == nil {
-			sub := descendants(list, "x")
+			sub := descendants(list, list, "x")
 			if len(sub) > len(list) {
 				t.Fatalf("descendants returned %d of %d issues", len(sub), len(list))
 			}

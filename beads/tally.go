@@ -32,7 +32,7 @@ func (c *Client) Tally(ctx context.Context, epic string) (Tally, error) {
 		return Tally{}, &Error{Kind: KindNotFound, Args: args, Msg: fmt.Sprintf("no issue found matching %q", epic)}
 	}
 	var t Tally
-	for _, is := range descendants(all, epic) {
+	for _, is := range descendants(all, all, epic) {
 		t.Total++
 		if is.Status == StatusClosed {
 			t.Closed++

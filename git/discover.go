@@ -70,6 +70,9 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 	gitdir, common := dotgit, dotgit
 	switch {
 	case fi.IsDir():
+		if _, err := os.Lstat(filepath.Join(dotgit, "commondir")); !errors.Is(err, fs.ErrNotExist) {
+			return "", false, false // a .git directory that shares another's: git knows
+		}
 	case fi.Mode().IsRegular():
 		data, err := readSmall(dotgit)
 		line, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
@@ -94,6 +97,13 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 		}
 	default:
 		return "", false, false
+	}
+	for _, d := range []string{top, gitdir, common} {
+		// git's safe.directory: a work tree or git directory of another
+		// user is refused unless configured otherwise.
+		if dfi, err := os.Stat(d); err != nil || !ownedByUs(dfi) {
+			return "", false, false
+		}
 	}
 	if !isGitDir(gitdir) || !isGitDir(common) || !plainConfig(filepath.Join(common, "config"), gitdir, top) ||
 		(gitdir != common && !plainConfig(filepath.Join(gitdir, "config.worktree"), gitdir, top)) {
@@ -142,6 +152,11 @@ func plainConfig(path, gitdir, top string) bool {
 		return false
 	}
 	for _, line := range strings.Split(string(data), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "[") {
+			if _, rest, ok := strings.Cut(l, "]"); ok {
+				line = rest // a section header with a key on its line: [core] bare = true
+			}
+		}
 		key, value, _ := strings.Cut(line, "=")
 		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
 		switch {

@@ -100,6 +100,17 @@ func TestIntegrationMainWorktreeFromFilesAgreesWithGit(t *testing.T) {
 	gitCmd(t, moved, "init", "-q")
 	gitCmd(t, moved, "config", "core.worktree", filepath.Join(tmp, "plain"))
 	plain := mk(filepath.Join(tmp, "plain"))
+	// core.bare set on the section header's line, which git reads too.
+	oneLine := mk(filepath.Join(tmp, "oneline"))
+	gitCmd(t, oneLine, "init", "-q")
+	cfgPath := filepath.Join(oneLine, ".git", "config")
+	cfgData, _ := os.ReadFile(cfgPath)
+	os.WriteFile(cfgPath, append(cfgData, []byte("[core] bare = true\n")...), 0o644)
+	// A .git directory holding a commondir (shared with another
+	// repository's): git's answer is that repository.
+	shared := mk(filepath.Join(tmp, "shared"))
+	gitCmd(t, shared, "init", "-q")
+	os.WriteFile(filepath.Join(shared, ".git", "commondir"), []byte(filepath.Join(repo, ".git")+"\n"), 0o644)
 
 	for _, tt := range []struct {
 		dir   string
@@ -120,6 +131,8 @@ func TestIntegrationMainWorktreeFromFilesAgreesWithGit(t *testing.T) {
 		{filepath.Join(tmp, "bare-wt"), false},
 		{filepath.Dir(empty), false},
 		{moved, false},
+		{oneLine, false},
+		{shared, false},
 	} {
 		wantRoot, wantOK, err := mainWorktreeByGit(context.Background(), tt.dir)
 		if err != nil {
@@ -135,6 +148,17 @@ func TestIntegrationMainWorktreeFromFilesAgreesWithGit(t *testing.T) {
 		if root, ok, err := MainWorktree(context.Background(), tt.dir); err != nil || root != wantRoot || ok != wantOK {
 			t.Errorf("MainWorktree(%s) = %q, %v, %v; git says %q, %v", tt.dir, root, ok, err, wantRoot, wantOK)
 		}
+	}
+	// A work tree owned by another user: git refuses it (safe.directory);
+	// the files step aside. (Needs root to give the directory away.)
+	other := mk(filepath.Join(tmp, "other"))
+	gitCmd(t, other, "init", "-q")
+	if err := os.Chown(other, 1234, 1234); err == nil {
+		if _, _, known := mainWorktreeFromFiles(other); known {
+			t.Error("a work tree owned by another user: only git can say")
+		}
+	} else {
+		t.Logf("not root, the ownership case is not tried: %v", err)
 	}
 	t.Setenv("GIT_DIR", filepath.Join(repo, ".git"))
 	if _, _, known := mainWorktreeFromFiles(plain); known {

@@ -232,3 +232,43 @@ func TestStopReadsUsageFromTheMark(t *testing.T) {
 		t.Errorf("undriven: %s, %d reads", d.Outcome, len(froms))
 	}
 }
+
+// A session armed for another epic and then for this one again does not
+// read on from this loop's old mark (it would count the other loop's
+// turns): it reads back to its previous stop.
+func TestStopUsageMarkNotAcrossArming(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	cfg := testConfig()
+	cfg.Workflow.Epic = ""
+	clock := now
+	p := Ports{Beads: epic([]string{"x.1"}), Now: func() time.Time { return clock }}
+	var froms []UsageMark
+	p.Usage = func(from UsageMark) (Usage, UsageMark, error) {
+		froms = append(froms, from)
+		return Usage{Transcript: true}, UsageMark{Path: "/t", Offset: int64(100 * len(froms))}, nil
+	}
+	arm := func(e string) {
+		s.UpdateBinding("s1", func(b *Binding) error { b.Epic, b.ArmedAt = e, clock; return nil })
+	}
+	stop := func() {
+		t.Helper()
+		clock = clock.Add(time.Minute)
+		if _, err := s.Stop(context.Background(), cfg, StopRequest{Input: Input{SessionID: "s1", Event: "Stop"}}, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arm("bd-a")
+	stop() // bd-a's loop: backwards
+	stop() // bd-a again: on from its mark (100)
+	clock = clock.Add(time.Minute)
+	arm("bd-b")
+	stop() // bd-b's loop: backwards
+	clock = clock.Add(time.Minute)
+	arm("bd-a")
+	stop() // bd-a armed again: backwards, not from its old mark (200)
+	stop() // then on from the new mark
+	want := []UsageMark{{}, {Path: "/t", Offset: 100}, {}, {}, {Path: "/t", Offset: 400}}
+	if !slices.Equal(froms, want) {
+		t.Errorf("reads from %+v, want %+v", froms, want)
+	}
+}

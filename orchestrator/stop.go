@@ -113,8 +113,12 @@ func (s *Store) Stop(ctx context.Context, cfg *Config, req StopRequest, p Ports)
 		}
 		var mark *UsageMark
 		if p.Usage != nil {
+			// The mark is where this loop's previous stop read. A session
+			// armed since (for this epic again, after working on another or
+			// unarmed) reads back to its previous stop instead: what it did
+			// in between is not this loop's.
 			var from UsageMark
-			if st.UsageMark != nil {
+			if st.UsageMark != nil && !binding.ArmedAt.After(st.UpdatedAt) {
 				from = *st.UsageMark
 			}
 			if u, m, err := p.Usage(from); err != nil {

@@ -128,7 +128,7 @@ func (r UsageReader) Read(path string, from Mark) (Usage, Mark, error) {
 	if size == 0 {
 		return Usage{}, Mark{}, fmt.Errorf("%s: %w", path, ErrEmpty)
 	}
-	if from.Offset > size {
+	if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
 		from = Mark{} // not the transcript marked (rewritten, or replaced)
 	}
 	u, mark, err := usageFrom(f, size, from, r.format)
@@ -136,6 +136,14 @@ func (r UsageReader) Read(path string, from Mark) (Usage, Mark, error) {
 		return Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
 	}
 	return u, mark, nil
+}
+
+// lineEndAt reports whether r holds a newline at off: a mark always
+// follows one, unless the file was rewritten since.
+func lineEndAt(r io.ReaderAt, off int64) bool {
+	var b [1]byte
+	n, _ := r.ReadAt(b[:], off)
+	return n == 1 && b[0] == '\n'
 }
 
 // usageFrom reads the usage in r (size bytes) after from, within the last

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -242,5 +243,37 @@ func TestUsageReadOnFromMarkReadsOnlyTheNewBytes(t *testing.T) {
 	}
 	if r.read != int64(len(tail))-1 || mark.Offset != r.size {
 		t.Errorf("read %d bytes, mark %d; want the %d new bytes and the file's end", r.read, mark.Offset, len(tail)-1)
+	}
+}
+
+// A transcript rewritten since the mark (truncated and grown past it, or
+// replaced by a longer file) is read backwards, not from the middle of a
+// line.
+func TestUsageMarkOfARewrittenTranscript(t *testing.T) {
+	line := `{"type":"assistant","message":{"id":"m%d","model":"m","usage":{"input_tokens":%d,"output_tokens":1}}}` + "\n"
+	var b strings.Builder
+	b.WriteString(`{"type":"user","message":{"role":"user","content":"go"}}` + "\n")
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(&b, line, i, i)
+	}
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	_, mark, err := ClaudeUsageReader.Read(path, Mark{})
+	if err != nil || mark.Offset != int64(b.Len()) {
+		t.Fatalf("first read: mark %+v, %v", mark, err)
+	}
+	// Replaced by a longer file whose byte before the mark is not a newline.
+	var c strings.Builder
+	c.WriteString(`{"type":"user","message":{"role":"user","content":"again, with a longer prompt"}}` + "\n")
+	for i := 1; i <= 4; i++ {
+		fmt.Fprintf(&c, line, 10+i, 10)
+	}
+	os.WriteFile(path, []byte(c.String()), 0o644)
+	u, _, err := ClaudeUsageReader.Read(path, mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Models) != 1 || u.Models[0].Input != 40 || u.Messages != 4 {
+		t.Errorf("usage = %+v; want the new file's four responses, read backwards", u)
 	}
 }
