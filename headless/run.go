@@ -183,11 +183,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	return r.run(ctx)
 }
 
-func newRunner(o Options) (*runner, error) {
-	cfg := o.Config
-	if cfg == nil {
-		return nil, errors.New("no configuration")
-	}
+// withDefaults fills what the caller left unset: the clock, where the
+// progress and the log go, the agent's grace and the live tally's period.
+func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -203,6 +201,15 @@ func newRunner(o Options) (*runner, error) {
 	if o.TallyEvery <= 0 {
 		o.TallyEvery = 5 * time.Second
 	}
+	return o
+}
+
+func newRunner(o Options) (*runner, error) {
+	cfg := o.Config
+	if cfg == nil {
+		return nil, errors.New("no configuration")
+	}
+	o = o.withDefaults()
 	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log}
 	if r.epic == "" {
 		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/log"
 
 	"github.com/runtasks/runtasks/beads"
 	"github.com/runtasks/runtasks/git"
@@ -101,15 +99,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if wo.Actor == "" {
 		wo.Actor = "runtasks"
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
-	if o.Log == nil {
-		o.Log = log.New(io.Discard)
-	}
+	o = o.withDefaults()
 	if o.RunID == "" {
 		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(os.Getpid())
 	}
