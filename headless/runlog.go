@@ -10,6 +10,8 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/runtasks/runtasks/agentfile"
 	"github.com/runtasks/runtasks/orchestrator"
 )
@@ -30,21 +32,8 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	// Whole or not at all: a temp file renamed over the record.
+	if err := renameio.WriteFile(path, append(b, '\n'), 0o600, renameio.WithStaticPermissions(0o600)); err != nil {
 		return fmt.Errorf("run record: %w", err)
 	}
 	return nil

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-
 	"github.com/runtasks/runtasks/beads"
 	"github.com/runtasks/runtasks/git"
 	"github.com/runtasks/runtasks/orchestrator"

@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/runtasks/runtasks/agentfile"
 )
 
@@ -157,23 +159,9 @@ func (s *Store) Trust(root, file string, content []byte, now time.Time) (Record,
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return Record{}, fmt.Errorf("trust: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".trust-*")
-	if err != nil {
+	// Synced, whole or not at all: a temp file renamed over the record.
+	if err := renameio.WriteFile(p, append(data, '\n'), 0o600, renameio.WithStaticPermissions(0o600)); err != nil {
 		return Record{}, fmt.Errorf("trust: %w", err)
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), p)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return Record{}, fmt.Errorf("trust: %w", werr)
 	}
 	return rec, nil
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/headless"
@@ -131,24 +131,8 @@ func runReport(o *reportOptions) error {
 	return nil
 }
 
-// writeFileAtomic writes b to path whole or not at all.
+// writeFileAtomic writes b to path whole or not at all (a temp file
+// renamed over it), readable by all as a page to share.
 func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return renameio.WriteFile(path, b, 0o644, renameio.WithStaticPermissions(0o644))
 }
