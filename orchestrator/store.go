@@ -160,7 +160,6 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (State, erro
 		return State{}, err
 	}
 	defer unlock()
-	removeTemps(path)
 
 	st, err := s.readLocked(path, session, epic)
 	if err != nil {
@@ -261,8 +260,11 @@ func writeAtomic(path string, st State) error { return writeJSONAtomic(path, st,
 
 // writeJSONAtomic writes v as indented JSON through a temp file in the same
 // directory and a rename, so a reader sees the old file or the new one,
-// never a torn one. durable also syncs the file and the directory (the
-// rare writes a person asked for, such as a session's binding).
+// never a torn one. The caller holds path's lock, so the temp file has one
+// name (tempPath): a writer killed before its rename leaves that file, and
+// the next writer truncates and replaces it, with no directory listing at
+// every stop. durable also syncs the file and the directory (the rare
+// writes a person asked for, such as a session's binding).
 func writeJSONAtomic(path string, v any, durable bool) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -270,20 +272,20 @@ func writeJSONAtomic(path string, v any, durable bool) error {
 	}
 	data = append(data, '\n')
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tmpInfix+"*")
+	name := tempPath(path)
+	tmp, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	name := tmp.Name()
 	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(0o644) // whatever the umask or a leftover file's mode
+	}
 	if werr == nil && durable {
 		werr = tmp.Sync()
 	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(name, 0o644)
 	}
 	if werr == nil {
 		werr = os.Rename(name, path)
@@ -306,6 +308,10 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
+
+// tempPath is the temp file a locked writer of path writes before its
+// rename.
+func tempPath(path string) string { return path + tmpInfix + "w" }
 
 // removeTemps deletes temp files a killed writer left for path. The caller
 // holds path's lock, so no live writer owns them.

@@ -252,7 +252,9 @@ func TestFaultKilledWriterHelper(t *testing.T) {
 	}
 	store.Update("s1", faultEpic, func(st *orchestrator.State) error {
 		st.Cycles++
-		os.WriteFile(path+".tmp-killed", []byte(`{"session":"s1","epic":"bd-e","cyc`), 0o644)
+		// What a writer killed before its rename leaves: its temp file,
+		// half written (one name per state file: the writer holds the lock).
+		os.WriteFile(path+".tmp-w", []byte(`{"session":"s1","epic":"bd-e","cyc`), 0o644)
 		os.WriteFile(filepath.Join(dir, "helper.ready"), nil, 0o644)
 		time.Sleep(time.Minute)
 		return nil

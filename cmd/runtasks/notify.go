@@ -52,8 +52,9 @@ func hookFileTrusted(cfg *orchestrator.Config) func(file string) bool {
 
 // notifyDecision dispatches the decision's event. It returns what was
 // dispatched ("" for nothing) and why not, for the hook's log; it never
-// waits for the commands.
-func notifyDecision(cfg *orchestrator.Config, src *orchestrator.Sources, gate notify.Gate, self string, environ []string,
+// waits for the commands. self finds the runtasks binary that runs them,
+// only when there are some.
+func notifyDecision(cfg *orchestrator.Config, src *orchestrator.Sources, gate notify.Gate, self func() (string, error), environ []string,
 	in orchestrator.Input, dec orchestrator.Decision, now time.Time) (string, error) {
 	event := notify.EventFor(dec)
 	if event == "" || len(cfg.Workflow.Notify) == 0 {
@@ -75,7 +76,11 @@ func notifyDecision(cfg *orchestrator.Config, src *orchestrator.Sources, gate no
 	if err := os.MkdirAll(cfg.StateDir(), 0o755); err != nil {
 		return "", err
 	}
-	if err := notify.Dispatch(job, self, []string{notifyRunCommand}, environ); err != nil {
+	bin, err := self()
+	if err != nil {
+		return "", err
+	}
+	if err := notify.Dispatch(job, bin, []string{notifyRunCommand}, environ); err != nil {
 		return "", err
 	}
 	return event, nil

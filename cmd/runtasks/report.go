@@ -1,3 +1,5 @@
+//go:build !runtasks_hook
+
 package main
 
 import (

@@ -161,12 +161,11 @@ state: completion promises are claims, accepted only when beads agrees.`,
 		}
 	}
 	if build := hookCommands[only]; build != nil {
+		// A hook runs at every stop: no completion command to build.
+		root.CompletionOptions.DisableDefaultCmd = true
 		add(groupHooks, build(f))
 	} else {
-		add(groupCommands,
-			newInstallCmd(f), newUninstallCmd(f), newTrustCmd(f), newUntrustCmd(f), newArmCmd(f), newDisarmCmd(f), newClaimCmd(f),
-			newRunCmd(f), newStatusCmd(f), newReportCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
-			newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f))
+		add(groupCommands, userCommands(f)...)
 		add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
 	}
 	// Bad arguments are usage errors, in every command.
@@ -206,11 +205,20 @@ Each command's --help lists the statuses it uses; hook commands always exit 0.`)
 
 // Main runs runtasks with args and returns its exit status.
 func Main(args []string, f *Factory) int {
-	// SIGTERM (an agent's hook timeout, a CI cancel) and SIGHUP (a closed
-	// terminal) stop a command as Ctrl-C does: what it started is stopped
-	// with it.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signalContext()
 	defer stop()
+	return execute(ctx, args, f)
+}
+
+// signalContext is cancelled by SIGINT, SIGTERM (an agent's hook
+// timeout, a CI cancel) and SIGHUP (a closed terminal): a command stops as
+// at Ctrl-C, and what it started is stopped with it.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+// execute runs the command args name under ctx and returns its exit status.
+func execute(ctx context.Context, args []string, f *Factory) int {
 	root := newRootCmdOnly(f, commandsFor(args))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

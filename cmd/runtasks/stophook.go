@@ -74,11 +74,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 			}
 			explicit, _ := cmd.Flags().GetString("config")
 			opts.Notify = func(cfg *orchestrator.Config, in orchestrator.Input, dec orchestrator.Decision) (string, error) {
-				self, err := selfPath()
-				if err != nil {
-					return "", err
-				}
-				return notifyDecision(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), self, f.Environ(), in, dec, f.Now())
+				return notifyDecision(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), selfPath, f.Environ(), in, dec, f.Now())
 			}
 			opts.Ports = func(cfg *orchestrator.Config) orchestrator.Ports { return stopPorts(f, cfg, utcClock(f.Now)) }
 			opts.ConfigErrorLog = func(dir string, in orchestrator.Input, dec orchestrator.Decision) {
