@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/beads"
@@ -159,7 +158,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		o.Out.Write(hook.EncodeStop(agent, dec))
 		return nil
 	}
-	logger := newLazyLogger(cfg, o.Err, o.LogLevel)
+	logger := newHookLogger(cfg, o.Err, o.LogLevel)
 	defer logger.Close()
 	if cfg.Untrusted != nil {
 		logger.Warn(cfg.Untrusted.Message())
@@ -200,7 +199,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 // sessions' loops spent. A failure is logged: the budget then counts this
 // session only. (The stop's own usage is read by Stop, through
 // Ports.Usage, for a driven session only.)
-func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orchestrator.Store, logger *lazyLogger) {
+func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orchestrator.Store, logger *hookLogger) {
 	if b := cfg.Workflow.Budget; b.EpicTokens > 0 || b.EpicCost > 0 {
 		var err error
 		if in.OthersSpent, err = store.SpentByEpic(in.SessionID); err != nil {
@@ -210,13 +209,13 @@ func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orches
 }
 
 // logDecision logs one decision of the engine.
-func logDecision(logger *lazyLogger, session string, dec orchestrator.Decision) {
-	lvl := log.InfoLevel
+func logDecision(logger *hookLogger, session string, dec orchestrator.Decision) {
+	lvl := logInfo
 	switch {
 	case dec.Outcome == orchestrator.OutcomeNotDriven:
-		lvl = log.DebugLevel
+		lvl = logDebug
 	case dec.Outcome.Class() == orchestrator.ClassError:
-		lvl = log.WarnLevel
+		lvl = logWarn
 	}
 	logger.Log(lvl, "decision", "session", session, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
 	for _, a := range dec.Actions {
