@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,17 +50,47 @@ func cli(t *testing.T, name string) string {
 	return bin
 }
 
-// buildRuntasks builds runtasks into a temp dir and returns the binary.
+// buildRuntasks builds runtasks and, beside it, the hook-only
+// runtasks-hook into a temp dir, as make build does, and returns runtasks.
+// An install without --bin writes runtasks-hook into the agent's settings.
 func buildRuntasks(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "runtasks")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/runtasks")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build runtasks: %v\n%s", err, out)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "runtasks")
+	for _, b := range []struct{ out, tags string }{{bin, ""}, {filepath.Join(dir, "runtasks-hook"), "runtasks_hook"}} {
+		cmd := exec.Command("go", "build", "-tags", b.tags, "-o", b.out, "./cmd/runtasks")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", filepath.Base(b.out), err, out)
+		}
 	}
 	return bin
+}
+
+// wantHookBinary checks that install wrote the hook-only runtasks-hook,
+// built beside runtasks, into the agent's project settings under dir: the
+// agents below then run it at every hook.
+func (p *project) wantHookBinary(t *testing.T, dir string) {
+	t.Helper()
+	hookBin := filepath.Join(filepath.Dir(p.runtasks), "runtasks-hook")
+	found := false
+	filepath.WalkDir(filepath.Join(p.s.Root, dir), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), "stop-hook") && !strings.HasSuffix(path, ".bak") {
+			found = true
+			if !strings.Contains(string(data), hookBin) {
+				t.Errorf("%s runs the stop hook, but not through %s:\n%s", path, hookBin, data)
+			}
+		}
+		return nil
+	})
+	if !found {
+		t.Errorf("no settings file under %s/%s runs stop-hook", p.s.Root, dir)
+	}
 }
 
 // project is a temp git project with a real beads store holding an epic
@@ -348,9 +379,10 @@ func TestIntegrationE2EClaudeCode(t *testing.T) {
 	srv := NewAnthropic(t, p.script())
 	keepLog(t, srv)
 
-	if out, errOut, err := p.run(t, p.env, p.runtasks, "install", "claude", "--epic", p.epic, "--bin", p.runtasks); err != nil {
+	if out, errOut, err := p.run(t, p.env, p.runtasks, "install", "claude", "--epic", p.epic); err != nil {
 		t.Fatalf("runtasks install claude: %v\n%s%s", err, out, errOut)
 	}
+	p.wantHookBinary(t, ".claude")
 	env := setEnv(p.env,
 		"ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=dummy-e2e-key",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
@@ -420,10 +452,11 @@ trust_level = "trusted"
 	env := setEnv(p.env, "CODEX_HOME="+codexHome, "FAKE_API_KEY=dummy-e2e-key")
 
 	// install trusts the hooks through `codex app-server` (codex is on PATH).
-	out, errOut, err := p.run(t, env, p.runtasks, "install", "codex", "--epic", p.epic, "--bin", p.runtasks)
+	out, errOut, err := p.run(t, env, p.runtasks, "install", "codex", "--epic", p.epic)
 	if err != nil {
 		t.Fatalf("runtasks install codex: %v\n%s%s", err, out, errOut)
 	}
+	p.wantHookBinary(t, ".codex")
 	t.Logf("runtasks install codex:\n%s%s", out, errOut)
 	cfg, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
 	if err != nil {

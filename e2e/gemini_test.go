@@ -43,9 +43,10 @@ func TestIntegrationE2EGemini(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(gemHome, "settings.json"), []byte(geminiSettings), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, errOut, err := p.run(t, p.env, p.runtasks, "install", "gemini", "--epic", p.epic, "--bin", p.runtasks); err != nil {
+	if out, errOut, err := p.run(t, p.env, p.runtasks, "install", "gemini", "--epic", p.epic); err != nil {
 		t.Fatalf("runtasks install gemini: %v\n%s%s", err, out, errOut)
 	}
+	p.wantHookBinary(t, ".gemini")
 	env := setEnv(p.env, "GEMINI_API_KEY=dummy-e2e-key", "GOOGLE_GEMINI_BASE_URL="+srv.URL,
 		"GEMINI_CLI_TRUST_WORKSPACE=true", "TERM=dumb", "NO_COLOR=1")
 

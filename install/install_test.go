@@ -166,6 +166,8 @@ func TestOurs(t *testing.T) {
 		exe + " stop-hook --agent codex":      true,
 		"bash -c 'runtasks stop-hook'":        false,
 		"/opt/rt/bin/runtasks-old stop-hook":  false,
+		"/opt/rt/bin/runtasks-hook stop-hook": true,
+		"runtasks-hook status":                false,
 		"runtasks":                            false,
 		"  runtasks   stop-hook   --agent x ": true,
 	} {

@@ -47,14 +47,14 @@ func handler(o Options, ev eventSpec) ordered {
 
 // ours reports whether a hook command runs runtasks' stop-hook,
 // prompt-hook or session-hook: its program is exe or a file named
-// runtasks.
+// runtasks or runtasks-hook (its hook-only build).
 func ours(cmd, exe string) bool {
 	w := shellWords(cmd)
 	if len(w) < 2 || !slices.Contains(ourSubcommands, w[1]) {
 		return false
 	}
 	base := strings.TrimSuffix(filepath.Base(w[0]), ".exe")
-	return w[0] == exe || base == "runtasks"
+	return w[0] == exe || base == "runtasks" || base == "runtasks-hook"
 }
 
 // Entry is one runtasks hook found in a settings file.

@@ -56,6 +56,9 @@ type doctorOptions struct {
 	// Executable is this runtasks binary; Getenv and LookPath read the
 	// factory's environment.
 	Executable string
+	// HookExecutable is what install writes for this binary: runtasks-hook
+	// beside it (same build), else Executable.
+	HookExecutable string
 	Getenv     func(string) string
 	LookPath   func(string) string
 	Beads      func(cfg *orchestrator.Config) *beads.Client
@@ -119,6 +122,7 @@ query after the other.`,
 					exe = r
 				}
 				o.Executable = exe
+				o.HookExecutable, _ = hookBinary(exe)
 			}
 			o.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
 			o.Beads = func(cfg *orchestrator.Config) *beads.Client { return newBeadsClient(f, cfg) }
@@ -379,7 +383,7 @@ func doctorAgent(o *doctorOptions, agent string) (doctorCheck, int) {
 			if r, err := filepath.EvalSymlinks(prog); err == nil {
 				prog = r
 			}
-			if prog != o.Executable && !slices.Contains(foreign, e.Program) {
+			if prog != o.Executable && prog != o.HookExecutable && !slices.Contains(foreign, e.Program) {
 				foreign = append(foreign, e.Program)
 			}
 		}

@@ -98,7 +98,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // benchBinary builds runtasks as shipped (go build, once per test
 // process) so that timings include the real binary's start, not the test
-// binary's.
+// binary's. Beside it, runtasks-hook (benchHookBinary).
 func benchBinary(b *testing.B) string {
 	b.Helper()
 	benchBinOnce.Do(func() {
@@ -108,17 +108,27 @@ func benchBinary(b *testing.B) string {
 			return
 		}
 		benchBin = filepath.Join(dir, "runtasks")
-		cmd := exec.Command("go", "build", "-o", benchBin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		for _, c := range []struct{ out, tags string }{{benchBin, ""}, {filepath.Join(dir, hookBinaryName), "runtasks_hook"}} {
+			cmd := exec.Command("go", "build", "-tags", c.tags, "-o", c.out, ".")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				benchBinErr = fmt.Errorf("go build %s: %v\n%s", filepath.Base(c.out), err, out)
+				return
+			}
 		}
 	})
 	if benchBinErr != nil {
 		b.Fatal(benchBinErr)
 	}
 	return benchBin
+}
+
+// benchHookBinary is runtasks-hook, the hook-only build make build puts
+// beside runtasks: what runtasks install writes into the agents' settings,
+// so what runs at every stop.
+func benchHookBinary(b *testing.B) string {
+	b.Helper()
+	return filepath.Join(filepath.Dir(benchBinary(b)), hookBinaryName)
 }
 
 var (
@@ -196,7 +206,7 @@ func bench1000Store(b *testing.B) (root, epic string, env []string) {
 func BenchmarkStopHookOverBDReady(b *testing.B) {
 	root, epic, env := bench1000Store(b)
 	bd := beadstest.RealBD(b)
-	bin := benchBinary(b)
+	bin := benchHookBinary(b)
 	stateDir := b.TempDir()
 	env = append(env, "RUNTASKS_STATE_DIR="+stateDir)
 	for i := 0; i < b.N; i++ {
@@ -327,15 +337,16 @@ func benchProgram(b *testing.B, dir, name string) string {
 // 17), with an instant fake bd, on 1 MB and 1 GB transcripts, with and
 // without last_assistant_message. Each of ownRuns rounds runs, in turn,
 // the instant bd alone, the floor program (testdata/bench/floor: read
-// stdin and the transcript's last 64 KB, answer) and the stop hook, each
-// timed directly; runtasks' own cost is the hook's wall time less the bd
+// stdin and the transcript's last 64 KB, answer) and the stop hook of
+// runtasks-hook (what install writes), each timed directly, then the
+// whole runtasks' stop hook (full-own-ms, for comparison); runtasks' own cost is the hook's wall time less the bd
 // run's of the same round, and its median is compared with the floor's.
 // CPU times (user + system, from wait4) are reported beside: they move
 // less with the machine's load. Peak RSS comes from separate runs under
 // GNU time. Goals: own ≤ 5 ms,
 // own ÷ floor ≤ 2, RSS ≤ 20 MB, 1 GB ÷ 1 MB ≤ 1.2 (time and RSS).
 func BenchmarkStopHookTranscriptSize(b *testing.B) {
-	bin := benchBinary(b)
+	bin, full := benchHookBinary(b), benchBinary(b)
 	tools := b.TempDir()
 	floor := benchProgram(b, tools, "floor")
 	bd := instantBD(b)
@@ -364,7 +375,7 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 					fields["last_assistant_message"] = "I made progress on the epic."
 				}
 				in, _ := json.Marshal(fields)
-				var owns, floors, hooks, bds, ownCPU, floorCPU []time.Duration
+				var owns, floors, hooks, bds, ownCPU, floorCPU, fullOwns []time.Duration
 				var rs []int64
 				for r := 0; r < ownRuns; r++ {
 					tBD, _ := runTimed(b, root, env, nil, bd, "ready", "--json", "--limit", "0", "--parent", faultEpic)
@@ -377,6 +388,10 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 						b.Fatalf("stop-hook did not block: %s", out)
 					}
 					owns, floors, hooks, bds = append(owns, tHook-tBD), append(floors, tFloor), append(hooks, tHook), append(bds, tBD)
+					// The whole runtasks answers the same hook (for the
+					// reader: what the hook-only build saves).
+					tFull, _ := runTimed(b, root, env, in, full, "stop-hook", "--epic", faultEpic)
+					fullOwns = append(fullOwns, tFull-tBD)
 					if r < benchRuns {
 						rs = append(rs, runChild(b, root, env, in, bin, "stop-hook", "--epic", faultEpic).maxRSS)
 					}
@@ -390,6 +405,7 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 				b.ReportMetric(float64(own[sz.name])/float64(median(floors)), key+"-own/floor")
 				b.ReportMetric(float64(rss[sz.name])/(1<<20), key+"-rss-MB")
 				b.ReportMetric(ms(median(ownCPU)), key+"-own-cpu-ms")
+				b.ReportMetric(ms(median(fullOwns)), key+"-full-own-ms")
 				b.ReportMetric(float64(median(ownCPU))/float64(median(floorCPU)), key+"-own/floor-cpu")
 				os.Remove(tp)
 			}
