@@ -59,9 +59,9 @@ type doctorOptions struct {
 	// HookExecutable is what install writes for this binary: runtasks-hook
 	// beside it (same build), else Executable.
 	HookExecutable string
-	Getenv     func(string) string
-	LookPath   func(string) string
-	Beads      func(cfg *orchestrator.Config) *beads.Client
+	Getenv         func(string) string
+	LookPath       func(string) string
+	Beads          func(cfg *orchestrator.Config) *beads.Client
 	// Trust is the user's trust store (nil: it could not be found, TrustErr
 	// says why).
 	Trust    *trust.Store
