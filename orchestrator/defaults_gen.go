@@ -2,52 +2,80 @@
 
 package orchestrator
 
-// cfgDefaultVals are defaults.yaml's values by key, as the YAML parser gives them.
-var cfgDefaultVals = map[string]any{
-	"beads.bin":                                    "bd",
-	"beads.dir":                                    "",
-	"beads.max_processes":                          4,
-	"beads.queue_timeout":                          "60s",
-	"beads.timeout":                                "10s",
-	"claim.actor":                                  "",
-	"claim.arm_patterns":                           []interface{}{"(?i)^\\s*/(?:runtasks:)?run-tasks\\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\\b"},
-	"claim.patterns":                               []interface{}{"(?i)^\\s*/?(?:claim|select|start|work on|pick up)\\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\\b"},
-	"claim.runs_dir":                               "runs",
-	"claim.templates":                              "",
-	"log.file":                                     "",
-	"log.level":                                    "warn",
-	"prompts.run_tasks":                            "",
-	"run.agent":                                    "claude",
-	"run.claude_bin":                               "claude",
-	"run.codex_bin":                                "codex",
-	"run.dir":                                      "runs",
-	"run.session":                                  "fresh",
-	"state.dir":                                    ".runtasks",
-	"usage.prices":                                 []interface{}{map[string]interface{}{"cache_read": 0.5, "cache_write": 6.25, "input": 5, "model": "claude-opus-4-5*", "output": 25}, map[string]interface{}{"cache_read": 1.5, "cache_write": 18.75, "input": 15, "model": "claude-opus-4*", "output": 75}, map[string]interface{}{"cache_read": 0.3, "cache_write": 3.75, "input": 3, "model": "claude-sonnet-4*", "output": 15}, map[string]interface{}{"cache_read": 0.3, "cache_write": 3.75, "input": 3, "model": "claude-3-7-sonnet*", "output": 15}, map[string]interface{}{"cache_read": 0.1, "cache_write": 1.25, "input": 1, "model": "claude-haiku-4*", "output": 5}, map[string]interface{}{"cache_read": 0.08, "cache_write": 1, "input": 0.8, "model": "claude-3-5-haiku*", "output": 4}, map[string]interface{}{"cache_read": 0.025, "cache_write": 0, "input": 0.25, "model": "gpt-5*-mini*", "output": 2}, map[string]interface{}{"cache_read": 0.125, "cache_write": 0, "input": 1.25, "model": "gpt-5*", "output": 10}, map[string]interface{}{"cache_read": 0.31, "cache_write": 0, "input": 1.25, "model": "gemini-2.5-pro*", "output": 10}, map[string]interface{}{"cache_read": 0.075, "cache_write": 0, "input": 0.3, "model": "gemini-2.5-flash*", "output": 2.5}},
-	"workflow.budget.epic_cost":                    0,
-	"workflow.budget.epic_tokens":                  0,
-	"workflow.budget.session_cost":                 0,
-	"workflow.budget.session_tokens":               0,
-	"workflow.checks":                              []interface{}{},
-	"workflow.done_token.max":                      0,
-	"workflow.done_token.prefix":                   "TASKMASTER_DONE",
-	"workflow.done_token.required":                 false,
-	"workflow.epic":                                "",
-	"workflow.feedback_limit":                      3,
-	"workflow.max_duration":                        "0s",
-	"workflow.no_progress_cycles":                  3,
-	"workflow.notify":                              []interface{}{},
-	"workflow.stop_hook.allow_exit_on":             []interface{}{"all_complete", "all_blocked", "context_checkpoint"},
-	"workflow.stop_hook.check_in_progress":         true,
-	"workflow.stop_hook.check_ready_tasks":         true,
-	"workflow.stop_hook.checkpoint_requires_clean": true,
-	"workflow.stop_hook.completion_promises":       []interface{}{"ALL TASKS COMPLETE", "EPIC COMPLETE", "BLOCKED - NEEDS USER", "CONTEXT LIMIT - CHECKPOINT"},
-	"workflow.stop_hook.enabled":                   true,
-	"workflow.stop_hook.max_cycles":                50,
-	"workflow.stop_hook.next_ids":                  3,
-	"workflow.stop_hook.on_beads_error":            "allow",
-	"workflow.stop_hook.subagent_stop":             "allow",
-	"workflow.stuck_action":                        "block",
-	"workflow.stuck_after":                         "2h",
-	"workflow.worktrees.pattern":                   ".worktrees/agent-{id}",
+import "time"
+
+// cfgDefaultConfig is defaults.yaml decoded as Load decodes a layer: a
+// fresh value at each call (no slice is shared between two calls).
+func cfgDefaultConfig() Config {
+	return Config{
+		Workflow: Workflow{
+			StopHook: StopHook{
+				Enabled:         true,
+				CheckReadyTasks: true,
+				CheckInProgress: true,
+				MaxCycles:       50,
+				AllowExitOn:     []string{"all_complete", "all_blocked", "context_checkpoint"},
+				CompletionPromises: []Promise{
+					{Text: "ALL TASKS COMPLETE"},
+					{Text: "EPIC COMPLETE"},
+					{Text: "BLOCKED - NEEDS USER"},
+					{Text: "CONTEXT LIMIT - CHECKPOINT"},
+				},
+				OnBeadsError:            "allow",
+				SubagentStop:            "allow",
+				CheckpointRequiresClean: true,
+				NextIDs:                 3,
+			},
+			DoneToken: DoneToken{
+				Prefix: "TASKMASTER_DONE",
+			},
+			NoProgressCycles: 3,
+			StuckAfter:       2 * time.Hour,
+			StuckAction:      "block",
+			Worktrees: Worktrees{
+				Pattern: ".worktrees/agent-{id}",
+			},
+			Checks:        []CheckSpec{},
+			FeedbackLimit: 3,
+			Notify:        []Notify{},
+		},
+		Beads: Beads{
+			Bin:          "bd",
+			Timeout:      10 * time.Second,
+			MaxProcesses: 4,
+			QueueTimeout: time.Minute,
+		},
+		State: StateDir{
+			Dir: ".runtasks",
+		},
+		Log: Log{
+			Level: "warn",
+		},
+		Claim: Claim{
+			Patterns:    []string{`(?i)^\s*/?(?:claim|select|start|work on|pick up)\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
+			ArmPatterns: []string{`(?i)^\s*/(?:runtasks:)?run-tasks\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
+			RunsDir:     "runs",
+		},
+		Run: Run{
+			Agent:     "claude",
+			Session:   "fresh",
+			ClaudeBin: "claude",
+			CodexBin:  "codex",
+			Dir:       "runs",
+		},
+		Usage: UsageConfig{
+			Prices: []Price{
+				{Model: "claude-opus-4-5*", Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
+				{Model: "claude-opus-4*", Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
+				{Model: "claude-sonnet-4*", Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+				{Model: "claude-3-7-sonnet*", Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+				{Model: "claude-haiku-4*", Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
+				{Model: "claude-3-5-haiku*", Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1},
+				{Model: "gpt-5*-mini*", Input: 0.25, Output: 2, CacheRead: 0.025},
+				{Model: "gpt-5*", Input: 1.25, Output: 10, CacheRead: 0.125},
+				{Model: "gemini-2.5-pro*", Input: 1.25, Output: 10, CacheRead: 0.31},
+				{Model: "gemini-2.5-flash*", Input: 0.3, Output: 2.5, CacheRead: 0.075},
+			},
+		},
+	}
 }

@@ -195,16 +195,62 @@ func (l ErrorList) Unwrap() []error {
 // returned as an ErrorList. workflow.checks are built once, here (see
 // Config.Checkers).
 func Load(opts LoadOptions) (*Config, *Sources, error) {
-	root, path, err := FindProject(opts)
+	root, path, untrusted, layers, err := cfgUpperLayers(opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	layers := []cfgLayer{cfgDefaultLayer()}
-	var untrusted *UntrustedFile
+	// Every value is a leaf key of the schema, and a layer's value for a
+	// key replaces the one below it whole (a list replaces the list below).
+	// The defaults are a Config already (defaults_gen.go, kept equal to
+	// defaults.yaml by a test): a stop decodes only what the layers above
+	// them set, each layer once, by the check that names its source.
+	decoded := make([]Config, len(layers))
+	var errs ErrorList
+	for i, l := range layers {
+		errs = append(errs, l.errs...)
+		var lerrs []*KeyError
+		decoded[i], lerrs = l.decode()
+		errs = append(errs, lerrs...)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+	cfg := cfgDefaultConfig()
+	src := maps.Clone(cfgDefaultSources)
+	into := reflect.ValueOf(&cfg).Elem()
+	for i, l := range layers {
+		from := reflect.ValueOf(&decoded[i]).Elem()
+		for key := range l.vals {
+			index := cfgSchema.byKey[key].index
+			into.FieldByIndex(index).Set(from.FieldByIndex(index))
+			src[key] = l.srcs[key]
+		}
+	}
+	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted
+	cfg.checkers = buildChecks(cfg.Workflow.Checks)
+	return &cfg, &src, nil
+}
+
+// cfgDefaultSources names the defaults as the source of every key.
+var cfgDefaultSources = func() Sources {
+	src := make(Sources, len(cfgSchema.leaves))
+	for _, f := range cfgSchema.leaves {
+		src[f.key] = SourceDefault
+	}
+	return src
+}()
+
+// cfgUpperLayers finds the project and reads the layers above the
+// defaults, lowest first: the project.yaml (when there is one and it may
+// be read), the environment and the changed flags.
+func cfgUpperLayers(opts LoadOptions) (root, path string, untrusted *UntrustedFile, layers []cfgLayer, err error) {
+	if root, path, err = FindProject(opts); err != nil {
+		return "", "", nil, nil, err
+	}
 	if path != "" {
 		data, err := agentfile.Read(path, agentfile.MaxText)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read configuration: %w", err)
+			return "", "", nil, nil, fmt.Errorf("read configuration: %w", err)
 		}
 		if untrusted = cfgTrust(opts, root, path, data); untrusted == nil {
 			layers = append(layers, cfgFileLayer(path, data))
@@ -222,40 +268,11 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if opts.Flags != nil {
 		l, err := cfgFlagLayer(opts.Flags)
 		if err != nil {
-			return nil, nil, err
+			return "", "", nil, nil, err
 		}
 		layers = append(layers, l)
 	}
-
-	// Every value is a leaf key of the schema, and a list replaces the
-	// list below it: the layers merge key by key, later over earlier (as
-	// koanf merges them; its Raw deep-copies the whole tree at every call,
-	// a quarter of a stop's configuration cost, so the merge is done here).
-	merged := make(map[string]any, len(cfgSchema.leaves))
-	src := Sources{}
-	var errs ErrorList
-	for i, l := range layers {
-		errs = append(errs, l.errs...)
-		if i > 0 { // the embedded defaults are checked by a test, not at every run
-			errs = append(errs, l.check()...)
-		}
-		for key, v := range l.vals {
-			merged[key] = v
-			src[key] = l.srcs[key]
-		}
-	}
-	if len(errs) > 0 {
-		return nil, nil, errs
-	}
-	// Every layer checked out: the merged values decode as each did, with
-	// the decoder koanf's unmarshal uses (mapstructure), configured once.
-	var cfg Config
-	if err := cfgDecode(kmaps.Unflatten(merged, "."), &cfg, true); err != nil {
-		return nil, nil, fmt.Errorf("decode configuration: %w", err)
-	}
-	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted
-	cfg.checkers = buildChecks(cfg.Workflow.Checks)
-	return &cfg, &src, nil
+	return root, path, untrusted, layers, nil
 }
 
 // cfgTrust is nil when the project.yaml at path may be read: no trust is
@@ -590,18 +607,6 @@ func newCfgLayer(weak bool) cfgLayer {
 	return cfgLayer{vals: map[string]any{}, srcs: map[string]string{}, weak: weak}
 }
 
-// cfgDefaultLayer is the embedded defaults as a layer. Its values come
-// from defaults.yaml through defaults_gen.go (TestDefaultsGenerated keeps
-// the two equal; -update rewrites it), so that no stop parses YAML for
-// them.
-func cfgDefaultLayer() cfgLayer {
-	l := newCfgLayer(false)
-	for key, v := range cfgDefaultVals {
-		l.set(key, SourceDefault, v)
-	}
-	return l
-}
-
 // cfgFileLayer parses a YAML layer and sorts its keys from unknown ones.
 func cfgFileLayer(src string, data []byte) cfgLayer {
 	l := newCfgLayer(false)
@@ -732,7 +737,17 @@ func cfgFlagLayer(fs *pflag.FlagSet) (cfgLayer, error) {
 // check decodes the layer alone and checks each value it sets; every
 // problem names the source of its key.
 func (l cfgLayer) check() []*KeyError {
+	_, errs := l.decode()
+	return errs
+}
+
+// decode is the layer alone decoded into a Config (the keys it does not
+// set left zero) and, as check, its problems.
+func (l cfgLayer) decode() (Config, []*KeyError) {
 	var cfg Config
+	if len(l.vals) == 0 {
+		return cfg, nil
+	}
 	err := cfgDecode(kmaps.Unflatten(l.vals, "."), &cfg, l.weak)
 	type found struct {
 		at  int // the key's place in the schema
@@ -757,12 +772,15 @@ func (l cfgLayer) check() []*KeyError {
 			}
 		}
 	}
+	if len(out) == 0 {
+		return cfg, nil
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
 	errs := make([]*KeyError, len(out))
 	for i, f := range out {
 		errs[i] = f.err
 	}
-	return errs
+	return cfg, errs
 }
 
 // cfgSplitKey splits a decoder's field path into the key and the rest
@@ -776,21 +794,35 @@ func cfgSplitKey(path string) (key, sub string) {
 	return path, ""
 }
 
-func cfgDecoderConfig(weak bool) *mapstructure.DecoderConfig {
-	return &mapstructure.DecoderConfig{
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(cfgListHook(weak), cfgDurationHook, cfgIntHook(weak),
-			cfgBoolHook(weak), cfgPromiseHook, cfgCheckSpecHook, cfgStrictObjectHook),
-		WeaklyTypedInput: weak,
-		MatchName:        func(a, b string) bool { return a == b },
-		TagName:          "koanf",
-	}
+// cfgDecodeHooks are the decoder's hooks, strict [0] and weak [1], composed
+// once (they keep no state between calls). They are set by init: a
+// check's hook decodes its options with cfgDecode.
+var cfgDecodeHooks [2]mapstructure.DecodeHookFunc
+
+func init() {
+	cfgDecodeHooks = [2]mapstructure.DecodeHookFunc{cfgComposeHooks(false), cfgComposeHooks(true)}
 }
+
+func cfgComposeHooks(weak bool) mapstructure.DecodeHookFunc {
+	return mapstructure.ComposeDecodeHookFunc(cfgListHook(weak), cfgDurationHook, cfgIntHook(weak),
+		cfgBoolHook(weak), cfgPromiseHook, cfgCheckSpecHook, cfgStrictObjectHook)
+}
+
+func cfgMatchName(a, b string) bool { return a == b }
 
 // cfgDecode decodes in into out as Load does.
 func cfgDecode(in, out any, weak bool) error {
-	dc := cfgDecoderConfig(weak)
-	dc.Result = out
-	d, err := mapstructure.NewDecoder(dc)
+	hooks := cfgDecodeHooks[0]
+	if weak {
+		hooks = cfgDecodeHooks[1]
+	}
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		DecodeHook:       hooks,
+		WeaklyTypedInput: weak,
+		MatchName:        cfgMatchName,
+		TagName:          "koanf",
+		Result:           out,
+	})
 	if err != nil {
 		return err
 	}
