@@ -202,29 +202,20 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	// Every value is a leaf key of the schema, and a layer's value for a
 	// key replaces the one below it whole (a list replaces the list below).
 	// The defaults are a Config already (defaults_gen.go, kept equal to
-	// defaults.yaml by a test): a stop decodes only what the layers above
-	// them set, each layer once, by the check that names its source.
-	decoded := make([]Config, len(layers))
+	// defaults.yaml by a test): a stop decodes, over them, only the values
+	// the layers above set, each once, and checks each as it goes.
+	cfg := cfgDefaultConfig()
+	src := maps.Clone(cfgDefaultSources)
 	var errs ErrorList
-	for i, l := range layers {
+	for _, l := range layers {
 		errs = append(errs, l.errs...)
-		var lerrs []*KeyError
-		decoded[i], lerrs = l.decode()
-		errs = append(errs, lerrs...)
+		errs = append(errs, l.decodeInto(&cfg)...)
+		for key := range l.vals {
+			src[key] = l.srcs[key]
+		}
 	}
 	if len(errs) > 0 {
 		return nil, nil, errs
-	}
-	cfg := cfgDefaultConfig()
-	src := maps.Clone(cfgDefaultSources)
-	into := reflect.ValueOf(&cfg).Elem()
-	for i, l := range layers {
-		from := reflect.ValueOf(&decoded[i]).Elem()
-		for key := range l.vals {
-			index := cfgSchema.byKey[key].index
-			into.FieldByIndex(index).Set(from.FieldByIndex(index))
-			src[key] = l.srcs[key]
-		}
 	}
 	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted
 	cfg.checkers = buildChecks(cfg.Workflow.Checks)
@@ -737,61 +728,39 @@ func cfgFlagLayer(fs *pflag.FlagSet) (cfgLayer, error) {
 // check decodes the layer alone and checks each value it sets; every
 // problem names the source of its key.
 func (l cfgLayer) check() []*KeyError {
-	_, errs := l.decode()
-	return errs
-}
-
-// decode is the layer alone decoded into a Config (the keys it does not
-// set left zero) and, as check, its problems.
-func (l cfgLayer) decode() (Config, []*KeyError) {
 	var cfg Config
-	if len(l.vals) == 0 {
-		return cfg, nil
-	}
-	err := cfgDecode(kmaps.Unflatten(l.vals, "."), &cfg, l.weak)
-	type found struct {
-		at  int // the key's place in the schema
-		err *KeyError
-	}
-	var out []found
-	add := func(key, sub, msg string) {
-		at := slices.Index(cfgSchema.leaves, cfgSchema.byKey[key])
-		out = append(out, found{at, &KeyError{Source: l.srcs[key], Key: key + sub, Msg: msg}})
-	}
-	failed := map[string]bool{}
-	for _, p := range cfgFlatten(err) {
-		key, sub := cfgSplitKey(strings.TrimPrefix(p.sub, "."))
-		failed[key] = true
-		add(key, sub, p.msg)
-	}
-	for key := range l.vals {
-		if rule := cfgRules[key]; rule != nil && !failed[key] {
-			v, _ := cfg.Value(key)
-			for _, p := range rule.check(v) {
-				add(key, p.sub, p.msg)
-			}
-		}
-	}
-	if len(out) == 0 {
-		return cfg, nil
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
-	errs := make([]*KeyError, len(out))
-	for i, f := range out {
-		errs[i] = f.err
-	}
-	return cfg, errs
+	return l.decodeInto(&cfg)
 }
 
-// cfgSplitKey splits a decoder's field path into the key and the rest
-// ("workflow.checks[0].run" -> "workflow.checks", "[0].run").
-func cfgSplitKey(path string) (key, sub string) {
+// decodeInto decodes each value the layer sets into its field of cfg and
+// checks it with the key's rule; every problem names the source of its
+// key, in the order of the schema. A field is zeroed before its value is
+// decoded into it, so that the value replaces the one below whole (the
+// decoder fills a list in place and merges a mapping), and each value is
+// decoded on its own, as the leaf it is (a struct's other fields cost
+// nothing).
+func (l cfgLayer) decodeInto(cfg *Config) []*KeyError {
+	if len(l.vals) == 0 {
+		return nil
+	}
+	into := reflect.ValueOf(cfg).Elem()
+	var errs []*KeyError
 	for _, f := range cfgSchema.leaves {
-		if rest, ok := strings.CutPrefix(path, f.key); ok && (rest == "" || rest[0] == '[' || rest[0] == '.') {
-			return f.key, rest
+		v, ok := l.vals[f.key]
+		if !ok {
+			continue
+		}
+		field := into.FieldByIndex(f.index)
+		field.SetZero()
+		probs := cfgFlatten(cfgDecode(v, field.Addr().Interface(), l.weak))
+		if rule := cfgRules[f.key]; rule != nil && len(probs) == 0 {
+			probs = rule.check(field.Interface())
+		}
+		for _, p := range probs {
+			errs = append(errs, &KeyError{Source: l.srcs[f.key], Key: f.key + p.sub, Msg: p.msg})
 		}
 	}
-	return path, ""
+	return errs
 }
 
 // cfgDecodeHooks are the decoder's hooks, strict [0] and weak [1], composed
