@@ -751,8 +751,16 @@ func (l cfgLayer) decodeInto(cfg *Config) []*KeyError {
 			continue
 		}
 		field := into.FieldByIndex(f.index)
-		field.SetZero()
-		probs := cfgFlatten(cfgDecode(v, field.Addr().Interface(), l.weak))
+		var probs []cfgProblem
+		if s, ok := v.(string); ok && field.Kind() == reflect.String {
+			// Text for a text key: every hook passes it on and the decoder
+			// sets it as it is, so it is set here, sparing a stop the
+			// decoder's first run (most of a cold Load's time).
+			field.SetString(s)
+		} else {
+			field.SetZero()
+			probs = cfgFlatten(cfgDecode(v, field.Addr().Interface(), l.weak))
+		}
 		if rule := cfgRules[f.key]; rule != nil && len(probs) == 0 {
 			probs = rule.check(field.Interface())
 		}
