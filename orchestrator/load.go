@@ -521,53 +521,61 @@ func (c *Config) rooted(p string) string {
 
 // The schema: every key, derived from Config's koanf tags. A struct is a
 // section; anything else (a list of promises or checks too) is a key.
+// defaults_gen.go holds it as a table (cfgSchemaKeys, generated and
+// checked against Config by TestDefaultsGenerated), so that no process
+// walks the struct by reflection at start.
 
 type cfgField struct {
 	key   string
 	index []int
+	// section: a struct of keys, not a key.
+	section bool
 }
 
 type cfgSchemaInfo struct {
 	leaves   []*cfgField
 	byKey    map[string]*cfgField
 	sections map[string]bool
-	children map[string][]string // section ("" = top) -> its keys' last parts
 }
 
-var cfgSchema = buildSchema()
+var cfgSchema = newSchema(cfgSchemaKeys[:])
+
+// newSchema indexes the keys and sections of a schema table.
+func newSchema(keys []cfgField) *cfgSchemaInfo {
+	s := &cfgSchemaInfo{byKey: make(map[string]*cfgField, len(keys)), sections: map[string]bool{}}
+	for i := range keys {
+		f := &keys[i]
+		if f.section {
+			s.sections[f.key] = true
+			continue
+		}
+		s.leaves = append(s.leaves, f)
+		s.byKey[f.key] = f
+	}
+	return s
+}
+
+// children are the last parts of a section's keys and sections ("" = the
+// top), in the order of the struct (only misspellings need them).
+func (s *cfgSchemaInfo) children(section string) []string {
+	var out []string
+	for _, f := range cfgSchemaKeys {
+		parent, name := "", f.key
+		if i := strings.LastIndex(f.key, "."); i >= 0 {
+			parent, name = f.key[:i], f.key[i+1:]
+		}
+		if parent == section {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 var (
 	cfgDurationType  = reflect.TypeFor[time.Duration]()
 	cfgPromiseType   = reflect.TypeFor[Promise]()
 	cfgCheckSpecType = reflect.TypeFor[CheckSpec]()
 )
-
-func buildSchema() *cfgSchemaInfo {
-	s := &cfgSchemaInfo{byKey: map[string]*cfgField{}, sections: map[string]bool{}, children: map[string][]string{}}
-	var walk func(t reflect.Type, prefix string, index []int)
-	walk = func(t reflect.Type, prefix string, index []int) {
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			tag := sf.Tag.Get("koanf")
-			if tag == "" || tag == "-" {
-				continue
-			}
-			key := cfgJoinKey(prefix, tag)
-			idx := append(slices.Clone(index), i)
-			s.children[prefix] = append(s.children[prefix], tag)
-			if sf.Type.Kind() == reflect.Struct {
-				s.sections[key] = true
-				walk(sf.Type, key, idx)
-				continue
-			}
-			f := &cfgField{key: key, index: idx}
-			s.leaves = append(s.leaves, f)
-			s.byKey[key] = f
-		}
-	}
-	walk(reflect.TypeFor[Config](), "", nil)
-	return s
-}
 
 func cfgJoinKey(prefix, name string) string {
 	if prefix == "" {
@@ -1243,7 +1251,7 @@ func cfgSuggestKey(section, name string) string {
 	if len(same) == 1 {
 		return " (did you mean " + same[0] + "?)"
 	}
-	return cfgSuggestFrom(name, cfgSchema.children[section])
+	return cfgSuggestFrom(name, cfgSchema.children(section))
 }
 
 func cfgAllKeys() []string {
