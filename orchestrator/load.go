@@ -195,16 +195,53 @@ func (l ErrorList) Unwrap() []error {
 // returned as an ErrorList. workflow.checks are built once, here (see
 // Config.Checkers).
 func Load(opts LoadOptions) (*Config, *Sources, error) {
-	root, path, err := FindProject(opts)
+	root, path, untrusted, layers, err := cfgUpperLayers(opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	layers := []cfgLayer{cfgDefaultLayer()}
-	var untrusted *UntrustedFile
+	// Every value is a leaf key of the schema, and a layer's value for a
+	// key replaces the one below it whole (a list replaces the list below).
+	// The defaults are a Config already (defaults_gen.go, kept equal to
+	// defaults.yaml by a test): a stop decodes, over them, only the values
+	// the layers above set, each once, and checks each as it goes.
+	cfg := cfgDefaultConfig()
+	src := maps.Clone(cfgDefaultSources)
+	var errs ErrorList
+	for _, l := range layers {
+		errs = append(errs, l.errs...)
+		errs = append(errs, l.decodeInto(&cfg)...)
+		for key := range l.vals {
+			src[key] = l.srcs[key]
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted
+	cfg.checkers = buildChecks(cfg.Workflow.Checks)
+	return &cfg, &src, nil
+}
+
+// cfgDefaultSources names the defaults as the source of every key.
+var cfgDefaultSources = func() Sources {
+	src := make(Sources, len(cfgSchema.leaves))
+	for _, f := range cfgSchema.leaves {
+		src[f.key] = SourceDefault
+	}
+	return src
+}()
+
+// cfgUpperLayers finds the project and reads the layers above the
+// defaults, lowest first: the project.yaml (when there is one and it may
+// be read), the environment and the changed flags.
+func cfgUpperLayers(opts LoadOptions) (root, path string, untrusted *UntrustedFile, layers []cfgLayer, err error) {
+	if root, path, err = FindProject(opts); err != nil {
+		return "", "", nil, nil, err
+	}
 	if path != "" {
 		data, err := agentfile.Read(path, agentfile.MaxText)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read configuration: %w", err)
+			return "", "", nil, nil, fmt.Errorf("read configuration: %w", err)
 		}
 		if untrusted = cfgTrust(opts, root, path, data); untrusted == nil {
 			layers = append(layers, cfgFileLayer(path, data))
@@ -222,40 +259,11 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if opts.Flags != nil {
 		l, err := cfgFlagLayer(opts.Flags)
 		if err != nil {
-			return nil, nil, err
+			return "", "", nil, nil, err
 		}
 		layers = append(layers, l)
 	}
-
-	// Every value is a leaf key of the schema, and a list replaces the
-	// list below it: the layers merge key by key, later over earlier (as
-	// koanf merges them; its Raw deep-copies the whole tree at every call,
-	// a quarter of a stop's configuration cost, so the merge is done here).
-	merged := make(map[string]any, len(cfgSchema.leaves))
-	src := Sources{}
-	var errs ErrorList
-	for i, l := range layers {
-		errs = append(errs, l.errs...)
-		if i > 0 { // the embedded defaults are checked by a test, not at every run
-			errs = append(errs, l.check()...)
-		}
-		for key, v := range l.vals {
-			merged[key] = v
-			src[key] = l.srcs[key]
-		}
-	}
-	if len(errs) > 0 {
-		return nil, nil, errs
-	}
-	// Every layer checked out: the merged values decode as each did, with
-	// the decoder koanf's unmarshal uses (mapstructure), configured once.
-	var cfg Config
-	if err := cfgDecode(kmaps.Unflatten(merged, "."), &cfg, true); err != nil {
-		return nil, nil, fmt.Errorf("decode configuration: %w", err)
-	}
-	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted
-	cfg.checkers = buildChecks(cfg.Workflow.Checks)
-	return &cfg, &src, nil
+	return root, path, untrusted, layers, nil
 }
 
 // cfgTrust is nil when the project.yaml at path may be read: no trust is
@@ -513,53 +521,61 @@ func (c *Config) rooted(p string) string {
 
 // The schema: every key, derived from Config's koanf tags. A struct is a
 // section; anything else (a list of promises or checks too) is a key.
+// defaults_gen.go holds it as a table (cfgSchemaKeys, generated and
+// checked against Config by TestDefaultsGenerated), so that no process
+// walks the struct by reflection at start.
 
 type cfgField struct {
 	key   string
 	index []int
+	// section: a struct of keys, not a key.
+	section bool
 }
 
 type cfgSchemaInfo struct {
 	leaves   []*cfgField
 	byKey    map[string]*cfgField
 	sections map[string]bool
-	children map[string][]string // section ("" = top) -> its keys' last parts
 }
 
-var cfgSchema = buildSchema()
+var cfgSchema = newSchema(cfgSchemaKeys[:])
+
+// newSchema indexes the keys and sections of a schema table.
+func newSchema(keys []cfgField) *cfgSchemaInfo {
+	s := &cfgSchemaInfo{byKey: make(map[string]*cfgField, len(keys)), sections: map[string]bool{}}
+	for i := range keys {
+		f := &keys[i]
+		if f.section {
+			s.sections[f.key] = true
+			continue
+		}
+		s.leaves = append(s.leaves, f)
+		s.byKey[f.key] = f
+	}
+	return s
+}
+
+// children are the last parts of a section's keys and sections ("" = the
+// top), in the order of the struct (only misspellings need them).
+func (s *cfgSchemaInfo) children(section string) []string {
+	var out []string
+	for _, f := range cfgSchemaKeys {
+		parent, name := "", f.key
+		if i := strings.LastIndex(f.key, "."); i >= 0 {
+			parent, name = f.key[:i], f.key[i+1:]
+		}
+		if parent == section {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 var (
 	cfgDurationType  = reflect.TypeFor[time.Duration]()
 	cfgPromiseType   = reflect.TypeFor[Promise]()
 	cfgCheckSpecType = reflect.TypeFor[CheckSpec]()
 )
-
-func buildSchema() *cfgSchemaInfo {
-	s := &cfgSchemaInfo{byKey: map[string]*cfgField{}, sections: map[string]bool{}, children: map[string][]string{}}
-	var walk func(t reflect.Type, prefix string, index []int)
-	walk = func(t reflect.Type, prefix string, index []int) {
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			tag := sf.Tag.Get("koanf")
-			if tag == "" || tag == "-" {
-				continue
-			}
-			key := cfgJoinKey(prefix, tag)
-			idx := append(slices.Clone(index), i)
-			s.children[prefix] = append(s.children[prefix], tag)
-			if sf.Type.Kind() == reflect.Struct {
-				s.sections[key] = true
-				walk(sf.Type, key, idx)
-				continue
-			}
-			f := &cfgField{key: key, index: idx}
-			s.leaves = append(s.leaves, f)
-			s.byKey[key] = f
-		}
-	}
-	walk(reflect.TypeFor[Config](), "", nil)
-	return s
-}
 
 func cfgJoinKey(prefix, name string) string {
 	if prefix == "" {
@@ -588,18 +604,6 @@ func (l *cfgLayer) set(key, src string, v any) {
 
 func newCfgLayer(weak bool) cfgLayer {
 	return cfgLayer{vals: map[string]any{}, srcs: map[string]string{}, weak: weak}
-}
-
-// cfgDefaultLayer is the embedded defaults as a layer. Its values come
-// from defaults.yaml through defaults_gen.go (TestDefaultsGenerated keeps
-// the two equal; -update rewrites it), so that no stop parses YAML for
-// them.
-func cfgDefaultLayer() cfgLayer {
-	l := newCfgLayer(false)
-	for key, v := range cfgDefaultVals {
-		l.set(key, SourceDefault, v)
-	}
-	return l
 }
 
 // cfgFileLayer parses a YAML layer and sorts its keys from unknown ones.
@@ -733,64 +737,77 @@ func cfgFlagLayer(fs *pflag.FlagSet) (cfgLayer, error) {
 // problem names the source of its key.
 func (l cfgLayer) check() []*KeyError {
 	var cfg Config
-	err := cfgDecode(kmaps.Unflatten(l.vals, "."), &cfg, l.weak)
-	type found struct {
-		at  int // the key's place in the schema
-		err *KeyError
+	return l.decodeInto(&cfg)
+}
+
+// decodeInto decodes each value the layer sets into its field of cfg and
+// checks it with the key's rule; every problem names the source of its
+// key, in the order of the schema. A field is zeroed before its value is
+// decoded into it, so that the value replaces the one below whole (the
+// decoder fills a list in place and merges a mapping), and each value is
+// decoded on its own, as the leaf it is (a struct's other fields cost
+// nothing).
+func (l cfgLayer) decodeInto(cfg *Config) []*KeyError {
+	if len(l.vals) == 0 {
+		return nil
 	}
-	var out []found
-	add := func(key, sub, msg string) {
-		at := slices.Index(cfgSchema.leaves, cfgSchema.byKey[key])
-		out = append(out, found{at, &KeyError{Source: l.srcs[key], Key: key + sub, Msg: msg}})
-	}
-	failed := map[string]bool{}
-	for _, p := range cfgFlatten(err) {
-		key, sub := cfgSplitKey(strings.TrimPrefix(p.sub, "."))
-		failed[key] = true
-		add(key, sub, p.msg)
-	}
-	for key := range l.vals {
-		if rule := cfgRules[key]; rule != nil && !failed[key] {
-			v, _ := cfg.Value(key)
-			for _, p := range rule.check(v) {
-				add(key, p.sub, p.msg)
-			}
+	into := reflect.ValueOf(cfg).Elem()
+	var errs []*KeyError
+	for _, f := range cfgSchema.leaves {
+		v, ok := l.vals[f.key]
+		if !ok {
+			continue
 		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
-	errs := make([]*KeyError, len(out))
-	for i, f := range out {
-		errs[i] = f.err
+		field := into.FieldByIndex(f.index)
+		var probs []cfgProblem
+		if s, ok := v.(string); ok && field.Kind() == reflect.String {
+			// Text for a text key: every hook passes it on and the decoder
+			// sets it as it is, so it is set here, sparing a stop the
+			// decoder's first run (most of a cold Load's time).
+			field.SetString(s)
+		} else {
+			field.SetZero()
+			probs = cfgFlatten(cfgDecode(v, field.Addr().Interface(), l.weak))
+		}
+		if rule := cfgRules[f.key]; rule != nil && len(probs) == 0 {
+			probs = rule.check(field.Interface())
+		}
+		for _, p := range probs {
+			errs = append(errs, &KeyError{Source: l.srcs[f.key], Key: f.key + p.sub, Msg: p.msg})
+		}
 	}
 	return errs
 }
 
-// cfgSplitKey splits a decoder's field path into the key and the rest
-// ("workflow.checks[0].run" -> "workflow.checks", "[0].run").
-func cfgSplitKey(path string) (key, sub string) {
-	for _, f := range cfgSchema.leaves {
-		if rest, ok := strings.CutPrefix(path, f.key); ok && (rest == "" || rest[0] == '[' || rest[0] == '.') {
-			return f.key, rest
-		}
-	}
-	return path, ""
+// cfgDecodeHooks are the decoder's hooks, strict [0] and weak [1], composed
+// once (they keep no state between calls). They are set by init: a
+// check's hook decodes its options with cfgDecode.
+var cfgDecodeHooks [2]mapstructure.DecodeHookFunc
+
+func init() {
+	cfgDecodeHooks = [2]mapstructure.DecodeHookFunc{cfgComposeHooks(false), cfgComposeHooks(true)}
 }
 
-func cfgDecoderConfig(weak bool) *mapstructure.DecoderConfig {
-	return &mapstructure.DecoderConfig{
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(cfgListHook(weak), cfgDurationHook, cfgIntHook(weak),
-			cfgBoolHook(weak), cfgPromiseHook, cfgCheckSpecHook, cfgStrictObjectHook),
-		WeaklyTypedInput: weak,
-		MatchName:        func(a, b string) bool { return a == b },
-		TagName:          "koanf",
-	}
+func cfgComposeHooks(weak bool) mapstructure.DecodeHookFunc {
+	return mapstructure.ComposeDecodeHookFunc(cfgListHook(weak), cfgDurationHook, cfgIntHook(weak),
+		cfgBoolHook(weak), cfgPromiseHook, cfgCheckSpecHook, cfgStrictObjectHook)
 }
+
+func cfgMatchName(a, b string) bool { return a == b }
 
 // cfgDecode decodes in into out as Load does.
 func cfgDecode(in, out any, weak bool) error {
-	dc := cfgDecoderConfig(weak)
-	dc.Result = out
-	d, err := mapstructure.NewDecoder(dc)
+	hooks := cfgDecodeHooks[0]
+	if weak {
+		hooks = cfgDecodeHooks[1]
+	}
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		DecodeHook:       hooks,
+		WeaklyTypedInput: weak,
+		MatchName:        cfgMatchName,
+		TagName:          "koanf",
+		Result:           out,
+	})
 	if err != nil {
 		return err
 	}
@@ -1234,7 +1251,7 @@ func cfgSuggestKey(section, name string) string {
 	if len(same) == 1 {
 		return " (did you mean " + same[0] + "?)"
 	}
-	return cfgSuggestFrom(name, cfgSchema.children[section])
+	return cfgSuggestFrom(name, cfgSchema.children(section))
 }
 
 func cfgAllKeys() []string {
