@@ -109,8 +109,8 @@ FAILED_OUTPUT = /^=== (RUN|CONT|NAME|PAUSE) / {cur=$$3; f=0} \
 # Unit, script and real-bd integration tests. The integration tests run
 # first and verbosely, so their names show in the output.
 test: bd dolt e2e-tools chromium lint
-	$(GO) test -count=1 -v -run 'Integration' ./... 2>&1 | awk '$(FAILED_OUTPUT)' ; test $${PIPESTATUS[0]} -eq 0
-	$(GO) test -count=1 -skip 'Integration' ./...
+	$(GO) test -count=1 -timeout 30m -v -run 'Integration' ./... 2>&1 | awk '$(FAILED_OUTPUT)' ; test $${PIPESTATUS[0]} -eq 0
+	$(GO) test -count=1 -timeout 30m -skip 'Integration' ./...
 
 unit:
 	$(GO) test -skip 'Integration' ./...

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,6 +53,9 @@ type LoadOptions struct {
 	// Warn receives problems that do not stop the load (an unknown
 	// RUNTASKS_ variable); nil drops them.
 	Warn func(msg string)
+	// Cache, when set, keeps the decoded values of the project.yaml read
+	// (see ConfigCache); nil parses it at every Load.
+	Cache *ConfigCache
 }
 
 // TrustChecker says whether a project's project.yaml is trusted as it is:
@@ -207,11 +211,27 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	cfg := cfgDefaultConfig()
 	src := maps.Clone(cfgDefaultSources)
 	var errs ErrorList
-	for _, l := range layers {
+	for i, l := range layers {
+		if l.cached != nil {
+			if l.applyCached(&cfg) == nil {
+				maps.Copy(src, l.srcs)
+				continue
+			}
+			// A cache entry that no longer decodes: the file (the first
+			// layer over the defaults) is parsed.
+			cfg = cfgDefaultConfig()
+			l = cfgFileLayer(path, l.cacheData)
+			l.cacheData = layers[i].cacheData
+			layers[i] = l
+		}
 		errs = append(errs, l.errs...)
-		errs = append(errs, l.decodeInto(&cfg)...)
+		layerErrs := l.decodeInto(&cfg)
+		errs = append(errs, layerErrs...)
 		for key := range l.vals {
 			src[key] = l.srcs[key]
+		}
+		if l.cacheData != nil && len(l.errs) == 0 && len(layerErrs) == 0 {
+			opts.Cache.write(l.cacheData, l, &cfg)
 		}
 	}
 	if len(errs) > 0 {
@@ -244,7 +264,12 @@ func cfgUpperLayers(opts LoadOptions) (root, path string, untrusted *UntrustedFi
 			return "", "", nil, nil, fmt.Errorf("read configuration: %w", err)
 		}
 		if untrusted = cfgTrust(opts, root, path, data); untrusted == nil {
-			layers = append(layers, cfgFileLayer(path, data))
+			l, ok := opts.Cache.read(path, data)
+			if !ok {
+				l = cfgFileLayer(path, data)
+			}
+			l.cacheData = data
+			layers = append(layers, l)
 		} else {
 			path = ""
 		}
@@ -596,6 +621,11 @@ type cfgLayer struct {
 	// warnings are problems that do not stop the load (an unknown
 	// RUNTASKS_ variable in the environment).
 	warnings []string
+	// cached are a file layer's values from the ConfigCache (vals is then
+	// empty); cacheData is a file layer's content, cached once the parsed
+	// layer loaded without a problem.
+	cached    map[string]json.RawMessage
+	cacheData []byte
 }
 
 func (l *cfgLayer) set(key, src string, v any) {

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -215,6 +216,19 @@ func TestLoadEqualsFullMerge(t *testing.T) {
 			}
 			if len(c.file) > 0 && got.File != filepath.Join(dir, ProjectFile) {
 				t.Errorf("File = %q", got.File)
+			}
+			// The same through the configuration cache: the first Load
+			// parses the file and keeps its values, the second sets them
+			// from the cache.
+			opts.Cache = &ConfigCache{Dir: t.TempDir(), Build: "test"}
+			for _, pass := range []string{"miss", "hit"} {
+				cached, cachedSrc := cfgLoad(t, opts)
+				if !reflect.DeepEqual(cached, want) || !reflect.DeepEqual(cachedSrc, wantSrc) {
+					t.Errorf("cache %s: Load differs from the full merge:\n got %#v %v\nwant %#v %v", pass, *cached, cachedSrc, *want, wantSrc)
+				}
+			}
+			if entries, _ := os.ReadDir(opts.Cache.Dir); len(entries) != 1 && len(c.file) > 0 {
+				t.Errorf("cache entries: %v, want one", entries)
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -57,6 +59,7 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*orchestr
 		MainWorktree: mainWorktree,
 		RequireTrust: checker,
 		Warn:         f.warn,
+		Cache:        configCache(f),
 	}
 	if opts.StartDir == "" {
 		wd, err := f.Getwd()
@@ -70,6 +73,31 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*orchestr
 		opts.ConfigFile, _ = opts.Flags.GetString("config")
 	}
 	return orchestrator.Load(opts)
+}
+
+// configCache is where the hooks keep the decoded values of each trusted
+// project.yaml (orchestrator.ConfigCache), for this binary as it is on
+// disk: a rebuilt or replaced runtasks decodes afresh. nil when either is
+// unknown.
+func configCache(f *Factory) *orchestrator.ConfigCache {
+	var dir string
+	switch {
+	case filepath.IsAbs(f.Getenv("XDG_CACHE_HOME")):
+		dir = filepath.Join(f.Getenv("XDG_CACHE_HOME"), "runtasks", "config")
+	case filepath.IsAbs(f.Getenv("HOME")):
+		dir = filepath.Join(f.Getenv("HOME"), ".cache", "runtasks", "config")
+	default:
+		return nil
+	}
+	exe, err := f.Executable()
+	if err != nil {
+		return nil
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return nil
+	}
+	return &orchestrator.ConfigCache{Dir: dir, Build: fmt.Sprintf("%s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())}
 }
 
 type trustOptions struct {

@@ -1,0 +1,142 @@
+package orchestrator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// ConfigCache keeps the decoded values of each project.yaml a Load read,
+// by the file's content (sha256) and the build that decoded them: the
+// next Load of the same file, by the same runtasks, sets those values
+// from JSON instead of parsing the YAML again, which was the slowest part
+// of a hook's configuration load (docs/benchmarks.md). Only a layer that
+// loaded without a problem is kept; a cache entry that does not decode is
+// ignored and the file parsed. The entries are the user's own files (as
+// the trust store is): whoever can write them can already run anything
+// as the user.
+type ConfigCache struct {
+	// Dir holds the entries (the hooks: $XDG_CACHE_HOME/runtasks/config,
+	// else ~/.cache/runtasks/config).
+	Dir string
+	// Build names the runtasks that decodes (the hooks: its binary's
+	// path, size and time): an entry of another build is not used.
+	Build string
+}
+
+// cfgCacheMax is how many entries Dir keeps: writing one more removes the
+// oldest.
+const cfgCacheMax = 64
+
+// cfgCacheEntry is one cached file layer.
+type cfgCacheEntry struct {
+	Build string `json:"build"`
+	// Values are the file's keys with their decoded values, as JSON.
+	Values map[string]json.RawMessage `json:"values"`
+}
+
+func (c *ConfigCache) path(data []byte) string {
+	sum := sha256.Sum256(data)
+	return filepath.Join(c.Dir, hex.EncodeToString(sum[:16])+".json")
+}
+
+// read is the cached layer of the file holding data, if there is one of
+// this build.
+func (c *ConfigCache) read(src string, data []byte) (cfgLayer, bool) {
+	if c == nil || c.Dir == "" || c.Build == "" {
+		return cfgLayer{}, false
+	}
+	f, err := os.Open(c.path(data))
+	if err != nil {
+		return cfgLayer{}, false
+	}
+	defer f.Close()
+	var e cfgCacheEntry
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+		return cfgLayer{}, false
+	}
+	if err := json.NewDecoder(f).Decode(&e); err != nil || e.Build != c.Build {
+		return cfgLayer{}, false
+	}
+	l := newCfgLayer(false)
+	l.cached = e.Values
+	for key := range e.Values {
+		if cfgSchema.byKey[key] == nil {
+			return cfgLayer{}, false // a key this build does not know
+		}
+		l.srcs[key] = src
+	}
+	return l, true
+}
+
+// write keeps the values the file layer l set in cfg (decoded, checked).
+func (c *ConfigCache) write(data []byte, l cfgLayer, cfg *Config) {
+	if c == nil || c.Dir == "" || c.Build == "" {
+		return
+	}
+	e := cfgCacheEntry{Build: c.Build, Values: map[string]json.RawMessage{}}
+	into := reflect.ValueOf(cfg).Elem()
+	for key := range l.vals {
+		f := cfgSchema.byKey[key]
+		raw, err := json.Marshal(into.FieldByIndex(f.index).Interface())
+		if err != nil {
+			return
+		}
+		e.Values[key] = raw
+	}
+	out, err := json.Marshal(e)
+	if err != nil || os.MkdirAll(c.Dir, 0o700) != nil {
+		return
+	}
+	c.prune()
+	renameio.WriteFile(c.path(data), out, 0o600)
+}
+
+// prune removes the oldest entries beyond cfgCacheMax-1.
+func (c *ConfigCache) prune() {
+	entries, err := os.ReadDir(c.Dir)
+	if err != nil || len(entries) < cfgCacheMax {
+		return
+	}
+	type aged struct {
+		name string
+		mod  time.Time
+	}
+	var all []aged
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			all = append(all, aged{e.Name(), fi.ModTime()})
+		}
+	}
+	slices.SortFunc(all, func(a, b aged) int { return a.mod.Compare(b.mod) })
+	for _, a := range all[:max(0, len(all)-cfgCacheMax+1)] {
+		os.Remove(filepath.Join(c.Dir, a.name))
+	}
+}
+
+// errCacheEntry: a cached value that no longer decodes.
+var errCacheEntry = errors.New("config cache entry does not decode")
+
+// applyCached sets the cached layer's values over cfg.
+func (l cfgLayer) applyCached(cfg *Config) error {
+	into := reflect.ValueOf(cfg).Elem()
+	for key, raw := range l.cached {
+		field := into.FieldByIndex(cfgSchema.byKey[key].index)
+		field.SetZero()
+		if err := json.Unmarshal(raw, field.Addr().Interface()); err != nil {
+			return errCacheEntry
+		}
+		if rule := cfgRules[key]; rule != nil && len(rule.check(field.Interface())) > 0 {
+			return errCacheEntry
+		}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConfigCache: an entry of this build is what the next Load uses (a
+// tampered one shows it); one of another build, one that does not decode,
+// one naming an unknown key or a value its rule refuses is passed over and
+// the file parsed (and the entry written again).
+func TestConfigCache(t *testing.T) {
+	dir := cfgProject(t, "workflow:\n  stop_hook:\n    max_cycles: 7\n")
+	data, err := os.ReadFile(filepath.Join(dir, ProjectFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &ConfigCache{Dir: t.TempDir(), Build: "b1"}
+	opts := LoadOptions{StartDir: dir, Cache: cache}
+	if cfg, _ := cfgLoad(t, opts); cfg.Workflow.StopHook.MaxCycles != 7 {
+		t.Fatalf("max_cycles = %d", cfg.Workflow.StopHook.MaxCycles)
+	}
+	entry := cache.path(data)
+	write := func(e cfgCacheEntry) {
+		out, _ := json.Marshal(e)
+		if err := os.WriteFile(entry, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() cfgCacheEntry {
+		var e cfgCacheEntry
+		out, _ := os.ReadFile(entry)
+		if err := json.Unmarshal(out, &e); err != nil {
+			t.Fatalf("entry %s: %v", out, err)
+		}
+		return e
+	}
+	if e := read(); e.Build != "b1" || string(e.Values["workflow.stop_hook.max_cycles"]) != "7" || len(e.Values) != 1 {
+		t.Fatalf("entry after the first Load: %+v", e)
+	}
+	for _, c := range []struct {
+		name  string
+		entry cfgCacheEntry
+		raw   string
+		want  int
+	}{
+		{"this build's entry is used", cfgCacheEntry{Build: "b1", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("11")}}, "", 11},
+		{"another build's is not", cfgCacheEntry{Build: "b0", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("11")}}, "", 7},
+		{"a value that does not decode", cfgCacheEntry{Build: "b1", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage(`"x"`)}}, "", 7},
+		{"a value its rule refuses", cfgCacheEntry{Build: "b1", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("-3")}}, "", 7},
+		{"an unknown key", cfgCacheEntry{Build: "b1", Values: map[string]json.RawMessage{"no.such": json.RawMessage("1")}}, "", 7},
+		{"not JSON", cfgCacheEntry{}, "{", 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.raw != "" {
+				os.WriteFile(entry, []byte(c.raw), 0o600)
+			} else {
+				write(c.entry)
+			}
+			cfg, src := cfgLoad(t, opts)
+			if cfg.Workflow.StopHook.MaxCycles != c.want || src["workflow.stop_hook.max_cycles"] != filepath.Join(dir, ProjectFile) {
+				t.Errorf("max_cycles = %d from %q, want %d from the file", cfg.Workflow.StopHook.MaxCycles, src["workflow.stop_hook.max_cycles"], c.want)
+			}
+			if c.want == 7 {
+				if e := read(); e.Build != "b1" || string(e.Values["workflow.stop_hook.max_cycles"]) != "7" {
+					t.Errorf("the entry was not written again: %+v", e)
+				}
+			}
+		})
+	}
+	// A file with a problem is never cached.
+	bad := cfgProject(t, "workflow:\n  stop_hook:\n    max_cycles: many\n")
+	badCache := &ConfigCache{Dir: t.TempDir(), Build: "b1"}
+	if _, _, err := Load(LoadOptions{StartDir: bad, Cache: badCache}); err == nil || !strings.Contains(err.Error(), "max_cycles") {
+		t.Fatalf("bad file loaded: %v", err)
+	}
+	if entries, _ := os.ReadDir(badCache.Dir); len(entries) != 0 {
+		t.Errorf("a file that does not load was cached: %v", entries)
+	}
+}
+
+// TestConfigCachePrune: the cache keeps at most cfgCacheMax entries.
+func TestConfigCachePrune(t *testing.T) {
+	cache := &ConfigCache{Dir: t.TempDir(), Build: "b1"}
+	for i := 0; i < cfgCacheMax+5; i++ {
+		dir := cfgProject(t, "workflow:\n  epic: bd-"+strings.Repeat("x", i+1)+"\n")
+		cfgLoad(t, LoadOptions{StartDir: dir, Cache: cache})
+	}
+	if entries, _ := os.ReadDir(cache.Dir); len(entries) != cfgCacheMax {
+		t.Errorf("%d entries, want %d", len(entries), cfgCacheMax)
+	}
+}
