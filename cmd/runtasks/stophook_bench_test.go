@@ -352,9 +352,19 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 	bd := instantBD(b)
 	env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1", "HOME="+b.TempDir())
 	root := benchRepo(b, filepath.Join(b.TempDir(), "proj"))
-	// From the environment, not a project.yaml: the hooks read a
-	// project.yaml only once it is trusted.
 	env = append(env, "RUNTASKS_WORKFLOW__NO_PROGRESS_CYCLES=0", "RUNTASKS_MAX_CYCLES=100000", "XDG_CONFIG_HOME="+b.TempDir(), "CLAUDE_PROJECT_DIR=")
+	// As a user sets it up: runtasks install writes the hooks, the
+	// project.yaml with every key, and trusts it; the hooks read it (the
+	// limits above come from the environment, over the file).
+	install := exec.Command(full, "install", "claude", "--epic", faultEpic)
+	install.Dir, install.Env = root, env
+	if out, err := install.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("trusted")) {
+		b.Fatalf("runtasks install claude: %v\n%s", err, out)
+	}
+	settings, _ := os.ReadFile(filepath.Join(root, ".claude", "settings.json"))
+	if !bytes.Contains(settings, []byte(bin+" stop-hook")) {
+		b.Fatalf("install did not write %s:\n%s", bin, settings)
+	}
 	dir := b.TempDir()
 	sizes := []struct {
 		name string
