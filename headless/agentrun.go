@@ -181,7 +181,6 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
-			r.startCount() // the agent is up: the previous cycle's count may run
 			log.Write(chunk)
 			lastNL = chunk[len(chunk)-1] == '\n'
 		}

@@ -185,17 +185,6 @@ func (p *progress) Busy(a string) {
 	p.redraw()
 }
 
-// CountedPrintf records the epic's closed/total and writes a permanent
-// line made by line from the count's text ("3/5 closed (+2 this run)").
-func (p *progress) CountedPrintf(closed, total int, line func(tally string) string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed, p.total = closed, total
-	p.clear()
-	fmt.Fprintln(p.out, Clean(line(p.tally())))
-	p.redraw()
-}
-
 // Tally records the epic's closed/total.
 func (p *progress) Tally(closed, total int) {
 	p.mu.Lock()

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -170,20 +169,6 @@ type runner struct {
 	// stopWhy, when set, says why the agent's context ended other than an
 	// interrupt or --max-duration (a worker's lease lost).
 	stopWhy atomic.Value
-	// counting is the count of a blocked cycle, made once the next agent
-	// is up (see countLater).
-	counting atomic.Pointer[laterCount]
-}
-
-// laterCount is a cycle's closed/total count, read while the next agent
-// runs: between two agents bd is asked only what the decision needs.
-type laterCount struct {
-	idx   int                 // the cycle's record in RunState.Cycles
-	line  func(string) string // the cycle's line, given the count's text
-	start sync.Once
-	done  chan struct{} // closed when it came back
-	t     beads.Tally
-	err   error
 }
 
 // Run drives the epic until the engine ends the loop, the budget is spent,
@@ -355,7 +340,6 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	for cycle := 1; ; cycle++ {
 		r.p.Cycle(cycle)
 		rec, sum, runErr := r.runAgent(runCtx, cycle, prompt, resumeID)
-		r.counted()
 		r.state.Cycles = append(r.state.Cycles, rec)
 		last := &r.state.Cycles[len(r.state.Cycles)-1]
 		r.save() // the cycle is on record before beads is read
@@ -393,16 +377,8 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			return r.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
 		}
 		last.Outcome, last.Why = dec.Outcome, dec.Why
-		head := r.p.head()
-		line := func(tally string) string {
-			return fmt.Sprintf("%s · agent exited %d · %s · %s: %s", head, rec.ExitCode, tally, dec.Outcome, dec.Why)
-		}
-		if dec.Block && cycle < r.max {
-			r.countLater(len(r.state.Cycles)-1, line)
-		} else {
-			r.tally(ctx, last)
-			r.p.Printf("%s", line(r.p.tally()))
-		}
+		r.tally(ctx, last)
+		r.p.Printf("%s · agent exited %d · %s · %s: %s", r.p.head(), rec.ExitCode, r.p.tally(), dec.Outcome, dec.Why)
 		if dec.SystemMessage != "" && !dec.Block {
 			r.p.Printf("%s", dec.SystemMessage)
 		}
@@ -524,51 +500,6 @@ func (r *runner) record(dec orchestrator.Decision, reset bool) {
 	if err := r.store.Append(rec); err != nil {
 		r.log.Warn("decision log", "err", err)
 	}
-}
-
-// countLater has the count of the cycle at idx, whose decision blocked,
-// made once the next agent is up (its first output; startCount) rather
-// than between the two agents, and that cycle's line printed then: the
-// next agent waits only for the decision's own bd query. counted records
-// it.
-func (r *runner) countLater(idx int, line func(string) string) {
-	r.counting.Store(&laterCount{idx: idx, line: line, done: make(chan struct{})})
-}
-
-// startCount starts the pending count, once.
-func (r *runner) startCount() {
-	c := r.counting.Load()
-	if c == nil {
-		return
-	}
-	c.start.Do(func() {
-		go func() {
-			defer close(c.done)
-			c.t, c.err = r.o.Beads.Tally(context.WithoutCancel(r.parent), r.epic)
-			if c.err == nil {
-				r.p.CountedPrintf(c.t.Closed, c.t.Total, c.line)
-			}
-		}()
-	})
-}
-
-// counted waits for the pending count (made now when the agent never
-// wrote a line) and records it in its cycle.
-func (r *runner) counted() {
-	c := r.counting.Load()
-	if c == nil {
-		return
-	}
-	r.startCount()
-	<-c.done
-	r.counting.Store(nil)
-	if c.err != nil {
-		r.log.Warn("could not count the epic's closed tasks", "err", c.err)
-		r.p.Printf("%s", c.line(r.p.tally()))
-	} else {
-		r.state.Closed, r.state.Total = c.t.Closed, c.t.Total
-	}
-	r.state.Cycles[c.idx].Closed, r.state.Cycles[c.idx].Total = r.state.Closed, r.state.Total
 }
 
 // tally reads closed/total after a cycle; a failure keeps the last numbers.

@@ -541,7 +541,7 @@ func BenchmarkStatus10k(b *testing.B) {
 // BenchmarkRunBookkeeping: what `runtasks run` does between two agent
 // runs, from one agent's exit to the next one's start (issue 17): how many
 // bd calls and how long. The agent is a script that logs its start and
-// exit times, answers at once and works 0.2 s more; bd is the instant bd of testdata/bench,
+// exit times and answers at once; bd is the instant bd of testdata/bench,
 // logging each call's start. Ready work remains at every cycle, so every
 // decision blocks and the run goes on to --max-cycles.
 func BenchmarkRunBookkeeping(b *testing.B) {
@@ -556,10 +556,6 @@ func BenchmarkRunBookkeeping(b *testing.B) {
 		agent := filepath.Join(tools, "claude")
 		script := "#!/bin/sh\necho \"start $(date +%s%N)\" >> '" + agentLog + "'\n" +
 			`echo '{"type":"result","subtype":"success","is_error":false,"result":"Progress made.","session_id":"s-bench"}'` + "\n" +
-			// A real agent's cycle takes minutes; this one a fifth of a
-			// second after its first line (runtasks reads the previous
-			// cycle's count meanwhile).
-			"sleep 0.2\n" +
 			"echo \"exit $(date +%s%N)\" >> '" + agentLog + "'\n"
 		if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
 			b.Fatal(err)
