@@ -15,7 +15,7 @@ import (
 )
 
 // ConfigCache keeps the decoded values of each project.yaml a Load read,
-// by the file's content (sha256) and the build that decoded them: the
+// by the file's content and the build that decoded them (sha256): the
 // next Load of the same file, by the same runtasks, sets those values
 // from JSON instead of parsing the YAML again, which was the slowest part
 // of a hook's configuration load (docs/benchmarks.md). Only a layer that
@@ -43,9 +43,14 @@ type cfgCacheEntry struct {
 	Values map[string]json.RawMessage `json:"values"`
 }
 
+// path is the entry of the file holding data for this build: two builds
+// (runtasks and runtasks-hook, or two versions) keep an entry each.
 func (c *ConfigCache) path(data []byte) string {
-	sum := sha256.Sum256(data)
-	return filepath.Join(c.Dir, hex.EncodeToString(sum[:16])+".json")
+	h := sha256.New()
+	h.Write([]byte(c.Build))
+	h.Write([]byte{0})
+	h.Write(data)
+	return filepath.Join(c.Dir, hex.EncodeToString(h.Sum(nil)[:16])+".json")
 }
 
 // read is the cached layer of the file holding data, if there is one of

@@ -82,6 +82,31 @@ func TestConfigCache(t *testing.T) {
 	}
 }
 
+// TestConfigCacheTwoBuilds: two builds (runtasks and runtasks-hook) that
+// load the same file keep an entry each, so that running them in turn does
+// not parse the file at every Load.
+func TestConfigCacheTwoBuilds(t *testing.T) {
+	dir := cfgProject(t, "workflow:\n  stop_hook:\n    max_cycles: 7\n")
+	data, _ := os.ReadFile(filepath.Join(dir, ProjectFile))
+	cacheDir := t.TempDir()
+	a, b := &ConfigCache{Dir: cacheDir, Build: "runtasks"}, &ConfigCache{Dir: cacheDir, Build: "runtasks-hook"}
+	for _, c := range []*ConfigCache{a, b, a, b} {
+		cfgLoad(t, LoadOptions{StartDir: dir, Cache: c})
+	}
+	if entries, _ := os.ReadDir(cacheDir); len(entries) != 2 || a.path(data) == b.path(data) {
+		t.Fatalf("entries %v: want one per build", entries)
+	}
+	// a's entry is a's: a tampered value shows it is read.
+	out, _ := json.Marshal(cfgCacheEntry{Build: "runtasks", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("12")}})
+	os.WriteFile(a.path(data), out, 0o600)
+	if cfg, _ := cfgLoad(t, LoadOptions{StartDir: dir, Cache: a}); cfg.Workflow.StopHook.MaxCycles != 12 {
+		t.Errorf("max_cycles = %d: the entry was not used", cfg.Workflow.StopHook.MaxCycles)
+	}
+	if cfg, _ := cfgLoad(t, LoadOptions{StartDir: dir, Cache: b}); cfg.Workflow.StopHook.MaxCycles != 7 {
+		t.Errorf("max_cycles = %d from the other build's entry", cfg.Workflow.StopHook.MaxCycles)
+	}
+}
+
 // TestConfigCachePrune: the cache keeps at most cfgCacheMax entries.
 func TestConfigCachePrune(t *testing.T) {
 	cache := &ConfigCache{Dir: t.TempDir(), Build: "b1"}
