@@ -28,7 +28,7 @@ build:
 
 install:
 	CGO_ENABLED=0 $(GO) install ./cmd/runtasks
-	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH | cut -d: -f1)/bin; \
 	echo "CGO_ENABLED=0 $(GO) build -tags runtasks_hook -o $$dir/runtasks-hook ./cmd/runtasks"; \
 	CGO_ENABLED=0 $(GO) build -tags runtasks_hook -o "$$dir/runtasks-hook" ./cmd/runtasks
 
