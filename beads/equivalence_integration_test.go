@@ -261,13 +261,14 @@ func (g *genStore) change(t *testing.T, rng *rand.Rand, s *beadstest.Store) {
 	id := g.pick(rng, all)
 	// do runs one change; bd refusing a dependency cycle, a block on a
 	// descendant (which blocks cascade to) or on an ancestor ("already a
-	// child of": a deadlock) is no failure.
+	// child of": a deadlock), or a new parent the issue already blocks on
+	// ("already exists with type"), is no failure.
 	do := func(args ...string) bool {
 		cmd := exec.Command(s.Bin, append(args, "--json")...)
 		cmd.Dir, cmd.Env = s.Root, s.Env
 		out, err := cmd.CombinedOutput()
 		if err != nil && (strings.Contains(string(out), "cycle") || strings.Contains(string(out), "descendant") ||
-			strings.Contains(string(out), "already a child of")) {
+			strings.Contains(string(out), "already a child of") || strings.Contains(string(out), "already exists with type")) {
 			return false
 		}
 		if err != nil {
