@@ -36,10 +36,21 @@ type Slots struct {
 	Wait time.Duration
 }
 
-// SlotsDir is the default Dir for an environment: runtasks/bd-slots in the
-// user's cache directory ($XDG_CACHE_HOME, else $HOME/.cache), or in the
-// system's temporary directory when neither is set.
+// SlotsDir is the default Dir for an environment: bd-slots in runtasks'
+// cache directory (CacheDir), or in the system's temporary directory when
+// there is none.
 func SlotsDir(environ []string) string {
+	if dir := CacheDir(environ); dir != "" {
+		return filepath.Join(dir, "bd-slots")
+	}
+	return fallbackSlotsDir()
+}
+
+// CacheDir is runtasks' directory in the user's cache for an environment:
+// $XDG_CACHE_HOME/runtasks, else $HOME/.cache/runtasks; "" when neither is
+// an absolute path. The bd slots and the hooks' configuration cache live
+// there.
+func CacheDir(environ []string) string {
 	get := func(key string) string {
 		for i := len(environ) - 1; i >= 0; i-- {
 			if k, v, ok := cutEnv(environ[i]); ok && k == key {
@@ -50,11 +61,11 @@ func SlotsDir(environ []string) string {
 	}
 	switch {
 	case filepath.IsAbs(get("XDG_CACHE_HOME")):
-		return filepath.Join(get("XDG_CACHE_HOME"), "runtasks", "bd-slots")
+		return filepath.Join(get("XDG_CACHE_HOME"), "runtasks")
 	case filepath.IsAbs(get("HOME")):
-		return filepath.Join(get("HOME"), ".cache", "runtasks", "bd-slots")
+		return filepath.Join(get("HOME"), ".cache", "runtasks")
 	}
-	return fallbackSlotsDir()
+	return ""
 }
 
 func fallbackSlotsDir() string {

@@ -28,18 +28,44 @@ const faultEpic = "bd-e"
 const readyJSON = `[{"id":"bd-e.1","title":"First","status":"open","priority":1,"issue_type":"task","parent":"bd-e"},` +
 	`{"id":"bd-e.2","title":"Second","status":"open","priority":2,"issue_type":"task","parent":"bd-e"}]`
 
-// faultProject makes a project root (a .git directory marks it) with an
+// faultProject makes a project root (a git repository, gitRepo) with an
 // optional project.yaml, and returns it.
 func faultProject(t *testing.T, yaml string) string {
 	t.Helper()
-	root := filepath.Join(t.TempDir(), "proj")
-	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root := gitRepo(t, filepath.Join(t.TempDir(), "proj"))
 	if yaml != "" {
 		writeFile(t, filepath.Join(root, "project.yaml"), yaml)
 	}
 	return root
+}
+
+// userGitignore is the .gitignore of gitRepo's repositories.
+const userGitignore = "node_modules/\n*.log\n"
+
+// assertGitignoreKept fails when the project's own .gitignore changed.
+func assertGitignoreKept(t *testing.T, root string) {
+	t.Helper()
+	if b, err := os.ReadFile(filepath.Join(root, ".gitignore")); err != nil || string(b) != userGitignore {
+		t.Errorf("the project's .gitignore changed: %q, %v", b, err)
+	}
+}
+
+// gitRepo makes dir a plain git repository, as a user's project is (git
+// init, its own .gitignore): an empty .git directory is no repository, and
+// runtasks would ask git at every stop where a real project needs no git
+// process.
+func gitRepo(tb testing.TB, dir string) string {
+	tb.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		tb.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(userGitignore), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }
 
 func writeFile(t *testing.T, path, data string) {
@@ -185,7 +211,8 @@ func TestFaultStateDirUnwritable(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, ".runtasks")); string(b) != "not a directory\n" {
 		t.Fatalf("the file in the way was changed: %q", b)
 	}
-	assertOnlyUnder(t, filepath.Dir(root), map[string]bool{root: true}, filepath.Join(root, ".git"), filepath.Join(root, ".runtasks"))
+	assertOnlyUnder(t, filepath.Dir(root), map[string]bool{root: true}, filepath.Join(root, ".git"), filepath.Join(root, ".gitignore"), filepath.Join(root, ".runtasks"))
+	assertGitignoreKept(t, root)
 
 	// A read-only state dir: only meaningful when not root (root writes
 	// anyway); the same outcome.
@@ -408,7 +435,8 @@ func TestFaultHostileSessionIDs(t *testing.T) {
 			t.Errorf("session %.40q has %d cycles, want 1", st.Session, st.Cycles)
 		}
 	}
-	assertOnlyUnder(t, filepath.Dir(root), map[string]bool{root: true}, filepath.Join(root, ".git"), filepath.Join(root, ".runtasks"))
+	assertOnlyUnder(t, filepath.Dir(root), map[string]bool{root: true}, filepath.Join(root, ".git"), filepath.Join(root, ".gitignore"), filepath.Join(root, ".runtasks"))
+	assertGitignoreKept(t, root)
 	if _, err := os.Lstat("/tmp/escape"); err == nil {
 		t.Error("/tmp/escape exists")
 	}

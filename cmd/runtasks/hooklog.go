@@ -55,17 +55,39 @@ const (
 // logLevels are the level names log.level and --log-level take.
 var logLevels = map[string]slog.Level{"debug": logDebug, "info": logInfo, "warn": logWarn, "error": logError, "fatal": logError + 4}
 
-// level is the logger's level: --log-level, else log.level, else warn; a
-// name it does not know leaves info (as charm log does).
+// logLevelName is the level every runtasks logger takes: --log-level,
+// else log.level, else warn.
+func logLevelName(cfg *orchestrator.Config, flagLevel string) string {
+	switch {
+	case flagLevel != "":
+		return flagLevel
+	case cfg != nil && cfg.Log.Level != "":
+		return cfg.Log.Level
+	}
+	return "warn"
+}
+
+// openLogFile opens log.file (relative to the project root) for appending;
+// nil when none is set or it does not open (the logger writes to stderr).
+func openLogFile(cfg *orchestrator.Config) *os.File {
+	if cfg == nil || cfg.Log.File == "" {
+		return nil
+	}
+	path := cfg.Log.File
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(cfg.Root, path)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// level is the logger's level (logLevelName); a name it does not know
+// leaves info (as charm log does).
 func (l *hookLogger) level() slog.Level {
-	name := "warn"
-	if l.cfg != nil && l.cfg.Log.Level != "" {
-		name = l.cfg.Log.Level
-	}
-	if l.flagLevel != "" {
-		name = l.flagLevel
-	}
-	if lv, ok := logLevels[strings.ToLower(name)]; ok {
+	if lv, ok := logLevels[strings.ToLower(logLevelName(l.cfg, l.flagLevel))]; ok {
 		return lv
 	}
 	return logInfo
@@ -75,14 +97,8 @@ func (l *hookLogger) level() slog.Level {
 // stderr.
 func (l *hookLogger) open() {
 	l.w, l.closeFn = l.stderr, func() {}
-	if l.cfg != nil && l.cfg.Log.File != "" {
-		path := l.cfg.Log.File
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(l.cfg.Root, path)
-		}
-		if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
-			l.w, l.timed, l.closeFn = f, true, func() { f.Close() }
-		}
+	if f := openLogFile(l.cfg); f != nil {
+		l.w, l.timed, l.closeFn = f, true, func() { f.Close() }
 	}
 }
 

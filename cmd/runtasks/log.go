@@ -5,7 +5,6 @@ package main
 import (
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/charmbracelet/log"
 	"github.com/muesli/termenv"
@@ -21,14 +20,8 @@ import (
 // packages.
 func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
 	w, closeFn := stderr, func() {}
-	if cfg != nil && cfg.Log.File != "" {
-		path := cfg.Log.File
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(cfg.Root, path)
-		}
-		if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
-			w, closeFn = f, func() { f.Close() }
-		}
+	if f := openLogFile(cfg); f != nil {
+		w, closeFn = f, func() { f.Close() }
 	}
 	// The logger gets w behind a plain writer: given a terminal itself, its
 	// colour detection would query the terminal (OSC 10/11, ESC[6n) and
@@ -45,14 +38,7 @@ func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*l
 	} else {
 		l.SetColorProfile(termenv.Ascii)
 	}
-	level := "warn"
-	if cfg != nil && cfg.Log.Level != "" {
-		level = cfg.Log.Level
-	}
-	if flagLevel != "" {
-		level = flagLevel
-	}
-	if lv, err := log.ParseLevel(level); err == nil {
+	if lv, err := log.ParseLevel(logLevelName(cfg, flagLevel)); err == nil {
 		l.SetLevel(lv)
 	}
 	return l, closeFn

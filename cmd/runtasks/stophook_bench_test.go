@@ -301,25 +301,6 @@ func runTimed(b *testing.B, dir string, env []string, stdin []byte, bin string, 
 	return wall, stdout.Bytes()
 }
 
-// benchRepo makes dir a plain git repository, as a user's project is
-// (git init, its own .gitignore): an empty .git directory is no
-// repository, and runtasks would ask git at every stop where a real
-// project needs no git process.
-func benchRepo(b *testing.B, dir string) string {
-	b.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command("git", "init", "-q", dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("git init: %v\n%s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("node_modules/\n*.log\n"), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	return dir
-}
-
 // benchProgram builds a static Go program of testdata/bench (the floor,
 // the instant bd) into dir.
 func benchProgram(b *testing.B, dir, name string) string {
@@ -351,7 +332,7 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 	floor := benchProgram(b, tools, "floor")
 	bd := instantBD(b)
 	env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1", "HOME="+b.TempDir())
-	root := benchRepo(b, filepath.Join(b.TempDir(), "proj"))
+	root := gitRepo(b, filepath.Join(b.TempDir(), "proj"))
 	env = append(env, "RUNTASKS_WORKFLOW__NO_PROGRESS_CYCLES=0", "RUNTASKS_MAX_CYCLES=100000", "XDG_CONFIG_HOME="+b.TempDir(), "CLAUDE_PROJECT_DIR=")
 	// As a user sets it up: runtasks install writes the hooks, the
 	// project.yaml with every key, and trusts it; the hooks read it (the
@@ -554,7 +535,7 @@ func BenchmarkRunBookkeeping(b *testing.B) {
 	const cycles = 6
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
-		root := benchRepo(b, filepath.Join(dir, "proj"))
+		root := gitRepo(b, filepath.Join(dir, "proj"))
 		agentLog, bdLog := filepath.Join(dir, "agent.log"), filepath.Join(dir, "bd.log")
 		agent := filepath.Join(tools, "claude")
 		script := "#!/bin/sh\necho \"start $(date +%s%N)\" >> '" + agentLog + "'\n" +

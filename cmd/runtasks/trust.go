@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/agentfile"
+	"github.com/runtasks/runtasks/beads"
 	"github.com/runtasks/runtasks/git"
 	"github.com/runtasks/runtasks/orchestrator"
 	"github.com/runtasks/runtasks/trust"
@@ -80,13 +81,8 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*orchestr
 // disk: a rebuilt or replaced runtasks decodes afresh. nil when either is
 // unknown.
 func configCache(f *Factory) *orchestrator.ConfigCache {
-	var dir string
-	switch {
-	case filepath.IsAbs(f.Getenv("XDG_CACHE_HOME")):
-		dir = filepath.Join(f.Getenv("XDG_CACHE_HOME"), "runtasks", "config")
-	case filepath.IsAbs(f.Getenv("HOME")):
-		dir = filepath.Join(f.Getenv("HOME"), ".cache", "runtasks", "config")
-	default:
+	cache := beads.CacheDir(f.Environ())
+	if cache == "" {
 		return nil
 	}
 	exe, err := f.Executable()
@@ -97,7 +93,7 @@ func configCache(f *Factory) *orchestrator.ConfigCache {
 	if err != nil {
 		return nil
 	}
-	return &orchestrator.ConfigCache{Dir: dir, Build: fmt.Sprintf("%s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())}
+	return &orchestrator.ConfigCache{Dir: filepath.Join(cache, "config"), Build: fmt.Sprintf("%s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())}
 }
 
 type trustOptions struct {
