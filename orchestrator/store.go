@@ -209,7 +209,7 @@ var errCorrupt = errors.New("corrupt state file")
 // readState reads one state file; errCorrupt wraps a file that is not a
 // state of these ids.
 func readState(path, session, epic string) (State, error) {
-	data, err := os.ReadFile(path)
+	data, err := readStateFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{Session: session, Epic: epic}, nil
 	}
@@ -248,29 +248,86 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 	return State{Session: session, Epic: epic}, nil
 }
 
-// writeAtomic writes st to path through a temp file and a rename, under
-// the session's lock. A process killed at any point (kill -9) leaves the
-// old or the new state: the data is in the page cache, which outlives the
-// process. Neither file nor directory is synced: a state is rewritten at
-// every stop, and an fsync (two with the directory) costs more than the
-// rest of the stop. A power cut may lose the last updates, or leave an
-// empty state file on a file system that does not order a rename after
-// its data; that file reads as corrupt and is moved aside (docs/state.md).
-func writeAtomic(path string, st State) error { return writeJSONAtomic(path, st, false) }
+// writeAtomic writes st to path under the session's lock, so that a
+// process killed at any point (kill -9) leaves the old or the new state,
+// never a torn one: what was written is in the page cache, which outlives
+// the process. A state that fits in a page is rewritten in place
+// (rewriteInPlace: one write at offset 0, which a kill cannot cut); else,
+// or when there is no file yet, it goes through a temp file and a rename.
+// The rename costs more than the rest of the write: ext4 writes a file
+// renamed over another one out at once (its auto_da_alloc), and that is
+// paid at every stop. Neither file nor directory is synced: a state is
+// rewritten at every stop, and an fsync costs more than the rest of the
+// stop. A power cut may lose the last updates, or leave a state file empty
+// or torn; that file reads as corrupt and is moved aside (docs/state.md).
+func writeAtomic(path string, st State) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	data = append(data, '\n')
+	if done, err := rewriteInPlace(path, data); done {
+		return err
+	}
+	return writeFileAtomic(path, data, false)
+}
 
-// writeJSONAtomic writes v as indented JSON through a temp file in the same
-// directory and a rename, so a reader sees the old file or the new one,
-// never a torn one. The caller holds path's lock, so the temp file has one
-// name (tempPath): a writer killed before its rename leaves that file, and
-// the next writer truncates and replaces it, with no directory listing at
-// every stop. durable also syncs the file and the directory (the rare
-// writes a person asked for, such as a session's binding).
+// rewriteInPlace replaces the content of the state file at path with
+// data in one write(2) at offset 0, padded with spaces to the file's size
+// (JSON allows them; the file never has to shrink, so no truncate can be
+// cut apart from the write). Linux copies a write that fits in one page
+// whole or not at all when the writer is killed (it checks for a fatal
+// signal between pages only): both the old and the new content fit in
+// inPlaceMax. false, and nothing written, when the file is not there, not
+// a regular file, either content is larger, or a reader keeps it locked
+// (lockForWrite); then the caller writes through a rename. A temp file a
+// killed renaming writer left is removed.
+func rewriteInPlace(path string, data []byte) (bool, error) {
+	if len(data) > inPlaceMax {
+		return false, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|openNoFollow, 0)
+	if err != nil {
+		return false, nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > inPlaceMax {
+		return false, nil
+	}
+	if !lockForWrite(f) {
+		return false, nil
+	}
+	if pad := int(fi.Size()) - len(data); pad > 0 {
+		data = append(append(data[:len(data)-1], bytes.Repeat([]byte{' '}, pad)...), '\n')
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return true, fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Remove(tempPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true, fmt.Errorf("remove %s: %w", filepath.Base(tempPath(path)), err)
+	}
+	return true, nil
+}
+
+// writeJSONAtomic writes v as indented JSON through a temp file and a
+// rename (writeFileAtomic).
 func writeJSONAtomic(path string, v any, durable bool) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	data = append(data, '\n')
+	return writeFileAtomic(path, append(data, '\n'), durable)
+}
+
+// writeFileAtomic writes data through a temp file in the same directory
+// and a rename, so a reader sees the old file or the new one, never a torn
+// one. The caller holds path's lock, so the temp file has one name
+// (tempPath): a writer killed before its rename leaves that file, and the
+// next writer truncates and replaces it (or removes it), with no directory
+// listing at every stop. durable also syncs the file and the directory
+// (the rare writes a person asked for, such as a session's binding).
+func writeFileAtomic(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	name := tempPath(path)
 	tmp, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -408,20 +465,12 @@ func (s *Store) List() ([]State, error) {
 	}
 	var out []State
 	for _, name := range names {
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		st, err := listState(filepath.Join(dir, name), name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // reset meanwhile
 		}
 		if err != nil {
-			s.warn("read state %s: %v", name, err)
-			continue
-		}
-		var st State
-		if err := json.Unmarshal(data, &st); err != nil || st.Session == "" || stateName(st.Session, st.Epic) != name {
-			if err == nil {
-				err = errors.New("not the state its name says")
-			}
-			s.warn("%v %s: %v; skipped", errCorrupt, filepath.Join(dir, name), err)
+			s.warn("%v", err)
 			continue
 		}
 		out = append(out, st)
@@ -436,6 +485,46 @@ func (s *Store) List() ([]State, error) {
 		return out[i].Epic < out[j].Epic
 	})
 	return out, nil
+}
+
+// readStateFile reads a state file whole: under a shared flock of the
+// file, so that a rewrite in place is not copied out half done.
+func readStateFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lockForRead(f)
+	return io.ReadAll(f)
+}
+
+// listState reads the state file path (named name) without its lock. A
+// state rewritten in place (rewriteInPlace) may be read while the writer
+// copies it, so a file that does not decode is read again, twice, before
+// it is called corrupt.
+func listState(path, name string) (State, error) {
+	var err error
+	for try := 0; try < 3; try++ {
+		if try > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		var data []byte
+		if data, err = readStateFile(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return State{}, err
+			}
+			return State{}, fmt.Errorf("read state %s: %w", name, err)
+		}
+		var st State
+		if err = json.Unmarshal(data, &st); err == nil {
+			if st.Session != "" && stateName(st.Session, st.Epic) == name {
+				return st, nil
+			}
+			err = errors.New("not the state its name says")
+		}
+	}
+	return State{}, fmt.Errorf("%w %s: %v; skipped", errCorrupt, path, err)
 }
 
 // Reset removes the states matching session and epic ("" matches any) and

@@ -353,12 +353,14 @@ func TestStoreHelperProcess(t *testing.T) {
 		}
 		os.Exit(0)
 	case "loop":
-		// Rewrites a large state forever, until killed.
-		big := strings.Repeat("f", 1<<20)
+		// Rewrites its state forever, until killed: a large one (through a
+		// rename) or a small one whose size changes with each cycle (in
+		// place on Linux).
+		small := os.Getenv("RUNTASKS_STORE_SMALL") != ""
 		for {
 			if _, err := s.Update("s1", "bd-1", func(st *State) error {
 				st.Cycles++
-				st.Fingerprint = big
+				st.Fingerprint = kill9Fingerprint(small, st.Cycles)
 				st.Unchanged = st.Cycles // a torn write could not keep both equal
 				return nil
 			}); err != nil {
@@ -426,19 +428,88 @@ func TestStoreConcurrentProcesses(t *testing.T) {
 	}
 }
 
-// TestStoreKill9 kills a process in the middle of rewriting its state, over
-// and over: the state file always holds a whole state (old or new), no temp
-// file is read as a state, and the lock is free afterwards.
-func TestStoreKill9(t *testing.T) {
+// TestStoreListWhileRewritten: status lists states without their locks
+// while another process rewrites one in place, its size moving each time:
+// every listing holds that state, whole, and nothing is called corrupt.
+func TestStoreListWhileRewritten(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	s, w := newTestStore(t)
+	if _, err := s.Update("s1", "bd-1", func(st *State) error {
+		st.Cycles, st.Unchanged, st.Fingerprint = 1, 1, kill9Fingerprint(true, 1)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := helperCmd(t, "loop", s.Dir, "RUNTASKS_STORE_SMALL=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	seen := map[int]bool{}
+	for i := 0; i < 3000 && len(seen) < 200; i++ {
+		states, err := s.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(states) != 1 {
+			t.Fatalf("listing %d: %d states, want 1 (warnings %q)", i, len(states), w.all())
+		}
+		st := states[0]
+		if st.Unchanged != st.Cycles || st.Fingerprint != kill9Fingerprint(true, st.Cycles) {
+			t.Fatalf("listing %d: torn state: cycles %d, unchanged %d, fingerprint %d bytes", i, st.Cycles, st.Unchanged, len(st.Fingerprint))
+		}
+		seen[st.Cycles] = true
+	}
+	if len(seen) < 10 {
+		t.Errorf("the listings saw %d different states: the writer did not run alongside", len(seen))
+	}
+	if len(w.all()) > 0 {
+		t.Errorf("warnings: %q", w.all())
+	}
+}
+
+// kill9Fingerprint is the fingerprint the kill -9 helper writes at cycle
+// c: 1 MB, or (small) 64 to 1,663 bytes, a size that moves with c so that
+// an in-place rewrite both grows and shrinks the state.
+func kill9Fingerprint(small bool, c int) string {
+	if !small {
+		return strings.Repeat("f", 1<<20)
+	}
+	return strings.Repeat("f", 64+c*389%1600)
+}
+
+// TestStoreKill9 kills a process in the middle of rewriting its state, over
+// and over: the state file always holds a whole state (old or new), no temp
+// file is read as a state, and the lock is free afterwards. A large state
+// is written through a rename, a small one in place (on Linux: the same
+// file all along).
+func TestStoreKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, small := range []bool{false, true} {
+		name := "large"
+		if small {
+			name = "small"
+		}
+		t.Run(name, func(t *testing.T) { testStoreKill9(t, small) })
+	}
+}
+
+func testStoreKill9(t *testing.T, small bool) {
+	s, w := newTestStore(t)
 	path, _ := s.StatePath("s1", "bd-1")
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	last := 0
+	var first os.FileInfo
 	for round := range 8 {
-		cmd := helperCmd(t, "loop", s.Dir)
+		var env []string
+		if small {
+			env = append(env, "RUNTASKS_STORE_SMALL=1")
+		}
+		cmd := helperCmd(t, "loop", s.Dir, env...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -473,11 +544,20 @@ func TestStoreKill9(t *testing.T) {
 		if err := json.Unmarshal(data, &st); err != nil {
 			t.Fatalf("round %d: state file is not valid JSON after kill -9: %v", round, err)
 		}
-		if st.Cycles < last || st.Unchanged != st.Cycles || len(st.Fingerprint) != 1<<20 {
+		if st.Cycles < last || st.Unchanged != st.Cycles || st.Fingerprint != kill9Fingerprint(small, st.Cycles) {
 			t.Fatalf("round %d: torn state: cycles %d (before %d), unchanged %d, fingerprint %d bytes",
 				round, st.Cycles, last, st.Unchanged, len(st.Fingerprint))
 		}
 		last = st.Cycles
+		// (A rename may reuse a freed inode number: only the in-place
+		// rewrite is checked.)
+		if fi, err := os.Stat(path); err != nil {
+			t.Fatal(err)
+		} else if first == nil {
+			first = fi
+		} else if small && inPlaceMax > 0 && !os.SameFile(first, fi) {
+			t.Fatalf("round %d: a small state was not rewritten in place", round)
+		}
 		states, err := s.List()
 		if err != nil {
 			t.Fatal(err)
