@@ -623,11 +623,15 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 	// grace, and nothing of it outlives the call; a child holding the
 	// pipes cannot hang us (WaitDelay).
 	g := shell.NewContextGroup(cmd, shell.Terminate, grace)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var o output
+	o.attach(cmd)
 
 	err = cmd.Run()
 	g.Reap()
+	if cerr := o.collect(); err == nil {
+		err = cerr
+	}
+	stdout, stderr := &o.stdout, &o.stderr
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
