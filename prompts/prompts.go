@@ -54,8 +54,19 @@ func Load(path string) (string, error) {
 	return string(b), nil
 }
 
-// Render fills tmpl with d.
+// Render fills tmpl with d. A template without Go template actions (the
+// embedded one) only has its {epic_id} replaced: a stop hook renders it at
+// every stop, and parsing it as a Go template cost more than the rest of
+// the prompt's work.
 func Render(tmpl string, d Data) (string, error) {
+	if !strings.Contains(tmpl, "{{") {
+		return strings.TrimRight(strings.ReplaceAll(tmpl, "{epic_id}", d.Epic), "\n"), nil
+	}
+	return renderTemplate(tmpl, d)
+}
+
+// renderTemplate renders tmpl as a Go template, {epic_id} being {{.Epic}}.
+func renderTemplate(tmpl string, d Data) (string, error) {
 	tmpl = strings.ReplaceAll(tmpl, "{epic_id}", "{{.Epic}}")
 	t, err := template.New("prompt").Option("missingkey=error").Parse(tmpl)
 	if err != nil {

@@ -68,3 +68,25 @@ func TestLoadOverride(t *testing.T) {
 		t.Errorf("completion checklist skill missing: %v", err)
 	}
 }
+
+// TestRenderWithoutActions: a template without Go template actions is
+// filled by replacing {epic_id}, and reads exactly as the Go template
+// would render it.
+func TestRenderWithoutActions(t *testing.T) {
+	d := Data{Epic: "bd-{x}.1", Session: "s1", MaxCycles: 7}
+	for _, tmpl := range []string{
+		RunTasks(),
+		"",
+		"plain text\n\n\n",
+		"epic {epic_id} and {epic_id}}, {epic_id}{epic_id}\n",
+		"{{epic_id}: not a fast one",
+		"{{.Session}} {{.MaxCycles}} {epic_id}",
+		"{ {epic_id} } }} {",
+	} {
+		got, err := Render(tmpl, d)
+		want, werr := renderTemplate(tmpl, d)
+		if (err == nil) != (werr == nil) || got != want {
+			t.Errorf("Render(%q) = %q, %v; the Go template gives %q, %v", tmpl, got, err, want, werr)
+		}
+	}
+}
