@@ -59,9 +59,10 @@ type LoadOptions struct {
 }
 
 // TrustChecker says whether a project's project.yaml is trusted as it is:
-// root is the project root, content the file's bytes as Load read them.
+// root is the project root, sum the trust.Sum of the file's bytes as Load
+// read them (computed once: the configuration cache's key uses it too).
 type TrustChecker interface {
-	Check(root string, content []byte) (trust.State, error)
+	CheckSum(root, sum string) (trust.State, error)
 }
 
 // UntrustedFile is a project.yaml Load left out for want of trust.
@@ -221,7 +222,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 			// layer over the defaults) is parsed.
 			cfg = cfgDefaultConfig()
 			l = cfgFileLayer(path, l.cacheData)
-			l.cacheData = layers[i].cacheData
+			l.cacheData, l.cacheSum = layers[i].cacheData, layers[i].cacheSum
 			layers[i] = l
 		}
 		errs = append(errs, l.errs...)
@@ -231,7 +232,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 			src[key] = l.srcs[key]
 		}
 		if l.cacheData != nil && len(l.errs) == 0 && len(layerErrs) == 0 {
-			opts.Cache.write(l.cacheData, l, &cfg)
+			opts.Cache.write(l.cacheSum, l, &cfg)
 		}
 	}
 	if len(errs) > 0 {
@@ -263,12 +264,13 @@ func cfgUpperLayers(opts LoadOptions) (root, path string, untrusted *UntrustedFi
 		if err != nil {
 			return "", "", nil, nil, fmt.Errorf("read configuration: %w", err)
 		}
-		if untrusted = cfgTrust(opts, root, path, data); untrusted == nil {
-			l, ok := opts.Cache.read(path, data)
+		sum := trust.Sum(data)
+		if untrusted = cfgTrust(opts, root, path, sum); untrusted == nil {
+			l, ok := opts.Cache.read(path, sum)
 			if !ok {
 				l = cfgFileLayer(path, data)
 			}
-			l.cacheData = data
+			l.cacheData, l.cacheSum = data, sum
 			layers = append(layers, l)
 		} else {
 			path = ""
@@ -294,11 +296,11 @@ func cfgUpperLayers(opts LoadOptions) (root, path string, untrusted *UntrustedFi
 // cfgTrust is nil when the project.yaml at path may be read: no trust is
 // required, or the file was named explicitly, or the store trusts it as it
 // is; else what was left out and why.
-func cfgTrust(opts LoadOptions, root, path string, data []byte) *UntrustedFile {
+func cfgTrust(opts LoadOptions, root, path, sum string) *UntrustedFile {
 	if opts.RequireTrust == nil || opts.ConfigFile != "" || cfgLookupEnv(opts.Environ, EnvConfig) != "" {
 		return nil
 	}
-	st, err := opts.RequireTrust.Check(root, data)
+	st, err := opts.RequireTrust.CheckSum(root, sum)
 	if err == nil && st == trust.Trusted {
 		return nil
 	}
@@ -626,6 +628,7 @@ type cfgLayer struct {
 	// layer loaded without a problem.
 	cached    map[string]json.RawMessage
 	cacheData []byte
+	cacheSum  string // trust.Sum(cacheData)
 }
 
 func (l *cfgLayer) set(key, src string, v any) {

@@ -43,23 +43,24 @@ type cfgCacheEntry struct {
 	Values map[string]json.RawMessage `json:"values"`
 }
 
-// path is the entry of the file holding data for this build: two builds
-// (runtasks and runtasks-hook, or two versions) keep an entry each.
-func (c *ConfigCache) path(data []byte) string {
+// path is the entry, for this build, of the file whose content's
+// trust.Sum is sum: two builds (runtasks and runtasks-hook, or two
+// versions) keep an entry each.
+func (c *ConfigCache) path(sum string) string {
 	h := sha256.New()
 	h.Write([]byte(c.Build))
 	h.Write([]byte{0})
-	h.Write(data)
+	h.Write([]byte(sum))
 	return filepath.Join(c.Dir, hex.EncodeToString(h.Sum(nil)[:16])+".json")
 }
 
 // read is the cached layer of the file holding data, if there is one of
 // this build.
-func (c *ConfigCache) read(src string, data []byte) (cfgLayer, bool) {
+func (c *ConfigCache) read(src, sum string) (cfgLayer, bool) {
 	if c == nil || c.Dir == "" || c.Build == "" {
 		return cfgLayer{}, false
 	}
-	f, err := os.Open(c.path(data))
+	f, err := os.Open(c.path(sum))
 	if err != nil {
 		return cfgLayer{}, false
 	}
@@ -83,7 +84,7 @@ func (c *ConfigCache) read(src string, data []byte) (cfgLayer, bool) {
 }
 
 // write keeps the values the file layer l set in cfg (decoded, checked).
-func (c *ConfigCache) write(data []byte, l cfgLayer, cfg *Config) {
+func (c *ConfigCache) write(sum string, l cfgLayer, cfg *Config) {
 	if c == nil || c.Dir == "" || c.Build == "" {
 		return
 	}
@@ -102,7 +103,7 @@ func (c *ConfigCache) write(data []byte, l cfgLayer, cfg *Config) {
 		return
 	}
 	c.prune()
-	renameio.WriteFile(c.path(data), out, 0o600)
+	renameio.WriteFile(c.path(sum), out, 0o600)
 }
 
 // prune removes the oldest entries beyond cfgCacheMax-1.

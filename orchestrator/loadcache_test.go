@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runtasks/runtasks/trust"
 )
 
 // TestConfigCache: an entry of this build is what the next Load uses (a
@@ -23,7 +25,7 @@ func TestConfigCache(t *testing.T) {
 	if cfg, _ := cfgLoad(t, opts); cfg.Workflow.StopHook.MaxCycles != 7 {
 		t.Fatalf("max_cycles = %d", cfg.Workflow.StopHook.MaxCycles)
 	}
-	entry := cache.path(data)
+	entry := cache.path(trust.Sum(data))
 	write := func(e cfgCacheEntry) {
 		out, _ := json.Marshal(e)
 		if err := os.WriteFile(entry, out, 0o600); err != nil {
@@ -93,12 +95,12 @@ func TestConfigCacheTwoBuilds(t *testing.T) {
 	for _, c := range []*ConfigCache{a, b, a, b} {
 		cfgLoad(t, LoadOptions{StartDir: dir, Cache: c})
 	}
-	if entries, _ := os.ReadDir(cacheDir); len(entries) != 2 || a.path(data) == b.path(data) {
+	if entries, _ := os.ReadDir(cacheDir); len(entries) != 2 || a.path(trust.Sum(data)) == b.path(trust.Sum(data)) {
 		t.Fatalf("entries %v: want one per build", entries)
 	}
 	// a's entry is a's: a tampered value shows it is read.
 	out, _ := json.Marshal(cfgCacheEntry{Build: "runtasks", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("12")}})
-	os.WriteFile(a.path(data), out, 0o600)
+	os.WriteFile(a.path(trust.Sum(data)), out, 0o600)
 	if cfg, _ := cfgLoad(t, LoadOptions{StartDir: dir, Cache: a}); cfg.Workflow.StopHook.MaxCycles != 12 {
 		t.Errorf("max_cycles = %d: the entry was not used", cfg.Workflow.StopHook.MaxCycles)
 	}

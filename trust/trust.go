@@ -131,13 +131,18 @@ func (s *Store) Get(root string) (rec Record, ok bool, err error) {
 // Check says whether the project at root with this project.yaml content
 // is trusted.
 func (s *Store) Check(root string, content []byte) (State, error) {
+	return s.CheckSum(root, Sum(content))
+}
+
+// CheckSum is Check for the content whose Sum is sum.
+func (s *Store) CheckSum(root, sum string) (State, error) {
 	rec, ok, err := s.Get(root)
 	switch {
 	case err != nil:
 		return Untrusted, err
 	case !ok:
 		return Untrusted, nil
-	case rec.SHA256 != Sum(content):
+	case rec.SHA256 != sum:
 		return Changed, nil
 	}
 	return Trusted, nil

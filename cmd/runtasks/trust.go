@@ -41,7 +41,7 @@ func (f *Factory) trustStore() (*trust.Store, error) {
 // brokenTrust is a trust store that cannot be read: nothing is trusted.
 type brokenTrust struct{ err error }
 
-func (b brokenTrust) Check(string, []byte) (trust.State, error) { return trust.Untrusted, b.err }
+func (b brokenTrust) CheckSum(string, string) (trust.State, error) { return trust.Untrusted, b.err }
 
 // LoadHookConfig loads the configuration for a hook command (stop-hook,
 // prompt-hook, session-hook): as LoadConfig does, except that a
