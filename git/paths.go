@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Tracked lists the files under path (a file or a directory, relative to
@@ -56,8 +57,16 @@ func MainWorktree(ctx context.Context, dir string) (root string, ok bool, err er
 	return mainWorktreeByGit(ctx, dir)
 }
 
+// revParseTimeout bounds the git rev-parse of mainWorktreeByGit. It is
+// set here, when git has to run, rather than by the caller: most answers
+// come from the files, and a context with a timer costs a stop hook more
+// than reading them.
+const revParseTimeout = 10 * time.Second
+
 // mainWorktreeByGit is MainWorktree as git answers it.
 func mainWorktreeByGit(ctx context.Context, dir string) (root string, ok bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, revParseTimeout)
+	defer cancel()
 	out, err := Repo{Dir: dir}.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
 	if err != nil {
 		var ee *exec.ExitError

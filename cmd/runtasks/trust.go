@@ -18,12 +18,10 @@ import (
 	"github.com/runtasks/runtasks/trust"
 )
 
-// mainWorktree is orchestrator.LoadOptions.MainWorktree: git's answer for
-// the repository holding dir (one git process).
+// mainWorktree is orchestrator.LoadOptions.MainWorktree: git.MainWorktree,
+// from the repository's files, else one git process (bounded there).
 func mainWorktree(dir string) (string, bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return git.MainWorktree(ctx, dir)
+	return git.MainWorktree(context.Background(), dir)
 }
 
 // warn prints a problem that does not stop the command on stderr.
