@@ -261,15 +261,27 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 // stop. A power cut may lose the last updates, or leave a state file empty
 // or torn; that file reads as corrupt and is moved aside (docs/state.md).
 func writeAtomic(path string, st State) error {
-	data, err := json.MarshalIndent(st, "", "  ")
+	data, err := encodeState(st)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	data = append(data, '\n')
 	if done, err := rewriteInPlace(path, data); done {
 		return err
 	}
 	return writeFileAtomic(path, data, false)
+}
+
+// encodeState is a state as its file holds it: one line of JSON, with <,
+// > and & as they are (the last reason holds them; escaped, they made the
+// file larger and slower to read back at every stop).
+func encodeState(st State) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(st); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // rewriteInPlace replaces the content of the state file at path with
