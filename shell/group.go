@@ -3,6 +3,7 @@ package shell
 import (
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,10 +27,23 @@ type Group struct {
 // it closes them.
 const WaitMargin = 500 * time.Millisecond
 
+// startGate is the channel GateStarts was last given.
+var startGate atomic.Pointer[<-chan struct{}]
+
+// GateStarts makes every group made from now on (NewGroup) wait until
+// ready is closed. A program that arms its handling of interrupts off its
+// main path (runtasks: its signal handling, which costs a stop hook a
+// fifth of a millisecond when it waits for it) closes ready once it is in
+// place: nothing is started that an interrupt could leave behind.
+func GateStarts(ready <-chan struct{}) { startGate.Store(&ready) }
+
 // NewGroup makes cmd (not yet started) start in its own process group,
 // with Wait closing its pipes at most grace and WaitMargin after the
 // program exited or its context ended.
 func NewGroup(cmd *exec.Cmd, grace time.Duration) *Group {
+	if ready := startGate.Load(); ready != nil {
+		<-*ready
+	}
 	g := &Group{cmd: cmd, grace: grace}
 	setpgid(cmd)
 	cmd.WaitDelay = grace + WaitMargin

@@ -5,6 +5,7 @@ package shell_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -76,4 +77,29 @@ func TestRunReapsLeftovers(t *testing.T) {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	shelltest.GroupGone(t, shelltest.ReadPID(t, pidfile))
+}
+
+// TestGateStarts: while the gate is shut no group is made (so no child
+// started); once it opens they are, at once.
+func TestGateStarts(t *testing.T) {
+	ready := make(chan struct{})
+	shell.GateStarts(ready)
+	defer func() {
+		open := make(chan struct{})
+		close(open)
+		shell.GateStarts(open)
+	}()
+	made := make(chan *shell.Group)
+	go func() { made <- shell.NewGroup(exec.Command("true"), time.Second) }()
+	select {
+	case <-made:
+		t.Fatal("a group was made before the gate opened")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(ready)
+	select {
+	case <-made:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no group was made after the gate opened")
+	}
 }
