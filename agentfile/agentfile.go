@@ -13,6 +13,7 @@
 package agentfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -119,11 +120,13 @@ func Read(path string, max int64) ([]byte, error) {
 		return nil, &Error{Path: path, Kind: ErrTooLarge, Size: fi.Size(), Cap: max}
 	}
 	// The file may grow between the fstat and the read: read one byte
-	// more than the cap to tell.
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	// more than the cap to tell. The buffer holds the size fstat gave, so
+	// that a hook reads its files in one read each.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > max {
 		return nil, &Error{Path: path, Kind: ErrTooLarge, Size: max + 1, Cap: max}
 	}

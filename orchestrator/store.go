@@ -508,7 +508,12 @@ func readStateFile(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	lockForRead(f)
-	return io.ReadAll(f)
+	var b bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Size() < 1<<20 {
+		b.Grow(int(fi.Size()) + bytes.MinRead) // one read, and one for the end
+	}
+	_, err = b.ReadFrom(f)
+	return b.Bytes(), err
 }
 
 // listState reads the state file path (named name) without its lock. A
