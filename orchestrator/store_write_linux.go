@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -20,22 +21,29 @@ const openNoFollow = syscall.O_NOFOLLOW
 // writer holds an exclusive flock on the state file itself during its
 // write, and those readers a shared one during their read. Both hold it
 // for a copy of a few kilobytes, and neither waits long: a writer that
-// cannot have it within flockTries milliseconds writes through a rename
-// instead, a reader reads without it (a torn read then fails to decode and
-// is read again, or called corrupt).
+// cannot have it within flockTries milliseconds (or on a file system
+// without flock) writes through a rename instead, a reader reads without
+// it (a torn read then fails to decode and is read again, or called
+// corrupt).
 const flockTries = 50
 
 func lockForWrite(f *os.File) bool { return flockSoon(f, syscall.LOCK_EX) }
 
 func lockForRead(f *os.File) { flockSoon(f, syscall.LOCK_SH) }
 
+// flockSoon waits only while the lock is held: a file system without
+// flock (ENOLCK, EINVAL) is not waited on.
 func flockSoon(f *os.File, how int) bool {
 	for try := 0; try < flockTries; try++ {
 		if try > 0 {
 			time.Sleep(time.Millisecond)
 		}
-		if syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB) == nil {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
 			return true
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			return false
 		}
 	}
 	return false
