@@ -22,9 +22,10 @@ const openNoFollow = syscall.O_NOFOLLOW
 // write, and those readers a shared one during their read. Both hold it
 // for a copy of a few kilobytes, and neither waits long: a writer that
 // cannot have it within flockTries milliseconds (or on a file system
-// without flock) writes through a rename instead, a reader reads without
-// it (a torn read then fails to decode and is read again, or called
-// corrupt).
+// without flock) writes through a rename instead, and a reader reads
+// without it: a writer that kept it that long is stopped outside its
+// write (a write of a page is not interrupted halfway), so the file is
+// whole.
 const flockTries = 50
 
 func lockForWrite(f *os.File) bool { return flockSoon(f, syscall.LOCK_EX) }
