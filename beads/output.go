@@ -8,14 +8,14 @@ import (
 	"os/exec"
 )
 
+// memoryFiles is false in tests of the pipes on Linux.
+var memoryFiles = true
+
 // output collects what bd writes on stdout and stderr. Where the system
 // has memory files (memoryFile) bd writes into two of them and they are
 // read once it has exited: no pipes, no goroutines copying them while it
 // runs, and nothing a process bd left behind could hold open. Elsewhere,
 // pipes copied into buffers.
-// memoryFiles is false in tests of the pipes on Linux.
-var memoryFiles = true
-
 type output struct {
 	files          [2]*os.File
 	stdout, stderr bytes.Buffer

@@ -10,15 +10,23 @@ import (
 	"time"
 )
 
-// BenchmarkLoad is the configuration load of a stop: no project.yaml, two
-// RUNTASKS_ variables, the hook's cwd a real git repository (git init).
-func BenchmarkLoad(b *testing.B) {
+// benchRepo is a fresh git repository (git init), the hook's cwd in the
+// load benchmarks.
+func benchRepo(b *testing.B) string {
+	b.Helper()
 	dir := b.TempDir()
 	cmd := exec.Command("git", "init", "-q", dir)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+b.TempDir())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("git init: %v\n%s", err, out)
 	}
+	return dir
+}
+
+// BenchmarkLoad is the configuration load of a stop: no project.yaml, two
+// RUNTASKS_ variables, the hook's cwd a real git repository (git init).
+func BenchmarkLoad(b *testing.B) {
+	dir := benchRepo(b)
 	environ := append(os.Environ(), "RUNTASKS_EPIC=bd-e1", "RUNTASKS_WORKFLOW__STOP_HOOK__MAX_CYCLES=20")
 	opts := LoadOptions{StartDir: dir, Environ: environ}
 	b.ReportAllocs()
@@ -33,12 +41,7 @@ func BenchmarkLoad(b *testing.B) {
 // runs it: each iteration starts the test binary anew (TestLoadColdHelper)
 // and reports the median time of its one Load as cold-ns/load.
 func BenchmarkLoadCold(b *testing.B) {
-	dir := b.TempDir()
-	cmd := exec.Command("git", "init", "-q", dir)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+b.TempDir())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("git init: %v\n%s", err, out)
-	}
+	dir := benchRepo(b)
 	var times []time.Duration
 	for b.Loop() {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestLoadColdHelper$", "-test.count=1")

@@ -516,30 +516,23 @@ func readStateFile(path string) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// listState reads the state file path (named name) without its lock. A
-// state rewritten in place (rewriteInPlace) may be read while the writer
-// copies it, so a file that does not decode is read again, twice, before
-// it is called corrupt.
+// listState reads the state file path (named name) without the session's
+// lock; readStateFile's shared flock keeps a rewrite in place from being
+// read half done.
 func listState(path, name string) (State, error) {
-	var err error
-	for try := 0; try < 3; try++ {
-		if try > 0 {
-			time.Sleep(time.Millisecond)
+	data, err := readStateFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, err
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("read state %s: %w", name, err)
+	}
+	var st State
+	if err = json.Unmarshal(data, &st); err == nil {
+		if st.Session != "" && stateName(st.Session, st.Epic) == name {
+			return st, nil
 		}
-		var data []byte
-		if data, err = readStateFile(path); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return State{}, err
-			}
-			return State{}, fmt.Errorf("read state %s: %w", name, err)
-		}
-		var st State
-		if err = json.Unmarshal(data, &st); err == nil {
-			if st.Session != "" && stateName(st.Session, st.Epic) == name {
-				return st, nil
-			}
-			err = errors.New("not the state its name says")
-		}
+		err = errors.New("not the state its name says")
 	}
 	return State{}, fmt.Errorf("%w %s: %v; skipped", errCorrupt, path, err)
 }
