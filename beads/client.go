@@ -620,14 +620,18 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 	}
 	// bd and whatever it starts run in their own process group: at the
 	// timeout or a cancel the group gets SIGTERM, then SIGKILL after the
-	// grace, and nothing of it outlives the call; a child holding the
-	// pipes cannot hang us (WaitDelay).
-	g := shell.NewContextGroup(cmd, shell.Terminate, grace)
+	// grace, and nothing of it outlives the call. Into memory files bd is
+	// started directly (one fork and exec, waited for here); through pipes
+	// by os/exec, where a child holding the pipes cannot hang us
+	// (WaitDelay).
 	var o output
-	o.attach(cmd)
-
-	err = cmd.Run()
-	g.Reap()
+	if o.attach(cmd) {
+		err = shell.RunDirect(ctx, cmd, shell.Terminate, grace)
+	} else {
+		g := shell.NewContextGroup(cmd, shell.Terminate, grace)
+		err = cmd.Run()
+		g.Reap()
+	}
 	if cerr := o.collect(); err == nil {
 		err = cerr
 	}
@@ -636,7 +640,7 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 		return stdout.Bytes(), nil
 	}
 	e := &Error{Args: args, Code: -1, Err: err}
-	var exitErr *exec.ExitError
+	var exitErr interface{ ExitCode() int } // *exec.ExitError, *shell.ExitError
 	switch {
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
 		e.Kind = KindMissing

@@ -21,7 +21,9 @@ type output struct {
 	stdout, stderr bytes.Buffer
 }
 
-func (o *output) attach(cmd *exec.Cmd) {
+// attach sets cmd's stdout and stderr, and reports whether they are
+// memory files.
+func (o *output) attach(cmd *exec.Cmd) bool {
 	var out, errOut *os.File
 	if memoryFiles {
 		out, errOut = memoryFile("bd-stdout"), memoryFile("bd-stderr")
@@ -29,10 +31,11 @@ func (o *output) attach(cmd *exec.Cmd) {
 	if out == nil || errOut == nil {
 		closeFiles(out, errOut)
 		cmd.Stdout, cmd.Stderr = &o.stdout, &o.stderr
-		return
+		return false
 	}
 	o.files = [2]*os.File{out, errOut}
 	cmd.Stdout, cmd.Stderr = out, errOut
+	return true
 }
 
 // collect reads the memory files, after bd exited, into the buffers and

@@ -16,7 +16,8 @@ import (
 // exec.Cmd.WaitDelay set to Grace plus a margin, Wait returns even when a
 // process that left the group still holds the output pipes.
 type Group struct {
-	cmd   *exec.Cmd
+	cmd   *exec.Cmd // nil for a program RunDirect started
+	pid   int       // RunDirect's program (its process group)
 	grace time.Duration
 
 	mu    sync.Mutex
@@ -37,13 +38,18 @@ var startGate atomic.Pointer[<-chan struct{}]
 // place: nothing is started that an interrupt could leave behind.
 func GateStarts(ready <-chan struct{}) { startGate.Store(&ready) }
 
+// waitGate waits for the gate GateStarts was given, if any.
+func waitGate() {
+	if ready := startGate.Load(); ready != nil {
+		<-*ready
+	}
+}
+
 // NewGroup makes cmd (not yet started) start in its own process group,
 // with Wait closing its pipes at most grace and WaitMargin after the
 // program exited or its context ended.
 func NewGroup(cmd *exec.Cmd, grace time.Duration) *Group {
-	if ready := startGate.Load(); ready != nil {
-		<-*ready
-	}
+	waitGate()
 	g := &Group{cmd: cmd, grace: grace}
 	setpgid(cmd)
 	cmd.WaitDelay = grace + WaitMargin
@@ -64,10 +70,22 @@ func NewContextGroup(cmd *exec.Cmd, first Signal, grace time.Duration) *Group {
 
 // Signal sends sig to every process of the group.
 func (g *Group) Signal(sig Signal) error {
-	if g.cmd.Process == nil {
+	pgid := g.pgid()
+	if pgid == 0 {
 		return nil
 	}
-	return signalGroup(g.cmd.Process.Pid, sig)
+	return signalGroup(pgid, sig)
+}
+
+// pgid is the group's id (its program's pid), 0 before it started.
+func (g *Group) pgid() int {
+	if g.cmd == nil {
+		return g.pid
+	}
+	if g.cmd.Process == nil {
+		return 0
+	}
+	return g.cmd.Process.Pid
 }
 
 // Stop sends sig to the group now and SIGKILL after the grace period.
@@ -87,7 +105,7 @@ func (g *Group) Kill() {
 
 // Alive reports whether a process of the group is still running.
 func (g *Group) Alive() bool {
-	return g.cmd.Process != nil && groupAlive(g.cmd.Process.Pid)
+	return g.pgid() != 0 && groupAlive(g.pgid())
 }
 
 // Reap ends what is left of the group after Wait returned: the program is

@@ -79,8 +79,8 @@ func TestRunReapsLeftovers(t *testing.T) {
 	shelltest.GroupGone(t, shelltest.ReadPID(t, pidfile))
 }
 
-// TestGateStarts: while the gate is shut no group is made (so no child
-// started); once it opens they are, at once.
+// TestGateStarts: while the gate is shut no group is made and nothing is
+// run directly (so no child started); once it opens they are, at once.
 func TestGateStarts(t *testing.T) {
 	ready := make(chan struct{})
 	shell.GateStarts(ready)
@@ -89,17 +89,23 @@ func TestGateStarts(t *testing.T) {
 		close(open)
 		shell.GateStarts(open)
 	}()
-	made := make(chan *shell.Group)
-	go func() { made <- shell.NewGroup(exec.Command("true"), time.Second) }()
+	made := make(chan string, 2)
+	go func() { shell.NewGroup(exec.Command("true"), time.Second); made <- "NewGroup" }()
+	go func() {
+		shell.RunDirect(context.Background(), exec.Command("true"), shell.Terminate, time.Second)
+		made <- "RunDirect"
+	}()
 	select {
-	case <-made:
-		t.Fatal("a group was made before the gate opened")
+	case by := <-made:
+		t.Fatalf("%s started before the gate opened", by)
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(ready)
-	select {
-	case <-made:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no group was made after the gate opened")
+	for range 2 {
+		select {
+		case <-made:
+		case <-time.After(5 * time.Second):
+			t.Fatal("nothing started after the gate opened")
+		}
 	}
 }
