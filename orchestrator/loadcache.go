@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -39,8 +40,14 @@ const cfgCacheMax = 64
 // cfgCacheEntry is one cached file layer.
 type cfgCacheEntry struct {
 	Build string `json:"build"`
-	// Values are the file's keys with their decoded values, as JSON.
+	// Values are the file's keys whose decoded value is not the default,
+	// with that value as JSON.
 	Values map[string]json.RawMessage `json:"values"`
+	// Defaults are the file's keys that it sets to the default value:
+	// the file is the first layer over the defaults, so they change
+	// nothing and are not decoded again, only named as set by the file.
+	// (runtasks install writes every key, most of them as they are.)
+	Defaults []string `json:"defaults,omitempty"`
 }
 
 // path is the entry, for this build, of the file whose content's
@@ -74,11 +81,19 @@ func (c *ConfigCache) read(src, sum string) (cfgLayer, bool) {
 	}
 	l := newCfgLayer(false)
 	l.cached = e.Values
+	if l.cached == nil {
+		l.cached = map[string]json.RawMessage{}
+	}
 	for key := range e.Values {
+		l.srcs[key] = src
+	}
+	for _, key := range e.Defaults {
+		l.srcs[key] = src
+	}
+	for key := range l.srcs {
 		if cfgSchema.byKey[key] == nil {
 			return cfgLayer{}, false // a key this build does not know
 		}
-		l.srcs[key] = src
 	}
 	return l, true
 }
@@ -90,14 +105,21 @@ func (c *ConfigCache) write(sum string, l cfgLayer, cfg *Config) {
 	}
 	e := cfgCacheEntry{Build: c.Build, Values: map[string]json.RawMessage{}}
 	into := reflect.ValueOf(cfg).Elem()
+	defaults := cfgDefaultConfig()
+	def := reflect.ValueOf(&defaults).Elem()
 	for key := range l.vals {
 		f := cfgSchema.byKey[key]
 		raw, err := json.Marshal(into.FieldByIndex(f.index).Interface())
 		if err != nil {
 			return
 		}
+		if d, err := json.Marshal(def.FieldByIndex(f.index).Interface()); err == nil && bytes.Equal(raw, d) {
+			e.Defaults = append(e.Defaults, key)
+			continue
+		}
 		e.Values[key] = raw
 	}
+	slices.Sort(e.Defaults)
 	out, err := json.Marshal(e)
 	if err != nil || os.MkdirAll(c.Dir, 0o700) != nil {
 		return

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,5 +120,46 @@ func TestConfigCachePrune(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(cache.Dir); len(entries) != cfgCacheMax {
 		t.Errorf("%d entries, want %d", len(entries), cfgCacheMax)
+	}
+}
+
+// TestConfigCacheDefaultValues: a project.yaml that sets every key, all
+// but one to its default (as runtasks install writes it), is cached as
+// that one value and the names of the rest; the Load that reads the
+// entry gives the configuration and the sources of a Load that parses
+// the file, with the environment still over the file.
+func TestConfigCacheDefaultValues(t *testing.T) {
+	defaults, err := os.ReadFile("defaults.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Replace(string(defaults), "    max_cycles: 50\n", "    max_cycles: 7\n", 1)
+	if body == string(defaults) {
+		t.Fatal("defaults.yaml has no max_cycles: 50 line to change")
+	}
+	dir := cfgProject(t, body)
+	data, _ := os.ReadFile(filepath.Join(dir, ProjectFile))
+	env := []string{EnvName("workflow.epic") + "=bd-env"}
+	want, wantSrc := cfgLoad(t, LoadOptions{StartDir: dir, Environ: env})
+	if want.Workflow.StopHook.MaxCycles != 7 || want.Workflow.Epic != "bd-env" {
+		t.Fatalf("parsed: max_cycles %d, epic %q", want.Workflow.StopHook.MaxCycles, want.Workflow.Epic)
+	}
+	cache := &ConfigCache{Dir: t.TempDir(), Build: "b1"}
+	for _, pass := range []string{"miss", "hit"} {
+		got, gotSrc := cfgLoad(t, LoadOptions{StartDir: dir, Environ: env, Cache: cache})
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotSrc, wantSrc) {
+			t.Errorf("cache %s: Load differs from the parse:\n got %#v %v\nwant %#v %v", pass, *got, gotSrc, *want, wantSrc)
+		}
+	}
+	var e cfgCacheEntry
+	out, _ := os.ReadFile(cache.path(trust.Sum(data)))
+	if err := json.Unmarshal(out, &e); err != nil {
+		t.Fatalf("entry %s: %v", out, err)
+	}
+	if len(e.Values) != 1 || string(e.Values["workflow.stop_hook.max_cycles"]) != "7" {
+		t.Errorf("entry values %v, want max_cycles alone", e.Values)
+	}
+	if len(e.Defaults) != len(ConfigKeys())-1 || slices.Contains(e.Defaults, "workflow.stop_hook.max_cycles") {
+		t.Errorf("entry defaults: %d keys, want every key (%d) but max_cycles", len(e.Defaults), len(ConfigKeys()))
 	}
 }
