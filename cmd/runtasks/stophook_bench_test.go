@@ -273,7 +273,7 @@ func benchTranscript(b *testing.B, dir string, size int64) string {
 }
 
 // ownRuns is how many paired runs measure runtasks' own cost per case.
-const ownRuns = 21
+const ownRuns = 41
 
 // cpuTime is the CPU time (user + system) of the last runTimed child and
 // the children it waited for: on a loaded machine it moves less than the
@@ -316,8 +316,8 @@ func benchProgram(b *testing.B, dir, name string) string {
 
 // BenchmarkStopHookTranscriptSize: runtasks' own cost at a stop (issue
 // 17), with an instant fake bd, on 1 MB and 1 GB transcripts, with and
-// without last_assistant_message. Each of ownRuns rounds runs, in turn,
-// the instant bd alone, the floor program (testdata/bench/floor: read
+// without last_assistant_message. Each of ownRuns rounds runs, for each
+// transcript size in turn (the sizes alternate), the instant bd alone, the floor program (testdata/bench/floor: read
 // stdin and the transcript's last 64 KB, answer) and the stop hook of
 // runtasks-hook (what install writes), each timed directly; then as many
 // rounds of the whole runtasks' stop hook (full-own-ms, for comparison); runtasks' own cost is the hook's wall time less the bd
@@ -357,51 +357,66 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 			if withLAM {
 				mode = "lam"
 			}
-			own := map[string]time.Duration{}
-			rss := map[string]int64{}
-			for _, sz := range sizes {
+			// The sizes' rounds alternate (1 MB, 1 GB, 1 MB, …), so that a
+			// change in the machine's load weighs on both alike.
+			type sample struct {
+				owns, floors, hooks, bds, ownCPU, floorCPU, fullOwns []time.Duration
+				rs                                                   []int64
+			}
+			ins, samples := make([][]byte, len(sizes)), make([]sample, len(sizes))
+			for k, sz := range sizes {
 				tp := benchTranscript(b, dir, sz.n)
+				defer os.Remove(tp)
 				fields := map[string]any{"session_id": "s-" + mode + sz.name, "cwd": root, "hook_event_name": "Stop", "transcript_path": tp}
 				if withLAM {
 					fields["last_assistant_message"] = "I made progress on the epic."
 				}
-				in, _ := json.Marshal(fields)
-				var owns, floors, hooks, bds, ownCPU, floorCPU, fullOwns []time.Duration
-				var rs []int64
-				for r := 0; r < ownRuns; r++ {
+				ins[k], _ = json.Marshal(fields)
+			}
+			for r := 0; r < ownRuns; r++ {
+				for k := range sizes {
+					in, sm := ins[k], &samples[k]
 					tBD, _ := runTimed(b, root, env, nil, bd, "ready", "--json", "--limit", "0", "--parent", faultEpic)
 					cBD := cpuTime
 					tFloor, _ := runTimed(b, root, env, in, floor)
-					floorCPU = append(floorCPU, cpuTime)
+					sm.floorCPU = append(sm.floorCPU, cpuTime)
 					tHook, out := runTimed(b, root, env, in, bin, "stop-hook", "--epic", faultEpic)
-					ownCPU = append(ownCPU, cpuTime-cBD)
+					sm.ownCPU = append(sm.ownCPU, cpuTime-cBD)
 					if !bytes.Contains(out, []byte(`"decision":"block"`)) {
 						b.Fatalf("stop-hook did not block: %s", out)
 					}
-					owns, floors, hooks, bds = append(owns, tHook-tBD), append(floors, tFloor), append(hooks, tHook), append(bds, tBD)
-					if r < benchRuns {
-						rs = append(rs, runChild(b, root, env, in, bin, "stop-hook", "--epic", faultEpic).maxRSS)
-					}
+					sm.owns, sm.floors, sm.hooks, sm.bds = append(sm.owns, tHook-tBD), append(sm.floors, tFloor), append(sm.hooks, tHook), append(sm.bds, tBD)
 				}
-				// The whole runtasks answers the same hook, in rounds of its
-				// own after (for the reader: what the hook-only build saves).
-				for r := 0; r < ownRuns; r++ {
+			}
+			for r := 0; r < benchRuns; r++ {
+				for k := range sizes {
+					samples[k].rs = append(samples[k].rs, runChild(b, root, env, ins[k], bin, "stop-hook", "--epic", faultEpic).maxRSS)
+				}
+			}
+			// The whole runtasks answers the same hook, in rounds of its
+			// own after (for the reader: what the hook-only build saves).
+			for r := 0; r < ownRuns; r++ {
+				for k := range sizes {
 					tBD, _ := runTimed(b, root, env, nil, bd, "ready", "--json", "--limit", "0", "--parent", faultEpic)
-					tFull, _ := runTimed(b, root, env, in, full, "stop-hook", "--epic", faultEpic)
-					fullOwns = append(fullOwns, tFull-tBD)
+					tFull, _ := runTimed(b, root, env, ins[k], full, "stop-hook", "--epic", faultEpic)
+					samples[k].fullOwns = append(samples[k].fullOwns, tFull-tBD)
 				}
-				own[sz.name], rss[sz.name] = median(owns), medianInt(rs)
+			}
+			own := map[string]time.Duration{}
+			rss := map[string]int64{}
+			for k, sz := range sizes {
+				sm := samples[k]
+				own[sz.name], rss[sz.name] = median(sm.owns), medianInt(sm.rs)
 				key := mode + "-" + sz.name
-				b.ReportMetric(ms(median(hooks)), key+"-hook-ms")
-				b.ReportMetric(ms(median(bds)), key+"-bd-ms")
+				b.ReportMetric(ms(median(sm.hooks)), key+"-hook-ms")
+				b.ReportMetric(ms(median(sm.bds)), key+"-bd-ms")
 				b.ReportMetric(ms(own[sz.name]), key+"-own-ms")
-				b.ReportMetric(ms(median(floors)), key+"-floor-ms")
-				b.ReportMetric(float64(own[sz.name])/float64(median(floors)), key+"-own/floor")
+				b.ReportMetric(ms(median(sm.floors)), key+"-floor-ms")
+				b.ReportMetric(float64(own[sz.name])/float64(median(sm.floors)), key+"-own/floor")
 				b.ReportMetric(float64(rss[sz.name])/(1<<20), key+"-rss-MB")
-				b.ReportMetric(ms(median(ownCPU)), key+"-own-cpu-ms")
-				b.ReportMetric(ms(median(fullOwns)), key+"-full-own-ms")
-				b.ReportMetric(float64(median(ownCPU))/float64(median(floorCPU)), key+"-own/floor-cpu")
-				os.Remove(tp)
+				b.ReportMetric(ms(median(sm.ownCPU)), key+"-own-cpu-ms")
+				b.ReportMetric(ms(median(sm.fullOwns)), key+"-full-own-ms")
+				b.ReportMetric(float64(median(sm.ownCPU))/float64(median(sm.floorCPU)), key+"-own/floor-cpu")
 			}
 			b.ReportMetric(float64(own["1GB"])/float64(own["1MB"]), mode+"-own-1GB/1MB")
 			b.ReportMetric(float64(rss["1GB"])/float64(rss["1MB"]), mode+"-rss-1GB/1MB")
