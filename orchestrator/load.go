@@ -20,7 +20,6 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	kmaps "github.com/knadh/koanf/maps"
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/spf13/pflag"
@@ -56,6 +55,11 @@ type LoadOptions struct {
 	// Cache, when set, keeps the decoded values of the project.yaml read
 	// (see ConfigCache); nil parses it at every Load.
 	Cache *ConfigCache
+	// DecodeFile decodes a project.yaml's content for a build that links
+	// no YAML parser (runtasks-hook, whose start-up it would slow at
+	// every stop): it returns what DecodeFileEntry returns for it, from a
+	// build that has one. Used only when the cache has no entry.
+	DecodeFile func(src string, data []byte) ([]byte, error)
 }
 
 // TrustChecker says whether a project's project.yaml is trusted as it is:
@@ -160,11 +164,11 @@ var cfgDefaultsYAML []byte
 type KeyError struct {
 	// Source is the layer: the file path, "env NAME", "flag --name" or
 	// "default".
-	Source string
+	Source string `json:"source"`
 	// Key is the key (with a list index or promise field when that is where
 	// the problem is); "" when the problem is not one key's.
-	Key string
-	Msg string
+	Key string `json:"key,omitempty"`
+	Msg string `json:"msg"`
 }
 
 func (e *KeyError) Error() string {
@@ -267,7 +271,11 @@ func cfgUpperLayers(opts LoadOptions) (root, path string, untrusted *UntrustedFi
 		sum := trust.Sum(data)
 		if untrusted = cfgTrust(opts, root, path, sum); untrusted == nil {
 			l, ok := opts.Cache.read(path, sum)
-			if !ok {
+			switch {
+			case ok:
+			case cfgParseYAML == nil:
+				l = cfgDecodedElsewhere(opts, path, data, sum)
+			default:
 				l = cfgFileLayer(path, data)
 			}
 			l.cacheData, l.cacheSum = data, sum
@@ -642,7 +650,11 @@ func newCfgLayer(weak bool) cfgLayer {
 // cfgFileLayer parses a YAML layer and sorts its keys from unknown ones.
 func cfgFileLayer(src string, data []byte) cfgLayer {
 	l := newCfgLayer(false)
-	mp, err := yaml.Parser().Unmarshal(data)
+	if cfgParseYAML == nil {
+		l.errs = []*KeyError{{Source: src, Msg: "this build of runtasks reads no YAML (runtasks reads it for it)"}}
+		return l
+	}
+	mp, err := cfgParseYAML(data)
 	if err != nil {
 		l.errs = []*KeyError{{Source: src, Msg: err.Error()}}
 		return l

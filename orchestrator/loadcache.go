@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -48,6 +49,9 @@ type cfgCacheEntry struct {
 	// nothing and are not decoded again, only named as set by the file.
 	// (runtasks install writes every key, most of them as they are.)
 	Defaults []string `json:"defaults,omitempty"`
+	// Errors are the file's problems, when DecodeFileEntry found some
+	// (never in a cache entry: a file with problems is not cached).
+	Errors ErrorList `json:"errors,omitempty"`
 }
 
 // path is the entry, for this build, of the file whose content's
@@ -79,6 +83,15 @@ func (c *ConfigCache) read(src, sum string) (cfgLayer, bool) {
 	if err := json.NewDecoder(f).Decode(&e); err != nil || e.Build != c.Build {
 		return cfgLayer{}, false
 	}
+	return e.layer(src)
+}
+
+// layer is the cached file layer the entry holds, for the file src;
+// false when it names a key this build does not know.
+func (e cfgCacheEntry) layer(src string) (cfgLayer, bool) {
+	if len(e.Errors) > 0 {
+		return cfgLayer{}, false
+	}
 	l := newCfgLayer(false)
 	l.cached = e.Values
 	if l.cached == nil {
@@ -103,7 +116,32 @@ func (c *ConfigCache) write(sum string, l cfgLayer, cfg *Config) {
 	if c == nil || c.Dir == "" || c.Build == "" {
 		return
 	}
-	e := cfgCacheEntry{Build: c.Build, Values: map[string]json.RawMessage{}}
+	e, err := cfgEntryOf(l, cfg)
+	if err != nil {
+		return
+	}
+	c.writeEntry(sum, e)
+}
+
+// writeEntry keeps e as this build's entry for the file whose content's
+// trust.Sum is sum.
+func (c *ConfigCache) writeEntry(sum string, e cfgCacheEntry) {
+	if c == nil || c.Dir == "" || c.Build == "" {
+		return
+	}
+	e.Build = c.Build
+	out, err := json.Marshal(e)
+	if err != nil || os.MkdirAll(c.Dir, 0o700) != nil {
+		return
+	}
+	c.prune()
+	renameio.WriteFile(c.path(sum), out, 0o600)
+}
+
+// cfgEntryOf is the entry for the file layer l, whose values cfg holds
+// (decoded over the defaults, checked).
+func cfgEntryOf(l cfgLayer, cfg *Config) (cfgCacheEntry, error) {
+	e := cfgCacheEntry{Values: map[string]json.RawMessage{}}
 	into := reflect.ValueOf(cfg).Elem()
 	defaults := cfgDefaultConfig()
 	def := reflect.ValueOf(&defaults).Elem()
@@ -111,7 +149,7 @@ func (c *ConfigCache) write(sum string, l cfgLayer, cfg *Config) {
 		f := cfgSchema.byKey[key]
 		raw, err := json.Marshal(into.FieldByIndex(f.index).Interface())
 		if err != nil {
-			return
+			return cfgCacheEntry{}, err
 		}
 		if d, err := json.Marshal(def.FieldByIndex(f.index).Interface()); err == nil && bytes.Equal(raw, d) {
 			e.Defaults = append(e.Defaults, key)
@@ -120,12 +158,70 @@ func (c *ConfigCache) write(sum string, l cfgLayer, cfg *Config) {
 		e.Values[key] = raw
 	}
 	slices.Sort(e.Defaults)
-	out, err := json.Marshal(e)
-	if err != nil || os.MkdirAll(c.Dir, 0o700) != nil {
-		return
+	return e, nil
+}
+
+// DecodeFileEntry decodes a project.yaml's content (src names the file in
+// its problems) as Load does, into the JSON of a cache entry: the values
+// that are not the defaults, the keys set to them, or the problems
+// (errors). A build without a YAML parser (runtasks-hook) asks for it
+// through LoadOptions.DecodeFile (runtasks config decode) and keeps it
+// in its cache.
+func DecodeFileEntry(src string, data []byte) ([]byte, error) {
+	if cfgParseYAML == nil {
+		return nil, errors.New("this build of runtasks reads no YAML")
 	}
-	c.prune()
-	renameio.WriteFile(c.path(sum), out, 0o600)
+	l := cfgFileLayer(src, data)
+	cfg := cfgDefaultConfig()
+	errs := append(ErrorList(nil), l.errs...)
+	errs = append(errs, l.decodeInto(&cfg)...)
+	e := cfgCacheEntry{Errors: errs}
+	if len(errs) == 0 {
+		var err error
+		if e, err = cfgEntryOf(l, &cfg); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(e)
+}
+
+// cfgDecodedElsewhere is the file layer of the project.yaml at src (its
+// content data, whose trust.Sum is sum) for a build that links no YAML
+// parser: opts.DecodeFile has it decoded (DecodeFileEntry, by runtasks),
+// and the entry is kept as this build's, so that the next Load of the
+// same content reads it from the cache.
+func cfgDecodedElsewhere(opts LoadOptions, src string, data []byte, sum string) cfgLayer {
+	failed := func(msg string) cfgLayer {
+		l := newCfgLayer(false)
+		l.errs = []*KeyError{{Source: src, Msg: msg}}
+		return l
+	}
+	if opts.DecodeFile == nil {
+		return failed("this build of runtasks reads no YAML, and nothing was given to decode it")
+	}
+	out, err := opts.DecodeFile(src, data)
+	if err != nil {
+		return failed(err.Error())
+	}
+	var e cfgCacheEntry
+	if err := json.Unmarshal(out, &e); err != nil {
+		return failed(fmt.Sprintf("the decoded configuration is not an entry: %v", err))
+	}
+	if len(e.Errors) > 0 {
+		l := newCfgLayer(false)
+		for _, ke := range e.Errors {
+			if ke != nil {
+				l.errs = append(l.errs, &KeyError{Source: src, Key: ke.Key, Msg: ke.Msg})
+			}
+		}
+		return l
+	}
+	l, ok := e.layer(src)
+	if !ok {
+		return failed("the decoded configuration names a key this build does not know")
+	}
+	opts.Cache.writeEntry(sum, e)
+	return l
 }
 
 // prune removes the oldest entries beyond cfgCacheMax-1.

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -162,4 +163,84 @@ func TestConfigCacheDefaultValues(t *testing.T) {
 	if len(e.Defaults) != len(ConfigKeys())-1 || slices.Contains(e.Defaults, "workflow.stop_hook.max_cycles") {
 		t.Errorf("entry defaults: %d keys, want every key (%d) but max_cycles", len(e.Defaults), len(ConfigKeys()))
 	}
+}
+
+// withoutYAML runs f as the hook-only build (runtasks-hook) loads: no
+// YAML parser linked. decode is a DecodeFile that decodes as runtasks
+// (a build with the parser) does, counting its calls.
+func withoutYAML(t *testing.T, f func(decode func(string, []byte) ([]byte, error), calls *int)) {
+	parse := cfgParseYAML
+	if parse == nil {
+		t.Skip("this build links no YAML parser")
+	}
+	cfgParseYAML = nil
+	defer func() { cfgParseYAML = parse }()
+	calls := 0
+	f(func(src string, data []byte) ([]byte, error) {
+		calls++
+		cfgParseYAML = parse
+		defer func() { cfgParseYAML = nil }()
+		return DecodeFileEntry(src, data)
+	}, &calls)
+}
+
+// TestConfigDecodedElsewhere: a build without a YAML parser has its
+// project.yaml decoded elsewhere once per content (LoadOptions.DecodeFile)
+// and reads it from its cache after; the configuration, the sources and
+// every problem are those of a build that parses the file itself.
+func TestConfigDecodedElsewhere(t *testing.T) {
+	env := []string{EnvName("workflow.epic") + "=bd-env"}
+	for _, c := range []struct {
+		name, body string
+		ok         bool
+	}{
+		{"a value and the environment over the file", "workflow:\n  epic: bd-file\n  stop_hook:\n    max_cycles: 7\n    next_ids: 3\n", true},
+		{"problems", "workflow:\n  stop_hook:\n    max_cycles: many\n  no_such_key: 1\n", false},
+		{"not YAML", "workflow:\n  stop_hook: [\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := cfgProject(t, c.body)
+			want, wantSrc, wantErr := Load(LoadOptions{StartDir: dir, Environ: env})
+			if (wantErr == nil) != c.ok {
+				t.Fatalf("parsed: %v", wantErr)
+			}
+			withoutYAML(t, func(decode func(string, []byte) ([]byte, error), calls *int) {
+				cache := &ConfigCache{Dir: t.TempDir(), Build: "hook"}
+				for pass := 1; pass <= 2; pass++ {
+					got, gotSrc, err := Load(LoadOptions{StartDir: dir, Environ: env, Cache: cache, DecodeFile: decode})
+					if c.ok && (err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotSrc, wantSrc)) {
+						t.Errorf("load %d: differs from the parse (%v):\n got %#v %v\nwant %#v %v", pass, err, got, gotSrc, want, wantSrc)
+					}
+					if !c.ok && (err == nil || err.Error() != wantErr.Error()) {
+						t.Errorf("load %d: error\n%v\nwant\n%v", pass, err, wantErr)
+					}
+				}
+				entries, _ := os.ReadDir(cache.Dir)
+				switch {
+				case c.ok && (*calls != 1 || len(entries) != 1):
+					t.Errorf("decoded %d times, %d cache entries: want once, and one entry", *calls, len(entries))
+				case !c.ok && len(entries) != 0:
+					t.Errorf("a file with problems was cached: %v", entries)
+				}
+			})
+		})
+	}
+	// Nothing to decode with, or a decoder that fails: the file's problem,
+	// never the defaults in silence.
+	dir := cfgProject(t, "workflow:\n  stop_hook:\n    max_cycles: 7\n")
+	withoutYAML(t, func(func(string, []byte) ([]byte, error), *int) {
+		for _, c := range []struct {
+			decode func(string, []byte) ([]byte, error)
+			want   string
+		}{
+			{nil, "reads no YAML"},
+			{func(string, []byte) ([]byte, error) { return nil, errors.New("runtasks: not found") }, "runtasks: not found"},
+			{func(string, []byte) ([]byte, error) { return []byte("{"), nil }, "not an entry"},
+		} {
+			_, _, err := Load(LoadOptions{StartDir: dir, Cache: &ConfigCache{Dir: t.TempDir(), Build: "hook"}, DecodeFile: c.decode})
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ProjectFile)+": ") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want the file's, saying %q", err, c.want)
+			}
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/agentfile"
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
@@ -30,7 +31,7 @@ project.yaml, .beads or .git. See docs/configuration.md.`,
   runtasks config validate`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newConfigShowCmd(f), newConfigValidateCmd(f))
+	cmd.AddCommand(newConfigShowCmd(f), newConfigValidateCmd(f), newConfigDecodeCmd(f))
 	setExitStatus(cmd, `  0  shown, or the file is valid
   4  usage or configuration error (each problem on its own line: source,
      key, what is wrong)`)
@@ -234,4 +235,53 @@ func configError(w io.Writer, err error) error {
 		fmt.Fprintln(w, e)
 	}
 	return exitCode(orchestrator.ExitUsage, errSilent)
+}
+
+type configDecodeOptions struct {
+	In       io.Reader
+	Out      io.Writer
+	Source   string
+	BuildKey string // the asking runtasks-hook's; must be this build's
+	Own      string // this build's key
+}
+
+// newConfigDecodeCmd is the hidden command runtasks-hook runs (beside
+// it) to have a project.yaml decoded: the hook-only build links no YAML
+// parser, and keeps what this prints in its configuration cache
+// (orchestrator.LoadOptions.DecodeFile).
+func newConfigDecodeCmd(f *Factory) *cobra.Command {
+	o := &configDecodeOptions{In: f.In, Out: f.Out, Own: ownBuildKey()}
+	cmd := &cobra.Command{
+		Use:    "decode --source FILE --build-key KEY",
+		Short:  "Decode a project.yaml read on stdin for runtasks-hook",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runConfigDecode(o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Source, "source", "", "the file the content is (named in its problems)")
+	cmd.Flags().StringVar(&o.BuildKey, "build-key", "", "the build of the runtasks-hook asking")
+	setExitStatus(cmd, `  0  decoded: the entry (values, or the file's problems) is on stdout
+  4  another build asks, or the input cannot be read`)
+	return cmd
+}
+
+func runConfigDecode(o *configDecodeOptions) error {
+	if o.BuildKey != o.Own || o.Own == "" {
+		return exitCode(orchestrator.ExitUsage, fmt.Errorf("runtasks-hook and runtasks are not the same build (build both again: make install)"))
+	}
+	data, err := io.ReadAll(io.LimitReader(o.In, agentfile.MaxText+1))
+	if err != nil {
+		return exitCode(orchestrator.ExitUsage, err)
+	}
+	if len(data) > agentfile.MaxText {
+		return exitCode(orchestrator.ExitUsage, fmt.Errorf("%s: larger than %d bytes", o.Source, agentfile.MaxText))
+	}
+	out, err := orchestrator.DecodeFileEntry(o.Source, data)
+	if err != nil {
+		return exitCode(orchestrator.ExitUsage, err)
+	}
+	_, err = o.Out.Write(append(out, '\n'))
+	return err
 }

@@ -35,16 +35,3 @@ func hookBinary(exe string) (bin, note string) {
 	}
 	return sibling, ""
 }
-
-// buildKey names a build: what must be equal for two binaries to be built
-// from the same source (build tags may differ).
-func buildKey(bi *buildinfo.BuildInfo) string {
-	key := bi.GoVersion + " " + bi.Main.Path + "@" + bi.Main.Version + " " + bi.Main.Sum
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision", "vcs.time", "vcs.modified":
-			key += " " + s.Key + "=" + s.Value
-		}
-	}
-	return key
-}
