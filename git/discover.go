@@ -98,14 +98,18 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 	default:
 		return "", false, false
 	}
-	for _, d := range []string{top, gitdir, common} {
+	dirs := []string{top, gitdir, common}
+	if common == gitdir { // a main work tree's .git: asked once
+		dirs = dirs[:2]
+	}
+	for _, d := range dirs {
 		// git's safe.directory: a work tree or git directory of another
 		// user is refused unless configured otherwise.
 		if dfi, err := os.Stat(d); err != nil || !ownedByUs(dfi) {
 			return "", false, false
 		}
 	}
-	if !isGitDir(gitdir) || !isGitDir(common) || !plainConfig(filepath.Join(common, "config"), gitdir, top) ||
+	if !isGitDir(gitdir) || (common != gitdir && !isGitDir(common)) || !plainConfig(filepath.Join(common, "config"), gitdir, top) ||
 		(gitdir != common && !plainConfig(filepath.Join(gitdir, "config.worktree"), gitdir, top)) {
 		return "", false, false
 	}
