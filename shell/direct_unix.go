@@ -69,7 +69,11 @@ func RunDirect(ctx context.Context, cmd *exec.Cmd, first Signal, grace time.Dura
 		return &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: err}
 	}
 	g := &Group{pid: pid, grace: grace}
-	stop := context.AfterFunc(ctx, func() { g.Stop(first) })
+	stopped := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(stopped)
+		g.Stop(first)
+	})
 	var ws syscall.WaitStatus
 	for {
 		_, err = syscall.Wait4(pid, &ws, 0, nil)
@@ -77,7 +81,9 @@ func RunDirect(ctx context.Context, cmd *exec.Cmd, first Signal, grace time.Dura
 			break
 		}
 	}
-	stop()
+	if !stop() {
+		<-stopped // the stop began: its SIGKILL timer is set before Reap stops it
+	}
 	g.Reap()
 	if err != nil {
 		return os.NewSyscallError("wait4", err)
