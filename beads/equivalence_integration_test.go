@@ -32,31 +32,8 @@ import (
 // one.
 func TestIntegrationReadyEquivalence(t *testing.T) {
 	t.Parallel()
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RUNTASKS_EQ_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("RUNTASKS_EQ_SEED: %v", err)
-		}
-	}
-	t.Logf("seed %d (replay: RUNTASKS_EQ_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-
-	s := beadstest.NewStore(t, "eq")
-	g := generate(rng, "eq")
-	jsonl := filepath.Join(t.TempDir(), "store.jsonl")
-	if err := os.WriteFile(jsonl, g.jsonl(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.BD("import", jsonl)
-
-	// A bd that logs its arguments: which route each answer took.
-	calls := filepath.Join(t.TempDir(), "calls.log")
-	wrapper := filepath.Join(t.TempDir(), "bd")
-	script := "#!/bin/sh\necho \"$*\" >> " + calls + "\nexec " + s.Bin + " \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	g, s, rng, seed := newGenStore(t, "eq")
+	wrapper, calls := countingBD(t, s)
 	fast := &beads.Client{Bin: wrapper, WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
 	slow := &beads.Client{WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
 	ctx := context.Background()
@@ -104,6 +81,43 @@ func TestIntegrationReadyEquivalence(t *testing.T) {
 		compare(round)
 	}
 	t.Logf("routes taken: %v", routes)
+}
+
+// newGenStore imports a generated store (generate) into a new real bd
+// store. The seed is logged; RUNTASKS_EQ_SEED replays one.
+func newGenStore(t *testing.T, prefix string) (*genStore, *beadstest.Store, *rand.Rand, uint64) {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("RUNTASKS_EQ_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("RUNTASKS_EQ_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (replay: RUNTASKS_EQ_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+
+	s := beadstest.NewStore(t, prefix)
+	g := generate(rng, prefix)
+	jsonl := filepath.Join(t.TempDir(), "store.jsonl")
+	if err := os.WriteFile(jsonl, g.jsonl(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.BD("import", jsonl)
+	return g, s, rng, seed
+}
+
+// countingBD is a bd that logs its arguments, a line a call, to calls: which
+// route each answer took.
+func countingBD(t *testing.T, s *beadstest.Store) (bin, calls string) {
+	t.Helper()
+	calls = filepath.Join(t.TempDir(), "calls.log")
+	bin = filepath.Join(t.TempDir(), "bd")
+	script := "#!/bin/sh\necho \"$*\" >> " + calls + "\nexec " + s.Bin + " \"$@\"\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, calls
 }
 
 func order(issues []beads.Issue) []string {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,32 +25,10 @@ import (
 // RUNTASKS_EQ_SEED replays one.
 func TestIntegrationReadingEquivalence(t *testing.T) {
 	t.Parallel()
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RUNTASKS_EQ_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("RUNTASKS_EQ_SEED: %v", err)
-		}
-	}
-	t.Logf("seed %d (replay: RUNTASKS_EQ_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x51ed270b27a4f1c3))
-
-	s := beadstest.NewStore(t, "rd")
-	g := generate(rng, "rd")
-	jsonl := filepath.Join(t.TempDir(), "store.jsonl")
-	if err := os.WriteFile(jsonl, g.jsonl(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.BD("import", jsonl)
+	g, s, rng, seed := newGenStore(t, "rd")
 	// A type bd ready leaves out, listed (a gate is not listed at all).
 	s.BD("create", "a molecule", "--type", "molecule", "--parent", g.epic)
-
-	calls := filepath.Join(t.TempDir(), "calls.log")
-	wrapper := filepath.Join(t.TempDir(), "bd")
-	script := "#!/bin/sh\necho \"$*\" >> " + calls + "\nexec " + s.Bin + " \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	wrapper, calls := countingBD(t, s)
 	counted := &beads.Client{Bin: wrapper, WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
 	c := &beads.Client{WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
 	ctx := context.Background()
