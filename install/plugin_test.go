@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runtasks/runtasks/hook"
 	"github.com/runtasks/runtasks/prompts"
@@ -111,15 +112,17 @@ func TestPluginHooks(t *testing.T) {
 
 // TestPluginWrapper runs hooks/runtasks-hook.sh: it execs the first
 // runtasks it finds ($RUNTASKS_BIN, PATH, ~/go/bin, ~/.local/bin) with the
-// hook's arguments and stdin; with none it exits 0 with a systemMessage.
+// hook's arguments and stdin, or the runtasks-hook beside it when that is
+// not older; with none it exits 0 with a systemMessage.
 func TestPluginWrapper(t *testing.T) {
 	script, _ := filepath.Abs(filepath.Join("..", "hooks", "runtasks-hook.sh"))
-	fake := func(dir, name string) string {
+	fakeAs := func(dir, file, name string) string {
 		os.MkdirAll(dir, 0o755)
-		p := filepath.Join(dir, "runtasks")
+		p := filepath.Join(dir, file)
 		os.WriteFile(p, []byte("#!/bin/sh\necho "+name+" \"$@\"; cat\n"), 0o755)
 		return p
 	}
+	fake := func(dir, name string) string { return fakeAs(dir, "runtasks", name) }
 	home := t.TempDir()
 	pathDir := filepath.Join(t.TempDir(), "bin")
 	explicit := fake(filepath.Join(t.TempDir(), "x"), "explicit")
@@ -150,5 +153,24 @@ func TestPluginWrapper(t *testing.T) {
 	}
 	if out := run("RUNTASKS_BIN=" + explicit); !strings.HasPrefix(out, "explicit ") {
 		t.Errorf("RUNTASKS_BIN: %q", out)
+	}
+
+	// make install: runtasks-hook written after runtasks, beside it.
+	hookBin := fakeAs(pathDir, "runtasks-hook", "hook")
+	now := time.Now()
+	os.Chtimes(filepath.Join(pathDir, "runtasks"), now.Add(-time.Minute), now.Add(-time.Minute))
+	if out := run(); out != "hook stop-hook --agent claude\n{}" {
+		t.Errorf("runtasks-hook beside runtasks: %q", out)
+	}
+	// A later go install replaced runtasks alone: the older hook binary is
+	// passed over.
+	os.Chtimes(hookBin, now.Add(-time.Hour), now.Add(-time.Hour))
+	if out := run(); !strings.HasPrefix(out, "path ") {
+		t.Errorf("runtasks-hook older than runtasks: %q", out)
+	}
+	os.Chtimes(hookBin, now, now)
+	os.Chmod(hookBin, 0o644)
+	if out := run(); !strings.HasPrefix(out, "path ") {
+		t.Errorf("runtasks-hook not executable: %q", out)
 	}
 }
