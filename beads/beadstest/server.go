@@ -90,6 +90,7 @@ func (s *DoltServer) Start() {
 	s.cmd.Env = s.env()
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.group = shell.NewGroup(s.cmd, 5*time.Second)
+	dieWithParent(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("dolt sql-server: %v", err)
 	}
