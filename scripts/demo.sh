@@ -9,6 +9,11 @@ command -v bd >/dev/null || { echo "demo: bd not on PATH (run: make bd)" >&2; ex
 work=$(mktemp -d "${TMPDIR:-/tmp}/runtasks-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export HOME="$work/home" BD_DISABLE_METRICS=1 BD_NON_INTERACTIVE=1 BEADS_ACTOR=demo
+# Everything runtasks keeps (the trust store, caches) stays in the
+# throwaway home, and nothing of the caller's runtasks settings applies.
+export XDG_CONFIG_HOME="$HOME/.config" XDG_CACHE_HOME="$HOME/.cache" XDG_STATE_HOME="$HOME/.local/state"
+unset CLAUDE_PROJECT_DIR
+while IFS= read -r v; do unset "$v"; done < <(compgen -e | grep '^RUNTASKS_' || true)
 export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@example.com
 mkdir -p "$HOME" "$work/proj"
 cd "$work/proj"
@@ -27,6 +32,8 @@ bd dep add "$t2" "$t1" >/dev/null 2>&1
 echo "epic $epic: $t1, $t2 (after $t1), $t3"
 printf 'workflow:\n  epic: %s\n  stop_hook:\n    max_cycles: 10\n' "$epic" > project.yaml
 cat project.yaml
+# The hooks read a project.yaml only once you trust it (as direnv does).
+run "$RUNTASKS" trust
 
 # stop MESSAGE: what Claude Code sends at a stop, piped into the hook
 # (MESSAGE holds no quote or backslash, so it is a JSON string as it is).
