@@ -63,6 +63,21 @@ type Entry struct {
 	Command string
 	// Program is the command's first word (the runtasks binary).
 	Program string
+	// Epic is the --epic the command passes ("" for none).
+	Epic string
+}
+
+// flagValue is the value words give the flag name (--name V or --name=V).
+func flagValue(words []string, name string) string {
+	for i, w := range words {
+		if w == name && i+1 < len(words) {
+			return words[i+1]
+		}
+		if v, ok := strings.CutPrefix(w, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Entries lists the hooks in a settings file's content that run
@@ -100,7 +115,8 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 			return
 		}
 		if cmd := lit.String(); ours(cmd, "") {
-			out = append(out, Entry{Event: ev, Command: cmd, Program: shellWords(cmd)[0]})
+			words := shellWords(cmd)
+			out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
 		}
 	}
 	for _, m := range hooks.Members {

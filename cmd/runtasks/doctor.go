@@ -77,7 +77,9 @@ ok, warning or error, and for problems the fix.
 
   bd          bd found, and its version (runtasks is tested with bd ` + testedBD + `)
   store       the beads store found and readable
-  epic        the configured epic exists (workflow.epic, RUNTASKS_EPIC, --epic)
+  epic        the configured epic exists (workflow.epic, RUNTASKS_EPIC, --epic);
+              with none configured, each epic the installed stop hooks pass
+              (runtasks install AGENT --epic E)
   server      where the store lives: embedded, or on a Dolt SQL server, and
               whether that server answers (docs/scale.md)
   config      project.yaml valid
@@ -206,23 +208,18 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 
 	emit(doctorServer(ctx, client, bdOK && store != ""))
 
-	epic := cfg.Workflow.Epic
-	switch {
-	case epic == "":
+	if epic := cfg.Workflow.Epic; epic != "" {
+		emit(doctorEpic(ctx, client, epic, "", bdOK && store != ""))
+	} else if hooked := doctorHookEpics(o); len(hooked) == 0 {
 		emit(doctorCheck{levelOK, "epic", "none configured: the hooks drive only sessions given one (--epic, RUNTASKS_EPIC, an armed session)", ""})
-	case !bdOK || store == "":
-		emit(doctorCheck{levelWarning, "epic", epic + ": not checked (bd or the store is missing)", "fix the lines above"})
-	default:
-		is, err := client.Show(ctx, epic)
-		switch {
-		case beads.IsKind(err, beads.KindNotFound):
-			emit(doctorCheck{levelError, "epic", epic + " does not exist in the store", "bd list --type epic shows the epics; correct workflow.epic / --epic"})
-		case err != nil:
-			emit(doctorCheck{levelError, "epic", epic + ": store not readable: " + oneLine(err), "run bd show " + epic + " to see bd's error"})
-		case is.Status == "closed":
-			emit(doctorCheck{levelWarning, "epic", fmt.Sprintf("%s %q is closed: every stop will be allowed", epic, is.Title), "choose an open epic"})
-		default:
-			emit(doctorCheck{levelOK, "epic", fmt.Sprintf("%s %q (%s)", epic, is.Title, is.Status), ""})
+	} else {
+		epics := make([]string, 0, len(hooked))
+		for e := range hooked {
+			epics = append(epics, e)
+		}
+		slices.Sort(epics)
+		for _, e := range epics {
+			emit(doctorEpic(ctx, client, e, "passed by the "+strings.Join(hooked[e], ", ")+" hooks' --epic", bdOK && store != ""))
 		}
 	}
 
@@ -346,14 +343,47 @@ func doctorRuns(ctx context.Context, cfg *orchestrator.Config) doctorCheck {
 		"printf '*\\n' > " + filepath.Join(rel, ".gitignore")}
 }
 
-// doctorAgent checks runtasks' entries in agent's project and user
-// settings; n counts them.
-func doctorAgent(o *doctorOptions, agent string) (doctorCheck, int) {
-	var (
-		found   []string
-		foreign []string
-		n       int
-	)
+// doctorEpic checks one epic in the store; from says where it came from
+// ("" for the configuration or --epic).
+func doctorEpic(ctx context.Context, client *beads.Client, epic, from string, storeOK bool) doctorCheck {
+	where, fix := "", "correct workflow.epic / --epic"
+	if from != "" {
+		where, fix = ", "+from, "runtasks install AGENT --epic EPIC rewrites the hooks"
+	}
+	if !storeOK {
+		return doctorCheck{levelWarning, "epic", epic + ": not checked (bd or the store is missing)" + where, "fix the lines above"}
+	}
+	is, err := client.Show(ctx, epic)
+	switch {
+	case beads.IsKind(err, beads.KindNotFound):
+		return doctorCheck{levelError, "epic", epic + " does not exist in the store" + where, "bd list --type epic shows the epics; " + fix}
+	case err != nil:
+		return doctorCheck{levelError, "epic", epic + ": store not readable: " + oneLine(err) + where, "run bd show " + epic + " to see bd's error"}
+	case is.Status == "closed":
+		return doctorCheck{levelWarning, "epic", fmt.Sprintf("%s %q is closed: every stop will be allowed%s", epic, is.Title, where), "choose an open epic"}
+	}
+	return doctorCheck{levelOK, "epic", fmt.Sprintf("%s %q (%s)%s", epic, is.Title, is.Status, where), ""}
+}
+
+// doctorHookEpics are the epics the installed stop hooks pass (--epic), with
+// the agents whose hooks pass each.
+func doctorHookEpics(o *doctorOptions) map[string][]string {
+	out := map[string][]string{}
+	for _, agent := range hook.Agents {
+		_, entries, _ := doctorEntries(o, agent)
+		for _, e := range entries {
+			if e.Epic != "" && !slices.Contains(out[e.Epic], agent) {
+				out[e.Epic] = append(out[e.Epic], agent)
+			}
+		}
+	}
+	return out
+}
+
+// doctorEntries reads runtasks' entries in agent's project and user
+// settings: found names each file with its count; bad is the first file
+// that could not be read.
+func doctorEntries(o *doctorOptions, agent string) (found []string, entries []install.Entry, bad *doctorCheck) {
 	for _, global := range []bool{false, true} {
 		path, err := install.SettingsPath(install.Options{Agent: agent, Global: global, ProjectDir: o.Root, Home: o.Home, CodexHome: o.CodexHome})
 		if err != nil {
@@ -364,28 +394,39 @@ func doctorAgent(o *doctorOptions, agent string) (doctorCheck, int) {
 			continue
 		}
 		if err != nil {
-			return doctorCheck{levelError, agent, oneLine(err), "make " + path + " readable"}, 0
+			return nil, nil, &doctorCheck{levelError, agent, oneLine(err), "make " + path + " readable"}
 		}
-		entries, err := install.Entries(agent, data)
+		es, err := install.Entries(agent, data)
 		if err != nil {
-			return doctorCheck{levelError, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}, 0
+			return nil, nil, &doctorCheck{levelError, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
 		}
-		if len(entries) == 0 {
-			continue
+		if len(es) > 0 {
+			found = append(found, fmt.Sprintf("%s (%d)", path, len(es)))
+			entries = append(entries, es...)
 		}
-		n += len(entries)
-		found = append(found, fmt.Sprintf("%s (%d)", path, len(entries)))
-		for _, e := range entries {
-			prog := e.Program
-			if !strings.ContainsRune(prog, filepath.Separator) {
-				prog = o.LookPath(prog)
-			}
-			if r, err := filepath.EvalSymlinks(prog); err == nil {
-				prog = r
-			}
-			if prog != o.Executable && prog != o.HookExecutable && !slices.Contains(foreign, e.Program) {
-				foreign = append(foreign, e.Program)
-			}
+	}
+	return found, entries, nil
+}
+
+// doctorAgent checks runtasks' entries in agent's project and user
+// settings; n counts them.
+func doctorAgent(o *doctorOptions, agent string) (doctorCheck, int) {
+	found, entries, bad := doctorEntries(o, agent)
+	if bad != nil {
+		return *bad, 0
+	}
+	var foreign []string
+	n := len(entries)
+	for _, e := range entries {
+		prog := e.Program
+		if !strings.ContainsRune(prog, filepath.Separator) {
+			prog = o.LookPath(prog)
+		}
+		if r, err := filepath.EvalSymlinks(prog); err == nil {
+			prog = r
+		}
+		if prog != o.Executable && prog != o.HookExecutable && !slices.Contains(foreign, e.Program) {
+			foreign = append(foreign, e.Program)
 		}
 	}
 	fix := "runtasks install " + agent
