@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
+
+	"github.com/runtasks/runtasks/beads"
+	"github.com/runtasks/runtasks/orchestrator"
 )
 
 // A run is a record: its folder is 0700, its logs 0600, run.json names the
@@ -35,7 +38,7 @@ func TestRunRecords(t *testing.T) {
 
 	var out bytes.Buffer
 	res, err = Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(), RunID: "rec", Out: &out})
-	if err == nil || res.Code != ExitError || !strings.Contains(err.Error(), `run id "rec" is taken`) || !strings.Contains(err.Error(), "--run-id") {
+	if err == nil || res.Code != ExitSetup || !strings.Contains(err.Error(), `run id "rec" is taken`) || !strings.Contains(err.Error(), "--run-id") {
 		t.Fatalf("a reused run id: %+v, %v", res, err)
 	}
 	after, _ := os.ReadFile(filepath.Join(cfg.StateDir(), cfg.Run.Dir, "rec", RunFile))
@@ -107,5 +110,45 @@ func TestFit(t *testing.T) {
 		if got := Fit(tt.in, tt.cols); got != tt.want {
 			t.Errorf("Fit(%q, %d) = %q, want %q", tt.in, tt.cols, got, tt.want)
 		}
+	}
+}
+
+// failingTally is fakeBeads whose count fails (bd failing, or no such epic).
+type failingTally struct{ *fakeBeads }
+
+func (failingTally) Tally(context.Context, string) (beads.Tally, error) {
+	return beads.Tally{}, &beads.Error{Kind: beads.KindNotFound, Msg: `no issue found matching "E"`}
+}
+
+// TestRunSetupErrors: what stops a run before any agent starts (the
+// configuration, the flags, the agent's binary, bd or the epic) is a setup
+// error, exit status 4, as run --help says; an agent that fails is 1.
+func TestRunSetupErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(*orchestrator.Config)
+		beads func(*fakeBeads) Beads
+		want  string
+	}{
+		{"no cycle bound", func(c *orchestrator.Config) { c.Workflow.StopHook.MaxCycles = 0 }, nil, "--max-cycles N"},
+		{"no epic", func(c *orchestrator.Config) { c.Workflow.Epic = "" }, nil, "no epic"},
+		{"no agent binary", func(c *orchestrator.Config) { c.Run.CodexBin = "no-such-codex" }, nil, "codex binary (run.codex_bin)"},
+		{"unknown agent", func(c *orchestrator.Config) { c.Run.Agent = "aider" }, nil, `unknown agent "aider"`},
+		{"no such epic", nil, func(fb *fakeBeads) Beads { return failingTally{fb} }, "no issue found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, fb, _ := setup(t, "close", "")
+			if tc.edit != nil {
+				tc.edit(cfg)
+			}
+			var bd Beads = fb
+			if tc.beads != nil {
+				bd = tc.beads(fb)
+			}
+			res, err := Run(context.Background(), Options{Config: cfg, Beads: bd, Out: io.Discard})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || res.Code != ExitSetup {
+				t.Errorf("Run = %+v, %v; want exit %d with %q", res, err, ExitSetup, tc.want)
+			}
+		})
 	}
 }

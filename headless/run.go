@@ -185,7 +185,8 @@ type runner struct {
 func Run(ctx context.Context, o Options) (Result, error) {
 	r, err := newRunner(o)
 	if err != nil {
-		return Result{Code: ExitError}, err
+		// The configuration, the flags or the agent's binary: nothing ran.
+		return Result{Code: ExitSetup}, err
 	}
 	return r.run(ctx)
 }
@@ -282,8 +283,13 @@ func newRunner(o Options) (*runner, error) {
 }
 
 // taken is the error for a run id whose folder exists.
-func (r *runner) taken() error {
-	return fmt.Errorf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", r.o.RunID, r.relDir())
+func (r *runner) taken() error { return &takenError{id: r.o.RunID, dir: r.relDir()} }
+
+// takenError is a run id an earlier run holds: a usage error.
+type takenError struct{ id, dir string }
+
+func (e *takenError) Error() string {
+	return fmt.Sprintf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", e.id, e.dir)
 }
 
 // createDir makes the run's folder (0700: the cycle logs hold everything
@@ -306,14 +312,19 @@ func (r *runner) createDir() error {
 func (r *runner) run(ctx context.Context) (Result, error) {
 	r.parent = ctx
 	if err := r.createDir(); err != nil {
-		return Result{Code: ExitError}, err
+		code := ExitError
+		if _, ok := errors.AsType[*takenError](err); ok {
+			code = ExitSetup
+		}
+		return Result{Code: code}, err
 	}
 	t, err := r.o.Beads.Tally(ctx, r.epic)
 	if ctx.Err() != nil {
 		return r.end(ctx, ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
 	}
 	if err != nil {
-		return r.end(ctx, ExitError, orchestrator.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
+		// bd failing, or no such epic, before any agent ran: setup.
+		return r.end(ctx, ExitSetup, orchestrator.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
 	}
 	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
 	r.p.closedAtStart = t.Closed

@@ -131,7 +131,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		wopt.TTY = false
 		r, err := newRunner(wopt)
 		if err != nil {
-			return Result{Code: ExitError}, err
+			return Result{Code: ExitSetup}, err
 		}
 		ws[i] = &worker{runner: r, n: i + 1, of: wo.N, actor: wo.Actor + "@" + wopt.RunID, bd: bd, repo: repo, base: base, wo: wo, env: o.Environ}
 	}
