@@ -142,11 +142,12 @@ and the flags below.`,
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	setExitStatus(cmd, `  0    the epic is complete (beads shows every descendant closed)
   1    failed: the agent or runtasks failed while running
-  4    usage or setup error: bad flags or configuration, bd failing, a
-       check that cannot run
   2    stopped at --max-cycles or --max-duration with work left
   3    needs a person: all remaining work is blocked or deferred, or the
        agent made no progress (workflow.no_progress_cycles)
+  4    usage or setup error: bad flags or configuration, the agent's
+       binary missing, no such epic; bd failing, or a check that cannot
+       run
   130  interrupted (Ctrl-C, SIGTERM or SIGHUP): the agent's process group
        was stopped and the state recorded`)
 	return cmd
