@@ -33,9 +33,7 @@ import (
 func TestIntegrationReadyEquivalence(t *testing.T) {
 	t.Parallel()
 	g, s, rng, seed := newGenStore(t, "eq")
-	wrapper, calls := countingBD(t, s)
-	fast := &beads.Client{Bin: wrapper, WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
-	slow := &beads.Client{WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
+	fast, slow, calls := clients(t, s)
 	ctx := context.Background()
 	routes := map[string]int{}
 	compare := func(round int) {
@@ -107,17 +105,20 @@ func newGenStore(t *testing.T, prefix string) (*genStore, *beadstest.Store, *ran
 	return g, s, rng, seed
 }
 
-// countingBD is a bd that logs its arguments, a line a call, to calls: which
-// route each answer took.
-func countingBD(t *testing.T, s *beadstest.Store) (bin, calls string) {
+// clients are two bd clients on the store: counted runs a bd that logs its
+// arguments, a line a call, to calls (which route each answer took); plain
+// runs bd itself.
+func clients(t *testing.T, s *beadstest.Store) (counted, plain *beads.Client, calls string) {
 	t.Helper()
 	calls = filepath.Join(t.TempDir(), "calls.log")
-	bin = filepath.Join(t.TempDir(), "bd")
+	bin := filepath.Join(t.TempDir(), "bd")
 	script := "#!/bin/sh\necho \"$*\" >> " + calls + "\nexec " + s.Bin + " \"$@\"\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return bin, calls
+	counted = &beads.Client{Bin: bin, WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
+	plain = &beads.Client{WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
+	return counted, plain, calls
 }
 
 func order(issues []beads.Issue) []string {

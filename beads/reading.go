@@ -27,7 +27,9 @@ import (
 // Even then, only an answer that keeps the agent working is taken from it:
 // "nothing ready" while the epic has unclosed work is asked of bd (bd
 // ready), so no run ends on the reading's word, and a second Ready (the
-// engine asks again when its two reads seem to race) goes to bd too.
+// engine asks again when its two reads seem to race) goes to bd too. bd's
+// answer is placed under the epic with the reading's parent links, closed
+// issues' included, so asking bd costs the one bd ready.
 // TestIntegrationReadingEquivalence holds it to bd on generated stores.
 //
 // A Reading reads lazily (at its first question) and once; it is for one
@@ -145,7 +147,16 @@ func (r *Reading) Ready(ctx context.Context, epic string) ([]Issue, error) {
 			return ready, nil
 		}
 	}
-	return r.c.Ready(ctx, epic)
+	// bd says what is ready; the reading's parent links (closed issues'
+	// too) place it under the epic, as Client.Ready's bd list would.
+	all, err := r.c.ReadyAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if in, unsure := Under(epic, all, r.all); len(unsure) == 0 {
+		return in, nil
+	}
+	return r.c.ReadyParent(ctx, epic)
 }
 
 // ready computes bd's ready descendants of epic from the list, in bd

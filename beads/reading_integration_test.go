@@ -28,9 +28,7 @@ func TestIntegrationReadingEquivalence(t *testing.T) {
 	g, s, rng, seed := newGenStore(t, "rd")
 	// A type bd ready leaves out, listed (a gate is not listed at all).
 	s.BD("create", "a molecule", "--type", "molecule", "--parent", g.epic)
-	wrapper, calls := countingBD(t, s)
-	counted := &beads.Client{Bin: wrapper, WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
-	c := &beads.Client{WorkDir: s.Root, Env: s.Env, Timeout: 30 * time.Second}
+	counted, c, calls := clients(t, s)
 	ctx := context.Background()
 	judged, fellBack, oneCall := 0, 0, 0
 	compare := func(round int) {
@@ -68,11 +66,15 @@ func TestIntegrationReadingEquivalence(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d: Reading.Tally(%s): %v", round, epic, err)
 			}
-			if log, _ := os.ReadFile(calls); len(got) > 0 && exact {
+			log, _ := os.ReadFile(calls)
+			if len(got) > 0 && exact {
 				if n := strings.Count(string(log), "\n"); n != 1 {
 					t.Errorf("round %d, epic %s: ready work and the count took %d bd calls, want 1:\n%s", round, epic, n, log)
 				}
 				oneCall++
+			}
+			if strings.Contains(string(log), "list --json --limit 0\n") {
+				t.Errorf("round %d, epic %s: the reading listed the store a second time:\n%s", round, epic, log)
 			}
 			if wantTally, err := c.Tally(ctx, epic); err != nil || tally != wantTally {
 				t.Errorf("round %d, epic %s: Reading.Tally = %+v, Client.Tally = %+v (%v)", round, epic, tally, wantTally, err)
@@ -101,9 +103,22 @@ func TestIntegrationReadingEquivalence(t *testing.T) {
 		}
 		compare(round)
 	}
+	// A deferral that ends within the minute: the reading cannot judge the
+	// store and asks bd ready, placing its answer with the reading's links.
+	for _, is := range g.issues {
+		if s.BDMaybe("update", is.ID, "--defer", time.Now().Add(40*time.Second).UTC().Format(time.RFC3339)) {
+			g.log = append(g.log, "update "+is.ID+" --defer (in 40 s)")
+			break
+		}
+	}
+	judgedBefore := judged
+	compare(5)
 	t.Logf("the reading judged %d answers itself (%d with ready work in one bd call), fell back on %d", judged, oneCall, fellBack)
 	if judged == 0 || oneCall == 0 {
 		t.Errorf("the reading never answered by itself (judged %d, one call %d): this test proved nothing", judged, oneCall)
+	}
+	if fellBack == 0 || judged != judgedBefore {
+		t.Errorf("with a deferral ending within the minute the reading judged %d answers itself, want none (fell back on %d)", judged-judgedBefore, fellBack)
 	}
 }
 

@@ -62,10 +62,19 @@ func TestReadingRoutes(t *testing.T) {
 			[]string{"from-bd"}, "list ready", beads.Tally{Total: 2}},
 		{"a molecule is not ready work", list(epic, strings.Replace(open1, `"task"`, `"molecule"`, 1), busy),
 			[]string{"from-bd"}, "list ready", beads.Tally{Total: 2}},
+		// A custom status elsewhere: bd is asked, and its answer is placed
+		// with the reading's links, a sub-epic closed while its task is open
+		// included (Client.Ready alone would list the store again).
+		{"bd's ready work under a closed sub-epic", list(epic, `{"id":"x-1.7","title":"S","status":"closed","issue_type":"epic","parent":"x-1"}`,
+			`{"id":"x-1.7.1","title":"T","status":"open","parent":"x-1.7"}`, `{"id":"x-2.1","title":"U","status":"review","parent":"x-2"}`, `{"id":"x-2","title":"O","status":"open","issue_type":"epic"}`),
+			[]string{"x-1.7.1"}, "list ready", beads.Tally{Closed: 1, Total: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, dir := fake(t, map[string]string{"list.json": tc.list,
-				"ready.json": `[{"id":"from-bd","title":"F","status":"open","priority":1,"parent":"x-1"}]`})
+			ready := `[{"id":"from-bd","title":"F","status":"open","priority":1,"parent":"x-1"}]`
+			if strings.Contains(tc.list, `"x-1.7.1"`) {
+				ready = `[{"id":"x-2","title":"O","status":"open","issue_type":"epic"},{"id":"x-1.7.1","title":"T","status":"open","parent":"x-1.7"}]`
+			}
+			c, dir := fake(t, map[string]string{"list.json": tc.list, "ready.json": ready})
 			rd := c.Reading()
 			ctx := context.Background()
 			got, err := rd.Ready(ctx, "x-1")

@@ -208,9 +208,15 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 
 	emit(doctorServer(ctx, client, bdOK && store != ""))
 
+	// runtasks' hooks in each agent's settings, read once for the epic and
+	// agent checks.
+	settings := make(map[string]doctorSettings, len(hook.Agents))
+	for _, agent := range hook.Agents {
+		settings[agent] = doctorEntries(o, agent)
+	}
 	if epic := cfg.Workflow.Epic; epic != "" {
 		emit(doctorEpic(ctx, client, epic, "", bdOK && store != ""))
-	} else if hooked := doctorHookEpics(o); len(hooked) == 0 {
+	} else if hooked := doctorHookEpics(settings); len(hooked) == 0 {
 		emit(doctorCheck{levelOK, "epic", "none configured: the hooks drive only sessions given one (--epic, RUNTASKS_EPIC, an armed session)", ""})
 	} else {
 		epics := make([]string, 0, len(hooked))
@@ -235,7 +241,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 	// Agents.
 	claudeInstalled := false
 	for _, agent := range hook.Agents {
-		c, n := doctorAgent(o, agent)
+		c, n := doctorAgent(o, agent, settings[agent])
 		if agent == hook.Claude && n > 0 {
 			claudeInstalled = true
 		}
@@ -367,11 +373,10 @@ func doctorEpic(ctx context.Context, client *beads.Client, epic, from string, st
 
 // doctorHookEpics are the epics the installed stop hooks pass (--epic), with
 // the agents whose hooks pass each.
-func doctorHookEpics(o *doctorOptions) map[string][]string {
+func doctorHookEpics(settings map[string]doctorSettings) map[string][]string {
 	out := map[string][]string{}
 	for _, agent := range hook.Agents {
-		_, entries, _ := doctorEntries(o, agent)
-		for _, e := range entries {
+		for _, e := range settings[agent].entries {
 			if e.Epic != "" && !slices.Contains(out[e.Epic], agent) {
 				out[e.Epic] = append(out[e.Epic], agent)
 			}
@@ -380,10 +385,19 @@ func doctorHookEpics(o *doctorOptions) map[string][]string {
 	return out
 }
 
-// doctorEntries reads runtasks' entries in agent's project and user
+// doctorSettings is runtasks' entries in one agent's project and user
 // settings: found names each file with its count; bad is the first file
-// that could not be read.
-func doctorEntries(o *doctorOptions, agent string) (found []string, entries []install.Entry, bad *doctorCheck) {
+// that could not be read (then there are no entries).
+type doctorSettings struct {
+	found   []string
+	entries []install.Entry
+	bad     *doctorCheck
+}
+
+// doctorEntries reads runtasks' entries in agent's project and user
+// settings.
+func doctorEntries(o *doctorOptions, agent string) doctorSettings {
+	var s doctorSettings
 	for _, global := range []bool{false, true} {
 		path, err := install.SettingsPath(install.Options{Agent: agent, Global: global, ProjectDir: o.Root, Home: o.Home, CodexHome: o.CodexHome})
 		if err != nil {
@@ -394,27 +408,27 @@ func doctorEntries(o *doctorOptions, agent string) (found []string, entries []in
 			continue
 		}
 		if err != nil {
-			return nil, nil, &doctorCheck{levelError, agent, oneLine(err), "make " + path + " readable"}
+			return doctorSettings{bad: &doctorCheck{levelError, agent, oneLine(err), "make " + path + " readable"}}
 		}
 		es, err := install.Entries(agent, data)
 		if err != nil {
-			return nil, nil, &doctorCheck{levelError, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
+			return doctorSettings{bad: &doctorCheck{levelError, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}}
 		}
 		if len(es) > 0 {
-			found = append(found, fmt.Sprintf("%s (%d)", path, len(es)))
-			entries = append(entries, es...)
+			s.found = append(s.found, fmt.Sprintf("%s (%d)", path, len(es)))
+			s.entries = append(s.entries, es...)
 		}
 	}
-	return found, entries, nil
+	return s
 }
 
 // doctorAgent checks runtasks' entries in agent's project and user
-// settings; n counts them.
-func doctorAgent(o *doctorOptions, agent string) (doctorCheck, int) {
-	found, entries, bad := doctorEntries(o, agent)
-	if bad != nil {
-		return *bad, 0
+// settings (s, read by doctorEntries); n counts them.
+func doctorAgent(o *doctorOptions, agent string, s doctorSettings) (doctorCheck, int) {
+	if s.bad != nil {
+		return *s.bad, 0
 	}
+	found, entries := s.found, s.entries
 	var foreign []string
 	n := len(entries)
 	for _, e := range entries {
