@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/runtasks/runtasks/jsoncodec"
 	"github.com/runtasks/runtasks/orchestrator"
 )
 
@@ -65,34 +66,34 @@ func CanonicalEvent(agent, native string) string {
 //     message; Cursor has no field for a message to the user, so an allowed
 //     stop prints nothing.
 func EncodeStop(agent string, d orchestrator.Decision) []byte {
-	var out any
-	switch agent {
-	case Cursor:
+	if agent == Cursor {
 		if !d.Block || d.Reason == "" {
 			return nil
 		}
-		out = struct {
+		return marshalLine(struct {
 			FollowupMessage string `json:"followup_message"`
-		}{d.Reason}
-	default:
-		var o StopOutput
-		switch {
-		case d.Block:
-			o = StopOutput{Decision: "block", Reason: d.Reason}
-			if agent == Gemini {
-				o.Decision = "deny"
-			}
-			if agent != Codex {
-				o.SystemMessage = d.SystemMessage
-			}
-		case d.SystemMessage != "":
-			o.SystemMessage = d.SystemMessage
-		default:
-			return nil
-		}
-		out = o
+		}{d.Reason})
 	}
-	return marshalLine(out)
+	var o StopOutput
+	switch {
+	case d.Block:
+		o = StopOutput{Decision: "block", Reason: d.Reason}
+		if agent == Gemini {
+			o.Decision = "deny"
+		}
+		if agent != Codex {
+			o.SystemMessage = d.SystemMessage
+		}
+	case d.SystemMessage != "":
+		o.SystemMessage = d.SystemMessage
+	default:
+		return nil
+	}
+	b, err := jsoncodec.Marshal(o, true) // generated: it is printed at every stop
+	if err != nil {
+		return nil // strings always marshal
+	}
+	return append(b, '\n')
 }
 
 // EncodeMessage renders a message for the person (not the model) from any

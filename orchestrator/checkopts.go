@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -211,7 +212,7 @@ func (s CheckSpec) MarshalJSON() ([]byte, error) {
 	}
 	v := reflect.ValueOf(s)
 	for _, opt := range checkOptions[s.Type] {
-		f := v.FieldByIndex(checkOptionField[opt])
+		f := v.FieldByIndex(checkOptionField()[opt])
 		if f.IsZero() {
 			continue
 		}
@@ -227,11 +228,12 @@ func (s CheckSpec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// checkOptionField is each option's field in CheckSpec.
-var checkOptionField = func() map[string][]int {
+// checkOptionField is each option's field in CheckSpec (made at first
+// use: a hook pays only for what it reads).
+var checkOptionField = sync.OnceValue(func() map[string][]int {
 	out := map[string][]int{}
 	for _, f := range reflect.VisibleFields(cfgCheckSpecType) {
 		out[f.Tag.Get("koanf")] = f.Index
 	}
 	return out
-}()
+})

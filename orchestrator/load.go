@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -824,13 +825,24 @@ func (l cfgLayer) decodeInto(cfg *Config) []*KeyError {
 	return errs
 }
 
-// cfgDecodeHooks are the decoder's hooks, strict [0] and weak [1], composed
-// once (they keep no state between calls). They are set by init: a
-// check's hook decodes its options with cfgDecode.
-var cfgDecodeHooks [2]mapstructure.DecodeHookFunc
+// cfgHooks are the decoder's hooks, strict [0] and weak [1], composed once
+// (they keep no state between calls), at the first decode: a hook that
+// decodes nothing does not compose them. cfgHooksOnce, not an initializer:
+// a check's hook decodes its options with cfgDecode.
+var (
+	cfgHooksOnce sync.Once
+	cfgHooks     [2]mapstructure.DecodeHookFunc
+)
 
-func init() {
-	cfgDecodeHooks = [2]mapstructure.DecodeHookFunc{cfgComposeHooks(false), cfgComposeHooks(true)}
+// cfgDecodeHooks are the decoder's hooks, weak or strict.
+func cfgDecodeHooks(weak bool) mapstructure.DecodeHookFunc {
+	cfgHooksOnce.Do(func() {
+		cfgHooks = [2]mapstructure.DecodeHookFunc{cfgComposeHooks(false), cfgComposeHooks(true)}
+	})
+	if weak {
+		return cfgHooks[1]
+	}
+	return cfgHooks[0]
 }
 
 func cfgComposeHooks(weak bool) mapstructure.DecodeHookFunc {
@@ -842,10 +854,7 @@ func cfgMatchName(a, b string) bool { return a == b }
 
 // cfgDecode decodes in into out as Load does.
 func cfgDecode(in, out any, weak bool) error {
-	hooks := cfgDecodeHooks[0]
-	if weak {
-		hooks = cfgDecodeHooks[1]
-	}
+	hooks := cfgDecodeHooks(weak)
 	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		DecodeHook:       hooks,
 		WeaklyTypedInput: weak,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/agentfile"
+	"github.com/runtasks/runtasks/jsoncodec"
 )
 
 // OutcomeReset marks a decision-log record written by runtasks reset: the
@@ -217,7 +218,7 @@ func readState(path, session, epic string) (State, error) {
 		return State{}, fmt.Errorf("read state: %w", err)
 	}
 	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
+	if err := jsoncodec.Unmarshal(data, &st); err != nil {
 		return State{}, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
 	}
 	if st.Session != session || st.Epic != epic {
@@ -275,13 +276,11 @@ func writeAtomic(path string, st State) error {
 // > and & as they are (the last reason holds them; escaped, they made the
 // file larger and slower to read back at every stop).
 func encodeState(st State) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(st); err != nil {
+	b, err := jsoncodec.Marshal(st, false)
+	if err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return append(b, '\n'), nil
 }
 
 // rewriteInPlace replaces the content of the state file at path with
@@ -528,7 +527,7 @@ func listState(path, name string) (State, error) {
 		return State{}, fmt.Errorf("read state %s: %w", name, err)
 	}
 	var st State
-	if err = json.Unmarshal(data, &st); err == nil {
+	if err = jsoncodec.Unmarshal(data, &st); err == nil {
 		if st.Session != "" && stateName(st.Session, st.Epic) == name {
 			return st, nil
 		}
@@ -599,7 +598,7 @@ func (s *Store) Append(r Record) error {
 	if s.Dir == "" {
 		return errors.New("state directory not set")
 	}
-	line, err := json.Marshal(r)
+	line, err := jsoncodec.Marshal(r, true)
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}

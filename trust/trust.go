@@ -26,6 +26,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/runtasks/runtasks/agentfile"
+	"github.com/runtasks/runtasks/jsoncodec"
 )
 
 // State is what the store says of a project's project.yaml.
@@ -53,7 +54,12 @@ func (s State) String() string {
 // maxRecord bounds a record file's size: a record is a few hundred bytes.
 const maxRecord = 64 << 10
 
-// Record is one trusted project.
+//go:generate ../scripts/easyjson.sh trust.go
+
+// Record is one trusted project. Its codec is generated
+// (trust_easyjson.go): a hook reads the project's record at every stop.
+//
+//easyjson:json
 type Record struct {
 	// Root is the project root, absolute and cleaned.
 	Root string `json:"root"`
@@ -118,7 +124,7 @@ func (s *Store) Get(root string) (rec Record, ok bool, err error) {
 	if err != nil {
 		return Record{}, false, fmt.Errorf("trust: record %w", err)
 	}
-	if err := json.Unmarshal(data, &rec); err != nil {
+	if err := jsoncodec.Unmarshal(data, &rec); err != nil {
 		return Record{}, false, fmt.Errorf("trust: %s: %w", p, err)
 	}
 	if rec.Root != root {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,26 @@ func TestHookBinary(t *testing.T) {
 				t.Errorf("note %q, want one containing %q", note, c.note)
 			}
 		})
+	}
+}
+
+// TestHookBuildLinks: the hook-only build links none of the packages a
+// stop does not need and whose start-up every stop would pay
+// (docs/benchmarks.md): net/http, which the easyjson package itself
+// imports (scripts/easyjson.sh keeps the generated codecs off it), the jq
+// engine, YAML, the terminal screens.
+func TestHookBuildLinks(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", "runtasks_hook", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := strings.Fields(string(out))
+	for _, pkg := range []string{"net/http", "github.com/mailru/easyjson", "github.com/itchyny/gojq", "go.yaml.in/yaml/v3", "charm.land/bubbletea/v2"} {
+		if slices.Contains(deps, pkg) {
+			t.Errorf("the hook-only build links %s", pkg)
+		}
+	}
+	if !slices.Contains(deps, "github.com/mailru/easyjson/jlexer") {
+		t.Errorf("the hook-only build does not link the generated codecs' jlexer: is this test still looking at the right build?")
 	}
 }
