@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/runtasks/runtasks/agentfile"
+	"github.com/runtasks/runtasks/jsoncodec"
 )
 
 // ConfigCache keeps the decoded values of each project.yaml a Load read,
@@ -38,12 +41,18 @@ type ConfigCache struct {
 // oldest.
 const cfgCacheMax = 64
 
-// cfgCacheEntry is one cached file layer.
+//go:generate ../scripts/easyjson.sh loadcache.go
+
+// cfgCacheEntry is one cached file layer. Its codec is generated
+// (loadcache_easyjson.go): a hook reads an entry at every stop.
+//
+//easyjson:json
 type cfgCacheEntry struct {
 	Build string `json:"build"`
 	// Values are the file's keys whose decoded value is not the default,
-	// with that value as JSON.
-	Values map[string]json.RawMessage `json:"values"`
+	// with that value's JSON as text (text, not an embedded JSON value:
+	// the generated decoder would read an embedded null as no value).
+	Values map[string]string `json:"values"`
 	// Defaults are the file's keys that it sets to the default value:
 	// the file is the first layer over the defaults, so they change
 	// nothing and are not decoded again, only named as set by the file.
@@ -71,16 +80,12 @@ func (c *ConfigCache) read(src, sum string) (cfgLayer, bool) {
 	if c == nil || c.Dir == "" || c.Build == "" {
 		return cfgLayer{}, false
 	}
-	f, err := os.Open(c.path(sum))
+	data, err := agentfile.Read(c.path(sum), 1<<20)
 	if err != nil {
 		return cfgLayer{}, false
 	}
-	defer f.Close()
 	var e cfgCacheEntry
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return cfgLayer{}, false
-	}
-	if err := json.NewDecoder(f).Decode(&e); err != nil || e.Build != c.Build {
+	if err := jsoncodec.Unmarshal(data, &e); err != nil || e.Build != c.Build {
 		return cfgLayer{}, false
 	}
 	return e.layer(src)
@@ -93,11 +98,9 @@ func (e cfgCacheEntry) layer(src string) (cfgLayer, bool) {
 		return cfgLayer{}, false
 	}
 	l := newCfgLayer(false)
-	l.cached = e.Values
-	if l.cached == nil {
-		l.cached = map[string]json.RawMessage{}
-	}
-	for key := range e.Values {
+	l.cached = make(map[string]json.RawMessage, len(e.Values))
+	for key, raw := range e.Values {
+		l.cached[key] = json.RawMessage(raw)
 		l.srcs[key] = src
 	}
 	for _, key := range e.Defaults {
@@ -141,7 +144,7 @@ func (c *ConfigCache) writeEntry(sum string, e cfgCacheEntry) {
 // cfgEntryOf is the entry for the file layer l, whose values cfg holds
 // (decoded over the defaults, checked).
 func cfgEntryOf(l cfgLayer, cfg *Config) (cfgCacheEntry, error) {
-	e := cfgCacheEntry{Values: map[string]json.RawMessage{}}
+	e := cfgCacheEntry{Values: map[string]string{}}
 	into := reflect.ValueOf(cfg).Elem()
 	defaults := cfgDefaultConfig()
 	def := reflect.ValueOf(&defaults).Elem()
@@ -155,7 +158,7 @@ func cfgEntryOf(l cfgLayer, cfg *Config) (cfgCacheEntry, error) {
 			e.Defaults = append(e.Defaults, key)
 			continue
 		}
-		e.Values[key] = raw
+		e.Values[key] = string(raw)
 	}
 	slices.Sort(e.Defaults)
 	return e, nil
@@ -204,7 +207,7 @@ func cfgDecodedElsewhere(opts LoadOptions, src string, data []byte, sum string) 
 		return failed(err.Error())
 	}
 	var e cfgCacheEntry
-	if err := json.Unmarshal(out, &e); err != nil {
+	if err := jsoncodec.Unmarshal(out, &e); err != nil {
 		return failed(fmt.Sprintf("the decoded configuration is not an entry: %v", err))
 	}
 	if len(e.Errors) > 0 {

@@ -52,11 +52,11 @@ func TestConfigCache(t *testing.T) {
 		raw   string
 		want  int
 	}{
-		{"this build's entry is used", cfgCacheEntry{Build: "b1", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("11")}}, "", 11},
-		{"another build's is not", cfgCacheEntry{Build: "b0", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("11")}}, "", 7},
-		{"a value that does not decode", cfgCacheEntry{Build: "b1", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage(`"x"`)}}, "", 7},
-		{"a value its rule refuses", cfgCacheEntry{Build: "b1", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("-3")}}, "", 7},
-		{"an unknown key", cfgCacheEntry{Build: "b1", Values: map[string]json.RawMessage{"no.such": json.RawMessage("1")}}, "", 7},
+		{"this build's entry is used", cfgCacheEntry{Build: "b1", Values: map[string]string{"workflow.stop_hook.max_cycles": "11"}}, "", 11},
+		{"another build's is not", cfgCacheEntry{Build: "b0", Values: map[string]string{"workflow.stop_hook.max_cycles": "11"}}, "", 7},
+		{"a value that does not decode", cfgCacheEntry{Build: "b1", Values: map[string]string{"workflow.stop_hook.max_cycles": `"x"`}}, "", 7},
+		{"a value its rule refuses", cfgCacheEntry{Build: "b1", Values: map[string]string{"workflow.stop_hook.max_cycles": "-3"}}, "", 7},
+		{"an unknown key", cfgCacheEntry{Build: "b1", Values: map[string]string{"no.such": "1"}}, "", 7},
 		{"not JSON", cfgCacheEntry{}, "{", 7},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestConfigCacheTwoBuilds(t *testing.T) {
 		t.Fatalf("entries %v: want one per build", entries)
 	}
 	// a's entry is a's: a tampered value shows it is read.
-	out, _ := json.Marshal(cfgCacheEntry{Build: "runtasks", Values: map[string]json.RawMessage{"workflow.stop_hook.max_cycles": json.RawMessage("12")}})
+	out, _ := json.Marshal(cfgCacheEntry{Build: "runtasks", Values: map[string]string{"workflow.stop_hook.max_cycles": "12"}})
 	os.WriteFile(a.path(trust.Sum(data)), out, 0o600)
 	if cfg, _ := cfgLoad(t, LoadOptions{StartDir: dir, Cache: a}); cfg.Workflow.StopHook.MaxCycles != 12 {
 		t.Errorf("max_cycles = %d: the entry was not used", cfg.Workflow.StopHook.MaxCycles)
