@@ -7,8 +7,13 @@ import (
 )
 
 const (
-	// DefaultChunkSize is how much a ReverseScanner reads at a time.
+	// DefaultChunkSize is the most a ReverseScanner reads at a time. Its
+	// first read is firstChunk (or less), and each read doubles the last:
+	// a stop hook's answer is most often in the file's last lines, and a
+	// buffer's every page costs a page fault when it is first filled.
 	DefaultChunkSize = 64 << 10
+	// firstChunk is the size of the first read.
+	firstChunk = 8 << 10
 	// DefaultMaxLine is the longest line a ReverseScanner buffers; longer
 	// lines are skipped.
 	DefaultMaxLine = 16 << 20
@@ -32,6 +37,7 @@ type ReverseScanner struct {
 	r     io.ReaderAt
 	chunk int
 	max   int
+	next  int // the next read's size: doubling from firstChunk up to chunk
 
 	// buf[lo:hi] holds the file bytes [base, limit): the unconsumed
 	// bytes read so far. Everything from limit on has been yielded.
@@ -144,7 +150,11 @@ func (s *ReverseScanner) yield(start, end int64) {
 // fill reads the chunk before base into the buffer, growing or compacting
 // it so the cost stays linear in the bytes read.
 func (s *ReverseScanner) fill() error {
-	n := int64(s.chunk)
+	if s.next == 0 {
+		s.next = min(firstChunk, s.chunk)
+	}
+	n := int64(s.next)
+	s.next = min(2*s.next, s.chunk)
 	if s.base < n {
 		n = s.base
 	}
