@@ -66,8 +66,6 @@ const (
 	DepParentChild = "parent-child"
 )
 
-//go:generate ../scripts/easyjson.sh issue.go
-
 // wireIssues is a list of issues as bd prints it. Its decoder is generated
 // (issue_easyjson.go): the stop hook reads bd's ready list at every stop.
 //

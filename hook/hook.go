@@ -29,8 +29,6 @@ const (
 // transcript is read from its file, not from stdin.
 const MaxInput = 16 << 20
 
-//go:generate ../scripts/easyjson.sh hook.go
-
 // Payload is a hook's stdin, the union of the fields the agents send. Its
 // decoder is generated (hook_easyjson.go): it is read at every stop.
 //

@@ -41,8 +41,6 @@ type ConfigCache struct {
 // oldest.
 const cfgCacheMax = 64
 
-//go:generate ../scripts/easyjson.sh loadcache.go
-
 // cfgCacheEntry is one cached file layer. Its codec is generated
 // (loadcache_easyjson.go): a hook reads an entry at every stop.
 //

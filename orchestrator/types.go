@@ -226,8 +226,6 @@ type Counts struct {
 // done-token contract alone, or claims without an epic).
 const NoEpic = "-"
 
-//go:generate ../scripts/easyjson.sh types.go
-
 // State is what runtasks remembers for one (session, epic) pair. Its JSON
 // codec is generated (types_easyjson.go): the stop hook reads and writes
 // it at every stop.

@@ -32,8 +32,6 @@ type claudeLine struct {
 	toolError bool     // a tool_result block with is_error
 }
 
-//go:generate ../scripts/easyjson.sh claude.go
-
 // rawClaudeLine is the JSON shape of the fields the readers need (Claude
 // Code 1.0.x, 2.0.x, 2.1.x). Its decoder is generated (claude_easyjson.go):
 // a stop hook reads the transcript's last lines at every stop.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/agentfile"
+	"github.com/runtasks/runtasks/jsoncodec"
 )
 
 // Tokens counts one model's API usage. Input is the input that was neither
@@ -185,6 +186,11 @@ func usageFromFile(path string, format usageFormat) (Usage, error) {
 
 // ------------------------------------------------------------ Claude Code
 
+// rawClaudeUsage is the part of a Claude Code transcript line a usage
+// read needs. Its decoder is generated (usage_easyjson.go): a stop reads
+// the turn's lines since the previous stop.
+//
+//easyjson:json
 type rawClaudeUsage struct {
 	Type        string `json:"type"`
 	Subtype     string `json:"subtype"`
@@ -231,7 +237,7 @@ func claudeUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 			return true
 		}
 		var r rawClaudeUsage
-		if json.Unmarshal(line, &r) != nil {
+		if jsoncodec.Unmarshal(line, &r) != nil {
 			return true
 		}
 		switch r.Type {

@@ -54,8 +54,6 @@ func (s State) String() string {
 // maxRecord bounds a record file's size: a record is a few hundred bytes.
 const maxRecord = 64 << 10
 
-//go:generate ../scripts/easyjson.sh trust.go
-
 // Record is one trusted project. Its codec is generated
 // (trust_easyjson.go): a hook reads the project's record at every stop.
 //

@@ -250,9 +250,9 @@ func benchTranscript(b *testing.B, dir string, size int64) string {
 	var tail bytes.Buffer
 	for i := 0; tail.Len() < 1<<20; i++ {
 		fmt.Fprintf(&tail, `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q,"is_error":false}]},"uuid":"u%d"}`+"\n", i, strings.Repeat("output line\n", 40), i)
-		fmt.Fprintf(&tail, `{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"Step %d done; continuing with the next task."},{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"bd ready --json"}}]},"uuid":"a%d"}`+"\n", i, i, i+1, i)
+		fmt.Fprintf(&tail, `{"type":"assistant","message":{"id":"m%d","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"Step %d done; continuing with the next task."},{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"bd ready --json"}}],"usage":{"input_tokens":12,"cache_creation_input_tokens":300,"cache_read_input_tokens":9000,"output_tokens":80}},"uuid":"a%d"}`+"\n", i, i, i+1, i)
 	}
-	tail.WriteString(`{"type":"assistant","message":{"id":"mz","role":"assistant","content":[{"type":"text","text":"I made progress on the epic."}]},"uuid":"az"}` + "\n")
+	tail.WriteString(`{"type":"assistant","message":{"id":"mz","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"I made progress on the epic."}],"usage":{"input_tokens":5,"cache_read_input_tokens":9000,"output_tokens":12}},"uuid":"az"}` + "\n")
 	p := filepath.Join(dir, fmt.Sprintf("t-%d.jsonl", size))
 	f, err := os.Create(p)
 	if err != nil {
@@ -270,6 +270,46 @@ func benchTranscript(b *testing.B, dir string, size int64) string {
 		b.Fatal(err)
 	}
 	return p
+}
+
+// benchTurn appends to the transcript at path what the agent writes between
+// two stops of a loop: the last stop's reason fed back ("Stop hook
+// feedback"), a tool call and its result, and the final message, each
+// assistant line with its usage (Claude Code 2.1's shape). The stop after it
+// reads that turn's tokens: token accounting at work, as in a loop.
+func benchTurn(b *testing.B, path string, n int) {
+	b.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, `{"type":"user","message":{"role":"user","content":"Stop hook feedback:\nYou are the orchestrator for beads epic %[2]s. Work until beads shows it done."},"uuid":"f%[1]d"}`+"\n", n, faultEpic)
+	fmt.Fprintf(f, `{"type":"assistant","message":{"id":"r%[1]d","model":"claude-opus-5-5","role":"assistant","content":[{"type":"tool_use","id":"x%[1]d","name":"Bash","input":{"command":"bd ready --json"}}],"usage":{"input_tokens":20,"cache_creation_input_tokens":500,"cache_read_input_tokens":12000,"output_tokens":40}},"uuid":"b%[1]d"}`+"\n", n)
+	fmt.Fprintf(f, `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"x%[1]d","content":%[2]q,"is_error":false}]},"uuid":"c%[1]d"}`+"\n", n, strings.Repeat("output line\n", 40))
+	fmt.Fprintf(f, `{"type":"assistant","message":{"id":"s%[1]d","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"I made progress on the epic."}],"usage":{"input_tokens":8,"cache_read_input_tokens":12500,"output_tokens":15}},"uuid":"d%[1]d"}`+"\n", n)
+}
+
+// benchTurnTokens are the tokens of one benchTurn.
+const benchTurnTokens = (20 + 500 + 12000 + 40) + (8 + 12500 + 15)
+
+// benchSpent is what the state of session in the project at root says the
+// session spent, in tokens.
+func benchSpent(b *testing.B, root, session string) int64 {
+	b.Helper()
+	files, _ := filepath.Glob(filepath.Join(root, orchestrator.DefaultStateDir, "sessions", "*.json"))
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var st orchestrator.State
+		if json.Unmarshal(data, &st) == nil && st.Session == session {
+			return st.Spent.Total()
+		}
+	}
+	b.Fatalf("no state of session %s", session)
+	return 0
 }
 
 // ownRuns is how many paired runs measure runtasks' own cost per case.
@@ -364,9 +404,11 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 				rs                                                   []int64
 			}
 			ins, samples := make([][]byte, len(sizes)), make([]sample, len(sizes))
+			tps := make([]string, len(sizes))
 			for k, sz := range sizes {
 				tp := benchTranscript(b, dir, sz.n)
 				defer os.Remove(tp)
+				tps[k] = tp
 				fields := map[string]any{"session_id": "s-" + mode + sz.name, "cwd": root, "hook_event_name": "Stop", "transcript_path": tp}
 				if withLAM {
 					fields["last_assistant_message"] = "I made progress on the epic."
@@ -376,6 +418,7 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 			for r := 0; r < ownRuns; r++ {
 				for k := range sizes {
 					in, sm := ins[k], &samples[k]
+					benchTurn(b, tps[k], r)
 					tBD, _ := runTimed(b, root, env, nil, bd, "ready", "--json", "--limit", "0", "--parent", faultEpic)
 					cBD := cpuTime
 					tFloor, _ := runTimed(b, root, env, in, floor)
@@ -386,6 +429,12 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 						b.Fatalf("stop-hook did not block: %s", out)
 					}
 					sm.owns, sm.floors, sm.hooks, sm.bds = append(sm.owns, tHook-tBD), append(sm.floors, tFloor), append(sm.hooks, tHook), append(sm.bds, tBD)
+				}
+			}
+			// Token accounting was on: every turn's usage was counted.
+			for _, sz := range sizes {
+				if got, least := benchSpent(b, root, "s-"+mode+sz.name), int64(ownRuns*benchTurnTokens); got < least {
+					b.Fatalf("session s-%s%s spent %d tokens, want at least the %d of its %d turns", mode, sz.name, got, least, ownRuns)
 				}
 			}
 			for r := 0; r < benchRuns; r++ {
