@@ -14,9 +14,10 @@
 // What differs from encoding/json, all of it outside what runtasks and the
 // agents write: object keys match exactly (encoding/json also takes
 // another letter case), invalid UTF-8 inside a string is kept as it is
-// (encoding/json turns it into U+FFFD), a value of the wrong type reads
-// "parse error: … near offset N", and a float is written in Go's shortest
-// 'g' form (1e+06, where encoding/json writes 1000000).
+// (encoding/json turns it into U+FFFD), a json.RawMessage member that
+// holds null reads as nil (encoding/json keeps "null"), a value of the
+// wrong type reads "parse error: … near offset N", and a float is written
+// in Go's shortest 'g' form (1e+06, where encoding/json writes 1000000).
 package jsoncodec
 
 import (

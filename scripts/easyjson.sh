@@ -16,9 +16,21 @@
 # for a compile-time check only; that package imports net/http, whose
 # start-up every hook would pay. The check is dropped here: the codecs use
 # jlexer and jwriter alone (TestHookBuildLinks keeps it so).
+#
+# scripts/easyjson.sh --check (make lint) also fails, naming them, when the
+# files it wrote differ from those it found (left regenerated).
 set -eu
 cd "$(dirname "$0")/.."
 files=$(grep -rl --include='*.go' --exclude='*_easyjson.go' --exclude-dir=.tools '^//easyjson:json' . | sort)
+if [ "${1-}" = --check ]; then
+	was=$(mktemp -d)
+	trap 'rm -rf "$was"' EXIT
+	for in in $files; do
+		out=${in%.go}_easyjson.go
+		mkdir -p "$was/$(dirname "$out")"
+		cp "$out" "$was/$out" 2>/dev/null || :
+	done
+fi
 for in in $files; do
 	go tool easyjson -no_std_marshalers -stubs -output_filename "${in%.go}_easyjson.go" "$in"
 done
@@ -29,3 +41,14 @@ for in in $files; do
 	    -e '/^[[:space:]]*_ easyjson\.Marshaler$/d' "$out" > "$out.tmp"
 	mv "$out.tmp" "$out"
 done
+if [ "${1-}" = --check ]; then
+	stale=
+	for in in $files; do
+		out=${in%.go}_easyjson.go
+		cmp -s "$out" "$was/$out" || stale="$stale $out"
+	done
+	if [ -n "$stale" ]; then
+		echo "the generated JSON codecs were not those of their types (now regenerated: commit them):$stale" >&2
+		exit 1
+	fi
+fi

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/runtasks/runtasks/jsoncodec"
 )
 
 // codexKind is what a Codex rollout line means to LastAgentMessage.
@@ -30,10 +32,20 @@ type rawCodexItem struct {
 	LastAgentMessage *string         `json:"last_agent_message"`
 }
 
+// rawCodexLine is a rollout line. Its decoder is generated
+// (codex_easyjson.go), as codexBlocks': a stop reads the rollout's last
+// lines.
+//
+//easyjson:json
 type rawCodexLine struct {
 	rawCodexItem
 	Payload *rawCodexItem `json:"payload"`
 }
+
+// codexBlocks is a message's content.
+//
+//easyjson:json
+type codexBlocks []codexBlock
 
 type codexBlock struct {
 	Type string `json:"type"`
@@ -44,7 +56,7 @@ type codexBlock struct {
 // format without the type/payload envelope are read too).
 func parseCodex(line []byte) codexLine {
 	var r rawCodexLine
-	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
+	if len(bytes.TrimSpace(line)) == 0 || jsoncodec.Unmarshal(line, &r) != nil {
 		return codexLine{}
 	}
 	item := r.Payload
@@ -68,8 +80,8 @@ func parseCodex(line []byte) codexLine {
 	if item.Type != "message" {
 		return codexLine{}
 	}
-	var blocks []codexBlock
-	if json.Unmarshal(item.Content, &blocks) != nil {
+	var blocks codexBlocks
+	if jsoncodec.Unmarshal(item.Content, &blocks) != nil {
 		return codexLine{}
 	}
 	switch item.Role {

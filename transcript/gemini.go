@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/runtasks/runtasks/jsoncodec"
 )
 
 // ErrNoMessages is returned for a Gemini CLI transcript holding no message
@@ -14,7 +16,10 @@ var ErrNoMessages = errors.New("no message records in the transcript")
 // rawGeminiRecord is the part of a Gemini CLI transcript line the reader
 // uses: message records are {"id","timestamp","type":"user"|"gemini",
 // "content",…}; the header ({"sessionId",…}) and update records
-// ({"$set":…}) have no type.
+// ({"$set":…}) have no type. Its decoder is generated (gemini_easyjson.go),
+// as geminiParts': a stop reads the transcript's last lines.
+//
+//easyjson:json
 type rawGeminiRecord struct {
 	Type    string          `json:"type"`
 	Content json.RawMessage `json:"content"`
@@ -32,10 +37,8 @@ func geminiText(raw json.RawMessage) string {
 		json.Unmarshal(raw, &s)
 		return s
 	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
+	var parts geminiParts
+	if jsoncodec.Unmarshal(raw, &parts) != nil {
 		return ""
 	}
 	texts := make([]string, 0, len(parts))
@@ -43,6 +46,13 @@ func geminiText(raw json.RawMessage) string {
 		texts = append(texts, p.Text)
 	}
 	return joinText(texts)
+}
+
+// geminiParts is a user record's content.
+//
+//easyjson:json
+type geminiParts []struct {
+	Text string `json:"text"`
 }
 
 // LastGeminiMessage returns the final message of the current turn in a
@@ -72,7 +82,7 @@ func lastGeminiMessage(walk walker) (string, error) {
 			return true
 		}
 		var r rawGeminiRecord
-		if json.Unmarshal(line, &r) != nil {
+		if jsoncodec.Unmarshal(line, &r) != nil {
 			return true // a torn last line
 		}
 		switch r.Type {

@@ -292,6 +292,10 @@ type codexTokenUsage struct {
 	TotalTokens      int64 `json:"total_tokens"`
 }
 
+// rawCodexUsage is the part of a Codex rollout line a usage read needs
+// (its decoder is generated, as rawClaudeUsage's).
+//
+//easyjson:json
 type rawCodexUsage struct {
 	Type    string `json:"type"`
 	Payload struct {
@@ -345,7 +349,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string)
 			return true
 		}
 		var r rawCodexUsage
-		if json.Unmarshal(line, &r) != nil {
+		if jsoncodec.Unmarshal(line, &r) != nil {
 			return true
 		}
 		p := r.Payload
@@ -387,8 +391,8 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string)
 // codexContext reports whether a user message is context Codex adds at a
 // turn's start (<environment_context>, instructions), not a prompt.
 func codexContext(raw json.RawMessage) bool {
-	var blocks []codexBlock
-	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
+	var blocks codexBlocks
+	if jsoncodec.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
 		return false
 	}
 	t := strings.TrimSpace(blocks[0].Text)
@@ -398,6 +402,10 @@ func codexContext(raw json.RawMessage) bool {
 
 // ------------------------------------------------------------- Gemini CLI
 
+// rawGeminiUsage is the part of a Gemini CLI record a usage read needs
+// (its decoder is generated, as rawClaudeUsage's).
+//
+//easyjson:json
 type rawGeminiUsage struct {
 	ID     string `json:"id"`
 	Type   string `json:"type"`
@@ -439,7 +447,7 @@ func geminiUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 			return true
 		}
 		var r rawGeminiUsage
-		if json.Unmarshal(line, &r) != nil {
+		if jsoncodec.Unmarshal(line, &r) != nil {
 			return true
 		}
 		switch r.Type {

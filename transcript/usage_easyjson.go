@@ -15,7 +15,511 @@ var (
 	_ *jwriter.Writer
 )
 
-func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript(in *jlexer.Lexer, out *rawClaudeUsage) {
+func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript(in *jlexer.Lexer, out *rawGeminiUsage) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ID = string(in.String())
+			}
+		case "type":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Type = string(in.String())
+			}
+		case "model":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Model = string(in.String())
+			}
+		case "tokens":
+			if in.IsNull() {
+				in.Skip()
+				out.Tokens = nil
+			} else {
+				if out.Tokens == nil {
+					out.Tokens = new(struct {
+						Input    int64 `json:"input"`
+						Output   int64 `json:"output"`
+						Cached   int64 `json:"cached"`
+						Thoughts int64 `json:"thoughts"`
+						Tool     int64 `json:"tool"`
+					})
+				}
+				easyjsonEea1550fDecode(in, out.Tokens)
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript(out *jwriter.Writer, in rawGeminiUsage) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"id\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.ID))
+	}
+	{
+		const prefix string = ",\"type\":"
+		out.RawString(prefix)
+		out.String(string(in.Type))
+	}
+	{
+		const prefix string = ",\"model\":"
+		out.RawString(prefix)
+		out.String(string(in.Model))
+	}
+	{
+		const prefix string = ",\"tokens\":"
+		out.RawString(prefix)
+		if in.Tokens == nil {
+			out.RawString("null")
+		} else {
+			easyjsonEea1550fEncode(out, *in.Tokens)
+		}
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v rawGeminiUsage) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *rawGeminiUsage) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript(l, v)
+}
+func easyjsonEea1550fDecode(in *jlexer.Lexer, out *struct {
+	Input    int64 `json:"input"`
+	Output   int64 `json:"output"`
+	Cached   int64 `json:"cached"`
+	Thoughts int64 `json:"thoughts"`
+	Tool     int64 `json:"tool"`
+}) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "input":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Input = int64(in.Int64())
+			}
+		case "output":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Output = int64(in.Int64())
+			}
+		case "cached":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Cached = int64(in.Int64())
+			}
+		case "thoughts":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Thoughts = int64(in.Int64())
+			}
+		case "tool":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Tool = int64(in.Int64())
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonEea1550fEncode(out *jwriter.Writer, in struct {
+	Input    int64 `json:"input"`
+	Output   int64 `json:"output"`
+	Cached   int64 `json:"cached"`
+	Thoughts int64 `json:"thoughts"`
+	Tool     int64 `json:"tool"`
+}) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"input\":"
+		out.RawString(prefix[1:])
+		out.Int64(int64(in.Input))
+	}
+	{
+		const prefix string = ",\"output\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Output))
+	}
+	{
+		const prefix string = ",\"cached\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Cached))
+	}
+	{
+		const prefix string = ",\"thoughts\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Thoughts))
+	}
+	{
+		const prefix string = ",\"tool\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Tool))
+	}
+	out.RawByte('}')
+}
+func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript1(in *jlexer.Lexer, out *rawCodexUsage) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "type":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Type = string(in.String())
+			}
+		case "payload":
+			easyjsonEea1550fDecode1(in, &out.Payload)
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript1(out *jwriter.Writer, in rawCodexUsage) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"type\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Type))
+	}
+	{
+		const prefix string = ",\"payload\":"
+		out.RawString(prefix)
+		easyjsonEea1550fEncode1(out, in.Payload)
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v rawCodexUsage) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript1(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *rawCodexUsage) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript1(l, v)
+}
+func easyjsonEea1550fDecode1(in *jlexer.Lexer, out *struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+	Info    *struct {
+		Total codexTokenUsage `json:"total_token_usage"`
+		Last  codexTokenUsage `json:"last_token_usage"`
+	} `json:"info"`
+}) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "type":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Type = string(in.String())
+			}
+		case "role":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Role = string(in.String())
+			}
+		case "model":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Model = string(in.String())
+			}
+		case "content":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				if data := in.Raw(); in.Ok() {
+					in.AddError((out.Content).UnmarshalJSON(data))
+				}
+			}
+		case "info":
+			if in.IsNull() {
+				in.Skip()
+				out.Info = nil
+			} else {
+				if out.Info == nil {
+					out.Info = new(struct {
+						Total codexTokenUsage `json:"total_token_usage"`
+						Last  codexTokenUsage `json:"last_token_usage"`
+					})
+				}
+				easyjsonEea1550fDecode2(in, out.Info)
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonEea1550fEncode1(out *jwriter.Writer, in struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+	Info    *struct {
+		Total codexTokenUsage `json:"total_token_usage"`
+		Last  codexTokenUsage `json:"last_token_usage"`
+	} `json:"info"`
+}) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"type\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Type))
+	}
+	{
+		const prefix string = ",\"role\":"
+		out.RawString(prefix)
+		out.String(string(in.Role))
+	}
+	{
+		const prefix string = ",\"model\":"
+		out.RawString(prefix)
+		out.String(string(in.Model))
+	}
+	{
+		const prefix string = ",\"content\":"
+		out.RawString(prefix)
+		out.Raw((in.Content).MarshalJSON())
+	}
+	{
+		const prefix string = ",\"info\":"
+		out.RawString(prefix)
+		if in.Info == nil {
+			out.RawString("null")
+		} else {
+			easyjsonEea1550fEncode2(out, *in.Info)
+		}
+	}
+	out.RawByte('}')
+}
+func easyjsonEea1550fDecode2(in *jlexer.Lexer, out *struct {
+	Total codexTokenUsage `json:"total_token_usage"`
+	Last  codexTokenUsage `json:"last_token_usage"`
+}) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "total_token_usage":
+			easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript2(in, &out.Total)
+		case "last_token_usage":
+			easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript2(in, &out.Last)
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonEea1550fEncode2(out *jwriter.Writer, in struct {
+	Total codexTokenUsage `json:"total_token_usage"`
+	Last  codexTokenUsage `json:"last_token_usage"`
+}) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"total_token_usage\":"
+		out.RawString(prefix[1:])
+		easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript2(out, in.Total)
+	}
+	{
+		const prefix string = ",\"last_token_usage\":"
+		out.RawString(prefix)
+		easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript2(out, in.Last)
+	}
+	out.RawByte('}')
+}
+func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript2(in *jlexer.Lexer, out *codexTokenUsage) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "input_tokens":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.InputTokens = int64(in.Int64())
+			}
+		case "cached_input_tokens":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.CachedInputToken = int64(in.Int64())
+			}
+		case "cache_write_input_tokens":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.CacheWriteTokens = int64(in.Int64())
+			}
+		case "output_tokens":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.OutputTokens = int64(in.Int64())
+			}
+		case "total_tokens":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.TotalTokens = int64(in.Int64())
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript2(out *jwriter.Writer, in codexTokenUsage) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"input_tokens\":"
+		out.RawString(prefix[1:])
+		out.Int64(int64(in.InputTokens))
+	}
+	{
+		const prefix string = ",\"cached_input_tokens\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.CachedInputToken))
+	}
+	{
+		const prefix string = ",\"cache_write_input_tokens\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.CacheWriteTokens))
+	}
+	{
+		const prefix string = ",\"output_tokens\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.OutputTokens))
+	}
+	{
+		const prefix string = ",\"total_tokens\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.TotalTokens))
+	}
+	out.RawByte('}')
+}
+func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript3(in *jlexer.Lexer, out *rawClaudeUsage) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -48,7 +552,7 @@ func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript(in *jlexer.Lexer,
 				out.IsSidechain = bool(in.Bool())
 			}
 		case "message":
-			easyjsonEea1550fDecode(in, &out.Message)
+			easyjsonEea1550fDecode3(in, &out.Message)
 		default:
 			in.SkipRecursive()
 		}
@@ -59,7 +563,7 @@ func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript(in *jlexer.Lexer,
 		in.Consumed()
 	}
 }
-func easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript(out *jwriter.Writer, in rawClaudeUsage) {
+func easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript3(out *jwriter.Writer, in rawClaudeUsage) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -81,21 +585,21 @@ func easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript(out *jwriter.Writ
 	{
 		const prefix string = ",\"message\":"
 		out.RawString(prefix)
-		easyjsonEea1550fEncode(out, in.Message)
+		easyjsonEea1550fEncode3(out, in.Message)
 	}
 	out.RawByte('}')
 }
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v rawClaudeUsage) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript(w, v)
+	easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript3(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *rawClaudeUsage) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript(l, v)
+	easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript3(l, v)
 }
-func easyjsonEea1550fDecode(in *jlexer.Lexer, out *struct {
+func easyjsonEea1550fDecode3(in *jlexer.Lexer, out *struct {
 	ID      string  `json:"id"`
 	Model   string  `json:"model"`
 	Content content `json:"content"`
@@ -150,7 +654,7 @@ func easyjsonEea1550fDecode(in *jlexer.Lexer, out *struct {
 						CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 					})
 				}
-				easyjsonEea1550fDecode1(in, out.Usage)
+				easyjsonEea1550fDecode4(in, out.Usage)
 			}
 		default:
 			in.SkipRecursive()
@@ -162,7 +666,7 @@ func easyjsonEea1550fDecode(in *jlexer.Lexer, out *struct {
 		in.Consumed()
 	}
 }
-func easyjsonEea1550fEncode(out *jwriter.Writer, in struct {
+func easyjsonEea1550fEncode3(out *jwriter.Writer, in struct {
 	ID      string  `json:"id"`
 	Model   string  `json:"model"`
 	Content content `json:"content"`
@@ -189,7 +693,7 @@ func easyjsonEea1550fEncode(out *jwriter.Writer, in struct {
 	{
 		const prefix string = ",\"content\":"
 		out.RawString(prefix)
-		easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript1(out, in.Content)
+		easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript4(out, in.Content)
 	}
 	{
 		const prefix string = ",\"usage\":"
@@ -197,12 +701,12 @@ func easyjsonEea1550fEncode(out *jwriter.Writer, in struct {
 		if in.Usage == nil {
 			out.RawString("null")
 		} else {
-			easyjsonEea1550fEncode1(out, *in.Usage)
+			easyjsonEea1550fEncode4(out, *in.Usage)
 		}
 	}
 	out.RawByte('}')
 }
-func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript1(in *jlexer.Lexer, out *content) {
+func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript4(in *jlexer.Lexer, out *content) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -226,13 +730,13 @@ func easyjsonEea1550fDecodeGithubComRuntasksRuntasksTranscript1(in *jlexer.Lexer
 		in.Consumed()
 	}
 }
-func easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript1(out *jwriter.Writer, in content) {
+func easyjsonEea1550fEncodeGithubComRuntasksRuntasksTranscript4(out *jwriter.Writer, in content) {
 	out.RawByte('{')
 	first := true
 	_ = first
 	out.RawByte('}')
 }
-func easyjsonEea1550fDecode1(in *jlexer.Lexer, out *struct {
+func easyjsonEea1550fDecode4(in *jlexer.Lexer, out *struct {
 	InputTokens              int64 `json:"input_tokens"`
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
@@ -285,7 +789,7 @@ func easyjsonEea1550fDecode1(in *jlexer.Lexer, out *struct {
 		in.Consumed()
 	}
 }
-func easyjsonEea1550fEncode1(out *jwriter.Writer, in struct {
+func easyjsonEea1550fEncode4(out *jwriter.Writer, in struct {
 	InputTokens              int64 `json:"input_tokens"`
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
