@@ -89,11 +89,7 @@ func EncodeStop(agent string, d orchestrator.Decision) []byte {
 	default:
 		return nil
 	}
-	b, err := jsoncodec.Marshal(o, true) // generated: it is printed at every stop
-	if err != nil {
-		return nil // strings always marshal
-	}
-	return append(b, '\n')
+	return marshalLine(o)
 }
 
 // EncodeMessage renders a message for the person (not the model) from any
@@ -142,8 +138,17 @@ func EncodeContext(agent, event, text string) []byte {
 	return nil
 }
 
+// marshalLine is v's JSON and a newline, as json.Marshal writes it: through
+// v's generated encoder when it has one (the Stop answer, printed at every
+// stop).
 func marshalLine(v any) []byte {
-	b, err := json.Marshal(v)
+	var b []byte
+	var err error
+	if e, ok := v.(jsoncodec.Encoder); ok {
+		b, err = jsoncodec.Marshal(e, true)
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		return nil // strings always marshal
 	}

@@ -79,8 +79,10 @@ func (c *content) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &c.blocks)
 }
 
-// UnmarshalEasyJSON is UnmarshalJSON for the generated decoder of
-// rawClaudeLine (which skips a null content itself).
+// UnmarshalEasyJSON is UnmarshalJSON for the generated decoders of
+// rawClaudeLine and rawClaudeUsage, which skip a null content themselves.
+// (A stop reads content only through them; UnmarshalJSON is encoding/json's
+// way in, which the codec tests read the same lines with.)
 func (c *content) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	if l.CurrentToken() == jlexer.TokenString {
 		c.str = l.String()

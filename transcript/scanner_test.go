@@ -134,13 +134,15 @@ func TestReverseScannerHugeLine(t *testing.T) {
 
 // countingReader counts the bytes read through it.
 type countingReader struct {
-	r io.ReaderAt
-	n int64
+	r     io.ReaderAt
+	n     int64
+	reads []int // the size of each read
 }
 
 func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.r.ReadAt(p, off)
 	c.n += int64(n)
+	c.reads = append(c.reads, len(p))
 	return n, err
 }
 
@@ -160,6 +162,24 @@ func TestReverseScannerReadsOnlyTheTail(t *testing.T) {
 	}
 	if cr.n > DefaultChunkSize {
 		t.Errorf("read %d bytes for the last 3 lines, want at most one chunk (%d)", cr.n, DefaultChunkSize)
+	}
+}
+
+// TestReverseScannerReadsGrow: the first read is small (a stop's answer is
+// most often in the last lines, and every page of a buffer faults when
+// first filled), each next one twice the last, up to the chunk.
+func TestReverseScannerReadsGrow(t *testing.T) {
+	var b bytes.Buffer
+	for i := 0; b.Len() < 1<<20; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	cr := &countingReader{r: bytes.NewReader(b.Bytes())}
+	s := NewReverseScanner(cr, int64(b.Len()))
+	for s.Scan() && cr.n < 200<<10 {
+	}
+	want := []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 64 << 10}
+	if len(cr.reads) < len(want) || !slices.Equal(cr.reads[:len(want)], want) {
+		t.Errorf("reads of %v bytes, want them to start %v", cr.reads, want)
 	}
 }
 
