@@ -827,8 +827,10 @@ func (l cfgLayer) decodeInto(cfg *Config) []*KeyError {
 
 // cfgHooks are the decoder's hooks, strict [0] and weak [1], composed once
 // (they keep no state between calls), at the first decode: a hook that
-// decodes nothing does not compose them. cfgHooksOnce, not an initializer:
-// a check's hook decodes its options with cfgDecode.
+// decodes nothing does not compose them. A sync.Once filled at the call,
+// not a sync.OnceValue variable: the check hook decodes a check's options
+// with cfgDecode, and a variable whose initializer reaches cfgDecode is an
+// initialization cycle.
 var (
 	cfgHooksOnce sync.Once
 	cfgHooks     [2]mapstructure.DecodeHookFunc
