@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // The life-cycle tests run the real Claude Code CLI in the user's world: a

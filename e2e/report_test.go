@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/runtasks/runtasks/e2e/chromium"
-	"github.com/runtasks/runtasks/report/reporttest"
+	"github.com/runtasks/runtasks/internal/report/reporttest"
 )
 
 // TestReportChromiumIntegrationE2E writes a report with the runtasks

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/claim"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/claim"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // Exit statuses of runtasks arm (the same as runtasks claim's).

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/transcript"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/transcript"
 )
 
 // Exit statuses of runtasks check.

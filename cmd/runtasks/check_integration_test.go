@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // TestIntegrationChecks drives the stop hook and runtasks check with every

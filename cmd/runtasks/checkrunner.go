@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/shell"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/shell"
 )
 
 // shellRunner adapts shell.Runner to the engine's CommandRunner.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // TestIntegrationClaimAndArm runs the prompt, session and stop hooks with the

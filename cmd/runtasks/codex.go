@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/agentfile"
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/transcript"
+	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/transcript"
 )
 
 // Exit statuses of runtasks codex monitor.

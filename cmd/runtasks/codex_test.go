@@ -12,7 +12,7 @@ import (
 
 func TestCodexMonitorExitCodes(t *testing.T) {
 	dir := t.TempDir()
-	fixture := func(name string) string { return filepath.Join("..", "..", "transcript", "testdata", name) }
+	fixture := func(name string) string { return filepath.Join("..", "..", "internal", "transcript", "testdata", name) }
 	tests := []struct {
 		name   string
 		args   []string
@@ -65,7 +65,7 @@ func TestCodexMonitorExitCodes(t *testing.T) {
 // TestCodexMonitorFollow feeds a rollout file line by line while the
 // monitor follows it: it reports the token once the line is written.
 func TestCodexMonitorFollow(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "transcript", "testdata", "codex-0.169-done-token.jsonl"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "transcript", "testdata", "codex-0.169-done-token.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestCodexMonitorFollow(t *testing.T) {
 // writes its rollout file waits for the file, then reads it; a file that
 // never appears ends the wait after --wait with status 3.
 func TestCodexMonitorFollowWaitsForTheLog(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "transcript", "testdata", "codex-0.169-turn-complete.jsonl"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "transcript", "testdata", "codex-0.169-turn-complete.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/agentfile"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 func newConfigCmd(f *Factory) *cobra.Command {

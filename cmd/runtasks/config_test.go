@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // configFactory is a Factory whose working directory is wd and whose

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // TestIntegrationDemo runs make demo's script (scripts/demo.sh) with a

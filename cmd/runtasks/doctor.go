@@ -16,12 +16,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/beads"
-	"github.com/runtasks/runtasks/git"
-	"github.com/runtasks/runtasks/hook"
-	"github.com/runtasks/runtasks/install"
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/trust"
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/git"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/install"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/trust"
 )
 
 // Check levels.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // TestIntegrationDoctorRuns: doctor says whether git tracks the runs

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // TestIntegrationEntryPointsAgree: runtasks stop-hook, runtasks run and

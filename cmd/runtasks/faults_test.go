@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 const faultEpic = "bd-e"

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // builtPair builds runtasks and the hook-only runtasks-hook side by side

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
-	"github.com/runtasks/runtasks/hook"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // recoverHook ends a hook command that panicked as every hook must end:

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/beads"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // panicTracker panics at the first question, as a bug deep in the engine

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-logfmt/logfmt"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // The log's prefix and time format, the same in every runtasks logger.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // TestHookLogSameAsCharm: the hook commands' lines are the lines charm

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runtasks/runtasks/hook"
-	"github.com/runtasks/runtasks/install"
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/shell"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/install"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/shell"
 )
 
 // Hook timeouts. The agent kills a hook that outlives its timeout; a stop

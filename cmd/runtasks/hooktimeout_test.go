@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 func TestHookTimeoutFor(t *testing.T) {

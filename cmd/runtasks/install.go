@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/hook"
-	"github.com/runtasks/runtasks/install"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/install"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 type installCmdOptions struct {

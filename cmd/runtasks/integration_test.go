@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // runIn runs runtasks in-process in dir with env and stdin, and returns its

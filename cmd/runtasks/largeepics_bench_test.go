@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // largeRuns is how many times each of the three commands is timed per epic

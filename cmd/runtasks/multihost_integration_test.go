@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
-	"github.com/runtasks/runtasks/shell"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/shell"
 )
 
 // netHosts are "machines" made of network namespaces on this one: a bridge

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/notify"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/notify"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // notifyRunCommand is the hidden command the stop hook starts, detached,

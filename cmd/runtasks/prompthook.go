@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/beads"
-	"github.com/runtasks/runtasks/claim"
-	"github.com/runtasks/runtasks/hook"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/claim"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // hookBeads is what the prompt and session hooks ask of beads.

@@ -12,9 +12,9 @@ import (
 	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/headless"
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/report"
+	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/report"
 )
 
 type reportOptions struct {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 func TestReset(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/shell"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/shell"
 )
 
 // Factory holds what commands take from the outside world, so that every

@@ -14,9 +14,9 @@ import (
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/claim"
-	"github.com/runtasks/runtasks/headless"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/claim"
+	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 type runOptions struct {

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/beads"
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // scaleConcurrency are the worker counts measured.

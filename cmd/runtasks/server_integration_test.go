@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // serverScenario works a 3-task epic (t2 waits on t1) to completion with

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // userRepo makes the user's setting around a real-bd store: a plain git
@@ -206,7 +206,7 @@ func TestIntegrationGeminiEarlierPromise(t *testing.T) {
 	s := userRepo(t, "rt")
 	epic := s.Create("Lexer and parser", "--type", "epic")
 	s.Create("Write the lexer", "--parent", epic)
-	fixture, err := os.ReadFile(filepath.Join("..", "..", "transcript", "testdata", "gemini-0.61-earlier-promise.jsonl"))
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "internal", "transcript", "testdata", "gemini-0.61-earlier-promise.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

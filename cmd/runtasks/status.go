@@ -18,9 +18,9 @@ import (
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/beads"
-	"github.com/runtasks/runtasks/headless"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 type statusOptions struct {

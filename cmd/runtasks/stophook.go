@@ -8,12 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/beads"
-	"github.com/runtasks/runtasks/git"
-	"github.com/runtasks/runtasks/hook"
-	"github.com/runtasks/runtasks/notify"
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/shell"
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/git"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/notify"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/shell"
 )
 
 type stopHookOptions struct {

@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // benchRuns is how many times each timing is repeated (median taken).

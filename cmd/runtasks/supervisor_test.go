@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/headless"
-	"github.com/runtasks/runtasks/shell"
-	"github.com/runtasks/runtasks/shell/shelltest"
+	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/shell"
+	"github.com/runtasks/runtasks/internal/shell/shelltest"
 )
 
 // wrapperAgent is an agent started through a wrapper script, as many are:

@@ -13,12 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/agentfile"
-	"github.com/runtasks/runtasks/beads"
-	"github.com/runtasks/runtasks/git"
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/shell"
-	"github.com/runtasks/runtasks/trust"
+	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/git"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/shell"
+	"github.com/runtasks/runtasks/internal/trust"
 )
 
 // mainWorktree is orchestrator.LoadOptions.MainWorktree: git.MainWorktree,

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 func envValue(env []string, key string) string {

@@ -11,8 +11,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/term"
 
-	"github.com/runtasks/runtasks/orchestrator"
-	"github.com/runtasks/runtasks/watch"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/watch"
 )
 
 // statusWatch is runtasks status --watch: on a terminal the full-screen

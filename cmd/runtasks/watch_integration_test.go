@@ -19,7 +19,7 @@ import (
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
 
-	"github.com/runtasks/runtasks/beads/beadstest"
+	"github.com/runtasks/runtasks/internal/beads/beadstest"
 )
 
 // screen is a pseudo-terminal of 80x24 with a terminal emulator reading

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/orchestrator"
+	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // Without a terminal, --watch prints a new plain table on each change of

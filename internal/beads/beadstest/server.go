@@ -1,0 +1,192 @@
+package beadstest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/shell"
+)
+
+// RealDolt returns the path of the dolt CLI on PATH (2.2.0, the version bd
+// v1.3.0 requires), failing the test when it is missing: `make dolt` builds
+// it and `make test` puts it first on PATH. Integration tests never skip.
+func RealDolt(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("dolt")
+	if err != nil {
+		t.Fatalf("the dolt CLI is not on PATH (run `make dolt`, or test with `make test`): %v", err)
+	}
+	return bin
+}
+
+// DoltServer is a `dolt sql-server` on 127.0.0.1 for one test: its own free
+// port, data directory and HOME, in a process group of its own that the
+// test's cleanup kills.
+type DoltServer struct {
+	t    testing.TB
+	Bin  string
+	Host string
+	Port int
+	// Dir holds the server's data (--data-dir).
+	Dir  string
+	home string
+	log  string
+
+	cmd   *exec.Cmd
+	group *shell.Group
+	done  chan struct{}
+}
+
+// StartDoltServer starts a server and waits until it accepts connections.
+func StartDoltServer(t testing.TB) *DoltServer {
+	t.Helper()
+	bin := RealDolt(t)
+	dir := t.TempDir()
+	s := &DoltServer{t: t, Bin: bin, Host: "127.0.0.1", Dir: filepath.Join(dir, "data"), home: filepath.Join(dir, "home"), log: filepath.Join(dir, "server.log")}
+	for _, d := range []string{s.Dir, s.home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// dolt writes ~/.dolt; metrics off: nothing leaves the machine.
+	for _, kv := range [][2]string{{"user.name", "beads-server"}, {"user.email", "beads@example.invalid"}, {"metrics.disabled", "true"}} {
+		cmd := exec.Command(bin, "config", "--global", "--add", kv[0], kv[1])
+		cmd.Env = s.env()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("dolt config: %v\n%s", err, out)
+		}
+	}
+	s.Port = freePort(t)
+	t.Cleanup(s.Stop)
+	s.Start()
+	return s
+}
+
+func (s *DoltServer) env() []string {
+	return append(os.Environ(), "HOME="+s.home)
+}
+
+// Addr is host:port.
+func (s *DoltServer) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
+
+// Start (re)starts the server on its port and data, and waits until it
+// accepts connections (60 s at most).
+func (s *DoltServer) Start() {
+	s.t.Helper()
+	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer logf.Close()
+	s.cmd = exec.Command(s.Bin, "sql-server", "--host", s.Host, "--port", strconv.Itoa(s.Port), "--data-dir", s.Dir)
+	s.cmd.Dir = s.Dir
+	s.cmd.Env = s.env()
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	s.group = shell.NewGroup(s.cmd, 5*time.Second)
+	dieWithParent(s.cmd)
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("dolt sql-server: %v", err)
+	}
+	s.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(s.cmd, s.done)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-s.done:
+			s.t.Fatalf("dolt sql-server exited before it accepted connections:\n%s", s.Log())
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			s.t.Fatalf("dolt sql-server did not accept connections on %s within 60s:\n%s", s.Addr(), s.Log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Stop kills the server's process group (SIGTERM, SIGKILL after 5 s) and
+// waits for it. Stopping a stopped server does nothing.
+func (s *DoltServer) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.group.Stop(shell.Terminate)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		s.group.Kill()
+		<-s.done
+	}
+	s.group.Reap()
+	s.cmd = nil
+}
+
+// Log is the server's output so far (bounded).
+func (s *DoltServer) Log() string {
+	b, _ := os.ReadFile(s.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// freePort is a TCP port on 127.0.0.1 nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// NewServerStore initialises a stealth store in server mode against srv
+// (bd init --server --external: bd never starts or stops the server). Its
+// Env sets BEADS_DOLT_SERVER_PORT, as docs/scale.md recommends (it silences
+// bd's warning about the port in metadata.json), and a TMPDIR of its own
+// (bd's circuit breaker keeps its state there).
+func NewServerStore(t testing.TB, prefix string, srv *DoltServer) *Store {
+	t.Helper()
+	bin := RealBD(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	root := filepath.Join(dir, "repo")
+	tmp := filepath.Join(dir, "tmp")
+	for _, d := range []string{home, root, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(),
+		"HOME="+home, "TMPDIR="+tmp, "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1",
+		"BEADS_ACTOR=tester", "GIT_AUTHOR_NAME=tester", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=tester", "GIT_COMMITTER_EMAIL=t@example.com",
+		"BEADS_DOLT_SERVER_PORT="+strconv.Itoa(srv.Port),
+	)
+	s := &Store{t: t, Root: root, Bin: bin, Env: env}
+	s.exec("git", "init", "-q")
+	s.BD("init", "--server", "--server-host", srv.Host, "--server-port", strconv.Itoa(srv.Port), "--external",
+		"--prefix", prefix, "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
+	if meta, err := os.ReadFile(filepath.Join(root, ".beads", "metadata.json")); err != nil || !strings.Contains(string(meta), `"dolt_mode": "server"`) {
+		t.Fatalf("bd init --server did not write a server-mode store: %v\n%s", err, meta)
+	}
+	return s
+}
+
+// String names the server for messages.
+func (s *DoltServer) String() string {
+	return fmt.Sprintf("dolt sql-server %s (data %s)", s.Addr(), s.Dir)
+}

@@ -1,0 +1,761 @@
+package beads
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/shell"
+)
+
+// DefaultTimeout bounds one bd invocation when Client.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// Client runs bd. The zero value runs "bd" from PATH in the current
+// directory with bd's own store discovery.
+//
+// Queries run one at a time: bd's embedded store serialises access, so
+// concurrent bd processes on one store are slower than sequential ones.
+// Slots bound the bd processes of every runtasks on the machine.
+type Client struct {
+	// Bin is the bd binary, a name looked up on PATH or a path; default "bd".
+	Bin string
+	// Dir, when set, selects the store (BEADS_DIR); otherwise bd discovers
+	// it by walking up from WorkDir.
+	Dir string
+	// WorkDir is the directory bd runs in; empty means the current one.
+	WorkDir string
+	// Timeout bounds each invocation; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Env, when non-nil, replaces os.Environ() as bd's base environment.
+	Env []string
+	// Grace is how long bd's process group has after SIGTERM (at the
+	// timeout or when ctx is cancelled) before it is killed; zero means
+	// DefaultGrace.
+	Grace time.Duration
+	// Slots, when set, bound the bd processes running at once on this
+	// machine: each call waits for a free slot (at most Slots.Wait, not
+	// counted in Timeout) before bd starts.
+	Slots *Slots
+}
+
+// DefaultGrace is Client.Grace when it is zero.
+const DefaultGrace = time.Second
+
+// checkID refuses an issue or epic id that bd would read as an option: ids
+// are data, never flags.
+func checkID(args []string, ids ...string) error {
+	for _, id := range ids {
+		if id == "" || strings.HasPrefix(id, "-") {
+			return &Error{Kind: KindNotFound, Args: args, Code: -1, Msg: fmt.Sprintf("bad issue id %q: an id is not empty and never starts with '-'", id)}
+		}
+	}
+	return nil
+}
+
+// ErrorKind classifies a bd failure.
+type ErrorKind string
+
+const (
+	KindMissing   ErrorKind = "missing"    // the bd binary was not found
+	KindNoStore   ErrorKind = "no_store"   // no .beads store was found
+	KindNotFound  ErrorKind = "not_found"  // an issue id does not exist
+	KindTimeout   ErrorKind = "timeout"    // bd did not answer in time
+	KindBadOutput ErrorKind = "bad_output" // rc 0 but the output is not the JSON expected
+	KindConflict  ErrorKind = "conflict"   // a guard (--if-status, claim) did not hold (rc 13)
+	KindFailed    ErrorKind = "failed"     // any other non-zero exit
+	// KindUnavailable: bd could not reach its store's Dolt SQL server (down,
+	// refusing, unreachable, access denied, no such database). Never "no
+	// work".
+	KindUnavailable ErrorKind = "unavailable"
+	// KindBusy: no bd slot came free in time (Slots); bd did not run.
+	KindBusy ErrorKind = "busy"
+)
+
+// Error is a failed bd invocation. It carries bd's own message; a failure is
+// never turned into an empty result.
+type Error struct {
+	Kind ErrorKind
+	Args []string // bd's arguments
+	Code int      // exit status; -1 when bd did not run to completion
+	Msg  string   // bd's message (stderr text or the JSON error), trimmed
+	Err  error    // the underlying error, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("bd ")
+	b.WriteString(strings.Join(e.Args, " "))
+	b.WriteString(": ")
+	switch e.Kind {
+	case KindMissing:
+		b.WriteString("bd not found")
+	case KindTimeout:
+		b.WriteString("timed out")
+	case KindBusy:
+		b.WriteString("not started")
+	case KindBadOutput:
+		b.WriteString("unexpected output")
+	default:
+		if e.Code > 0 {
+			fmt.Fprintf(&b, "exit status %d", e.Code)
+		} else {
+			b.WriteString(string(e.Kind))
+		}
+	}
+	if e.Msg != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Msg)
+	} else if e.Err != nil && e.Kind != KindFailed {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsKind reports whether err is a bd *Error of the given kind.
+func IsKind(err error, kind ErrorKind) bool {
+	var be *Error
+	return errors.As(err, &be) && be.Kind == kind
+}
+
+// Ready lists the epic's ready descendants, sub-epics included: the answer
+// of bd ready --parent E, found the cheap way whenever that is exact.
+//
+// bd answers --parent with a recursive query that grows with the epic and
+// the store (docs/engine.md#ready-under-an-epic); every ready issue of the
+// store (bd ready --limit 0) costs a fraction of it at scale. Each ready
+// issue carries its parents, so an issue whose ancestors up to the epic are
+// all ready too is proved in or out of the epic by that one answer. When a
+// path runs through an issue that is not ready (in progress, deferred,
+// closed…), its fresh parents come from one bd list read; when even that
+// cannot tell (a closed ancestor), bd is asked the slow, exact way. One bd
+// process in the common case; every bd failure is an error, never "no work".
+//
+// An unknown epic gives an empty list: bd does not validate it; use Show
+// for that.
+func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
+	if err := checkID([]string{"ready", "--json", "--limit", "0", "--parent", epic}, epic); err != nil {
+		return nil, err
+	}
+	all, err := c.ReadyAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in, unsure := Under(epic, all, nil)
+	if len(unsure) == 0 {
+		return in, nil
+	}
+	var open []Issue
+	if err := c.query(ctx, &open, "list", "--json", "--limit", "0"); err != nil {
+		return nil, err
+	}
+	if in, unsure = Under(epic, all, open); len(unsure) == 0 {
+		return in, nil
+	}
+	return c.ReadyParent(ctx, epic)
+}
+
+// ReadyAll lists every ready issue of the store (bd ready --limit 0), bd's
+// cheapest query of ready work.
+func (c *Client) ReadyAll(ctx context.Context) ([]Issue, error) {
+	var issues []Issue
+	err := c.query(ctx, &issues, "ready", "--json", "--limit", "0")
+	return issues, err
+}
+
+// ReadyParent asks bd for the epic's ready descendants the slow, exact way
+// (bd ready --parent E): the reference Ready is held to.
+func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) {
+	var issues []Issue
+	args := []string{"ready", "--json", "--limit", "0", "--parent", epic}
+	if err := checkID(args, epic); err != nil {
+		return nil, err
+	}
+	err := c.query(ctx, &issues, args...)
+	return issues, err
+}
+
+// Under picks from ready (every ready issue of the store, in bd's order)
+// the descendants of epic, as bd ready --parent would list them. An issue is
+// under the epic when one of its ancestor paths (parent-child links, any
+// number of parents) reaches it, or when it has no parent link at all and
+// its id is hierarchical under the epic's (E.n, as bd numbers children). The parents of a ready issue are read from
+// ready itself, those of any other issue from known (bd list's issues:
+// the unclosed ones read after ready, or a Reading's every one); an
+// ancestor found in neither leaves the
+// answer unsure: unsure lists the ready issues that could not be placed,
+// and then in must not be used.
+func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
+	parents := make(map[string][]string, len(ready)+len(known))
+	for _, is := range known {
+		parents[is.ID] = is.parentIDs()
+	}
+	for _, is := range ready { // a ready issue's own links, as the ready answer saw them
+		parents[is.ID] = is.parentIDs()
+	}
+	// Walk down the known links: from the epic, every issue reached has
+	// the epic as an ancestor; from an ancestor that is known nowhere (a
+	// closed or deleted issue, whose own parents are not at hand), every
+	// issue reached may have it.
+	children := make(map[string][]string, len(parents))
+	var unknown []string
+	for id, ps := range parents {
+		for _, p := range ps {
+			children[p] = append(children[p], id)
+			if _, ok := parents[p]; !ok && p != epic {
+				unknown = append(unknown, p)
+			}
+		}
+	}
+	reach := func(from ...string) map[string]bool {
+		seen := make(map[string]bool)
+		queue := append([]string(nil), from...)
+		for len(queue) > 0 {
+			id := queue[0]
+			queue = queue[1:]
+			for _, c := range children[id] {
+				if !seen[c] {
+					seen[c] = true
+					queue = append(queue, c)
+				}
+			}
+		}
+		return seen
+	}
+	under, maybe := reach(epic), reach(unknown...)
+	for _, is := range ready {
+		switch {
+		case is.ID == epic:
+		case under[is.ID]:
+			in = append(in, is)
+		case strings.HasPrefix(is.ID, epic+".") && len(parents[is.ID]) == 0:
+			// bd's rule for a hierarchical id whose parent link is gone
+			// (bd update --parent ""): still the epic's, by its id.
+			in = append(in, is)
+		case maybe[is.ID]:
+			unsure = append(unsure, is.ID)
+		}
+	}
+	return in, unsure
+}
+
+// Subtree lists every unclosed, unpinned descendant of the epic (the whole
+// subtree, sub-epics included) with its stored status: bd list's default
+// answer (which also leaves out custom statuses of the done and frozen
+// kinds), placed under the epic by bd ready --parent's rule. BlockedBy is
+// filled with the descendant's open blockers, so dependency-blocked issues
+// can be told from ready ones. One bd query, and a second (bd list --all,
+// for the parent links of closed issues) only when a chain of parents runs
+// through an issue the first does not list: a sub-epic closed while its
+// children are open still leads to them, as it does for bd ready --parent.
+func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
+	var open []Issue
+	if err := checkID([]string{"list", "--json", "--limit", "0"}, epic); err != nil {
+		return nil, err
+	}
+	if err := c.query(ctx, &open, "list", "--json", "--limit", "0"); err != nil {
+		return nil, err
+	}
+	links := open
+	if unlisted(open, epic) {
+		var all []Issue
+		if err := c.query(ctx, &all, "list", "--json", "--limit", "0", "--all"); err != nil {
+			return nil, err
+		}
+		links = all
+	}
+	return descendants(open, links, epic), nil
+}
+
+// unlisted reports whether an issue of list names a parent that list does
+// not hold (other than root).
+func unlisted(list []Issue, root string) bool {
+	in := make(map[string]bool, len(list))
+	for _, is := range list {
+		in[is.ID] = true
+	}
+	for _, is := range list {
+		for _, p := range is.parentIDs() {
+			if p != root && !in[p] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// under is the set of issues under root by bd ready --parent's rule, from
+// the parent links of links: reached from root through parent-child links
+// (any number of parents, through issues of any status), or a hierarchical
+// id under root's without any parent link.
+func under(links []Issue, root string) map[string]bool {
+	children := make(map[string][]string, len(links))
+	out := map[string]bool{}
+	for _, is := range links {
+		ps := is.parentIDs()
+		if len(ps) == 0 && strings.HasPrefix(is.ID, root+".") {
+			out[is.ID] = true
+		}
+		for _, p := range ps {
+			children[p] = append(children[p], is.ID)
+		}
+	}
+	for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			if !out[c] {
+				out[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	delete(out, root)
+	return out
+}
+
+// descendants picks from list the issues under root (by the parent links
+// of links; list's own when links is list) and computes their blockers
+// that list holds and that are not closed.
+func descendants(list, links []Issue, root string) []Issue {
+	member := under(links, root)
+	open := make(map[string]bool, len(list))
+	for _, is := range list {
+		if is.Status != StatusClosed {
+			open[is.ID] = true
+		}
+	}
+	var out []Issue
+	for _, is := range list {
+		if !member[is.ID] {
+			continue
+		}
+		is.Parent = is.parentID()
+		is.BlockedBy = nil
+		for _, d := range is.Dependencies {
+			if d.Type == DepBlocks && open[d.DependsOnID] && !slices.Contains(is.BlockedBy, d.DependsOnID) {
+				is.BlockedBy = append(is.BlockedBy, d.DependsOnID)
+			}
+		}
+		out = append(out, is)
+	}
+	return out
+}
+
+// Blocked lists the epic's dependency-blocked descendants (bd blocked
+// --parent), with BlockedBy set. Issues whose stored status is "blocked" are
+// not in it: see Subtree.
+func (c *Client) Blocked(ctx context.Context, epic string) ([]Issue, error) {
+	var issues []Issue
+	args := []string{"blocked", "--json", "--parent", epic}
+	if err := checkID(args, epic); err != nil {
+		return nil, err
+	}
+	err := c.query(ctx, &issues, args...)
+	return issues, err
+}
+
+// Show reads one issue. An unknown id is an *Error of kind KindNotFound.
+func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
+	var issues []Issue
+	args := []string{"show", id, "--json"}
+	if err := checkID(args, id); err != nil {
+		return Issue{}, err
+	}
+	if err := c.query(ctx, &issues, args...); err != nil {
+		return Issue{}, err
+	}
+	for _, is := range issues {
+		if is.ID == id {
+			return is, nil
+		}
+	}
+	return Issue{}, &Error{Kind: KindNotFound, Args: args, Msg: "issue " + id + " not in bd's answer"}
+}
+
+// Claim picks and claims the highest-priority ready task under the epic
+// for the actor: it lists the epic's ready work (Ready, the cheap way), then
+// claims the tasks in bd's order with bd update --claim until one is won; a
+// task another actor claimed first is skipped. ok is false when nothing
+// ready could be claimed. Epics are never claimed: they are closed, not
+// worked on. No claim runs inside bd's ready query (bd ready --claim
+// --parent): under many claimers that transaction fails with serialization
+// errors (docs/scale.md).
+func (c *Client) Claim(ctx context.Context, epic, actor string) (is Issue, ok bool, err error) {
+	ready, err := c.Ready(ctx, epic)
+	if err != nil {
+		return Issue{}, false, err
+	}
+	for _, cand := range ready {
+		if cand.IssueType == TypeEpic {
+			continue
+		}
+		got, err := c.ClaimID(ctx, cand.ID, actor)
+		if AlreadyClaimed(err) {
+			continue
+		}
+		if err != nil {
+			return Issue{}, false, err
+		}
+		if got.ID == "" {
+			got = cand
+		}
+		return got, true, nil
+	}
+	return Issue{}, false, nil
+}
+
+// AlreadyClaimed reports whether a claim failed because another actor holds
+// the issue (bd: "issue already claimed by …", or a guard's rc 13).
+func AlreadyClaimed(err error) bool {
+	return err != nil && (IsKind(err, KindConflict) || strings.Contains(err.Error(), "already claimed"))
+}
+
+// ClaimID claims one named issue for the actor (bd update --claim). A claim
+// held by someone else is an *Error of kind KindConflict or KindFailed.
+func (c *Client) ClaimID(ctx context.Context, id, actor string) (Issue, error) {
+	args := []string{"update", id, "--claim", "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	return c.one(ctx, id, args)
+}
+
+// Heartbeat renews the actor's lease on an issue it holds (bd heartbeat).
+// A lease reclaimed or an issue closed meanwhile is an error: the holder
+// learns to stop.
+func (c *Client) Heartbeat(ctx context.Context, id, actor string) error {
+	args := []string{"heartbeat", id, "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	if err := checkID(args, id); err != nil {
+		return err
+	}
+	_, err := c.run(ctx, args)
+	return err
+}
+
+// Reclaim gives back the named issues whose bd lease has expired (bd
+// reclaim --older-than 0s --id …): open, unassigned. It returns the ids bd
+// reclaimed; an issue whose lease is live, or that another replica granted,
+// is left alone.
+func (c *Client) Reclaim(ctx context.Context, ids ...string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []string{"reclaim", "--json", "--older-than", "0s"}
+	for _, id := range ids {
+		args = append(args, "--id", id)
+	}
+	if err := checkID(args, ids...); err != nil {
+		return nil, err
+	}
+	var v struct {
+		Reclaimed []struct {
+			ID string `json:"id"`
+		} `json:"reclaimed"`
+	}
+	if err := c.query(ctx, &v, args...); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range v.Reclaimed {
+		out = append(out, r.ID)
+	}
+	return out, nil
+}
+
+// Release gives an issue the actor holds back: open, unassigned, with note
+// appended (why it came back).
+func (c *Client) Release(ctx context.Context, id, actor, note string) (Issue, error) {
+	args := []string{"update", id, "--status", StatusOpen, "--assignee", "", "--append-notes", note, "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	return c.one(ctx, id, args)
+}
+
+// AppendNotes appends text to an issue's notes.
+func (c *Client) AppendNotes(ctx context.Context, id, text string) (Issue, error) {
+	return c.one(ctx, id, []string{"update", id, "--append-notes", text, "--json"})
+}
+
+// SetStatus changes an issue's stored status.
+func (c *Client) SetStatus(ctx context.Context, id, status string) (Issue, error) {
+	return c.one(ctx, id, []string{"update", id, "--status", status, "--json"})
+}
+
+func (c *Client) one(ctx context.Context, id string, args []string) (Issue, error) {
+	if err := checkID(args, id); err != nil {
+		return Issue{}, err
+	}
+	var issues []Issue
+	if err := c.query(ctx, &issues, args...); err != nil {
+		return Issue{}, err
+	}
+	if len(issues) == 0 {
+		return Issue{}, &Error{Kind: KindBadOutput, Args: args, Msg: "empty answer for " + id}
+	}
+	return issues[0], nil
+}
+
+// Version returns bd's version ("1.3.0").
+func (c *Client) Version(ctx context.Context) (string, error) {
+	var v struct {
+		Version string `json:"version"`
+	}
+	args := []string{"version", "--json"}
+	if err := c.query(ctx, &v, args...); err != nil {
+		return "", err
+	}
+	if v.Version == "" {
+		return "", &Error{Kind: KindBadOutput, Args: args, Msg: "no version field"}
+	}
+	return v.Version, nil
+}
+
+// Snapshot is an epic's state in beads at one moment.
+type Snapshot struct {
+	Epic Issue
+	// Ready are the descendants bd would hand out now.
+	Ready []Issue
+	// Subtree holds every unclosed descendant; the methods below split it.
+	Subtree []Issue
+}
+
+// Snapshot reads the epic, its ready descendants and its unclosed subtree,
+// one query after the other.
+func (c *Client) Snapshot(ctx context.Context, epic string) (Snapshot, error) {
+	var s Snapshot
+	var err error
+	if s.Epic, err = c.Show(ctx, epic); err != nil {
+		return s, err
+	}
+	if s.Ready, err = c.Ready(ctx, epic); err != nil {
+		return s, err
+	}
+	s.Subtree, err = c.Subtree(ctx, epic)
+	return s, err
+}
+
+// WithStatus returns the subtree issues whose stored status is one of statuses.
+func (s Snapshot) WithStatus(statuses ...string) []Issue {
+	var out []Issue
+	for _, is := range s.Subtree {
+		if slices.Contains(statuses, is.Status) {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+// DependencyBlocked returns the subtree issues waiting on open blockers.
+func (s Snapshot) DependencyBlocked() []Issue {
+	var out []Issue
+	for _, is := range s.Subtree {
+		if len(is.BlockedBy) > 0 {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+// query runs bd and decodes its JSON answer into v.
+func (c *Client) query(ctx context.Context, v any, args ...string) error {
+	out, err := c.run(ctx, args)
+	if err != nil {
+		return err
+	}
+	if err := Decode(out, v); err != nil {
+		return &Error{Kind: KindBadOutput, Args: args, Msg: snippet(out), Err: err}
+	}
+	return nil
+}
+
+// run executes bd once and classifies its failure.
+func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
+	bin := c.Bin
+	if bin == "" {
+		bin = "bd"
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	parent := ctx
+	release, err := c.Slots.Acquire(ctx)
+	if err != nil {
+		e := &Error{Kind: KindBusy, Args: args, Code: -1, Msg: err.Error(), Err: err}
+		if parent.Err() != nil {
+			e.Kind, e.Msg = KindFailed, "interrupted while waiting for a bd slot"
+		}
+		return nil, e
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = c.WorkDir
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(slices.Clip(env), "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1")
+	if c.Dir != "" {
+		env = append(env, "BEADS_DIR="+c.Dir)
+	}
+	cmd.Env = env
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	// bd and whatever it starts run in their own process group: at the
+	// timeout or a cancel the group gets SIGTERM, then SIGKILL after the
+	// grace, and nothing of it outlives the call. Into memory files bd is
+	// started directly (one fork and exec, waited for here); through pipes
+	// by os/exec, where a child holding the pipes cannot hang us
+	// (WaitDelay).
+	var o output
+	if o.attach(cmd) {
+		err = shell.RunDirect(ctx, cmd, shell.Terminate, grace)
+	} else {
+		g := shell.NewContextGroup(cmd, shell.Terminate, grace)
+		err = cmd.Run()
+		g.Reap()
+	}
+	if cerr := o.collect(); err == nil {
+		err = cerr
+	}
+	stdout, stderr := &o.stdout, &o.stderr
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	e := &Error{Args: args, Code: -1, Err: err}
+	var exitErr interface{ ExitCode() int } // *exec.ExitError, *shell.ExitError
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+		e.Kind = KindMissing
+		e.Msg = bin + " is not installed or not on PATH (set beads.bin or RUNTASKS_BD)"
+	case parent.Err() != nil:
+		e.Kind = KindFailed
+		e.Msg = "interrupted; bd was stopped"
+		e.Err = parent.Err()
+	case ctx.Err() != nil:
+		e.Kind = KindTimeout
+		e.Msg = fmt.Sprintf("no answer within %s", timeout)
+	case errors.As(err, &exitErr):
+		e.Code = exitErr.ExitCode()
+		e.Msg = message(stdout.Bytes(), stderr.Bytes())
+		e.Kind = classify(e.Code, e.Msg)
+	default:
+		e.Kind = KindFailed
+		e.Msg = err.Error()
+	}
+	return nil, e
+}
+
+// message extracts bd's error: the JSON error object on stdout if any, else
+// the first lines of stderr.
+func message(stdout, stderr []byte) string {
+	var obj struct {
+		Error  string `json:"error"`
+		Failed []struct {
+			ID    string `json:"id"`
+			Error string `json:"error"`
+		} `json:"failed"`
+	}
+	for _, b := range [][]byte{stdout, stderr} {
+		// stderr may hold a text line before a JSON object.
+		if i := bytes.IndexByte(b, '{'); i >= 0 && json.Unmarshal(b[i:], &obj) == nil && obj.Error != "" {
+			msg := obj.Error
+			for _, f := range obj.Failed {
+				msg += "; " + f.ID + ": " + f.Error
+			}
+			return msg
+		}
+	}
+	return snippet(stderr)
+}
+
+func classify(code int, msg string) ErrorKind {
+	lower := strings.ToLower(msg)
+	switch {
+	case code == 13:
+		return KindConflict
+	case strings.Contains(lower, "no beads database found"):
+		return KindNoStore
+	case unavailable(lower):
+		return KindUnavailable
+	case strings.Contains(lower, "not found") || strings.Contains(lower, "no issue found") ||
+		strings.Contains(lower, "no issues found"):
+		return KindNotFound
+	}
+	return KindFailed
+}
+
+// serverDown are bd v1.3.0's words when its Dolt SQL server cannot be used
+// (docs/scale.md): checked before "not found", which "database … not found
+// on Dolt server" also says.
+var serverDown = []string{
+	"dolt server unreachable", "is unreachable", "circuit breaker is open",
+	"connection refused", "i/o timeout", "invalid connection", "access denied",
+	"on dolt server", "failed to open dolt store", "project identity mismatch",
+	"write commit result indeterminate",
+}
+
+func unavailable(lower string) bool {
+	for _, w := range serverDown {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// snippet trims bd output for an error message: first lines, bounded.
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
+}
+
+// Decode reads bd's JSON answer into v, accepting both the bare payload and
+// the {"schema_version","data"} envelope (BD_JSON_ENVELOPE=1, bd 2.0's
+// default). An error object where v expects an array is an error.
+func Decode(out []byte, v any) error {
+	out = bytes.TrimSpace(out)
+	if len(out) == 0 {
+		return errors.New("empty output")
+	}
+	if out[0] == '{' {
+		var env struct {
+			Data  json.RawMessage `json:"data"`
+			Error string          `json:"error"`
+		}
+		if err := json.Unmarshal(out, &env); err != nil {
+			return err
+		}
+		if env.Error != "" {
+			return errors.New(env.Error)
+		}
+		if len(env.Data) > 0 {
+			out = env.Data
+		}
+	}
+	if issues, ok := v.(*[]Issue); ok {
+		return decodeIssues(out, issues)
+	}
+	return json.Unmarshal(out, v)
+}

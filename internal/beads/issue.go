@@ -1,0 +1,169 @@
+// Package beads runs the beads issue tracker (bd) and decodes its JSON.
+// It is the only package in runtasks that executes bd.
+package beads
+
+import (
+	"slices"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/jsoncodec"
+)
+
+// Statuses built into bd v1.3.0.
+const (
+	StatusOpen       = "open"
+	StatusInProgress = "in_progress"
+	StatusBlocked    = "blocked"
+	StatusDeferred   = "deferred"
+	StatusClosed     = "closed"
+	StatusPinned     = "pinned"
+	StatusHooked     = "hooked"
+)
+
+// TypeEpic is the issue type of an epic (bd create --type epic).
+const TypeEpic = "epic"
+
+// Dependency is one row of an issue's dependencies as bd list/ready print
+// them ({"issue_id","depends_on_id","type"}). bd show embeds whole issues
+// instead; Issue.UnmarshalJSON normalises both shapes to this one.
+type Dependency struct {
+	IssueID     string `json:"issue_id"`
+	DependsOnID string `json:"depends_on_id"`
+	Type        string `json:"type"`
+	// Status of the depended-on issue, known only from bd show output.
+	Status string `json:"status,omitempty"`
+}
+
+// Issue is the subset of a bd issue that runtasks reads. Unknown fields are
+// ignored; time fields are zero when bd leaves them out.
+type Issue struct {
+	ID                 string       `json:"id"`
+	Title              string       `json:"title"`
+	Description        string       `json:"description,omitempty"`
+	Design             string       `json:"design,omitempty"`
+	AcceptanceCriteria string       `json:"acceptance_criteria,omitempty"`
+	Notes              string       `json:"notes,omitempty"`
+	Status             string       `json:"status"`
+	Priority           int          `json:"priority"`
+	IssueType          string       `json:"issue_type,omitempty"`
+	Assignee           string       `json:"assignee,omitempty"`
+	Parent             string       `json:"parent,omitempty"`
+	CreatedAt          time.Time    `json:"created_at,omitzero"`
+	UpdatedAt          time.Time    `json:"updated_at,omitzero"`
+	StartedAt          time.Time    `json:"started_at,omitzero"`
+	ClosedAt           time.Time    `json:"closed_at,omitzero"`
+	LeaseExpiresAt     time.Time    `json:"lease_expires_at,omitzero"`
+	CloseReason        string       `json:"close_reason,omitempty"`
+	Dependencies       []Dependency `json:"dependencies,omitempty"`
+	// BlockedBy lists open blockers; filled by bd blocked, or computed by
+	// Client.Subtree from dependency rows.
+	BlockedBy []string `json:"blocked_by,omitempty"`
+}
+
+// Dependency types runtasks reads.
+const (
+	DepBlocks      = "blocks"
+	DepParentChild = "parent-child"
+)
+
+// wireIssues is a list of issues as bd prints it. Its decoder is generated
+// (issue_easyjson.go): the stop hook reads bd's ready list at every stop.
+//
+//easyjson:json
+type wireIssues []wireIssue
+
+// wireIssue is an issue as bd prints it. bd show embeds the depended-on
+// issues ({"id","status","dependency_type",…}) where list and ready print
+// rows ({"issue_id","depends_on_id","type"}); issue makes both rows.
+//
+//easyjson:json
+type wireIssue struct {
+	plainIssue
+	Dependencies []struct {
+		IssueID        string `json:"issue_id"`
+		DependsOnID    string `json:"depends_on_id"`
+		Type           string `json:"type"`
+		ID             string `json:"id"`
+		Status         string `json:"status"`
+		DependencyType string `json:"dependency_type"`
+	} `json:"dependencies"`
+}
+
+// plainIssue is Issue without its JSON method.
+type plainIssue Issue
+
+func (w *wireIssue) issue() Issue {
+	is := Issue(w.plainIssue)
+	is.Dependencies = nil
+	for _, d := range w.Dependencies {
+		if d.DependsOnID == "" && d.ID != "" { // bd show shape
+			is.Dependencies = append(is.Dependencies, Dependency{
+				IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status,
+			})
+			continue
+		}
+		is.Dependencies = append(is.Dependencies, Dependency{
+			IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type,
+		})
+	}
+	return is
+}
+
+// UnmarshalJSON decodes an issue from any bd command (see wireIssue).
+func (is *Issue) UnmarshalJSON(b []byte) error {
+	var w wireIssue
+	if err := jsoncodec.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*is = w.issue()
+	return nil
+}
+
+// decodeIssues decodes a list of issues in one pass (without calling
+// Issue.UnmarshalJSON per element, which would check each one's bytes
+// again): the stop hook decodes the store's whole ready list.
+func decodeIssues(b []byte, out *[]Issue) error {
+	var ws wireIssues
+	if err := jsoncodec.Unmarshal(b, &ws); err != nil {
+		return err
+	}
+	list := make([]Issue, len(ws))
+	for i := range ws {
+		list[i] = ws[i].issue()
+	}
+	*out = list
+	return nil
+}
+
+// parentID is the issue's parent: the parent field, else its parent-child
+// dependency.
+func (is Issue) parentID() string {
+	if is.Parent != "" {
+		return is.Parent
+	}
+	for _, d := range is.Dependencies {
+		if d.Type == DepParentChild && d.IssueID == is.ID {
+			return d.DependsOnID
+		}
+	}
+	return ""
+}
+
+// parentIDs are all the issue's parents: the parent field and every
+// parent-child dependency row (bd allows more than one), each once.
+func (is Issue) parentIDs() []string {
+	var out []string
+	if is.Parent != "" {
+		out = append(out, is.Parent)
+	}
+	for _, d := range is.Dependencies {
+		if d.Type == DepParentChild && d.IssueID == is.ID && d.DependsOnID != "" && !slices.Contains(out, d.DependsOnID) {
+			out = append(out, d.DependsOnID)
+		}
+	}
+	return out
+}
+
+// Blocked reports whether the issue cannot be worked on now: its stored
+// status is blocked, or it waits on open blockers.
+func (is Issue) Blocked() bool { return is.Status == StatusBlocked || len(is.BlockedBy) > 0 }

@@ -1,0 +1,276 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// Tracker is what a claim asks of beads; *beads.Client implements it.
+type Tracker interface {
+	// Show reads one issue; an unknown id is a beads.KindNotFound error.
+	Show(ctx context.Context, id string) (beads.Issue, error)
+	// ClaimID claims one issue for the actor (bd update --claim): status
+	// in_progress, assignee the actor; idempotent for the same actor.
+	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error)
+}
+
+// MaxDepth bounds how many ancestors are loaded above a task.
+const MaxDepth = 8
+
+// ErrUnknown is returned for an id beads does not know; nothing is created.
+var ErrUnknown = errors.New("unknown issue")
+
+// ErrClosed is returned for a closed task; nothing is claimed.
+var ErrClosed = errors.New("task is closed")
+
+// EpicError is returned for a claim of an epic: an epic is driven by
+// arming a session for it (/run-tasks <id>), never claimed. Nothing is
+// claimed.
+type EpicError struct{ ID string }
+
+func (e *EpicError) Error() string {
+	return fmt.Sprintf("%s is an epic: /run-tasks %s drives it", e.ID, e.ID)
+}
+
+// HeldError is returned when another actor (another session) holds the
+// claim: nothing is stolen.
+type HeldError struct {
+	Task   string
+	Holder string
+	Since  time.Time
+}
+
+func (e *HeldError) Error() string {
+	s := fmt.Sprintf("%s is already claimed by %s", e.Task, e.Holder)
+	if !e.Since.IsZero() {
+		s += " since " + e.Since.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// Level is one issue of a task's hierarchy.
+type Level struct {
+	ID                 string `json:"id"`
+	Title              string `json:"title"`
+	Type               string `json:"type,omitempty"`
+	Status             string `json:"status,omitempty"`
+	Description        string `json:"description,omitempty"`
+	Design             string `json:"design,omitempty"`
+	AcceptanceCriteria string `json:"acceptance_criteria,omitempty"`
+}
+
+func levelOf(is beads.Issue) Level {
+	return Level{ID: is.ID, Title: is.Title, Type: is.IssueType, Status: is.Status,
+		Description: is.Description, Design: is.Design, AcceptanceCriteria: is.AcceptanceCriteria}
+}
+
+// Hierarchy is a task and its ancestors.
+type Hierarchy struct {
+	Task Level `json:"task"`
+	// Ancestors, the parent (the plan) first, up to the root (the goal).
+	Ancestors []Level `json:"ancestors,omitempty"`
+}
+
+// Plan is the task's parent, nil when it has none.
+func (h Hierarchy) Plan() *Level {
+	if len(h.Ancestors) == 0 {
+		return nil
+	}
+	return &h.Ancestors[0]
+}
+
+// Goal is the top of the hierarchy above the plan, nil when the task has
+// fewer than two ancestors.
+func (h Hierarchy) Goal() *Level {
+	if len(h.Ancestors) < 2 {
+		return nil
+	}
+	return &h.Ancestors[len(h.Ancestors)-1]
+}
+
+// Load reads the issue id and its ancestors (parent, grandparent, … up to
+// MaxDepth), one bd show after the other. It returns the issue as beads
+// has it, for its status and assignee.
+func Load(ctx context.Context, t Tracker, id string) (Hierarchy, beads.Issue, error) {
+	is, err := t.Show(ctx, id)
+	if beads.IsKind(err, beads.KindNotFound) {
+		return Hierarchy{}, beads.Issue{}, fmt.Errorf("%w %s", ErrUnknown, id)
+	}
+	if err != nil {
+		return Hierarchy{}, beads.Issue{}, err
+	}
+	h := Hierarchy{Task: levelOf(is)}
+	seen := map[string]bool{is.ID: true}
+	for p := parentOf(is); p != "" && !seen[p] && len(h.Ancestors) < MaxDepth; {
+		seen[p] = true
+		anc, err := t.Show(ctx, p)
+		if err != nil {
+			return Hierarchy{}, beads.Issue{}, fmt.Errorf("load %s's ancestor %s: %w", id, p, err)
+		}
+		h.Ancestors = append(h.Ancestors, levelOf(anc))
+		p = parentOf(anc)
+	}
+	return h, is, nil
+}
+
+// parentOf is the issue's parent: bd show's parent field, else its
+// parent-child dependency.
+func parentOf(is beads.Issue) string {
+	if is.Parent != "" {
+		return is.Parent
+	}
+	for _, d := range is.Dependencies {
+		if d.Type == beads.DepParentChild && d.IssueID == is.ID {
+			return d.DependsOnID
+		}
+	}
+	return ""
+}
+
+// Actor is the beads actor a session claims as: base (claim.actor, else
+// BEADS_ACTOR, else USER, else "runtasks") and the session id, so that two
+// sessions of one person never share a claim (bd's claim is idempotent for
+// one actor). Without a session it is base alone.
+func Actor(base string, getenv func(string) string, session string) string {
+	for _, k := range []string{"BEADS_ACTOR", "USER"} {
+		if base == "" && getenv != nil {
+			base = getenv(k)
+		}
+	}
+	if base == "" {
+		base = "runtasks"
+	}
+	if session == "" {
+		return base
+	}
+	// Already this session's actor (BEADS_ACTOR as the session hook
+	// exports it into the agent's shell): keep it.
+	suffix := "@" + sanitize(session, 64)
+	if strings.HasSuffix(base, suffix) {
+		return base
+	}
+	return base + suffix
+}
+
+// sanitize keeps [A-Za-z0-9._-] and replaces anything else with '_'.
+func sanitize(s string, max int) string {
+	var b strings.Builder
+	for i := 0; i < len(s) && b.Len() < max; i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Request is one claim.
+type Request struct {
+	Task    string
+	Session string
+	// Actor is the beads actor (see Actor).
+	Actor string
+	// Root is the project root; RunsDir (claim.runs_dir) and paths in the
+	// answer are relative to it.
+	Root    string
+	RunsDir string
+	// Templates is claim.templates: a directory whose files replace the
+	// embedded run-folder templates.
+	Templates string
+	Now       time.Time
+	// Store records the claim in the session's binding (nil: not recorded).
+	Store *orchestrator.Store
+}
+
+// Result is a successful claim.
+type Result struct {
+	Hierarchy
+	Session   string    `json:"session,omitempty"`
+	Actor     string    `json:"actor"`
+	ClaimedAt time.Time `json:"claimed_at"`
+	RunID     string    `json:"run_id"`
+	// RunDir is the run folder (absolute); Files its files, in order.
+	RunDir string   `json:"run_dir"`
+	Files  []string `json:"files"`
+	// Again is true when the session had already claimed the task: its run
+	// folder is reused.
+	Again bool `json:"again,omitempty"`
+	// Root is the project root, for relative paths in messages.
+	Root string `json:"-"`
+}
+
+// Claim loads the task's hierarchy, claims it atomically in beads for the
+// request's actor, writes its run folder and records it in the session's
+// binding. Unknown ids (ErrUnknown), epics (*EpicError), closed tasks
+// (ErrClosed) and tasks held by someone else (*HeldError) change nothing.
+func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
+	h, is, err := Load(ctx, t, r.Task)
+	if err != nil {
+		return Result{}, err
+	}
+	if is.IssueType == beads.TypeEpic {
+		return Result{}, &EpicError{ID: is.ID}
+	}
+	if is.Status == beads.StatusClosed {
+		return Result{}, fmt.Errorf("%s: %w", r.Task, ErrClosed)
+	}
+	if is.Status == beads.StatusInProgress && is.Assignee != "" && is.Assignee != r.Actor {
+		return Result{}, &HeldError{Task: is.ID, Holder: is.Assignee, Since: is.StartedAt}
+	}
+	res := Result{Hierarchy: h, Session: r.Session, Actor: r.Actor, ClaimedAt: r.Now.UTC().Truncate(time.Second), Root: r.Root}
+	if err := checkTemplates(r, &res); err != nil {
+		return Result{}, err
+	}
+	claimed, err := t.ClaimID(ctx, is.ID, r.Actor)
+	if err != nil {
+		if beads.IsKind(err, beads.KindConflict) || strings.Contains(err.Error(), "already claimed") {
+			held := &HeldError{Task: is.ID, Holder: "another actor"}
+			if now, serr := t.Show(ctx, is.ID); serr == nil && now.Assignee != "" {
+				held.Holder, held.Since = now.Assignee, now.StartedAt
+			}
+			return Result{}, held
+		}
+		return Result{}, fmt.Errorf("claim %s: %w", is.ID, err)
+	}
+	res.Task.Status = claimed.Status
+
+	var prior orchestrator.ClaimedRun
+	if r.Store != nil && r.Session != "" {
+		if b, err := r.Store.Binding(r.Session); err == nil {
+			prior, _ = b.Claim(is.ID)
+		}
+	}
+	if fi, err := os.Stat(prior.RunDir); prior.RunDir != "" && err == nil && fi.IsDir() {
+		res.Again = true
+		res.RunDir, res.ClaimedAt = prior.RunDir, prior.ClaimedAt
+		res.RunID = filepath.Base(prior.RunDir)
+		for _, name := range runFileNames() {
+			res.Files = append(res.Files, filepath.Join(prior.RunDir, name))
+		}
+		return res, nil
+	}
+	run, err := writeRun(r, &res)
+	if err != nil {
+		return res, fmt.Errorf("claimed %s, but the run folder failed: %w", is.ID, err)
+	}
+	if r.Store != nil && r.Session != "" {
+		if _, err := r.Store.UpdateBinding(r.Session, func(b *orchestrator.Binding) error {
+			b.AddClaim(run)
+			return nil
+		}); err != nil {
+			return res, fmt.Errorf("claimed %s, but recording it for session %s failed: %w", is.ID, r.Session, err)
+		}
+	}
+	return res, nil
+}

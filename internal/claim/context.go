@@ -1,0 +1,123 @@
+package claim
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/runtasks/runtasks/internal/beads"
+)
+
+// fileRoles says what each run-folder file is for, in the injected context.
+var fileRoles = map[string]string{
+	"THOUGHTS.md":    "goal, plan and task context, acceptance checklist; your working notes",
+	"DECISIONS.md":   "each decision and why",
+	"ASSUMPTIONS.md": "what you assumed without checking",
+	"LEARNINGS.md":   "what the next agent should know",
+	"RESULTS.md":     "what was done and how it was verified (required before you stop)",
+	"timeline.yaml":  "one entry per event",
+	"metadata.yaml":  "task, run id, session, claimed_at",
+}
+
+// rel shows path relative to root when it lies inside it.
+func rel(root, path string) string {
+	if root == "" {
+		return path
+	}
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+func levelLine(l *Level) string {
+	if l == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s %q", l.ID, l.Title)
+}
+
+// Text is the context injected after a claim: the one-line summary
+// "Task claimed: <id> | Plan: … | Goal: … | Run: …", the run folder's files
+// and the task's own description and acceptance criteria.
+func (r Result) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task claimed: %s %q | Plan: %s | Goal: %s | Run: %s\n",
+		r.Task.ID, r.Task.Title, levelLine(r.Plan()), levelLine(r.Goal()), rel(r.Root, r.RunDir))
+	if r.Again {
+		b.WriteString("(this session had already claimed it: same run folder)\n")
+	}
+	fmt.Fprintf(&b, "Claimed in beads as %s (status in_progress).\n", r.Actor)
+	b.WriteString("Run folder files:\n")
+	for _, f := range r.Files {
+		fmt.Fprintf(&b, "- %s: %s\n", rel(r.Root, f), fileRoles[filepath.Base(f)])
+	}
+	if d := strings.TrimSpace(r.Task.Description); d != "" {
+		fmt.Fprintf(&b, "Task description:\n%s\n", d)
+	}
+	if items := Checklist(r.Task.AcceptanceCriteria); len(items) > 0 {
+		b.WriteString("Acceptance criteria:\n")
+		for _, it := range items {
+			fmt.Fprintf(&b, "- [ ] %s\n", it)
+		}
+	}
+	b.WriteString("Read THOUGHTS.md for the goal and the plan. Keep DECISIONS, ASSUMPTIONS and LEARNINGS as you go; write RESULTS.md before you stop.")
+	return b.String()
+}
+
+// FailureText is the context injected when a claim did not happen: the
+// agent (and the user) learn why, and that nothing was changed.
+func FailureText(id string, err error) string {
+	switch {
+	case isEpic(err):
+		return fmt.Sprintf("runtasks: nothing claimed: %v.", err)
+	case isHeld(err):
+		return fmt.Sprintf("runtasks: task not claimed: %v. Nothing was changed; pick another task or ask its holder.", err)
+	case errors.Is(err, ErrUnknown):
+		return fmt.Sprintf("runtasks: task not claimed: beads has no issue %s. Nothing was created.", id)
+	case errors.Is(err, ErrClosed):
+		return fmt.Sprintf("runtasks: task not claimed: %s is closed.", id)
+	}
+	return fmt.Sprintf("runtasks: claiming %s failed: %v", id, err)
+}
+
+func isEpic(err error) bool {
+	var e *EpicError
+	return errors.As(err, &e)
+}
+
+func isHeld(err error) bool {
+	var h *HeldError
+	return errors.As(err, &h)
+}
+
+// ArmText is the context injected when a session is armed for an epic.
+// state is a line on the epic's work (StateLine).
+func ArmText(epic beads.Issue, state, prompt string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "runtasks: this session now drives epic %s %q. ", epic.ID, epic.Title)
+	b.WriteString("Its Stop hook blocks while beads shows ready or in-progress work under the epic; ")
+	b.WriteString("a <promise> ends the loop only when beads agrees. `runtasks disarm` releases the session.\n")
+	b.WriteString(state)
+	if prompt != "" {
+		b.WriteString("\n\n")
+		b.WriteString(prompt)
+	}
+	return b.String()
+}
+
+// StateLine summarises ready work: the count and up to three ids.
+func StateLine(ready []beads.Issue) string {
+	if len(ready) == 0 {
+		return "Ready now: none."
+	}
+	var ids []string
+	for i, is := range ready {
+		if i == 3 {
+			break
+		}
+		ids = append(ids, fmt.Sprintf("%s %q", is.ID, is.Title))
+	}
+	return fmt.Sprintf("Ready now: %d (next: %s).", len(ready), strings.Join(ids, ", "))
+}

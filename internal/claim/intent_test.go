@@ -1,0 +1,128 @@
+package claim
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// The documented default patterns (defaults.yaml).
+func defaultMatcher(t *testing.T) *Matcher {
+	t.Helper()
+	cfg, _, err := orchestrator.Load(orchestrator.LoadOptions{StartDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMatcher(cfg.Claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestMatch(t *testing.T) {
+	m := defaultMatcher(t)
+	for _, tc := range []struct {
+		prompt string
+		want   Intent // zero: no intent
+	}{
+		{"claim bd-x7y8.3", Intent{KindClaim, "bd-x7y8.3"}},
+		{"/claim bd-x7y8.3", Intent{KindClaim, "bd-x7y8.3"}},
+		{"  Select bd-a1", Intent{KindClaim, "bd-a1"}},
+		{"START bd-a1 now", Intent{KindClaim, "bd-a1"}},
+		{"work on bd-x7y8.3.", Intent{KindClaim, "bd-x7y8.3"}},
+		{"pick up bd-x7y8.3, then test it", Intent{KindClaim, "bd-x7y8.3"}},
+		{"Work On my-proj-9z.1", Intent{KindClaim, "my-proj-9z.1"}},
+		{"/run-tasks bd-x7y8", Intent{KindArm, "bd-x7y8"}},
+		{"  /Run-Tasks bd-x7y8\n", Intent{KindArm, "bd-x7y8"}},
+		// Claude Code namespaces the plugin's skill.
+		{"/runtasks:run-tasks demo-90k", Intent{KindArm, "demo-90k"}},
+		// Sentences that mention, quote or negate the request: nothing.
+		{"Fix the typo. Do NOT run tasks for demo-2dm, that epic is not ready.", Intent{}},
+		{"I will never run tasks under demo-7.", Intent{}},
+		{"please run tasks for bd-x7y8", Intent{}},
+		{"Run tasks under bd-x7y8 until done", Intent{}},
+		{"Don't type /run-tasks demo-2dm yet", Intent{}},
+		{"`/run-tasks demo-2dm` is how you start it", Intent{}},
+		{"Fix the typo.\n/run-tasks demo-2dm", Intent{}},
+		{"/other:run-tasks demo-2dm", Intent{}},
+		// Ids mentioned without a claim verb at the start: no claim.
+		{"what is bd-x7y8.3 about?", Intent{}},
+		{"bd-x7y8.3 looks wrong, check it", Intent{}},
+		{"don't start bd-x7y8 yet", Intent{}},
+		{"I will work on bd-x7y8 tomorrow", Intent{}},
+		{"claim", Intent{}},
+		{"claim the lexer task", Intent{}},
+		{"/run-tasks", Intent{}},
+		{"", Intent{}},
+	} {
+		got, ok := m.Match(tc.prompt)
+		if ok != (tc.want != Intent{}) || got != tc.want {
+			t.Errorf("Match(%q) = %+v, %v; want %+v", tc.prompt, got, ok, tc.want)
+		}
+	}
+}
+
+func TestNewMatcherErrors(t *testing.T) {
+	for _, c := range []orchestrator.Claim{
+		{Patterns: []string{"claim ("}},
+		{Patterns: []string{"claim bd-x"}},
+		{ArmPatterns: []string{"[z-a]"}},
+	} {
+		if _, err := NewMatcher(c); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+	m, err := NewMatcher(orchestrator.Claim{Patterns: []string{`^take (\S+)`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := m.Match("take proj-1"); !ok || got.ID != "proj-1" {
+		t.Errorf("first group as id: %+v", got)
+	}
+}
+
+// TestMatchConfiguredPatternsOnlyAtStart: a configured pattern without ^,
+// or one that matches later lines with (?m), counts only at the prompt's
+// start.
+func TestMatchConfiguredPatternsOnlyAtStart(t *testing.T) {
+	m, err := NewMatcher(orchestrator.Claim{
+		ArmPatterns: []string{`(?i)drive (?P<id>[a-z]+-[0-9]+)`, `(?m)^go (?P<id>[a-z]+-[0-9]+)`},
+		Patterns:    []string{`take (?P<id>[a-z]+-[0-9]+)`},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		prompt string
+		want   Intent
+	}{
+		{"Drive proj-1", Intent{KindArm, "proj-1"}},
+		{"\t drive proj-1 now", Intent{KindArm, "proj-1"}},
+		{"please drive proj-1", Intent{}},
+		{"never drive proj-1", Intent{}},
+		{"go proj-2", Intent{KindArm, "proj-2"}},
+		{"first this\ngo proj-2", Intent{}},
+		{"take proj-3", Intent{KindClaim, "proj-3"}},
+		{"do not take proj-3", Intent{}},
+	} {
+		got, ok := m.Match(tc.prompt)
+		if ok != (tc.want != Intent{}) || got != tc.want {
+			t.Errorf("Match(%q) = %+v, %v; want %+v", tc.prompt, got, ok, tc.want)
+		}
+	}
+}
+
+func TestChecklistAndRunID(t *testing.T) {
+	got := Checklist("- one\n* two\n\n1. three\n- [ ] four\nfive")
+	if !slices.Equal(got, []string{"one", "two", "three", "four", "five"}) {
+		t.Errorf("Checklist = %q", got)
+	}
+	if a := Actor("", func(k string) string { return map[string]string{"USER": "u"}[k] }, "s/../x"); a != "u@s_.._x" {
+		t.Errorf("Actor = %q", a)
+	}
+	if a := Actor("", nil, ""); a != "runtasks" {
+		t.Errorf("Actor = %q", a)
+	}
+}

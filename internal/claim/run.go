@@ -1,0 +1,169 @@
+package claim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/prompts"
+)
+
+// RunData fills the run-folder templates (prompts/run, or claim.templates).
+type RunData struct {
+	RunID     string
+	Task      Level
+	Plan      *Level
+	Goal      *Level
+	Ancestors []Level
+	// Checklist is the task's acceptance criteria, one item a line.
+	Checklist []string
+	Session   string
+	Actor     string
+	// ClaimedAt is RFC 3339, UTC.
+	ClaimedAt string
+}
+
+func runFileNames() []string { return prompts.RunFiles }
+
+// RunID names a run folder: run-YYYYMMDD-HHMMSS-<task id> (UTC).
+func RunID(task string, at time.Time) string {
+	return "run-" + at.UTC().Format("20060102-150405") + "-" + sanitize(task, 80)
+}
+
+// Checklist splits acceptance criteria into items: one a non-empty line,
+// without list markers ("-", "*", "1.", "- [ ]").
+func Checklist(criteria string) []string {
+	var out []string
+	for _, line := range strings.Split(criteria, "\n") {
+		line = strings.TrimSpace(line)
+		for _, p := range []string{"- [ ]", "- [x]", "* [ ]", "-", "*", "+"} {
+			if strings.HasPrefix(line, p) {
+				line = strings.TrimSpace(line[len(p):])
+				break
+			}
+		}
+		if i := strings.IndexAny(line, ".)"); i > 0 && i <= 3 && strings.Trim(line[:i], "0123456789") == "" {
+			line = strings.TrimSpace(line[i+1:])
+		}
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+var funcs = template.FuncMap{
+	// yaml renders a string as a double-quoted YAML scalar (JSON strings
+	// are valid YAML).
+	"yaml": func(s string) string {
+		b, _ := json.Marshal(s)
+		return string(b)
+	},
+}
+
+// RenderRunFile renders one run-folder template.
+func RenderRunFile(templates, name string, d RunData) ([]byte, error) {
+	src, err := prompts.RunTemplate(templates, name)
+	if err != nil {
+		return nil, err
+	}
+	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("run template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, d); err != nil {
+		return nil, fmt.Errorf("run template %s: %w", name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// runsDir resolves claim.runs_dir against the project root.
+func runsDir(r Request) string {
+	d := r.RunsDir
+	if d == "" {
+		d = "runs"
+	}
+	if filepath.IsAbs(d) {
+		return d
+	}
+	return filepath.Join(r.Root, d)
+}
+
+func runData(r Request, res *Result) RunData {
+	return RunData{
+		RunID: RunID(res.Task.ID, res.ClaimedAt),
+		Task:  res.Task, Plan: res.Plan(), Goal: res.Goal(), Ancestors: res.Ancestors,
+		Checklist: Checklist(res.Task.AcceptanceCriteria),
+		Session:   r.Session, Actor: r.Actor, ClaimedAt: res.ClaimedAt.Format(time.RFC3339),
+	}
+}
+
+// checkTemplates renders every run-folder template once, so that a broken
+// template fails the claim before beads is changed.
+func checkTemplates(r Request, res *Result) error {
+	d := runData(r, res)
+	for _, name := range runFileNames() {
+		if _, err := RenderRunFile(r.Templates, name, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRun creates the run folder exclusively (a second claim in the same
+// second gets a -2 suffix) and writes the rendered files; on a rendering
+// failure the folder is removed.
+func writeRun(r Request, res *Result) (orchestrator.ClaimedRun, error) {
+	d := runData(r, res)
+	base := d.RunID
+	parent := runsDir(r)
+	if err := orchestrator.MkdirIgnored(parent); err != nil {
+		return orchestrator.ClaimedRun{}, err
+	}
+	dir, id := "", ""
+	for i := 1; ; i++ {
+		id = base
+		if i > 1 {
+			id = fmt.Sprintf("%s-%d", base, i)
+		}
+		dir = filepath.Join(parent, id)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 100 {
+			return orchestrator.ClaimedRun{}, err
+		}
+	}
+	d.RunID = id
+	contents := make(map[string][]byte)
+	for _, name := range runFileNames() {
+		b, err := RenderRunFile(r.Templates, name, d)
+		if err != nil {
+			os.RemoveAll(dir)
+			return orchestrator.ClaimedRun{}, err
+		}
+		contents[name] = b
+	}
+	res.RunID, res.RunDir, res.Files = id, dir, nil
+	for _, name := range runFileNames() {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, contents[name], 0o644); err != nil {
+			return orchestrator.ClaimedRun{}, err
+		}
+		res.Files = append(res.Files, p)
+	}
+	return orchestrator.ClaimedRun{
+		Task: res.Task.ID, RunDir: dir, ClaimedAt: res.ClaimedAt,
+		ResultsSHA256: orchestrator.ResultsDigest(contents[orchestrator.ResultsFile]),
+	}, nil
+}

@@ -1,0 +1,308 @@
+package headless
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/shell"
+)
+
+// MaxLine is the longest line of an agent's event stream that is parsed
+// (8 MiB). A longer line is kept in the cycle's log, not parsed: it is
+// skipped with one warning per cycle, so runtasks' memory stays flat
+// whatever the agent prints.
+const MaxLine = 8 << 20
+
+// lingerAfterExit is how long the rest of the agent's process group has
+// after the agent exited (SIGTERM) before it is killed, when the run is not
+// stopping anyway.
+const lingerAfterExit = 2 * time.Second
+
+// runAgent starts one agent run in its own process group, follows its event
+// stream and waits for it.
+//
+// When ctx ends (Ctrl-C, SIGTERM, SIGHUP, --max-duration) the whole group
+// gets SIGINT, then SIGKILL after Grace; a closed Options.Kill (a second
+// Ctrl-C) kills it at once. When the agent exits, whatever it left in its
+// group (a server, `sleep 600 &`) gets SIGTERM, then SIGKILL; the stream is
+// closed even when a process outside the group still holds it. runAgent
+// returns within Grace and about a second of ctx's end.
+func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID string) (CycleRecord, Summary, error) {
+	name := fmt.Sprintf("cycle-%03d", cycle)
+	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}
+	var sum Summary
+	args, err := Command(r.agent, prompt, resumeID, r.o.Args)
+	if err != nil {
+		return rec, sum, err
+	}
+	parse, _ := ParserFor(r.agent)
+	events, err := createLog(filepath.Join(r.dir, name+".jsonl"))
+	if err != nil {
+		return rec, sum, err
+	}
+	defer events.Close()
+	stderr, err := createLog(filepath.Join(r.dir, name+".stderr"))
+	if err != nil {
+		return rec, sum, err
+	}
+	defer stderr.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return rec, sum, err
+	}
+	defer pr.Close()
+
+	cmd := exec.Command(r.bin, args...)
+	cmd.Dir = r.cfg.Root
+	if r.workDir != "" {
+		cmd.Dir = r.workDir
+	}
+	cmd.Env = r.o.Environ
+	cmd.Stdout, cmd.Stderr = pw, stderr
+	g := shell.NewGroup(cmd, r.o.Grace)
+	r.p.Printf("%s · starting %s%s", r.p.head(), r.agent, map[bool]string{true: " (resuming " + resumeID + ")", false: ""}[resumeID != ""])
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return rec, sum, fmt.Errorf("start %s: %w", r.bin, err)
+	}
+	r.agentRunning.Store(true)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		r.readEvents(pr, events, parse, &sum)
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	waitErr, stopping := r.supervise(ctx, g, exited)
+	r.agentRunning.Store(false)
+	r.p.Busy("agent exited; reading beads")
+	// The agent is gone; end what it left in its group, and the stream.
+	linger := lingerAfterExit
+	if stopping {
+		linger = 300 * time.Millisecond
+	}
+	if g.Alive() {
+		_ = g.Signal(shell.Terminate)
+	}
+	select {
+	case <-read:
+	case <-time.After(linger):
+		g.Kill()
+		select {
+		case <-read:
+		case <-time.After(shell.WaitMargin):
+			pr.Close() // a process outside the group holds the stream
+			<-read
+		}
+	}
+	g.Reap()
+
+	rec.SessionID, rec.Events, rec.Error = sum.SessionID, sum.Events, sum.Error
+	rec.Final = oneLine(sum.FinalMessage, 500)
+	rec.Duration = r.o.Now().Sub(rec.StartedAt).Round(time.Millisecond).String()
+	if cmd.ProcessState != nil {
+		rec.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	if ctx.Err() != nil {
+		return rec, sum, nil // the caller reports the interrupt or the deadline
+	}
+	if waitErr != nil {
+		return rec, sum, fmt.Errorf("%s exited with %v%s", r.agent, waitErr, r.errTail(sum, stderr.Name()))
+	}
+	if sum.Error != "" {
+		return rec, sum, fmt.Errorf("%s reported an error: %s", r.agent, sum.Error)
+	}
+	return rec, sum, nil
+}
+
+// supervise waits for the agent to exit, stopping its group when ctx ends:
+// SIGINT now, SIGKILL after Grace, or at once on Options.Kill or (after
+// --max-duration started the stop) an interrupt. stopping reports whether
+// the agent was being stopped.
+func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan error) (err error, stopping bool) {
+	done := ctx.Done()
+	var graceOver <-chan time.Time
+	var interrupt <-chan struct{}
+	for {
+		select {
+		case err := <-exited:
+			return err, stopping
+		case <-done:
+			done, stopping = nil, true
+			why := "stopping the agent (Ctrl-C again to kill)"
+			if r.parent == nil || r.parent.Err() == nil {
+				why = "max duration reached: stopping the agent (Ctrl-C to kill)"
+				if s, _ := r.stopWhy.Load().(string); s != "" {
+					why = s + ": stopping the agent (Ctrl-C to kill)"
+				}
+				if r.parent != nil {
+					interrupt = r.parent.Done()
+				}
+			}
+			r.p.Printf("%s · %s", r.p.head(), why)
+			r.p.Busy(why)
+			_ = g.Signal(shell.Interrupt)
+			graceOver = time.After(r.o.Grace)
+		case <-graceOver:
+			graceOver = nil
+			r.log.Warn("the agent did not exit within the grace; killing its process group", "grace", r.o.Grace)
+			g.Kill()
+		case <-interrupt:
+			interrupt = nil
+			g.Kill()
+		case <-r.o.Kill:
+			g.Kill()
+		}
+	}
+}
+
+// readEvents copies the agent's stdout to the cycle's log as it comes and
+// parses it line by line. Lines longer than MaxLine are logged, not parsed
+// (one warning per cycle); memory stays bounded by MaxLine.
+func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Summary) {
+	br := bufio.NewReaderSize(src, 64<<10)
+	var (
+		line     []byte
+		skipping bool
+		skipped  int
+		warned   bool
+		lastNL   = true
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			log.Write(chunk)
+			lastNL = chunk[len(chunk)-1] == '\n'
+		}
+		if !skipping && len(line)+len(chunk) > MaxLine {
+			skipping, skipped = true, len(line)
+			line = nil
+		}
+		if skipping {
+			skipped += len(chunk)
+		} else {
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		switch {
+		case skipping:
+			sum.BadLines++
+			if !warned {
+				warned = true
+				r.log.Warn("skipped an agent event longer than the line cap (kept in the cycle log)", "bytes", skipped, "cap", MaxLine)
+			}
+			skipping = false
+		case len(strings.TrimSpace(string(line))) > 0:
+			ev, perr := parse(line)
+			if perr != nil {
+				sum.BadLines++
+				r.log.Debug("agent output is not an event", "line", oneLine(string(line[:min(len(line), 400)]), 200), "err", perr)
+			} else {
+				sum.Add(ev)
+				r.p.Action(ev.Action)
+			}
+		}
+		if cap(line) > 1<<20 {
+			line = nil // do not keep a large buffer for the next short lines
+		} else {
+			line = line[:0]
+		}
+		if err != nil {
+			if !lastNL {
+				log.Write([]byte{'\n'})
+			}
+			return
+		}
+	}
+}
+
+// createLog creates a cycle log, readable by its owner only: it holds what
+// the agent's tools printed.
+func createLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("event log: %w", err)
+	}
+	return f, nil
+}
+
+func (r *runner) errTail(sum Summary, stderrPath string) string {
+	if sum.Error != "" {
+		return ": " + oneLine(sum.Error, 300)
+	}
+	b := readTail(stderrPath, 4096)
+	if s := strings.TrimSpace(string(b)); s != "" {
+		lines := strings.Split(s, "\n")
+		return ": " + oneLine(lines[len(lines)-1], 300)
+	}
+	return ""
+}
+
+// readTail reads at most the last n bytes of a file.
+func readTail(path string, n int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > n {
+		f.Seek(fi.Size()-n, io.SeekStart)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, n))
+	return b
+}
+
+// ticker redraws the live line every second on a terminal, for the whole
+// run (between cycles too, while beads is read), and while an agent runs
+// recounts the epic's closed tasks at most every TallyEvery, one count at
+// a time, never while the agent's last action was a bd call.
+func (r *runner) ticker(ctx context.Context) func() {
+	if !r.o.TTY {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var last time.Time
+		counting := make(chan struct{}, 1)
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				r.p.Tick()
+				if !r.agentRunning.Load() || now.Sub(last) < r.o.TallyEvery || strings.Contains(r.p.currentAction(), "bd ") {
+					continue
+				}
+				select {
+				case counting <- struct{}{}:
+				default:
+					continue // the last count has not come back
+				}
+				last = now
+				go func() {
+					defer func() { <-counting }()
+					cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+					defer cancel()
+					if tl, err := r.o.Beads.Tally(cctx, r.epic); err == nil {
+						r.p.Tally(tl.Closed, tl.Total)
+					}
+				}()
+			}
+		}
+	}()
+	return func() { close(done) }
+}

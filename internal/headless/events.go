@@ -1,0 +1,427 @@
+package headless
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// Event is one line of an agent's event stream, reduced to what the loop
+// driver shows and decides on.
+type Event struct {
+	// SessionID is set by the event that names the agent's session (Claude
+	// system/init and result, Codex thread.started).
+	SessionID string
+	// Action is a short description of what the agent is doing now
+	// ("Bash: go test ./...", "thinking"); "" when the event shows nothing.
+	Action string
+	// Text is assistant text (a Claude text block, a Codex agent_message).
+	Text string
+	// Final is set by the event that ends the run (Claude result, Codex
+	// turn.completed or turn.failed); Result is the agent's final message
+	// when the event carries it.
+	Final  bool
+	Result string
+	// Error is the agent's own error message (Claude is_error results,
+	// Codex error events and turn.failed).
+	Error string
+	// Usage is the run's token usage, from the event that ends it (Claude
+	// result modelUsage, Codex turn.completed usage).
+	Usage *orchestrator.Usage
+}
+
+// Summary accumulates one agent run's events.
+type Summary struct {
+	SessionID string `json:"session_id,omitempty"`
+	// FinalMessage is the agent's last assistant text: the Claude result
+	// text, else the last text block or Codex agent_message.
+	FinalMessage string `json:"final_message,omitempty"`
+	LastAction   string `json:"last_action,omitempty"`
+	Ended        bool   `json:"ended"`
+	Error        string `json:"error,omitempty"`
+	Events       int    `json:"events"`
+	// BadLines counts lines that were not JSON events (logged, skipped).
+	BadLines int `json:"bad_lines,omitempty"`
+	// Usage is the run's token usage (several final events add up).
+	Usage *orchestrator.Usage `json:"usage,omitempty"`
+}
+
+// Add folds one event into the summary.
+func (s *Summary) Add(e Event) {
+	s.Events++
+	if e.SessionID != "" {
+		s.SessionID = e.SessionID
+	}
+	if e.Action != "" {
+		s.LastAction = e.Action
+	}
+	if e.Text != "" {
+		s.FinalMessage = e.Text
+	}
+	if e.Final {
+		s.Ended = true
+		if e.Result != "" {
+			s.FinalMessage = e.Result
+		}
+	}
+	if e.Error != "" {
+		s.Error = e.Error
+	}
+	if e.Usage != nil {
+		if s.Usage == nil {
+			s.Usage = &orchestrator.Usage{}
+		}
+		s.Usage.Models = append(s.Usage.Models, e.Usage.Models...)
+	}
+}
+
+// Parser turns one line of an agent's stdout into an Event. A line that is
+// not a JSON object is an error; an event of an unknown type is not (it
+// gives an empty Event), so that new event types never break a run.
+type Parser func(line []byte) (Event, error)
+
+// ParserFor returns the event parser of an agent (claude or codex).
+func ParserFor(agent string) (Parser, error) {
+	switch agent {
+	case AgentClaude:
+		return ParseClaude, nil
+	case AgentCodex:
+		return ParseCodex, nil
+	}
+	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
+}
+
+// claudeLine is the subset of a Claude Code stream-json line read here
+// (claude -p … --output-format stream-json --verbose).
+type claudeLine struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	Model     string `json:"model"`
+	Message   struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+	// result
+	IsError bool     `json:"is_error"`
+	Result  string   `json:"result"`
+	NumTurn int      `json:"num_turns"`
+	Errors  []string `json:"errors"`
+	// system/hook_started, hook_response
+	HookName string `json:"hook_name"`
+	// system/notification
+	Text string `json:"text"`
+	// result: tokens by model
+	ModelUsage map[string]struct {
+		InputTokens              int64 `json:"inputTokens"`
+		OutputTokens             int64 `json:"outputTokens"`
+		CacheReadInputTokens     int64 `json:"cacheReadInputTokens"`
+		CacheCreationInputTokens int64 `json:"cacheCreationInputTokens"`
+	} `json:"modelUsage"`
+}
+
+type claudeBlock struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Name    string          `json:"name"`
+	Input   json.RawMessage `json:"input"`
+	IsError bool            `json:"is_error"`
+	Content json.RawMessage `json:"content"`
+}
+
+// ParseClaude parses one Claude Code stream-json line.
+func ParseClaude(line []byte) (Event, error) {
+	var l claudeLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		return Event{}, fmt.Errorf("not a stream-json event: %w", err)
+	}
+	switch l.Type {
+	case "system":
+		switch l.Subtype {
+		case "init":
+			act := "session started"
+			if l.Model != "" {
+				act += " (" + l.Model + ")"
+			}
+			return Event{SessionID: l.SessionID, Action: act}, nil
+		case "hook_started":
+			if l.HookName != "" {
+				return Event{Action: "hook " + l.HookName}, nil
+			}
+		case "compact_boundary":
+			return Event{Action: "compacting context"}, nil
+		}
+		return Event{}, nil
+	case "assistant":
+		var e Event
+		for _, b := range claudeBlocks(l.Message.Content) {
+			switch b.Type {
+			case "text":
+				if t := strings.TrimSpace(b.Text); t != "" {
+					e.Text = t
+					e.Action = "says: " + firstLine(t)
+				}
+			case "thinking", "redacted_thinking":
+				e.Action = "thinking"
+			case "tool_use", "server_tool_use":
+				e.Action = toolAction(b.Name, b.Input)
+			}
+		}
+		return e, nil
+	case "user":
+		for _, b := range claudeBlocks(l.Message.Content) {
+			if b.Type == "tool_result" && b.IsError {
+				return Event{Action: "tool error: " + firstLine(blockText(b.Content))}, nil
+			}
+		}
+		return Event{}, nil
+	case "result":
+		e := Event{SessionID: l.SessionID, Final: true, Result: l.Result, Action: "finished"}
+		if len(l.ModelUsage) > 0 {
+			e.Usage = &orchestrator.Usage{}
+			for _, model := range slices.Sorted(maps.Keys(l.ModelUsage)) {
+				m := l.ModelUsage[model]
+				e.Usage.Models = append(e.Usage.Models, orchestrator.ModelUsage{Model: model, Tokens: orchestrator.Tokens{
+					Input: m.InputTokens, Output: m.OutputTokens, CacheRead: m.CacheReadInputTokens, CacheWrite: m.CacheCreationInputTokens}})
+			}
+		}
+		if l.IsError || (l.Subtype != "" && l.Subtype != "success") {
+			msg := l.Result
+			if msg == "" && len(l.Errors) > 0 {
+				msg = strings.Join(l.Errors, "; ")
+			}
+			if msg == "" {
+				msg = l.Subtype
+			}
+			e.Error = oneLine(msg, 300)
+			e.Action = "failed: " + l.Subtype
+		}
+		return e, nil
+	}
+	return Event{}, nil
+}
+
+func claudeBlocks(raw json.RawMessage) []claudeBlock {
+	var blocks []claudeBlock
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil // a string content: a prompt or hook feedback
+	}
+	_ = json.Unmarshal(raw, &blocks)
+	return blocks
+}
+
+// blockText reads a tool_result's content: a string or text blocks.
+func blockText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []string
+	for _, b := range claudeBlocks(raw) {
+		if b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// toolAction describes a Claude tool call by its most telling input.
+func toolAction(name string, input json.RawMessage) string {
+	var in map[string]any
+	_ = json.Unmarshal(input, &in)
+	for _, k := range []string{"command", "file_path", "path", "pattern", "url", "query", "description", "prompt"} {
+		if v, ok := in[k].(string); ok && strings.TrimSpace(v) != "" {
+			return name + ": " + firstLine(v)
+		}
+	}
+	if name == "TodoWrite" {
+		if todos, ok := in["todos"].([]any); ok {
+			done := 0
+			for _, t := range todos {
+				if m, ok := t.(map[string]any); ok && m["status"] == "completed" {
+					done++
+				}
+			}
+			return fmt.Sprintf("TodoWrite: %d/%d done", done, len(todos))
+		}
+	}
+	return name
+}
+
+// codexLine is the subset of a codex exec --json line read here.
+type codexLine struct {
+	Type     string `json:"type"`
+	ThreadID string `json:"thread_id"`
+	Message  string `json:"message"`
+	Error    *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Item  *codexItem `json:"item"`
+	Usage *struct {
+		InputTokens       int64 `json:"input_tokens"`
+		CachedInputTokens int64 `json:"cached_input_tokens"`
+		CacheWriteTokens  int64 `json:"cache_write_input_tokens"`
+		OutputTokens      int64 `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+type codexItem struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Message  string `json:"message"`
+	Command  string `json:"command"`
+	ExitCode *int   `json:"exit_code"`
+	Status   string `json:"status"`
+	Changes  []struct {
+		Path string `json:"path"`
+		Kind string `json:"kind"`
+	} `json:"changes"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	Query  string `json:"query"`
+	Items  []struct {
+		Text      string `json:"text"`
+		Completed bool   `json:"completed"`
+	} `json:"items"`
+}
+
+// ParseCodex parses one codex exec --json line.
+func ParseCodex(line []byte) (Event, error) {
+	var l codexLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		return Event{}, fmt.Errorf("not an exec --json event: %w", err)
+	}
+	switch l.Type {
+	case "thread.started":
+		return Event{SessionID: l.ThreadID, Action: "session started"}, nil
+	case "turn.started":
+		return Event{Action: "turn started"}, nil
+	case "turn.completed":
+		e := Event{Final: true, Action: "finished"}
+		if u := l.Usage; u != nil {
+			// input_tokens include the cached ones; exec --json names no
+			// model, so Codex runs are counted in tokens only.
+			e.Usage = &orchestrator.Usage{Models: []orchestrator.ModelUsage{{Tokens: orchestrator.Tokens{
+				Input: max(u.InputTokens-u.CachedInputTokens, 0), Output: u.OutputTokens,
+				CacheRead: u.CachedInputTokens, CacheWrite: u.CacheWriteTokens}}}}
+		}
+		return e, nil
+	case "turn.failed":
+		msg := "turn failed"
+		if l.Error != nil && l.Error.Message != "" {
+			msg = l.Error.Message
+		}
+		return Event{Final: true, Action: "failed", Error: oneLine(msg, 300)}, nil
+	case "error":
+		// A stream error; turn.failed follows when the turn is lost.
+		return Event{Action: "error: " + firstLine(l.Message)}, nil
+	case "item.started", "item.updated", "item.completed":
+		if l.Item == nil {
+			return Event{}, nil
+		}
+		return codexItemEvent(l.Type, *l.Item), nil
+	}
+	return Event{}, nil
+}
+
+func codexItemEvent(typ string, it codexItem) Event {
+	switch it.Type {
+	case "agent_message":
+		if typ != "item.completed" {
+			return Event{}
+		}
+		t := strings.TrimSpace(it.Text)
+		return Event{Text: t, Action: "says: " + firstLine(t)}
+	case "reasoning":
+		return Event{Action: "thinking"}
+	case "command_execution":
+		act := "$ " + firstLine(it.Command)
+		if typ == "item.completed" && it.ExitCode != nil && *it.ExitCode != 0 {
+			act += fmt.Sprintf(" (exit %d)", *it.ExitCode)
+		}
+		return Event{Action: act}
+	case "file_change":
+		var paths []string
+		for _, c := range it.Changes {
+			paths = append(paths, c.Path)
+		}
+		return Event{Action: "edit " + firstLine(strings.Join(paths, ", "))}
+	case "mcp_tool_call":
+		return Event{Action: "tool " + it.Server + "." + it.Tool}
+	case "web_search":
+		return Event{Action: "search: " + firstLine(it.Query)}
+	case "todo_list":
+		done := 0
+		for _, t := range it.Items {
+			if t.Completed {
+				done++
+			}
+		}
+		return Event{Action: fmt.Sprintf("plan: %d/%d done", done, len(it.Items))}
+	case "error":
+		// Non-fatal notices (unknown model metadata and the like).
+		return Event{Action: "notice: " + firstLine(it.Message)}
+	}
+	return Event{}
+}
+
+// firstLine is the first non-empty line of s, cut to 100 runes.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return oneLine(l, 100)
+		}
+	}
+	return ""
+}
+
+// oneLine collapses whitespace, strips control and escape sequences
+// (Clean) and cuts s to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(Clean(s)), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// Clean strips what an agent wrote of everything a terminal would act on:
+// escape sequences (ESC]0;title BEL, ESC]52;c;… BEL clipboard writes,
+// ESC[2J, colours), C0 and C1 control characters other than newline and
+// tab, and bidirectional overrides. Whatever runtasks prints that an agent,
+// a task title or bd wrote goes through it, on a terminal and in plain mode.
+func Clean(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	s = ansi.Strip(s)
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == '\r':
+			return ' '
+		case unicode.IsControl(r), r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == utf8.RuneError:
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// isPlain reports whether s is printable ASCII (and newlines, tabs): the
+// common case, left as it is.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,110 @@
+package headless
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// RunFile is the name of a run's record in its folder.
+const RunFile = "run.json"
+
+// save writes run.json atomically (write, then rename).
+func (r *runner) save() {
+	r.state.UpdatedAt = r.o.Now()
+	if err := writeJSON(filepath.Join(r.dir, RunFile), r.state); err != nil {
+		r.log.Warn("run record", "err", err)
+	}
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	// Whole or not at all: a temp file renamed over the record.
+	if err := renameio.WriteFile(path, append(b, '\n'), 0o600, renameio.WithStaticPermissions(0o600)); err != nil {
+		return fmt.Errorf("run record: %w", err)
+	}
+	return nil
+}
+
+// ReadRun reads a run's record from its folder.
+func ReadRun(dir string) (RunState, error) {
+	var st RunState
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
+	}
+	return st, nil
+}
+
+// RunsDir is the folder holding every run's folder.
+func RunsDir(cfg *orchestrator.Config) string {
+	if filepath.IsAbs(cfg.Run.Dir) {
+		return cfg.Run.Dir
+	}
+	return filepath.Join(cfg.StateDir(), cfg.Run.Dir)
+}
+
+// StatusDead is a run recorded as running whose runtasks process is gone
+// (killed, or its machine restarted): what ListRuns reports it as.
+const StatusDead = "dead"
+
+// ListRuns reads the record of every run under dir, newest first. A run
+// recorded as running whose process no longer exists is reported with
+// status dead. Unreadable records are skipped and returned in skipped.
+func ListRuns(dir string) (runs []RunState, skipped []error, err error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		b, err := agentfile.Read(filepath.Join(dir, e.Name(), RunFile), agentfile.MaxText)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a folder of something else, or a run starting
+		}
+		var st RunState
+		if err == nil {
+			err = json.Unmarshal(b, &st)
+		}
+		if err != nil {
+			skipped = append(skipped, fmt.Errorf("%s: %w", filepath.Join(dir, e.Name(), RunFile), err))
+			continue
+		}
+		if st.Status == "running" && !processAlive(st.PID) {
+			st.Status = StatusDead
+		}
+		runs = append(runs, st)
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].StartedAt.After(runs[j].StartedAt) })
+	return runs, skipped, nil
+}
+
+// processAlive reports whether pid names a live process of this machine.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,460 @@
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/git"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// WorkerBeads is what a worker asks of beads besides the engine's queries:
+// atomic claims, leases, giving a task back. *beads.Client implements it.
+type WorkerBeads interface {
+	Beads
+	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error)
+	Heartbeat(ctx context.Context, id, actor string) error
+	Reclaim(ctx context.Context, ids ...string) ([]string, error)
+	Release(ctx context.Context, id, actor, note string) (beads.Issue, error)
+}
+
+// Defaults of the worker options.
+const (
+	// DefaultHeartbeat is a third of bd v1.3.0's fixed 5-minute lease.
+	DefaultHeartbeat = 100 * time.Second
+	// DefaultIdlePoll is the pause of a worker that found nothing to claim
+	// while other tasks are still worked.
+	DefaultIdlePoll = 5 * time.Second
+)
+
+// WorkerOptions configure runtasks run --workers N.
+type WorkerOptions struct {
+	// N agent loops run in parallel, each in its own worktree per task.
+	N int
+	// Actor is the base of the workers' bd actors (actor@<run id>-w<i>:
+	// distinct across workers, runs and machines).
+	Actor string
+	// Heartbeat is how often a worker renews its task's lease while its
+	// agent runs (default DefaultHeartbeat).
+	Heartbeat time.Duration
+	// IdlePoll is how long a worker waits when nothing is ready but work
+	// remains (default DefaultIdlePoll).
+	IdlePoll time.Duration
+}
+
+// maxBeadsRetries is how many bd failures in a row (timeout, busy,
+// unavailable) a worker waits out before it ends.
+const maxBeadsRetries = 5
+
+// worker is one agent loop of a multi-worker run.
+type worker struct {
+	*runner
+	n, of int
+	actor string
+	bd    WorkerBeads
+	repo  git.Repo
+	base  string // the main work tree's branch, merged into
+	wo    WorkerOptions
+	env   []string // the agents' environment before a task's variables
+	// lostLease is bd's answer when a heartbeat found the task taken from
+	// this worker ("" while it holds it).
+	lostLease atomic.Value
+}
+
+// RunWorkers drives the epic with wo.N agent loops in parallel. Each cycle
+// of a worker reclaims the epic's expired leases, claims one ready task
+// atomically (bd update --claim; on "already claimed" it tries the next),
+// makes its worktree (.worktrees/agent-<id> on branch agent/<id> by
+// default: workflow.worktrees.pattern), runs the agent on it with a prompt
+// naming the task while renewing the task's lease, gives the task back
+// with a note when the agent ended without closing it, and asks the stop
+// engine whether the worker goes on. Each worker has its own run folder
+// (<run id>-w<i>) and engine session; the screen shows one line per worker.
+func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error) {
+	if wo.N < 1 {
+		return Result{Code: ExitSetup}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
+	}
+	bd, ok := o.Beads.(WorkerBeads)
+	if !ok {
+		return Result{Code: ExitError}, errors.New("workers need claims and leases from beads")
+	}
+	if wo.Heartbeat <= 0 {
+		wo.Heartbeat = DefaultHeartbeat
+	}
+	if wo.IdlePoll <= 0 {
+		wo.IdlePoll = DefaultIdlePoll
+	}
+	if wo.Actor == "" {
+		wo.Actor = "runtasks"
+	}
+	o = o.withDefaults()
+	if o.RunID == "" {
+		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(os.Getpid())
+	}
+	cfg := o.Config
+	if cfg == nil {
+		return Result{Code: ExitError}, errors.New("no configuration")
+	}
+	repo := git.Repo{Dir: cfg.Root}
+	wts, err := repo.Worktrees(ctx)
+	if err != nil || len(wts) == 0 {
+		return Result{Code: ExitSetup}, fmt.Errorf("workers need a git repository at %s: %v", cfg.Root, err)
+	}
+	base := wts[0].Branch
+	if base == "" {
+		return Result{Code: ExitSetup}, fmt.Errorf("workers merge into the main work tree's branch, but %s is on a detached HEAD", cfg.Root)
+	}
+	// The worktrees live under the project: keep them out of git status.
+	pattern := cfg.Workflow.Worktrees.Pattern
+	if dir, _, _ := strings.Cut(pattern, "{id}"); !filepath.IsAbs(pattern) && strings.Contains(dir, "/") {
+		if err := repo.ExcludeLocally(ctx, "/"+dir[:strings.LastIndex(dir, "/")+1]); err != nil {
+			o.Log.Warn("could not add the worktrees to .git/info/exclude", "err", err)
+		}
+	}
+	screen := newScreen(o.Out, o.TTY, wo.N, o.Width)
+	ws := make([]*worker, wo.N)
+	for i := range ws {
+		wopt := o
+		wopt.RunID = fmt.Sprintf("%s-w%d", o.RunID, i+1)
+		wopt.Out = screen.slot(i)
+		wopt.TTY = false
+		r, err := newRunner(wopt)
+		if err != nil {
+			return Result{Code: ExitSetup}, err
+		}
+		ws[i] = &worker{runner: r, n: i + 1, of: wo.N, actor: wo.Actor + "@" + wopt.RunID, bd: bd, repo: repo, base: base, wo: wo, env: o.Environ}
+	}
+	fmt.Fprintf(o.Out, "runtasks run: epic %s · %d workers · %s · merging into %s\n", cfg.Workflow.Epic, wo.N, ws[0].agent, base)
+	results := make([]Result, wo.N)
+	errs := make([]error, wo.N)
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Go(func() { results[i], errs[i] = w.loop(ctx) })
+	}
+	wg.Wait()
+	screen.done()
+	res := Result{RunID: o.RunID, Code: ExitComplete}
+	rank := map[int]int{ExitComplete: 0, ExitLimit: 1, ExitNeedsPerson: 2, ExitSetup: 3, ExitError: 4, ExitInterrupted: 5}
+	var err1 error
+	for i, r := range results {
+		res.Cycles += r.Cycles
+		res.ClosedThisRun += r.ClosedThisRun
+		if r.Tally.Total > 0 && r.Tally.Closed >= res.Tally.Closed {
+			res.Tally = r.Tally
+		}
+		if rank[r.Code] > rank[res.Code] {
+			res.Code, res.Outcome, res.Why = r.Code, r.Outcome, fmt.Sprintf("worker %d: %s", i+1, r.Why)
+		}
+		if errs[i] != nil && err1 == nil {
+			err1 = fmt.Errorf("worker %d: %w", i+1, errs[i])
+		}
+	}
+	if res.Code == ExitComplete {
+		res.Outcome, res.Why = results[0].Outcome, results[0].Why
+	}
+	fmt.Fprintln(o.Out, Clean(fmt.Sprintf("runtasks run: %d workers ended: %d cycles, %d/%d closed; exit %d", wo.N, res.Cycles, res.Tally.Closed, res.Tally.Total, res.Code)))
+	return res, err1
+}
+
+// loop is one worker: claim, work, give back or not, ask the engine.
+func (w *worker) loop(ctx context.Context) (Result, error) {
+	w.parent = ctx
+	if err := w.createDir(); err != nil {
+		return Result{Code: ExitError}, err
+	}
+	if t, err := w.o.Beads.Tally(ctx, w.epic); err == nil {
+		w.state.ClosedAtStart, w.state.Closed, w.state.Total = t.Closed, t.Closed, t.Total
+		w.p.closedAtStart = t.Closed
+		w.p.Tally(t.Closed, t.Total)
+	}
+	failures := 0
+	for cycle := 1; ; {
+		if ctx.Err() != nil {
+			return w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %d", cycle), nil)
+		}
+		task, err := w.claim(ctx)
+		if ctx.Err() != nil {
+			continue
+		}
+		if err != nil {
+			// A busy store or a server away for a moment is waited out a
+			// few times; then, or for any other bd failure, the worker
+			// ends with the bd error (never "no work").
+			why := "beads error: " + oneLine(err.Error(), 300)
+			if failures++; failures <= maxBeadsRetries && (beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)) {
+				w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
+				select {
+				case <-ctx.Done():
+				case <-time.After(w.wo.IdlePoll):
+				}
+				continue
+			}
+			return w.end(ctx, ExitError, orchestrator.OutcomeBeadsError, why, err)
+		}
+		failures = 0
+		if task == nil {
+			// Nothing to claim: the engine says whether the loop ends.
+			dec, err := w.decide(ctx, "", decideDryRun)
+			if err == nil && !dec.Block && dec.Outcome.Ends() {
+				if dec, err = w.decide(ctx, "", 0); err == nil && !dec.Block {
+					w.recount(ctx)
+					return w.finish(ctx, dec)
+				}
+			}
+			if err != nil && ctx.Err() == nil {
+				return w.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
+			}
+			w.p.Busy("waiting: nothing ready, work in progress elsewhere")
+			select {
+			case <-ctx.Done():
+			case <-time.After(w.wo.IdlePoll):
+			}
+			continue
+		}
+		if cycle > w.max {
+			note := fmt.Sprintf("runtasks run worker %d: max cycles (%d) reached before working it; given back", w.n, w.max)
+			w.giveBack(ctx, task.ID, note)
+			return w.end(ctx, ExitLimit, orchestrator.OutcomeCapReached, fmt.Sprintf("max cycles reached (%d/%d) with work left", cycle-1, w.max), nil)
+		}
+		w.p.Cycle(cycle)
+		rec, sum, runErr := w.work(ctx, cycle, *task)
+		w.state.Cycles = append(w.state.Cycles, rec)
+		last := &w.state.Cycles[len(w.state.Cycles)-1]
+		w.save()
+		// The task is closed by the agent after its merge; anything else
+		// goes back with what happened.
+		closed := w.settle(context.WithoutCancel(ctx), *task, rec, sum, runErr)
+		switch {
+		case ctx.Err() != nil:
+			w.tally(ctx, last)
+			return w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %d; %s given back", cycle, task.ID), nil)
+		case runErr != nil:
+			w.tally(ctx, last)
+			return w.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", cycle, runErr))
+		}
+		dec, err := w.decide(ctx, sum.FinalMessage, 0)
+		if ctx.Err() != nil {
+			continue
+		}
+		if err != nil {
+			return w.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
+		}
+		last.Outcome, last.Why = dec.Outcome, dec.Why
+		w.tallyDecided(ctx, last)
+		word := "closed"
+		if lost, _ := w.lostLease.Load().(string); !closed && lost != "" {
+			word = "lost to another worker"
+		} else if !closed {
+			word = "given back"
+		}
+		w.p.Printf("%s · %s %s · %s · %s: %s", w.p.head(), task.ID, word, w.p.tally(), dec.Outcome, dec.Why)
+		cycle++
+		if !dec.Block && dec.Outcome.Ends() && dec.Outcome != orchestrator.OutcomeCheckpoint {
+			w.recount(ctx)
+			return w.finish(ctx, dec)
+		}
+		w.save()
+	}
+}
+
+// claim reclaims the epic's expired leases, then claims the first ready
+// task another worker does not take first. nil: nothing ready.
+func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
+	w.p.Busy("reclaiming expired leases, claiming")
+	sub, err := w.bd.Subtree(ctx, w.epic)
+	if err != nil {
+		return nil, err
+	}
+	var inProgress []beads.Issue
+	for _, is := range sub {
+		if is.Status == beads.StatusInProgress {
+			inProgress = append(inProgress, is)
+		}
+	}
+	if len(inProgress) > 0 {
+		wts, _ := w.repo.Worktrees(ctx)
+		// The stop hook's stuck rule decides what is stuck; bd reclaim
+		// gives back those whose lease expired.
+		_, stuck := orchestrator.ClassifyInProgress(inProgress, wts, nil, nil, w.cfg, w.o.Now())
+		var ids []string
+		for _, t := range stuck {
+			if i := slices.IndexFunc(inProgress, func(is beads.Issue) bool { return is.ID == t.ID }); i >= 0 && orchestrator.LeaseExpired(inProgress[i], w.o.Now()) {
+				ids = append(ids, t.ID)
+			}
+		}
+		if len(ids) > 0 {
+			got, err := w.bd.Reclaim(ctx, ids...)
+			if err != nil {
+				return nil, err
+			}
+			if len(got) > 0 {
+				w.p.Printf("%s · reclaimed expired lease(s): %s", w.p.head(), strings.Join(got, ", "))
+			}
+		}
+	}
+	ready, err := w.bd.Ready(ctx, w.epic)
+	if err != nil {
+		return nil, err
+	}
+	var cands []beads.Issue
+	for _, is := range ready {
+		if is.IssueType != beads.TypeEpic {
+			cands = append(cands, is)
+		}
+	}
+	// Workers start at different places in the list, so that they seldom
+	// race for the same task.
+	for k := range cands {
+		is := cands[(k+w.n-1)%len(cands)]
+		got, err := w.bd.ClaimID(ctx, is.ID, w.actor)
+		if err == nil {
+			if got.ID == "" {
+				got = is
+			}
+			if got.Title == "" {
+				got.Title, got.Description = is.Title, is.Description
+			}
+			return &got, nil
+		}
+		if beads.AlreadyClaimed(err) {
+			continue // another worker was first
+		}
+		return nil, err
+	}
+	return nil, nil
+}
+
+// work runs the agent on the task in its worktree, renewing the lease.
+func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRecord, Summary, error) {
+	path := orchestrator.WorktreePath(w.cfg.Root, w.cfg.Workflow.Worktrees.Pattern, task.ID)
+	branch := "agent/" + task.ID
+	if err := w.repo.AddWorktree(ctx, path, branch); err != nil {
+		return CycleRecord{N: cycle, StartedAt: w.o.Now(), ExitCode: -1}, Summary{}, fmt.Errorf("worktree for %s: %w", task.ID, err)
+	}
+	ctxFile := filepath.Join(w.dir, "task-"+task.ID+".json")
+	if b, err := json.MarshalIndent(task, "", "  "); err == nil {
+		_ = os.WriteFile(ctxFile, b, 0o600)
+	}
+	w.workDir = path
+	w.o.Environ = append(slices.Clip(w.env), "BEADS_ACTOR="+w.actor, "RUNTASKS_TASK="+task.ID, "RUNTASKS_WORKTREE="+path)
+	if dir := w.cfg.BeadsDir(); dir != "" {
+		w.o.Environ = append(w.o.Environ, "BEADS_DIR="+dir)
+	}
+	w.p.Printf("%s · %s claimed: %s (worktree %s)", w.p.head(), task.ID, oneLine(task.Title, 80), relTo(w.cfg.Root, path))
+
+	w.lostLease.Store("")
+	w.stopWhy.Store("")
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	defer stopAgent()
+	beat, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var beats sync.WaitGroup
+	beats.Go(func() {
+		t := time.NewTicker(w.wo.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-beat.Done():
+				return
+			case <-t.C:
+				err := w.bd.Heartbeat(beat, task.ID, w.actor)
+				switch {
+				case err == nil || beat.Err() != nil:
+				case strings.Contains(err.Error(), "issue already claimed") || strings.Contains(err.Error(), "issue not claimable"):
+					// bd says the task is no longer ours: another actor holds
+					// it, or it was reclaimed (open) or closed after a lease
+					// that lapsed ("issue not claimable: ID status S"). The
+					// agent stops, so that two workers never work one task.
+					w.lostLease.Store(err.Error())
+					w.stopWhy.Store(task.ID + ": lease lost (" + oneLine(err.Error(), 200) + ")")
+					stopAgent()
+					return
+				default:
+					w.log.Warn("lease not renewed", "task", task.ID, "err", err)
+				}
+			}
+		}
+	})
+	rec, sum, err := w.runAgent(agentCtx, cycle, w.taskPrompt(task, path, branch, ctxFile), "")
+	stop()
+	beats.Wait()
+	return rec, sum, err
+}
+
+// settle looks at the task after its agent: closed is the agent's merge
+// done; anything else goes back to open with what happened in its notes
+// (a failed merge is never closed).
+func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, sum Summary, runErr error) bool {
+	is, err := w.bd.Show(ctx, task.ID)
+	if err == nil && is.Status == beads.StatusClosed {
+		return true
+	}
+	if lost, _ := w.lostLease.Load().(string); lost != "" {
+		// Someone else holds it now: nothing to give back.
+		return false
+	}
+	why := "the agent ended without closing it"
+	switch {
+	case runErr != nil:
+		why = "the agent failed: " + oneLine(runErr.Error(), 200)
+	case w.parent.Err() != nil:
+		why = "the run was interrupted"
+	}
+	note := fmt.Sprintf("runtasks run worker %d (%s): %s; not merged or not verified, given back.", w.n, w.o.Now().UTC().Format(time.RFC3339), why)
+	if f := oneLine(sum.FinalMessage, 400); f != "" {
+		note += " Agent's last words: " + f
+	}
+	w.giveBack(ctx, task.ID, note)
+	return false
+}
+
+// recount reads the epic's closed/total for the worker's last line: other
+// workers closed tasks since its last cycle.
+func (w *worker) recount(ctx context.Context) {
+	if t, err := w.o.Beads.Tally(context.WithoutCancel(ctx), w.epic); err == nil {
+		w.state.Closed, w.state.Total = t.Closed, t.Total
+	}
+}
+
+func (w *worker) giveBack(ctx context.Context, id, note string) {
+	if _, err := w.bd.Release(ctx, id, w.actor, note); err != nil {
+		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), id, oneLine(err.Error(), 200))
+		w.log.Warn("release", "task", id, "err", err)
+	}
+}
+
+// taskPrompt hands the agent its one task.
+func (w *worker) taskPrompt(task beads.Issue, path, branch, ctxFile string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are worker %d of %d of runtasks run on beads epic %s. Your task is %s: %s\n\n", w.n, w.of, w.epic, task.ID, task.Title)
+	if d := strings.TrimSpace(task.Description); d != "" {
+		b.WriteString(d + "\n\n")
+	}
+	fmt.Fprintf(&b, `You work in the git worktree %s, on branch %s; the task's bd record is in %s.
+
+1. Do the task there, and verify it (build, tests).
+2. Commit your work on %s.
+3. Merge it into %s in the main work tree: git -C %s merge --no-edit %s
+4. Only when the merge succeeded: bd close %s --reason "<what you did>"
+
+Other workers merge into the same branch: when git says another process holds a lock, wait a moment and try again. If the merge fails, do not close the task: run git -C %s merge --abort and say in your final message why it failed; runtasks gives the task back with your message. Work on no other task and claim nothing else.
+`, path, branch, ctxFile, branch, w.base, w.cfg.Root, branch, task.ID, w.cfg.Root)
+	return b.String()
+}
+
+func relTo(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}

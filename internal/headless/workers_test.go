@@ -1,0 +1,261 @@
+package headless
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/beads"
+)
+
+// fakeClaims is an in-memory epic with bd's claim semantics: a claim is a
+// compare-and-set on the assignee, a release clears it, a close is a line
+// "closed ID" in the closes file the fake agent writes.
+type fakeClaims struct {
+	mu      sync.Mutex
+	ids     []string
+	holder  map[string]string
+	notes   map[string]string
+	closes  string
+	foreign map[string]bool // claimed by another machine at the first try
+	// stolen: its first heartbeat finds it reclaimed and taken by "thief".
+	stolen   map[string]bool
+	beats    int
+	releases []string
+	claims   []string
+}
+
+func (f *fakeClaims) closed(id string) bool {
+	data, _ := os.ReadFile(f.closes)
+	for _, l := range strings.Split(string(data), "\n") {
+		if fs := strings.Fields(l); len(fs) >= 2 && fs[0] == "closed" && fs[1] == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fakeClaims) issue(id string) beads.Issue {
+	is := beads.Issue{ID: id, Title: "task " + id, Status: beads.StatusOpen, IssueType: "task"}
+	switch {
+	case f.closed(id):
+		is.Status = beads.StatusClosed
+	case f.holder[id] != "":
+		is.Status, is.Assignee = beads.StatusInProgress, f.holder[id]
+		is.LeaseExpiresAt = time.Now().Add(5 * time.Minute)
+	}
+	return is
+}
+
+func (f *fakeClaims) all() []beads.Issue {
+	var out []beads.Issue
+	for _, id := range f.ids {
+		if is := f.issue(id); is.Status != beads.StatusClosed {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+func (f *fakeClaims) Ready(context.Context, string) ([]beads.Issue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []beads.Issue
+	for _, is := range f.all() {
+		if is.Status == beads.StatusOpen {
+			out = append(out, is)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeClaims) Subtree(context.Context, string) ([]beads.Issue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.all(), nil
+}
+
+func (f *fakeClaims) Show(_ context.Context, id string) (beads.Issue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if id == "E" {
+		return beads.Issue{ID: "E", Status: beads.StatusOpen, IssueType: "epic"}, nil
+	}
+	return f.issue(id), nil
+}
+
+func (f *fakeClaims) Tally(context.Context, string) (beads.Tally, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, id := range f.ids {
+		if f.closed(id) {
+			n++
+		}
+	}
+	return beads.Tally{Closed: n, Total: len(f.ids)}, nil
+}
+
+func (f *fakeClaims) ClaimID(_ context.Context, id, actor string) (beads.Issue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.foreign[id] {
+		f.foreign[id] = false
+		f.holder[id] = "other@host"
+		return beads.Issue{}, &beads.Error{Kind: beads.KindFailed, Code: 1, Msg: "updating issue: issue already claimed by other@host"}
+	}
+	if h := f.holder[id]; h != "" || f.closed(id) {
+		return beads.Issue{}, &beads.Error{Kind: beads.KindFailed, Code: 1, Msg: "issue already claimed by " + h}
+	}
+	f.holder[id] = actor
+	f.claims = append(f.claims, id+" "+actor)
+	return f.issue(id), nil
+}
+
+func (f *fakeClaims) Heartbeat(_ context.Context, id, actor string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stolen[id] {
+		f.stolen[id] = false
+		f.holder[id] = "thief"
+		return &beads.Error{Kind: beads.KindFailed, Code: 1, Msg: "heartbeat " + id + ": issue not claimable: " + id + " status open"}
+	}
+	if f.holder[id] != actor {
+		return errors.New("heartbeat " + id + ": issue already claimed by " + f.holder[id])
+	}
+	f.beats++
+	return nil
+}
+
+func (f *fakeClaims) Reclaim(context.Context, ...string) ([]string, error) { return nil, nil }
+
+func (f *fakeClaims) Release(_ context.Context, id, actor, note string) (beads.Issue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.holder[id] != actor {
+		return beads.Issue{}, errors.New("not the holder")
+	}
+	delete(f.holder, id)
+	f.notes[id] += note
+	f.releases = append(f.releases, id)
+	return f.issue(id), nil
+}
+
+// Two workers on four tasks: a task another machine claims first is passed
+// over (and, held by it, never worked here); a task whose agent does not
+// close it goes back with the agent's words and is worked again; leases
+// are renewed while agents run; each worker has its worktree per task; the
+// run ends complete when the engine says so.
+func TestRunWorkers(t *testing.T) {
+	cfg, _, _ := setup(t, "close", "")
+	root := cfg.Root
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	t.Setenv("HEADLESS_KEEP_OPEN", "E.3")
+	fc := &fakeClaims{ids: []string{"E.1", "E.2", "E.3", "E.4"}, holder: map[string]string{}, notes: map[string]string{},
+		closes: os.Getenv("HEADLESS_CLOSES"), foreign: map[string]bool{"E.4": true}}
+	// E.4 stays held by the other machine: it closes it itself, later.
+	go func() {
+		for fc.closedCount() < 3 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		f, _ := os.OpenFile(fc.closes, os.O_APPEND|os.O_WRONLY, 0o644)
+		fmt.Fprintln(f, "closed E.4")
+		f.Close()
+	}()
+	var out bytes.Buffer
+	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wk"},
+		WorkerOptions{N: 2, Actor: "me", Heartbeat: 50 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
+	if err != nil || res.Code != ExitComplete {
+		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	for _, c := range fc.claims {
+		if strings.HasPrefix(c, "E.4 ") {
+			t.Errorf("E.4, held by another machine, was claimed here: %v", fc.claims)
+		}
+	}
+	if !slices.Equal(fc.releases, []string{"E.3"}) || !strings.Contains(fc.notes["E.3"], "given back. Agent's last words: The merge failed: conflict.") {
+		t.Errorf("releases %v, notes %q; want E.3 given back with the agent's words", fc.releases, fc.notes["E.3"])
+	}
+	if fc.beats == 0 {
+		t.Error("no lease was renewed")
+	}
+	for _, id := range []string{"E.1", "E.2", "E.3"} {
+		if _, err := os.Stat(filepath.Join(root, ".worktrees", "agent-"+id)); err != nil {
+			t.Errorf("no worktree for %s: %v", id, err)
+		}
+	}
+	for _, want := range []string{"runtasks run: epic E · 2 workers · codex · merging into main", "w1 cycle 1/50", "w2 cycle 1/50", "E.3 given back", "2 workers ended", "4/4 closed; exit 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func (f *fakeClaims) closedCount() int {
+	data, _ := os.ReadFile(f.closes)
+	return strings.Count(string(data), "closed E.")
+}
+
+// A heartbeat that finds the task taken (reclaimed after a lapsed lease,
+// claimed by another): the agent is stopped at once, the task is not given
+// back (it is not this worker's), and the run goes on.
+func TestRunWorkersLeaseLost(t *testing.T) {
+	cfg, _, _ := setup(t, "close", "")
+	root := cfg.Root
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	t.Setenv("HEADLESS_KEEP_OPEN", "")
+	fc := &fakeClaims{ids: []string{"E.1", "E.2"}, holder: map[string]string{}, notes: map[string]string{},
+		closes: os.Getenv("HEADLESS_CLOSES"), foreign: map[string]bool{}, stolen: map[string]bool{"E.1": true}}
+	go func() { // the thief finishes E.1 after E.2 is closed
+		for !fc.closedLocked("E.2") {
+			time.Sleep(50 * time.Millisecond)
+		}
+		f, _ := os.OpenFile(fc.closes, os.O_APPEND|os.O_WRONLY, 0o644)
+		fmt.Fprintln(f, "closed E.1 by thief")
+		f.Close()
+	}()
+	var out bytes.Buffer
+	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wl", Grace: time.Second},
+		WorkerOptions{N: 1, Actor: "me", Heartbeat: 20 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
+	if err != nil || res.Code != ExitComplete {
+		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(fc.releases) != 0 {
+		t.Errorf("released %v: a task taken by another is not this worker's to give back", fc.releases)
+	}
+	data, _ := os.ReadFile(fc.closes)
+	if strings.Contains(string(data), "closed E.1\n") {
+		t.Errorf("the agent of a lost task went on and closed it:\n%s", data)
+	}
+	if !strings.Contains(out.String(), "E.1: lease lost (") || !strings.Contains(out.String(), "issue not claimable: E.1 status open): stopping the agent") ||
+		!strings.Contains(out.String(), "E.1 lost to another worker") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+func (f *fakeClaims) closedLocked(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed(id)
+}

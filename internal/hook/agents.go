@@ -1,0 +1,179 @@
+package hook
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/runtasks/runtasks/internal/jsoncodec"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// Agents lists the agents runtasks has adapters for, in the order the
+// documentation names them.
+var Agents = []string{Claude, Codex, Gemini, Cursor}
+
+// Known reports whether agent names an adapter.
+func Known(agent string) bool { return slices.Contains(Agents, agent) }
+
+// Events, by the names runtasks uses for them (Claude Code's). Each agent
+// has its own name for each (NativeEvent).
+const (
+	EventStop         = "Stop"
+	EventSubagentStop = "SubagentStop"
+	EventPromptSubmit = "UserPromptSubmit"
+	EventSessionStart = "SessionStart"
+)
+
+// nativeEvents maps runtasks' event names to each agent's. An event an
+// agent does not have is absent.
+var nativeEvents = map[string]map[string]string{
+	Claude: {EventStop: "Stop", EventSubagentStop: "SubagentStop", EventPromptSubmit: "UserPromptSubmit", EventSessionStart: "SessionStart"},
+	Codex:  {EventStop: "Stop", EventSubagentStop: "SubagentStop", EventPromptSubmit: "UserPromptSubmit", EventSessionStart: "SessionStart"},
+	// Gemini CLI: AfterAgent ends a turn, BeforeAgent follows a prompt.
+	Gemini: {EventStop: "AfterAgent", EventPromptSubmit: "BeforeAgent", EventSessionStart: "SessionStart"},
+	// Cursor: camelCase events in hooks.json.
+	Cursor: {EventStop: "stop", EventPromptSubmit: "beforeSubmitPrompt", EventSessionStart: "sessionStart"},
+}
+
+// NativeEvent is agent's name for event ("" when the agent has no such
+// event).
+func NativeEvent(agent, event string) string { return nativeEvents[agent][event] }
+
+// CanonicalEvent maps an agent's event name back to runtasks' ("" when
+// unknown).
+func CanonicalEvent(agent, native string) string {
+	for ev, n := range nativeEvents[agent] {
+		if n == native {
+			return ev
+		}
+	}
+	return ""
+}
+
+// EncodeStop renders a stop decision in agent's protocol. It returns nil
+// when there is nothing to print (an allowed stop with no message, or a
+// message the agent has no field for).
+//
+//   - Claude Code: {"decision":"block","reason":…,"systemMessage":…}; an
+//     allowed stop with a message is {"systemMessage":…}.
+//   - Codex: only continue, decision, reason, stopReason, suppressOutput and
+//     systemMessage are allowed (any other key makes Codex drop the answer
+//     silently); a block is exactly {"decision":"block","reason":…}.
+//   - Gemini CLI (AfterAgent): {"decision":"deny","reason":…}; the reason
+//     is sent to the agent as a new prompt. systemMessage is shown to the
+//     user.
+//   - Cursor (stop): {"followup_message":…}, submitted as the next user
+//     message; Cursor has no field for a message to the user, so an allowed
+//     stop prints nothing.
+func EncodeStop(agent string, d orchestrator.Decision) []byte {
+	if agent == Cursor {
+		if !d.Block || d.Reason == "" {
+			return nil
+		}
+		return marshalLine(struct {
+			FollowupMessage string `json:"followup_message"`
+		}{d.Reason})
+	}
+	var o StopOutput
+	switch {
+	case d.Block:
+		o = StopOutput{Decision: "block", Reason: d.Reason}
+		if agent == Gemini {
+			o.Decision = "deny"
+		}
+		if agent != Codex {
+			o.SystemMessage = d.SystemMessage
+		}
+	case d.SystemMessage != "":
+		o.SystemMessage = d.SystemMessage
+	default:
+		return nil
+	}
+	return marshalLine(o)
+}
+
+// EncodeMessage renders a message for the person (not the model) from any
+// hook: {"systemMessage":…}; nil for Cursor, which has no such field.
+func EncodeMessage(agent, msg string) []byte {
+	return EncodeStop(agent, orchestrator.Decision{SystemMessage: msg})
+}
+
+// EncodeContext renders extra context for the model from a SessionStart or
+// UserPromptSubmit hook (event is runtasks' name or agent's own). It returns
+// nil when text is empty or the agent cannot take context at that event:
+//
+//   - Claude Code, Codex and Gemini CLI:
+//     {"hookSpecificOutput":{"hookEventName":<agent's event>,"additionalContext":…}}
+//     (Gemini's events are SessionStart and BeforeAgent).
+//   - Cursor: sessionStart answers {"additional_context":…};
+//     beforeSubmitPrompt cannot add context, so nothing is printed.
+func EncodeContext(agent, event, text string) []byte {
+	if text == "" {
+		return nil
+	}
+	if c := CanonicalEvent(agent, event); c != "" {
+		event = c
+	}
+	native := NativeEvent(agent, event)
+	if native == "" || (event != EventSessionStart && event != EventPromptSubmit) {
+		return nil
+	}
+	switch agent {
+	case Cursor:
+		if event != EventSessionStart {
+			return nil
+		}
+		return marshalLine(struct {
+			AdditionalContext string `json:"additional_context"`
+		}{text})
+	case Claude, Codex, Gemini:
+		type specific struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		}
+		return marshalLine(struct {
+			HookSpecificOutput specific `json:"hookSpecificOutput"`
+		}{specific{native, text}})
+	}
+	return nil
+}
+
+// marshalLine is v's JSON and a newline, as json.Marshal writes it: through
+// v's generated encoder when it has one (the Stop answer, printed at every
+// stop).
+func marshalLine(v any) []byte {
+	var b []byte
+	var err error
+	if e, ok := v.(jsoncodec.Encoder); ok {
+		b, err = jsoncodec.Marshal(e, true)
+	} else {
+		b, err = json.Marshal(v)
+	}
+	if err != nil {
+		return nil // strings always marshal
+	}
+	return append(b, '\n')
+}
+
+// EncodeContextMessage is EncodeContext with a message for the person as
+// well (systemMessage; "" = none). Without context text it is
+// EncodeMessage; Cursor, which has no field for the message, gets the
+// context alone.
+func EncodeContextMessage(agent, event, text, msg string) []byte {
+	if msg == "" {
+		return EncodeContext(agent, event, text)
+	}
+	if text == "" {
+		return EncodeMessage(agent, msg)
+	}
+	out := EncodeContext(agent, event, text)
+	if out == nil || agent == Cursor {
+		return out
+	}
+	var m map[string]any
+	if json.Unmarshal(out, &m) != nil {
+		return out
+	}
+	m["systemMessage"] = msg
+	return marshalLine(m)
+}

@@ -1,0 +1,224 @@
+package install
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/shell"
+)
+
+// CodexTrust trusts hooks through `codex app-server` (JSON-RPC, one JSON
+// object per line on stdio), the way Codex's own review dialog does:
+// initialize, hooks/list for the project, then config/batchWrite of
+// hooks.state."<key>".trusted_hash = currentHash for each of runtasks'
+// hooks that is untrusted or modified. Codex computes the hash; managed
+// hooks and hooks already trusted are left alone.
+type CodexTrust struct {
+	// Bin is the codex binary; Env its environment (CODEX_HOME applies).
+	Bin string
+	Env []string
+	// Dir is the project directory passed to hooks/list.
+	Dir string
+	// Timeout bounds the whole exchange (default 30s).
+	Timeout time.Duration
+}
+
+// codexHook is one item of hooks/list's answer.
+type codexHook struct {
+	Key         string `json:"key"`
+	EventName   string `json:"eventName"`
+	Command     string `json:"command"`
+	IsManaged   bool   `json:"isManaged"`
+	TrustStatus string `json:"trustStatus"`
+	CurrentHash string `json:"currentHash"`
+}
+
+// Trust runs the exchange. settings is the hooks.json install wrote: only
+// hooks whose key names that file are trusted.
+func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(string) bool) (TrustReport, error) {
+	var rep TrustReport
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.Bin, "app-server")
+	cmd.Env = c.Env
+	cmd.Dir = c.Dir
+	// codex and whatever it starts run in their own process group, stopped
+	// with it (the timeout, the end of the exchange).
+	g := shell.NewContextGroup(cmd, shell.Terminate, time.Second)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return rep, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return rep, err
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		return rep, fmt.Errorf("start codex app-server: %w", err)
+	}
+	defer func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			g.Kill()
+			<-done
+		}
+		g.Reap()
+	}()
+
+	rd := bufio.NewReaderSize(stdout, 1<<20)
+	send := func(v any) error {
+		b, _ := json.Marshal(v)
+		_, err := stdin.Write(append(b, '\n'))
+		return err
+	}
+	// call sends a request and waits for its response, skipping
+	// notifications and server requests.
+	call := func(id int, method string, params any) (json.RawMessage, error) {
+		if err := send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
+			return nil, fmt.Errorf("codex app-server %s: %w", method, err)
+		}
+		for {
+			line, err := rd.ReadBytes('\n')
+			if len(line) > 0 {
+				var msg struct {
+					ID     *json.RawMessage `json:"id"`
+					Method string           `json:"method"`
+					Result json.RawMessage  `json:"result"`
+					Error  *struct {
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if json.Unmarshal(line, &msg) == nil && msg.ID != nil && msg.Method == "" && string(*msg.ID) == fmt.Sprint(id) {
+					if msg.Error != nil {
+						return nil, fmt.Errorf("codex app-server %s: %s", method, msg.Error.Message)
+					}
+					return msg.Result, nil
+				}
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("codex app-server %s: %w", method, ctx.Err())
+				}
+				return nil, fmt.Errorf("codex app-server %s: no answer (%v)", method, err)
+			}
+		}
+	}
+
+	if _, err := call(1, "initialize", map[string]any{"clientInfo": map[string]string{"name": "runtasks", "version": "1"}}); err != nil {
+		return rep, err
+	}
+	if err := send(map[string]any{"method": "initialized"}); err != nil {
+		return rep, err
+	}
+	raw, err := call(2, "hooks/list", map[string]any{"cwds": []string{c.Dir}})
+	if err != nil {
+		return rep, err
+	}
+	var hooks []codexHook
+	collectHooks(raw, &hooks)
+	slices.SortFunc(hooks, func(a, b codexHook) int { return strings.Compare(a.Key, b.Key) })
+	var edits []map[string]any
+	seen := map[string]bool{}
+	for _, h := range hooks {
+		if seen[h.Key] || h.IsManaged || !isOurs(h.Command) || !keyInFile(h.Key, settings) {
+			continue
+		}
+		seen[h.Key] = true
+		switch h.TrustStatus {
+		case "trusted":
+			rep.Already = append(rep.Already, h.Key)
+			continue
+		case "managed":
+			continue
+		}
+		if h.CurrentHash == "" {
+			continue
+		}
+		edits = append(edits, map[string]any{
+			"keyPath":       fmt.Sprintf("hooks.state.%q.trusted_hash", h.Key),
+			"mergeStrategy": "upsert",
+			"value":         h.CurrentHash,
+		})
+		rep.Trusted = append(rep.Trusted, h.Key)
+	}
+	if len(edits) == 0 {
+		return rep, nil
+	}
+	if _, err := call(3, "config/batchWrite", map[string]any{"edits": edits, "reloadUserConfig": true}); err != nil {
+		rep.Trusted = nil
+		return rep, err
+	}
+	return rep, nil
+}
+
+// keyInFile reports whether a hook key (<file>:<event>:<group>:<handler>)
+// names settings.
+func keyInFile(key, settings string) bool {
+	// The file part may itself hold colons (Windows drive letters): cut
+	// the three trailing fields.
+	for range 3 {
+		i := strings.LastIndexByte(key, ':')
+		if i < 0 {
+			return false
+		}
+		key = key[:i]
+	}
+	return filepath.Clean(key) == filepath.Clean(settings) || sameFile(key, settings)
+}
+
+func sameFile(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// collectHooks finds every object with key and trustStatus in a
+// hooks/list result, whatever its nesting (per-cwd entries, each with
+// hooks[]).
+func collectHooks(raw json.RawMessage, out *[]codexHook) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if _, ok := t["key"].(string); ok {
+				if _, ok := t["trustStatus"]; ok {
+					b, _ := json.Marshal(t)
+					var h codexHook
+					if json.Unmarshal(b, &h) == nil {
+						*out = append(*out, h)
+					}
+					return
+				}
+			}
+			for _, e := range t {
+				walk(e)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+}

@@ -1,0 +1,483 @@
+package install
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/runtasks/runtasks"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/prompts"
+)
+
+// plan is one install or uninstall being worked out: the files it changes
+// and the record it leaves.
+type plan struct {
+	o      Options
+	m      *manifest // the record as it will be after the change
+	orig   *manifest // as it was (locked; saved through m)
+	res    *Result
+	holder string
+	// dirs: directories to create, in order.
+	dirs []string
+	// commands are the hook commands install writes (Codex trust).
+	commands []string
+}
+
+func (o Options) manifestDir() string {
+	if o.ManifestDir != "" {
+		return o.ManifestDir
+	}
+	return filepath.Join(o.Home, ".local", "state", "runtasks", "install")
+}
+
+// root is the directory a scope's shared files and record belong to.
+func (o Options) root() string {
+	if o.Global {
+		return o.Home
+	}
+	return o.ProjectDir
+}
+
+func newPlan(o Options, settings string) (*plan, error) {
+	if o.root() == "" {
+		return nil, errors.New("no home directory")
+	}
+	m, err := openManifest(o.manifestDir(), o.root(), !o.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	holder := o.Agent
+	if o.Global {
+		holder += " --global"
+	}
+	return &plan{o: o, orig: m, m: m.clone(), res: &Result{Agent: o.Agent, Settings: settings}, holder: holder}, nil
+}
+
+// Install merges runtasks' hooks into agent's settings file, writes the
+// skills and (for a project) project.yaml when it is missing, and for
+// Codex trusts the hooks through o.Trust. In a dry run it only computes
+// the result and the diffs.
+func Install(ctx context.Context, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	settings, err := SettingsPath(o)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPlan(o, settings)
+	if err != nil {
+		return nil, err
+	}
+	defer p.orig.close()
+	if err := p.settings(settings, false); err != nil {
+		return nil, err
+	}
+	if err := p.sharedFiles(false); err != nil {
+		return nil, err
+	}
+	res := p.res
+	if o.DryRun {
+		p.diffs()
+		res.Notes = append(res.Notes, notes(o, settings, nil, nil)...)
+		return res, nil
+	}
+	if err := p.apply(false); err != nil {
+		return res, err
+	}
+	var (
+		tr    *TrustReport
+		trErr error
+	)
+	if o.Agent == hook.Codex && o.Trust != nil {
+		isOurs := func(cmd string) bool { return slices.Contains(p.commands, cmd) }
+		r, err := o.Trust(ctx, settings, isOurs)
+		tr, trErr = &r, err
+	}
+	res.Notes = append(res.Notes, notes(o, settings, tr, trErr)...)
+	return res, nil
+}
+
+// Uninstall removes exactly what Install added: the entries it recorded
+// (and the lists, hooks object or file that held nothing else before), the
+// skills and project.yaml once no installed agent uses them and they are
+// as install wrote them, and the settings file's backup.
+func Uninstall(ctx context.Context, o Options) (*Result, error) {
+	if _, ok := specs[o.Agent]; !ok {
+		return nil, fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
+	}
+	settings, err := SettingsPath(o)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPlan(o, settings)
+	if err != nil {
+		return nil, err
+	}
+	defer p.orig.close()
+	if err := p.settings(settings, true); err != nil {
+		return nil, err
+	}
+	if err := p.sharedFiles(true); err != nil {
+		return nil, err
+	}
+	if o.DryRun {
+		p.diffs()
+		return p.res, nil
+	}
+	if err := p.apply(true); err != nil {
+		return p.res, err
+	}
+	if o.Agent == hook.Codex && p.res.Changed() {
+		p.res.Notes = append(p.res.Notes, "Codex keeps the trust records (hooks.state) in config.toml; they match no hook now and do no harm.")
+	}
+	return p.res, nil
+}
+
+func skillPath(o Options, name string) string {
+	return filepath.Join(o.root(), specs[o.Agent].skillsDir, name, "SKILL.md")
+}
+
+// wants are the entries install writes for the agent.
+func wants(o Options) ([]wantEntry, []wantScalar, []string) {
+	sp := specs[o.Agent]
+	var (
+		out  []wantEntry
+		cmds []string
+	)
+	for _, ev := range sp.events {
+		h := handler(o, ev)
+		cmds = append(cmds, Command(o, ev.sub))
+		var entry any = h
+		if sp.grouped {
+			g := ordered{}
+			if ev.matcher != "" {
+				g = append(g, kv{"matcher", ev.matcher})
+			}
+			entry = append(g, kv{"hooks", []any{h}})
+		}
+		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry})
+	}
+	var scalars []wantScalar
+	if o.Agent == hook.Cursor {
+		scalars = append(scalars, wantScalar{"version", 1})
+	}
+	return out, scalars, cmds
+}
+
+// settings plans the settings file.
+func (p *plan) settings(path string, remove bool) error {
+	target, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	before, perm, err := readRegular(target)
+	if err != nil {
+		return err
+	}
+	refuse := func(err error) error {
+		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
+	}
+	fc := FileChange{Path: path, target: target, before: before, after: before, perm: perm, settings: true}
+	rec := p.m.Settings[path]
+	if remove && rec == nil {
+		fc.Action = Unchanged
+		if n := p.unowned(before); n > 0 {
+			p.res.Notes = append(p.res.Notes, fmt.Sprintf("%s: %d runtasks hook(s) that install did not write (or wrote before it kept a record) are left as they are.", path, n))
+		}
+		p.res.Files = append(p.res.Files, fc)
+		return nil
+	}
+	d, err := parseDoc(before)
+	if err != nil {
+		return refuse(err)
+	}
+	if !remove {
+		ws, scalars, cmds := wants(p.o)
+		p.commands = cmds
+		nr, err := d.install(ws, scalars, rec)
+		if err != nil {
+			return refuse(err)
+		}
+		nr.Agent = p.o.Agent
+		if rec == nil {
+			nr.NewFile = before == nil
+			if before != nil && len(bytes.TrimSpace(before)) == 0 {
+				s := string(before)
+				nr.Blank = &s
+			}
+		}
+		p.m.Settings[path] = nr
+		fc.after = d.pack()
+		if before == nil {
+			p.needDirs(target)
+		}
+	} else {
+		found := d.remove(rec)
+		if found < len(rec.Owned) {
+			p.res.Notes = append(p.res.Notes, fmt.Sprintf("%s: %d of the %d entries install wrote were changed since (or removed) and are left as they are.", path, len(rec.Owned)-found, len(rec.Owned)))
+		}
+		fc.after = d.pack()
+		if d.rootEmpty() && before != nil {
+			switch {
+			case rec.NewFile:
+				fc.after = nil
+			case rec.Blank != nil:
+				fc.after = []byte(*rec.Blank)
+			}
+		}
+		delete(p.m.Settings, path)
+	}
+	switch {
+	case fc.before != nil && fc.after != nil && bytes.Equal(fc.before, fc.after):
+		fc.Action = Unchanged
+	case fc.before == nil && fc.after == nil:
+		fc.Action = Unchanged
+	case fc.before == nil:
+		fc.Action = Created
+	case fc.after == nil:
+		fc.Action = Removed
+	default:
+		fc.Action = Updated
+	}
+	fc.backup = !remove && fc.before != nil && fc.Action != Unchanged
+	p.res.Files = append(p.res.Files, fc)
+	if remove {
+		if _, err := os.Lstat(backupPath(path)); err == nil {
+			p.res.Files = append(p.res.Files, FileChange{Path: backupPath(path), target: backupPath(path), Action: Removed})
+		}
+	}
+	return nil
+}
+
+// unowned counts runtasks hooks in a file install holds no record of.
+func (p *plan) unowned(data []byte) int {
+	if data == nil {
+		return 0
+	}
+	e, _ := Entries(p.o.Agent, data)
+	return len(e)
+}
+
+// sharedFiles plans the skills and project.yaml.
+func (p *plan) sharedFiles(remove bool) error {
+	type shared struct {
+		path    string
+		content []byte
+	}
+	var files []shared
+	for _, name := range Skills {
+		content, err := prompts.Read("skills/" + name + "/SKILL.md")
+		if err != nil {
+			return fmt.Errorf("skill %s: %w", name, err)
+		}
+		files = append(files, shared{skillPath(p.o, name), []byte(content)})
+	}
+	if !p.o.Global {
+		files = append(files, shared{filepath.Join(p.o.ProjectDir, "project.yaml"), runtasks.ProjectYAMLExample})
+	}
+	for _, f := range files {
+		var err error
+		if remove {
+			err = p.removeShared(f.path)
+		} else {
+			err = p.addShared(f.path, f.content)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if remove {
+		p.releaseDirs()
+	}
+	return nil
+}
+
+func (p *plan) addShared(path string, content []byte) error {
+	target, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	before, perm, err := readRegular(target)
+	if err != nil {
+		return err
+	}
+	rec := p.m.Files[path]
+	fc := FileChange{Path: path, target: target, before: before, after: content, perm: perm}
+	switch {
+	case before == nil:
+		fc.Action = Created
+		p.m.Files[path] = &sharedFile{SHA256: digest(content), Holders: []string{p.holder}}
+		p.needDirs(target)
+	case rec != nil && digest(before) == rec.SHA256:
+		rec.Holders = addHolder(rec.Holders, p.holder)
+		fc.Action = Unchanged
+		if !bytes.Equal(before, content) {
+			fc.Action = Updated // a newer runtasks' version of its own file
+			rec.SHA256 = digest(content)
+		}
+	default:
+		// The user's own file (or one they changed since): theirs.
+		delete(p.m.Files, path)
+		fc.Action, fc.after = Unchanged, before
+		if !bytes.Equal(before, content) && filepath.Base(path) == "SKILL.md" {
+			p.res.Notes = append(p.res.Notes, path+" differs from runtasks' skill; it is yours and is left as it is.")
+		}
+	}
+	p.res.Files = append(p.res.Files, fc)
+	return nil
+}
+
+func (p *plan) removeShared(path string) error {
+	rec := p.m.Files[path]
+	if rec == nil {
+		return nil
+	}
+	rec.Holders = dropHolder(rec.Holders, p.holder)
+	if len(rec.Holders) > 0 {
+		return nil
+	}
+	delete(p.m.Files, path)
+	target, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	before, _, err := readRegular(target)
+	if err != nil || before == nil || digest(before) != rec.SHA256 {
+		return nil // gone, or changed by the user since: theirs now
+	}
+	p.res.Files = append(p.res.Files, FileChange{Path: path, target: target, before: before, Action: Removed})
+	return nil
+}
+
+// needDirs records the directories that must be created for target (and
+// adds this install as a user of recorded ones on the way).
+func (p *plan) needDirs(target string) {
+	root := p.o.root()
+	var missing []string
+	for dir := filepath.Dir(target); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		if holders, ok := p.m.Dirs[dir]; ok {
+			p.m.Dirs[dir] = addHolder(holders, p.holder)
+			continue
+		}
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) && !slices.Contains(p.dirs, dir) {
+			missing = append(missing, dir)
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		p.dirs = append(p.dirs, missing[i])
+		p.m.Dirs[missing[i]] = []string{p.holder}
+	}
+}
+
+// releaseDirs drops this install from the recorded directories.
+func (p *plan) releaseDirs() {
+	for dir, holders := range p.m.Dirs {
+		if !slices.Contains(holders, p.holder) {
+			continue
+		}
+		if holders = dropHolder(holders, p.holder); len(holders) > 0 {
+			p.m.Dirs[dir] = holders
+			continue
+		}
+		delete(p.m.Dirs, dir)
+		p.dirs = append(p.dirs, dir)
+	}
+	// Deepest first.
+	slices.SortFunc(p.dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+}
+
+// diffs fills in the unified diff of the settings file's change (the
+// skills and project.yaml are runtasks' own text: the list names them).
+func (p *plan) diffs() {
+	for i := range p.res.Files {
+		fc := &p.res.Files[i]
+		if fc.Action == Unchanged || !fc.settings {
+			continue
+		}
+		from, to := "a/"+strings.TrimPrefix(fc.Path, "/"), "b/"+strings.TrimPrefix(fc.Path, "/")
+		if fc.before == nil {
+			from = "/dev/null"
+		}
+		if fc.after == nil {
+			to = "/dev/null"
+		}
+		fc.Diff = udiff.Unified(from, to, string(fc.before), string(fc.after))
+	}
+}
+
+// apply checks that every file can be written, then writes: for install
+// the record first (it may name entries a kill kept out of the file, which
+// does no harm), then each file after its backup; for uninstall the files
+// first, then the record.
+func (p *plan) apply(remove bool) error {
+	for _, fc := range p.res.Files {
+		removeTemp(fc.target)
+		if fc.Action == Unchanged {
+			continue
+		}
+		if err := checkWritable(fc.target); err != nil {
+			return fmt.Errorf("%s: %w (nothing was changed)", fc.Path, err)
+		}
+		if fc.backup {
+			if err := checkWritable(backupPath(fc.Path)); err != nil {
+				return fmt.Errorf("%s: backup: %w (nothing was changed)", fc.Path, err)
+			}
+		}
+	}
+	if !remove {
+		if err := p.m.save(); err != nil {
+			return fmt.Errorf("install record: %w (nothing was changed)", err)
+		}
+		atPoint("record")
+		for _, dir := range p.dirs {
+			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+		}
+	}
+	for i := range p.res.Files {
+		fc := &p.res.Files[i]
+		switch fc.Action {
+		case Unchanged:
+			continue
+		case Removed:
+			if err := os.Remove(fc.target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		if fc.backup {
+			b := backupPath(fc.Path)
+			if err := writeAtomic(b, fc.before, fc.perm); err != nil {
+				return fmt.Errorf("backup of %s: %w (nothing was changed)", fc.Path, err)
+			}
+			fc.Backup = b
+			atPoint("backup")
+		}
+		if err := os.MkdirAll(filepath.Dir(fc.target), 0o755); err != nil {
+			return err
+		}
+		if err := writeAtomic(fc.target, fc.after, fc.perm); err != nil {
+			return fmt.Errorf("%s: %w", fc.Path, err)
+		}
+	}
+	if remove {
+		for _, dir := range p.dirs {
+			os.Remove(dir) // only when empty: what else is there stays
+		}
+		if err := p.m.save(); err != nil {
+			return fmt.Errorf("install record: %w", err)
+		}
+	}
+	return nil
+}

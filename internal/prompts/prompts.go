@@ -1,0 +1,80 @@
+// Package prompts holds runtasks' embedded prompt templates and renders them.
+// The orchestration prompt can be overridden from project.yaml
+// (prompts.run_tasks).
+package prompts
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+)
+
+//go:embed run-tasks.md skills
+var files embed.FS
+
+// RunTasks is the embedded orchestration prompt template.
+func RunTasks() string { return mustRead("run-tasks.md") }
+
+// Read returns an embedded file (for example "skills/completion-checklist/SKILL.md").
+func Read(name string) (string, error) {
+	b, err := files.ReadFile(name)
+	return string(b), err
+}
+
+func mustRead(name string) string {
+	s, err := Read(name)
+	if err != nil {
+		panic(err) // embedded at build time: cannot fail
+	}
+	return s
+}
+
+// Data fills a prompt template. {epic_id} is the documented placeholder;
+// Go template fields ({{.Epic}}, {{.Session}}, {{.MaxCycles}}) work too.
+type Data struct {
+	Epic      string
+	Session   string
+	MaxCycles int
+}
+
+// Load returns the orchestration prompt template: the file at path when it
+// is set, else the embedded one.
+func Load(path string) (string, error) {
+	if path == "" {
+		return RunTasks(), nil
+	}
+	b, err := agentfile.Read(path, agentfile.MaxText)
+	if err != nil {
+		return "", fmt.Errorf("prompt template: %w", err)
+	}
+	return string(b), nil
+}
+
+// Render fills tmpl with d. A template without Go template actions (the
+// embedded one) only has its {epic_id} replaced: a stop hook renders it at
+// every stop, and parsing it as a Go template cost more than the rest of
+// the prompt's work.
+func Render(tmpl string, d Data) (string, error) {
+	if !strings.Contains(tmpl, "{{") {
+		return strings.TrimRight(strings.ReplaceAll(tmpl, "{epic_id}", d.Epic), "\n"), nil
+	}
+	return renderTemplate(tmpl, d)
+}
+
+// renderTemplate renders tmpl as a Go template, {epic_id} being {{.Epic}}.
+func renderTemplate(tmpl string, d Data) (string, error) {
+	tmpl = strings.ReplaceAll(tmpl, "{epic_id}", "{{.Epic}}")
+	t, err := template.New("prompt").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", fmt.Errorf("prompt template: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, d); err != nil {
+		return "", fmt.Errorf("prompt template: %w", err)
+	}
+	return strings.TrimRight(buf.String(), "\n"), nil
+}

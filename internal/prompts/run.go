@@ -1,0 +1,40 @@
+package prompts
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+)
+
+//go:embed run
+var runFiles embed.FS
+
+// RunFiles are the run-folder templates (prompts/run), in the order a run
+// folder is written. Each is a Go text/template.
+var RunFiles = []string{
+	"THOUGHTS.md", "DECISIONS.md", "ASSUMPTIONS.md", "LEARNINGS.md", "RESULTS.md",
+	"timeline.yaml", "metadata.yaml",
+}
+
+// RunTemplate returns the run-folder template name: dir/name when dir is
+// set and holds that file (claim.templates), else the embedded one.
+func RunTemplate(dir, name string) (string, error) {
+	if dir != "" {
+		b, err := agentfile.Read(filepath.Join(dir, name), agentfile.MaxText)
+		if err == nil {
+			return string(b), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("run template: %w", err)
+		}
+	}
+	b, err := runFiles.ReadFile("run/" + name)
+	if err != nil {
+		return "", fmt.Errorf("run template %s: %w", name, err)
+	}
+	return string(b), nil
+}

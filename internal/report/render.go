@@ -1,0 +1,59 @@
+package report
+
+import (
+	_ "embed"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+//go:embed page.html.tmpl
+var pageText string
+
+// Render writes r as one self-contained HTML page: inline CSS and SVG, no
+// script, nothing fetched.
+func Render(w io.Writer, r Report) error {
+	t, err := template.New("page").Funcs(template.FuncMap{
+		"fmtTime": func(t time.Time) string { return t.In(r.Loc).Format("2006-01-02 15:04 MST") },
+		"clock": func(t time.Time) string {
+			if r.End.Sub(r.Start) >= 20*time.Hour {
+				return t.In(r.Loc).Format("Jan 2 15:04")
+			}
+			return t.In(r.Loc).Format("15:04:05")
+		},
+		"zone":   func() string { return r.Loc.String() },
+		"dur":    FormatDuration,
+		"tokens": func(n int64) string { return orchestrator.FormatTokens(n) },
+		"cost":   r.CostText,
+		"short":  func(s string) string { return short(s, 14) },
+		"sub":    func(a, b any) string { return num(toF(a) - toF(b)) },
+		"add":    func(a, b any) string { return num(toF(a) + toF(b)) },
+		"radius": func(m Mark) float64 {
+			if m == MarkCycle {
+				return 3
+			}
+			return 6
+		},
+	}).Parse(pageText)
+	if err != nil {
+		return err
+	}
+	return t.Execute(w, r)
+}
+
+func toF(v any) float64 {
+	switch v := v.(type) {
+	case int:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return math.NaN()
+}
+
+// num prints a coordinate or count without a needless fraction.
+func num(f float64) string { return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64) }

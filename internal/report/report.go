@@ -1,0 +1,310 @@
+// Package report builds runtasks report: one self-contained HTML page
+// (inline CSS and SVG, no script, nothing fetched) of an epic's loop, from
+// the decision log and runtasks run's records. Everything read from the
+// log is data: the page is rendered with html/template, which escapes it.
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// Input is what a report is built from.
+type Input struct {
+	// Epic is the epic reported on; only its decisions are read.
+	Epic string
+	// Records are decision-log records (any order; other epics ignored).
+	Records []orchestrator.Record
+	// Runs are runtasks run's records (other epics ignored).
+	Runs []headless.RunState
+	// Now is when the report is made; Loc the time zone times are shown in.
+	Now time.Time
+	Loc *time.Location
+}
+
+// Mark is what a cycle's tick on the timeline shows.
+type Mark string
+
+// Marks, in the order a tick shows the first that applies.
+const (
+	MarkComplete  Mark = "complete"  // the work is done (beads agreed)
+	MarkEscalated Mark = "escalated" // a person is needed (escalation, no progress, budget)
+	MarkRejected  Mark = "rejected"  // a completion promise or token was rejected
+	MarkStuck     Mark = "stuck"     // stuck tasks were found or moved
+	MarkClosed    Mark = "closed"    // tasks were closed since the previous decision
+	MarkError     Mark = "error"     // bd, a check, the configuration or runtasks failed
+	MarkCycle     Mark = "cycle"     // nothing else: a plain cycle
+)
+
+// Cycle is one decision on the epic.
+type Cycle struct {
+	Seq     int // 1-based, in time order over every session
+	Time    time.Time
+	Session string
+	Agent   string
+	N       int // the session's cycle count after this decision
+	Max     int
+	Outcome orchestrator.Outcome
+	Block   bool
+	Why     string
+	// Remaining is the unclosed work counted (-1: not counted).
+	Remaining int
+	// Closed is how many fewer unclosed tasks this decision counted than
+	// the previous one on the epic that counted them (net: tasks added in
+	// between hide closed ones).
+	Closed  int
+	Stuck   []string // the stuck-task actions
+	Task    string
+	Spent   orchestrator.Spent
+	HasCost bool // the usage was recorded
+	Mark    Mark
+}
+
+// Session is one session's cycles on the epic.
+type Session struct {
+	ID, Agent  string
+	Start, End time.Time
+	Cycles     []Cycle
+	Last       orchestrator.Outcome
+	Spent      orchestrator.Spent
+	Closed     int
+}
+
+// Task is the usage counted against one claimed task.
+type Task struct {
+	ID     string
+	Cycles int
+	Spent  orchestrator.Spent
+}
+
+// Run is one runtasks run on the epic.
+type Run struct {
+	ID, Agent, Status string
+	Cycles            int
+	Start, End        time.Time
+	Closed, Total     int
+	Why               string
+}
+
+// Report is the model the page is rendered from.
+type Report struct {
+	Epic      string
+	Generated time.Time
+	Loc       *time.Location
+	Start     time.Time
+	End       time.Time
+	// Complete: a decision found the epic done; CompletedAt is the first.
+	Complete    bool
+	CompletedAt time.Time
+	Last        orchestrator.Outcome
+	LastWhy     string
+	// Seen is the most unclosed work any decision counted; Remaining the
+	// last count (-1: never counted).
+	Seen, Remaining int
+	Closed          int
+	Cycles          []Cycle
+	Sessions        []Session
+	Tasks           []Task
+	Runs            []Run
+	Spent           orchestrator.Spent
+	Counts          map[Mark]int
+}
+
+// Build computes the report of in.Epic.
+func Build(in Input) Report {
+	loc := in.Loc
+	if loc == nil {
+		loc = time.Local
+	}
+	r := Report{Epic: in.Epic, Generated: in.Now, Loc: loc, Remaining: -1, Counts: map[Mark]int{}}
+	var recs []orchestrator.Record
+	for _, rec := range in.Records {
+		if rec.Epic != in.Epic || rec.Outcome.Class() == orchestrator.ClassIgnored {
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	slices.SortStableFunc(recs, func(a, b orchestrator.Record) int { return a.Time.Compare(b.Time) })
+	prev := -1
+	sessions := map[string]int{}
+	tasks := map[string]int{}
+	for i, rec := range recs {
+		c := Cycle{Seq: i + 1, Time: rec.Time, Session: rec.Session, Agent: rec.Agent, N: rec.Cycle, Max: rec.Max,
+			Outcome: rec.Outcome, Block: rec.Block, Why: rec.Why, Remaining: -1, Task: rec.Task}
+		if rec.Counts != nil && rec.Counts.Remaining >= 0 {
+			c.Remaining = rec.Counts.Remaining
+			if prev >= 0 && prev > c.Remaining {
+				c.Closed = prev - c.Remaining
+			}
+			prev = c.Remaining
+			r.Seen = max(r.Seen, c.Remaining)
+			r.Remaining = c.Remaining
+		}
+		for _, a := range rec.Actions {
+			if strings.Contains(a, " stuck (") {
+				c.Stuck = append(c.Stuck, a)
+			}
+		}
+		if rec.Usage != nil {
+			c.Spent, c.HasCost = *rec.Usage, true
+		}
+		c.Mark = markOf(c)
+		r.Counts[c.Mark]++
+		if c.Outcome.Done() && !r.Complete {
+			r.Complete, r.CompletedAt = true, c.Time
+		}
+		r.Closed += c.Closed
+		r.Spent = r.Spent.Plus(c.Spent)
+		r.Cycles = append(r.Cycles, c)
+
+		k, ok := sessions[c.Session]
+		if !ok {
+			k = len(r.Sessions)
+			sessions[c.Session] = k
+			r.Sessions = append(r.Sessions, Session{ID: c.Session, Agent: c.Agent, Start: c.Time})
+		}
+		s := &r.Sessions[k]
+		s.Cycles = append(s.Cycles, c)
+		s.End, s.Last = c.Time, c.Outcome
+		s.Spent = s.Spent.Plus(c.Spent)
+		s.Closed += c.Closed
+		if s.Agent == "" {
+			s.Agent = c.Agent
+		}
+		if c.Task != "" && c.HasCost {
+			t, ok := tasks[c.Task]
+			if !ok {
+				t = len(r.Tasks)
+				tasks[c.Task] = t
+				r.Tasks = append(r.Tasks, Task{ID: c.Task})
+			}
+			r.Tasks[t].Cycles++
+			r.Tasks[t].Spent = r.Tasks[t].Spent.Plus(c.Spent)
+		}
+	}
+	if n := len(r.Cycles); n > 0 {
+		r.Start, r.End = r.Cycles[0].Time, r.Cycles[n-1].Time
+		r.Last, r.LastWhy = r.Cycles[n-1].Outcome, r.Cycles[n-1].Why
+	}
+	// The tasks that cost most first.
+	slices.SortStableFunc(r.Tasks, func(a, b Task) int {
+		return cmp.Or(cmp.Compare(b.Spent.Cost, a.Spent.Cost), cmp.Compare(b.Spent.Total(), a.Spent.Total()))
+	})
+	for _, run := range in.Runs {
+		if run.Epic != in.Epic {
+			continue
+		}
+		r.Runs = append(r.Runs, Run{ID: run.RunID, Agent: run.Agent, Status: run.Status, Cycles: len(run.Cycles),
+			Start: run.StartedAt, End: run.EndedAt, Closed: run.Closed, Total: run.Total, Why: run.Why})
+		r.Seen = max(r.Seen, run.Total)
+	}
+	slices.SortStableFunc(r.Runs, func(a, b Run) int { return a.Start.Compare(b.Start) })
+	return r
+}
+
+func markOf(c Cycle) Mark {
+	switch {
+	case c.Outcome.Done():
+		return MarkComplete
+	case c.Outcome.Class() == orchestrator.ClassNeedsPerson:
+		return MarkEscalated
+	case c.Outcome == orchestrator.OutcomeRejected || c.Outcome == orchestrator.OutcomeTokenMissed:
+		return MarkRejected
+	case len(c.Stuck) > 0:
+		return MarkStuck
+	case c.Closed > 0:
+		return MarkClosed
+	case c.Outcome.Class() == orchestrator.ClassError:
+		return MarkError
+	}
+	return MarkCycle
+}
+
+// Duration is the time from the first decision to completion (or to the
+// last decision when the epic is not complete).
+func (r Report) Duration() time.Duration {
+	if r.Complete {
+		return r.CompletedAt.Sub(r.Start)
+	}
+	return r.End.Sub(r.Start)
+}
+
+// Summary is the plain-text summary at the top of the page.
+func (r Report) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Epic %s: ", r.Epic)
+	switch {
+	case len(r.Cycles) == 0:
+		b.WriteString("no decisions recorded.\n")
+		return b.String()
+	case r.Complete:
+		fmt.Fprintf(&b, "complete in %s", FormatDuration(r.Duration()))
+	default:
+		fmt.Fprintf(&b, "not complete after %s; last: %s", FormatDuration(r.Duration()), r.Last)
+	}
+	fmt.Fprintf(&b, " (%s to %s).\n", r.Start.In(r.Loc).Format("2006-01-02 15:04"), r.End.In(r.Loc).Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "%d decision(s) in %d session(s)", len(r.Cycles), len(r.Sessions))
+	if len(r.Runs) > 0 {
+		fmt.Fprintf(&b, ", %d runtasks run(s)", len(r.Runs))
+	}
+	b.WriteString(".\n")
+	if r.Remaining >= 0 {
+		fmt.Fprintf(&b, "Tasks: %d closed of %d counted, %d left.\n", r.Seen-r.Remaining, r.Seen, r.Remaining)
+	}
+	fmt.Fprintf(&b, "Tokens: %s, cost %s.\n", orchestrator.FormatTokens(r.Spent.Total()), r.CostText(r.Spent))
+	var marks []string
+	for _, m := range []Mark{MarkRejected, MarkEscalated, MarkStuck, MarkError} {
+		if n := r.Counts[m]; n > 0 {
+			marks = append(marks, fmt.Sprintf("%d %s", n, m))
+		}
+	}
+	if len(marks) > 0 {
+		fmt.Fprintf(&b, "Marked: %s.\n", strings.Join(marks, ", "))
+	}
+	if !r.Complete {
+		fmt.Fprintf(&b, "Last reason: %s\n", oneLine(r.LastWhy, 200))
+	}
+	return b.String()
+}
+
+// CostText is a cost in dollars, marked when some tokens have no price.
+func (r Report) CostText(s orchestrator.Spent) string {
+	out := fmt.Sprintf("$%.2f", s.Cost)
+	if s.Cost == 0 && s.Unpriced > 0 {
+		return "unknown"
+	}
+	if s.Unpriced > 0 {
+		out += " (+" + orchestrator.FormatTokens(s.Unpriced) + " unpriced tokens)"
+	}
+	if s.Partial {
+		out += " at least"
+	}
+	return out
+}
+
+// FormatDuration is a short duration: 45s, 12m, 3h05m, 2d4h.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,138 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/runtasks/runtasks/internal/jsoncodec"
+)
+
+// codexKind is what a Codex rollout line means to LastAgentMessage.
+type codexKind int
+
+const (
+	codexOther     codexKind = iota
+	codexTurnStart           // event_msg task_started, or a user message that is not a hook prompt
+	codexComplete            // event_msg task_complete with a last_agent_message
+	codexAssistant           // an assistant message with text
+)
+
+type codexLine struct {
+	kind codexKind
+	text string
+}
+
+// rawCodexItem holds the fields of a rollout payload (or of a line of the
+// old envelope-less format) that LastAgentMessage reads.
+type rawCodexItem struct {
+	Type             string          `json:"type"`
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	LastAgentMessage *string         `json:"last_agent_message"`
+}
+
+// rawCodexLine is a rollout line. Its decoder is generated
+// (codex_easyjson.go), as codexBlocks': a stop reads the rollout's last
+// lines.
+//
+//easyjson:json
+type rawCodexLine struct {
+	rawCodexItem
+	Payload *rawCodexItem `json:"payload"`
+}
+
+// codexBlocks is a message's content.
+//
+//easyjson:json
+type codexBlocks []codexBlock
+
+type codexBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// parseCodex classifies one rollout line (Codex 0.169; lines of the older
+// format without the type/payload envelope are read too).
+func parseCodex(line []byte) codexLine {
+	var r rawCodexLine
+	if len(bytes.TrimSpace(line)) == 0 || jsoncodec.Unmarshal(line, &r) != nil {
+		return codexLine{}
+	}
+	item := r.Payload
+	switch {
+	case r.Type == "event_msg" && item != nil:
+		switch item.Type {
+		case "task_started":
+			return codexLine{kind: codexTurnStart}
+		case "task_complete", "turn_complete": // Codex reads turn_complete as task_complete
+			if item.LastAgentMessage != nil && strings.TrimSpace(*item.LastAgentMessage) != "" {
+				return codexLine{kind: codexComplete, text: *item.LastAgentMessage}
+			}
+		}
+		return codexLine{}
+	case r.Type == "response_item" && item != nil:
+	case r.Type == "message" && r.Payload == nil:
+		item = &r.rawCodexItem
+	default:
+		return codexLine{}
+	}
+	if item.Type != "message" {
+		return codexLine{}
+	}
+	var blocks codexBlocks
+	if jsoncodec.Unmarshal(item.Content, &blocks) != nil {
+		return codexLine{}
+	}
+	switch item.Role {
+	case "assistant":
+		var texts []string
+		for _, b := range blocks {
+			if b.Type == "output_text" {
+				texts = append(texts, b.Text)
+			}
+		}
+		if hasText(texts) {
+			return codexLine{kind: codexAssistant, text: joinText(texts)}
+		}
+	case "user":
+		for _, b := range blocks {
+			if strings.HasPrefix(strings.TrimSpace(b.Text), "<hook_prompt") {
+				return codexLine{} // a Stop hook's block reason, fed back in the same turn
+			}
+		}
+		return codexLine{kind: codexTurnStart}
+	}
+	return codexLine{}
+}
+
+// LastAgentMessage returns the final message of the last turn in a Codex
+// rollout file (<codex_home>/sessions/…/rollout-*.jsonl): the
+// last_agent_message of the turn's task_complete event when the turn has
+// ended, else the text (output_text blocks, one per line) of the last
+// assistant message of the turn. The search stops at the turn's start
+// (task_started or a user message that is not a hook prompt): an earlier
+// turn's message is never returned. A turn without one gives "" and no
+// error.
+func LastAgentMessage(path string) (string, error) {
+	return fromFile(path, lastAgentMessage)
+}
+
+func lastAgentMessage(walk walker) (string, error) {
+	var out string
+	err := walk(func(line []byte) bool {
+		l := parseCodex(line)
+		switch l.kind {
+		case codexTurnStart:
+			return false
+		case codexComplete, codexAssistant:
+			out = l.text
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return "", err
+	}
+	return out, nil
+}

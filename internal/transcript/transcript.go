@@ -1,0 +1,88 @@
+// Package transcript reads agent transcripts (Claude Code JSONL, Codex
+// rollout files) to find what the agent itself said last. Every reader
+// walks backwards from the end of the file with a ReverseScanner and stops
+// as soon as the answer is known, so a stop hook costs the same on a short
+// transcript and on a huge one.
+//
+// Only the agent's own text is returned: user lines, tool results, meta
+// lines, attachments, system lines and hook feedback (which echoes
+// runtasks' own block reasons) are never part of the answer.
+package transcript
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+)
+
+// ErrEmpty is returned for a transcript file with no bytes.
+var ErrEmpty = errors.New("transcript is empty")
+
+// lookback bounds how far back from the end a reader looks for an answer
+// (bytes). A turn that long without assistant text yields no text instead
+// of a read of the whole file.
+var lookback int64 = 64 << 20
+
+// walker calls fn with lines from the last to the first until fn returns
+// false.
+type walker func(fn func(line []byte) bool) error
+
+// fromFile opens the transcript at path and runs read over its lines.
+func fromFile[T any](path string, read func(walker) (T, error)) (T, error) {
+	var zero T
+	f, fi, err := agentfile.Open(path)
+	if err != nil {
+		return zero, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	size := fi.Size()
+	if size == 0 {
+		return zero, fmt.Errorf("%s: %w", path, ErrEmpty)
+	}
+	v, err := read(readerWalker(f, size))
+	if err != nil {
+		return zero, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	return v, nil
+}
+
+// readerWalker walks the first size bytes of r, stopping early when the
+// lookback budget is spent.
+func readerWalker(r io.ReaderAt, size int64) walker {
+	return func(fn func(line []byte) bool) error {
+		s := NewReverseScanner(r, size)
+		for s.Scan() {
+			if size-s.Offset() > lookback || !fn(s.Bytes()) {
+				break
+			}
+		}
+		return s.Err()
+	}
+}
+
+// joinText joins the text blocks that are not blank, one per line.
+func joinText(parts []string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+func hasText(parts []string) bool {
+	for _, p := range parts {
+		if strings.TrimSpace(p) != "" {
+			return true
+		}
+	}
+	return false
+}

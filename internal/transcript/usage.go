@@ -1,0 +1,473 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/jsoncodec"
+)
+
+// Tokens counts one model's API usage. Input is the input that was neither
+// read from nor written to the prompt cache; Output includes reasoning
+// (thinking) tokens, which are billed as output.
+type Tokens struct {
+	Model      string
+	Input      int64
+	Output     int64
+	CacheRead  int64
+	CacheWrite int64
+}
+
+// Usage is what the turns since the previous stop cost, by model (in the
+// order the models were first met reading backwards: the latest first).
+type Usage struct {
+	Models []Tokens
+	// Messages counts the API responses summed.
+	Messages int
+	// Partial is true when the read stopped at UsageLookback before it
+	// reached the previous stop: the sums are a lower bound.
+	Partial bool
+	// Entries are the responses one by one, newest first, back to the stop
+	// before the previous one (within UsageLookback): a client may write a
+	// response to its transcript after the Stop hook that followed it ran,
+	// so a caller that remembers the last response it counted (its ID)
+	// counts a late one at the next stop (see Since).
+	Entries []Entry
+}
+
+// Entry is one API response's usage. ID is the client's id for it (Claude
+// Code's message.id, Gemini's record id, Codex's cumulative token total);
+// Earlier marks a response written before the previous stop.
+type Entry struct {
+	ID string
+	Tokens
+	Earlier bool
+}
+
+// entry records one response; earlier ones only as entries.
+func (u *Usage) entry(id string, t Tokens, earlier bool) {
+	u.Entries = append(u.Entries, Entry{ID: id, Tokens: t, Earlier: earlier})
+	if !earlier {
+		u.add(t)
+	}
+}
+
+func (u *Usage) add(t Tokens) {
+	u.Messages++
+	for i := range u.Models {
+		if u.Models[i].Model == t.Model {
+			m := &u.Models[i]
+			m.Input += t.Input
+			m.Output += t.Output
+			m.CacheRead += t.CacheRead
+			m.CacheWrite += t.CacheWrite
+			return
+		}
+	}
+	u.Models = append(u.Models, t)
+}
+
+// UsageLookback is the hard cap on the bytes a usage reader reads back
+// from the end of a transcript: a stop's cost stays flat however long the
+// session grows. Turns longer than that give a Partial sum.
+var UsageLookback int64 = 8 << 20
+
+// UsageMaxLine is the longest line a usage read buffers: a longer line
+// (an assistant line holding a huge tool input) is skipped, so that the
+// read's memory stays flat too. Usage lines are small; Claude Code repeats
+// a message's usage on each of its content-block lines.
+var UsageMaxLine = 1 << 20
+
+// usageWalk calls fn with lines from the last to the first until fn
+// returns false or UsageLookback is spent; capped says it was.
+type usageWalk func(fn func(line []byte) bool) (capped bool)
+
+// Mark is where a usage read ended in a transcript: the next stop's read
+// goes on from there, so a stop reads only what was written since the
+// previous one, however long the session grows.
+type Mark struct {
+	// Offset is the end of the last whole line read (a line still being
+	// written is left for the next read). Zero: no read yet.
+	Offset int64
+	// Model is the model in use at Offset, for a client that names it only
+	// at a turn's start (Codex's turn_context).
+	Model string
+}
+
+// usageFormat reads one client's usage from a walk. Reading a region
+// (the bytes after a Mark), every response in it is new: boundaries do not
+// end the read and nothing is Earlier; model is the model in use at the
+// region's start. It returns the usage and the model in use at its end.
+type usageFormat func(walk usageWalk, region bool, model string) (Usage, string)
+
+// UsageReader reads one client's transcripts.
+type UsageReader struct{ format usageFormat }
+
+// The readers of the clients whose transcripts carry usage.
+var (
+	ClaudeUsageReader = UsageReader{claudeUsage}
+	CodexUsageReader  = UsageReader{codexUsage}
+	GeminiUsageReader = UsageReader{geminiUsage}
+)
+
+// Read reads the usage of the responses written after from (from the
+// previous stop's Mark; a zero Mark, or one past the file's end: the turns
+// since the previous stop, read backwards) and returns the Mark to keep.
+// Either way it reads at most UsageLookback bytes.
+func (r UsageReader) Read(path string, from Mark) (Usage, Mark, error) {
+	f, fi, err := agentfile.Open(path)
+	if err != nil {
+		return Usage{}, from, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	size := fi.Size()
+	if size == 0 {
+		return Usage{}, Mark{}, fmt.Errorf("%s: %w", path, ErrEmpty)
+	}
+	if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
+		from = Mark{} // not the transcript marked (rewritten, or replaced)
+	}
+	u, mark, err := usageFrom(f, size, from, r.format)
+	if err != nil {
+		return Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	return u, mark, nil
+}
+
+// lineEndAt reports whether r holds a newline at off: a mark always
+// follows one, unless the file was rewritten since.
+func lineEndAt(r io.ReaderAt, off int64) bool {
+	var b [1]byte
+	n, _ := r.ReadAt(b[:], off)
+	return n == 1 && b[0] == '\n'
+}
+
+// usageFrom reads the usage in r (size bytes) after from, within the last
+// UsageLookback bytes.
+func usageFrom(r io.ReaderAt, size int64, from Mark, format usageFormat) (Usage, Mark, error) {
+	// Only the last UsageLookback bytes are ever read, whatever they hold
+	// (a line longer than that, a hole without a newline): a line cut by
+	// the window's start is not JSON and is skipped.
+	start := max(size-UsageLookback, from.Offset, 0)
+	end := size // the end of the last whole line, once scanned
+	var scanErr error
+	u, model := format(func(fn func(line []byte) bool) bool {
+		s := NewReverseScanner(io.NewSectionReader(r, start, size-start), size-start)
+		s.Buffer(0, UsageMaxLine)
+		defer func() { scanErr = s.Err() }()
+		for s.Scan() {
+			if s.Partial() {
+				// Still being written: the next read has it whole.
+				end = start + s.Offset()
+				continue
+			}
+			if !fn(s.Bytes()) {
+				return false
+			}
+		}
+		return start > from.Offset
+	}, from.Offset > 0, from.Model)
+	if model == "" {
+		model = from.Model
+	}
+	return u, Mark{Offset: end, Model: model}, scanErr
+}
+
+// usageFromFile is the backward read of Read, for one client.
+func usageFromFile(path string, format usageFormat) (Usage, error) {
+	u, _, err := UsageReader{format}.Read(path, Mark{})
+	return u, err
+}
+
+// ------------------------------------------------------------ Claude Code
+
+// rawClaudeUsage is the part of a Claude Code transcript line a usage
+// read needs. Its decoder is generated (usage_easyjson.go): a stop reads
+// the turn's lines since the previous stop.
+//
+//easyjson:json
+type rawClaudeUsage struct {
+	Type        string `json:"type"`
+	Subtype     string `json:"subtype"`
+	IsSidechain bool   `json:"isSidechain"`
+	Message     struct {
+		ID      string  `json:"id"`
+		Model   string  `json:"model"`
+		Content content `json:"content"`
+		Usage   *struct {
+			InputTokens              int64 `json:"input_tokens"`
+			OutputTokens             int64 `json:"output_tokens"`
+			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		} `json:"usage"`
+	} `json:"message"`
+}
+
+// ClaudeUsage sums message.usage of the assistant messages in a Claude
+// Code transcript since the previous stop: back to the last "Stop hook
+// feedback" line (the previous stop was blocked), real user prompt or
+// compaction (it was allowed and the person spoke). One API message is
+// written as one line per content block, each repeating the message's
+// usage: a message is counted once (by message.id). Subagent lines
+// (sidechain) are counted; only the main chain's lines end the search.
+func ClaudeUsage(path string) (Usage, error) {
+	return usageFromFile(path, claudeUsage)
+}
+
+func claudeUsage(walk usageWalk, region bool, _ string) (Usage, string) {
+	var u Usage
+	seen := map[string]bool{}
+	reached, boundaries := false, 0
+	capped := walk(func(line []byte) bool {
+		// Only assistant lines with usage and user or system lines matter:
+		// skip the rest (tool results, attachments, request blobs) unparsed.
+		hasUsage := bytes.Contains(line, []byte(`"usage"`))
+		if !hasUsage && !bytes.Contains(line, []byte(`"user"`)) &&
+			!bytes.Contains(line, []byte(`compact_boundary`)) {
+			return true
+		}
+		// A tool's result is a user line, but never a prompt, a Stop
+		// hook's feedback or a compaction: most of a long turn's bytes.
+		if !hasUsage && bytes.Contains(line, []byte(`"tool_result"`)) {
+			return true
+		}
+		var r rawClaudeUsage
+		if jsoncodec.Unmarshal(line, &r) != nil {
+			return true
+		}
+		switch r.Type {
+		case "assistant":
+			us := r.Message.Usage
+			if us == nil || (r.Message.ID != "" && seen[r.Message.ID]) {
+				return true
+			}
+			seen[r.Message.ID] = true
+			u.entry(r.Message.ID, Tokens{Model: r.Message.Model, Input: us.InputTokens, Output: us.OutputTokens,
+				CacheRead: us.CacheReadInputTokens, CacheWrite: us.CacheCreationInputTokens}, reached)
+		case "system":
+			if r.Subtype == "compact_boundary" && !region {
+				reached, boundaries = true, boundaries+1
+				return boundaries < 2
+			}
+		case "user":
+			if r.IsSidechain || region {
+				return true
+			}
+			l := parseClaude(line)
+			if l.kind == kindBoundary || claudeFeedback(r.Message.Content) {
+				reached, boundaries = true, boundaries+1
+				return boundaries < 2
+			}
+		}
+		return true
+	})
+	u.Partial = capped && !reached
+	return u, ""
+}
+
+// claudeFeedback reports whether a user line is a Stop hook's block
+// reason fed back to the model.
+func claudeFeedback(c content) bool {
+	text := c.str
+	for _, b := range c.blocks {
+		if b.Type == "text" {
+			text += b.Text
+		}
+	}
+	return strings.HasPrefix(strings.TrimSpace(text), "Stop hook feedback:")
+}
+
+// ------------------------------------------------------------------ Codex
+
+type codexTokenUsage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	CachedInputToken int64 `json:"cached_input_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// rawCodexUsage is the part of a Codex rollout line a usage read needs
+// (its decoder is generated, as rawClaudeUsage's).
+//
+//easyjson:json
+type rawCodexUsage struct {
+	Type    string `json:"type"`
+	Payload struct {
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Model   string          `json:"model"`
+		Content json.RawMessage `json:"content"`
+		Info    *struct {
+			Total codexTokenUsage `json:"total_token_usage"`
+			Last  codexTokenUsage `json:"last_token_usage"`
+		} `json:"info"`
+	} `json:"payload"`
+}
+
+// CodexUsage sums the token_count events of a Codex rollout since the
+// previous stop: back to the last user message (a Stop hook's
+// <hook_prompt> continuation, or a prompt) or the turn's task_started.
+// Each token_count carries the last response's usage (last_token_usage);
+// one that repeats the cumulative total of the one after it is a repeat
+// and not counted again. Codex's input_tokens include the cached ones. The
+// model is the latest turn_context's (read further back when the cycle
+// does not hold one).
+func CodexUsage(path string) (Usage, error) {
+	return usageFromFile(path, codexUsage)
+}
+
+func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string) {
+	type counted struct {
+		id      string
+		t       Tokens
+		earlier bool
+	}
+	var (
+		u          Usage
+		tokens     []counted
+		model      string
+		reached    bool
+		boundaries int
+		haveTotal  bool
+		later      codexTokenUsage // the cumulative total of the count read before (later in the file)
+	)
+	capped := walk(func(line []byte) bool {
+		if boundaries >= 2 {
+			// Past the stop before the previous one: only the model is
+			// still wanted.
+			if !bytes.Contains(line, []byte(`"turn_context"`)) {
+				return true
+			}
+		} else if !bytes.Contains(line, []byte(`"token_count"`)) && !bytes.Contains(line, []byte(`"turn_context"`)) &&
+			!bytes.Contains(line, []byte(`"task_started"`)) && !bytes.Contains(line, []byte(`"user"`)) {
+			return true
+		}
+		var r rawCodexUsage
+		if jsoncodec.Unmarshal(line, &r) != nil {
+			return true
+		}
+		p := r.Payload
+		switch {
+		case r.Type == "turn_context":
+			if p.Model != "" && model == "" {
+				model = p.Model
+			}
+			return boundaries < 2 || model == ""
+		case boundaries >= 2:
+		case r.Type == "event_msg" && p.Type == "token_count" && p.Info != nil:
+			if haveTotal && p.Info.Total == later {
+				return true // a repeat of the count after it
+			}
+			haveTotal, later = true, p.Info.Total
+			l := p.Info.Last
+			tokens = append(tokens, counted{strconv.FormatInt(p.Info.Total.TotalTokens, 10), Tokens{
+				Input: max(l.InputTokens-l.CachedInputToken, 0), Output: l.OutputTokens,
+				CacheRead: l.CachedInputToken, CacheWrite: l.CacheWriteTokens}, reached})
+		case region:
+		case r.Type == "event_msg" && p.Type == "task_started",
+			r.Type == "response_item" && p.Type == "message" && p.Role == "user" && !codexContext(p.Content):
+			reached, boundaries = true, boundaries+1
+		}
+		return true
+	})
+	if model == "" {
+		// A region without a turn start: the model of the turn it is in.
+		model = regionModel
+	}
+	for _, c := range tokens {
+		c.t.Model = model
+		u.entry(c.id, c.t, c.earlier)
+	}
+	u.Partial = capped && !reached
+	return u, model
+}
+
+// codexContext reports whether a user message is context Codex adds at a
+// turn's start (<environment_context>, instructions), not a prompt.
+func codexContext(raw json.RawMessage) bool {
+	var blocks codexBlocks
+	if jsoncodec.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
+		return false
+	}
+	t := strings.TrimSpace(blocks[0].Text)
+	return strings.HasPrefix(t, "<environment_context>") || strings.HasPrefix(t, "<user_instructions>") ||
+		strings.HasPrefix(t, "# AGENTS.md")
+}
+
+// ------------------------------------------------------------- Gemini CLI
+
+// rawGeminiUsage is the part of a Gemini CLI record a usage read needs
+// (its decoder is generated, as rawClaudeUsage's).
+//
+//easyjson:json
+type rawGeminiUsage struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Model  string `json:"model"`
+	Tokens *struct {
+		Input    int64 `json:"input"`
+		Output   int64 `json:"output"`
+		Cached   int64 `json:"cached"`
+		Thoughts int64 `json:"thoughts"`
+		Tool     int64 `json:"tool"`
+	} `json:"tokens"`
+}
+
+// GeminiUsage sums the tokens of the "gemini" records of a Gemini CLI
+// transcript since the previous stop: back to the last "user" record that
+// is the prompt or an AfterAgent block reason sent as a new user message.
+// A tool's result is a "user" record too (functionResponse parts, Gemini
+// CLI 0.61), but never a boundary, and is skipped undecoded. A message
+// written twice with the same id counts once (its later line).
+// tokens.input (promptTokenCount) includes tokens.cached; thoughts are
+// billed as output; tool (toolUsePromptTokenCount) as input.
+func GeminiUsage(path string) (Usage, error) {
+	return usageFromFile(path, geminiUsage)
+}
+
+func geminiUsage(walk usageWalk, region bool, _ string) (Usage, string) {
+	var u Usage
+	seen := map[string]bool{}
+	reached, boundaries := false, 0
+	capped := walk(func(line []byte) bool {
+		if !bytes.Contains(line, []byte(`"type"`)) {
+			return true
+		}
+		// A tool's result (a user record of functionResponse parts): most
+		// of a long turn's bytes, and never a boundary. Model records that
+		// called tools hold the result too, with their tokens.
+		toolResult := bytes.Contains(line, []byte(`"functionResponse"`))
+		if toolResult && !bytes.Contains(line, []byte(`"tokens"`)) {
+			return true
+		}
+		var r rawGeminiUsage
+		if jsoncodec.Unmarshal(line, &r) != nil {
+			return true
+		}
+		switch r.Type {
+		case "user":
+			if region || toolResult {
+				return true
+			}
+			reached, boundaries = true, boundaries+1
+			return boundaries < 2
+		case "gemini":
+			if r.Tokens == nil || (r.ID != "" && seen[r.ID]) {
+				return true
+			}
+			seen[r.ID] = true
+			t := r.Tokens
+			u.entry(r.ID, Tokens{Model: r.Model, Input: max(t.Input-t.Cached, 0) + t.Tool, Output: t.Output + t.Thoughts,
+				CacheRead: t.Cached}, reached)
+		}
+		return true
+	})
+	u.Partial = capped && !reached
+	return u, ""
+}

@@ -1,0 +1,195 @@
+// Package trust records which projects' project.yaml the user trusts, the
+// way direnv and mise do: a project is trusted by its root and the sha256
+// of its project.yaml at the time, so that any later change to the file
+// needs trusting again.
+//
+// The record lives in the user's configuration directory
+// ($XDG_CONFIG_HOME/runtasks/trusted/, else ~/.config/runtasks/trusted/):
+// one small JSON file per project, named by the sha256 of its root, so that
+// writers of different projects never touch the same file, and each file is
+// written atomically (a temporary file renamed over it): a reader sees the
+// old record or the new one, never half of one, and of two concurrent
+// writers of one project the last rename wins whole.
+package trust
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/jsoncodec"
+)
+
+// State is what the store says of a project's project.yaml.
+type State int
+
+const (
+	// Untrusted: the project was never trusted (or was untrusted since).
+	Untrusted State = iota
+	// Changed: the project was trusted, but its project.yaml changed since.
+	Changed
+	// Trusted: trusted, and the file is the one that was trusted.
+	Trusted
+)
+
+func (s State) String() string {
+	switch s {
+	case Trusted:
+		return "trusted"
+	case Changed:
+		return "changed since trusted"
+	}
+	return "untrusted"
+}
+
+// maxRecord bounds a record file's size: a record is a few hundred bytes.
+const maxRecord = 64 << 10
+
+// Record is one trusted project. Its codec is generated
+// (trust_easyjson.go): a hook reads the project's record at every stop.
+//
+//easyjson:json
+type Record struct {
+	// Root is the project root, absolute and cleaned.
+	Root string `json:"root"`
+	// SHA256 is the hex sha256 of the project.yaml that was trusted.
+	SHA256 string `json:"sha256"`
+	// File is the project.yaml's path when it was trusted (for people).
+	File string `json:"file,omitempty"`
+	// At is when it was trusted.
+	At time.Time `json:"trusted_at"`
+}
+
+// Store is the trust records under Dir (the runtasks configuration
+// directory; records go in its trusted/ subdirectory).
+type Store struct {
+	Dir string
+}
+
+// DefaultDir is the runtasks configuration directory from an environment:
+// $XDG_CONFIG_HOME/runtasks when XDG_CONFIG_HOME is an absolute path, else
+// $HOME/.config/runtasks. It fails when neither is set.
+func DefaultDir(getenv func(string) string) (string, error) {
+	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "runtasks"), nil
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "runtasks"), nil
+	}
+	return "", errors.New("trust: neither XDG_CONFIG_HOME nor HOME is set")
+}
+
+// Sum is the hex sha256 of a project.yaml's content.
+func Sum(content []byte) string {
+	s := sha256.Sum256(content)
+	return hex.EncodeToString(s[:])
+}
+
+func cleanRoot(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("trust: %w", err)
+	}
+	return filepath.Clean(abs), nil
+}
+
+// path is the record file of a root.
+func (s *Store) path(root string) string {
+	h := sha256.Sum256([]byte(root))
+	return filepath.Join(s.Dir, "trusted", hex.EncodeToString(h[:16])+".json")
+}
+
+// Get reads the record of root; ok is false when there is none.
+func (s *Store) Get(root string) (rec Record, ok bool, err error) {
+	root, err = cleanRoot(root)
+	if err != nil {
+		return Record{}, false, err
+	}
+	p := s.path(root)
+	data, err := agentfile.Read(p, maxRecord)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, fmt.Errorf("trust: record %w", err)
+	}
+	if err := jsoncodec.Unmarshal(data, &rec); err != nil {
+		return Record{}, false, fmt.Errorf("trust: %s: %w", p, err)
+	}
+	if rec.Root != root {
+		// Another root's record under this name: not this project's.
+		return Record{}, false, nil
+	}
+	return rec, true, nil
+}
+
+// Check says whether the project at root with this project.yaml content
+// is trusted.
+func (s *Store) Check(root string, content []byte) (State, error) {
+	return s.CheckSum(root, Sum(content))
+}
+
+// CheckSum is Check for the content whose Sum is sum.
+func (s *Store) CheckSum(root, sum string) (State, error) {
+	rec, ok, err := s.Get(root)
+	switch {
+	case err != nil:
+		return Untrusted, err
+	case !ok:
+		return Untrusted, nil
+	case rec.SHA256 != sum:
+		return Changed, nil
+	}
+	return Trusted, nil
+}
+
+// Trust records root as trusted with this project.yaml content (file is
+// its path, kept for people reading the record).
+func (s *Store) Trust(root, file string, content []byte, now time.Time) (Record, error) {
+	root, err := cleanRoot(root)
+	if err != nil {
+		return Record{}, err
+	}
+	rec := Record{Root: root, SHA256: Sum(content), File: file, At: now.UTC().Truncate(time.Second)}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return Record{}, fmt.Errorf("trust: %w", err)
+	}
+	p := s.path(root)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return Record{}, fmt.Errorf("trust: %w", err)
+	}
+	// Synced, whole or not at all: a temp file renamed over the record.
+	if err := renameio.WriteFile(p, append(data, '\n'), 0o600, renameio.WithStaticPermissions(0o600)); err != nil {
+		return Record{}, fmt.Errorf("trust: %w", err)
+	}
+	return rec, nil
+}
+
+// Untrust removes root's record; removed is false when there was none.
+func (s *Store) Untrust(root string) (removed bool, err error) {
+	root, err = cleanRoot(root)
+	if err != nil {
+		return false, err
+	}
+	if _, ok, err := s.Get(root); err == nil && !ok {
+		return false, nil
+	}
+	err = os.Remove(s.path(root))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("trust: %w", err)
+	}
+	return true, nil
+}

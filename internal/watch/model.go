@@ -1,0 +1,258 @@
+package watch
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// Changed tells the model the state directory changed: it reloads.
+type Changed struct{}
+
+type loaded struct {
+	snap Snapshot
+	err  error
+}
+
+type tick time.Time
+
+// Model is the full-screen view. Load reads a snapshot (the state
+// directory; the epics' tallies come from a Progress, which reads bd at
+// most every few seconds, in the background); History reads a session's
+// last decisions (enter).
+type Model struct {
+	Load    func() (Snapshot, error)
+	History func(session, epic string) []orchestrator.Record
+	Now     func() time.Time
+
+	snap          Snapshot
+	err           error
+	width, height int
+	selected      int
+	showReason    bool
+	showHistory   bool
+}
+
+// Init loads the first snapshot and starts the clock (times since).
+func (m Model) Init() tea.Cmd { return tea.Batch(m.load, m.tick()) }
+
+func (m Model) load() tea.Msg {
+	s, err := m.Load()
+	return loaded{s, err}
+}
+
+func (m Model) tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tick(t) })
+}
+
+// Update handles keys, reloads and the clock.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case loaded:
+		m.snap, m.err = msg.snap, msg.err
+		if m.selected >= len(m.snap.Rows) {
+			m.selected = max(len(m.snap.Rows)-1, 0)
+		}
+	case Changed:
+		return m, m.load
+	case tick:
+		return m, m.tick()
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "q", "ctrl+c", "esc":
+			if msg.String() == "esc" && (m.showReason || m.showHistory) {
+				m.showReason, m.showHistory = false, false
+				return m, nil
+			}
+			return m, tea.Quit
+		case "up", "k":
+			m.selected = max(m.selected-1, 0)
+		case "down", "j":
+			m.selected = min(m.selected+1, max(len(m.snap.Rows)-1, 0))
+		case "w":
+			m.showReason, m.showHistory = !m.showReason, false
+		case "enter":
+			m.showHistory, m.showReason = !m.showHistory, false
+		}
+	}
+	return m, nil
+}
+
+var (
+	styleTitle  = lipgloss.NewStyle().Bold(true)
+	styleAlert  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("1"))
+	styleDim    = lipgloss.NewStyle().Faint(true)
+	styleSelect = lipgloss.NewStyle().Reverse(true)
+)
+
+// View renders the screen: a title line, the loops (those that need a
+// person first, marked !), the selected loop's reason or history, keys.
+func (m Model) View() tea.View {
+	width := m.width
+	if width <= 0 {
+		width = 80
+	}
+	now := time.Now()
+	if m.Now != nil {
+		now = m.Now()
+	}
+	var b strings.Builder
+	title := fmt.Sprintf("runtasks · %d loop(s)", len(m.snap.Rows))
+	if n := m.snap.NeedsPerson(); n > 0 {
+		title += " · " + styleAlert.Render(fmt.Sprintf("%d need(s) a person", n))
+	}
+	b.WriteString(styleTitle.Render(title) + "\n")
+	if m.err != nil {
+		b.WriteString(styleAlert.Render(cut("cannot read the state: "+m.err.Error(), width)) + "\n")
+	}
+	if len(m.snap.Rows) == 0 && len(m.snap.Runs) == 0 && m.err == nil {
+		b.WriteString(styleDim.Render("No loop yet: arm a session (/run-tasks EPIC) or start runtasks run.") + "\n")
+	}
+	for i, r := range m.snap.Rows {
+		line1, line2 := m.rowLines(r, width, now)
+		if i == m.selected {
+			line1 = styleSelect.Render(line1)
+		}
+		b.WriteString(line1 + "\n" + line2 + "\n")
+	}
+	if len(m.snap.Runs) > 0 {
+		b.WriteString(styleTitle.Render(fmt.Sprintf("runtasks run · %d", len(m.snap.Runs))) + "\n")
+		for _, r := range m.snap.Runs {
+			b.WriteString(cutStyled(runLine(r, now), width) + "\n")
+		}
+	}
+	if sel, ok := m.current(); ok {
+		switch {
+		case m.showReason:
+			b.WriteString("\n" + styleTitle.Render("Last reason fed back to "+cut(sel.Session, 30)+":") + "\n")
+			reason := sel.Reason
+			if reason == "" {
+				reason = "(none: runtasks has not blocked this session)"
+			}
+			for _, l := range strings.Split(reason, "\n") {
+				b.WriteString(cut(l, width) + "\n")
+			}
+		case m.showHistory && m.History != nil:
+			b.WriteString("\n" + styleTitle.Render("History of "+cut(sel.Session, 30)+" on "+sel.Epic+":") + "\n")
+			for _, rec := range m.History(sel.Session, sel.Epic) {
+				stop := "allow"
+				if rec.Block {
+					stop = "block"
+				}
+				b.WriteString(cut(fmt.Sprintf("%s  %-13s %s  %s", rec.Time.In(time.Local).Format("15:04:05"), rec.Outcome, stop, rec.Why), width) + "\n")
+			}
+		}
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	footer := styleDim.Render(cut("q quit · ↑↓ select · enter history · w full reason", width))
+	if m.height > 1 && len(lines) > m.height-1 {
+		lines = lines[:m.height-1]
+	}
+	for m.height > 1 && len(lines) < m.height-1 {
+		lines = append(lines, "")
+	}
+	v := tea.NewView(strings.Join(append(lines, footer), "\n"))
+	v.AltScreen = true
+	return v
+}
+
+func (m Model) current() (Row, bool) {
+	if m.selected < len(m.snap.Rows) {
+		return m.snap.Rows[m.selected], true
+	}
+	return Row{}, false
+}
+
+// rowLines renders one loop on two lines:
+//
+//	! s1  bd-a  [#####-----] 3/6  cycle 2/50  114.7k $0.04
+//	  escalated · all remaining work is blocked · 3m ago · 1h2m · bd-a.1
+func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
+	mark := " "
+	if r.NeedsPerson {
+		mark = styleAlert.Render("!")
+	}
+	cycles := fmt.Sprintf("cycle %d", r.Cycles)
+	if r.Max > 0 {
+		cycles += fmt.Sprintf("/%d", r.Max)
+	}
+	spent := "-"
+	if r.Spent.Total() > 0 {
+		spent = orchestrator.FormatTokens(r.Spent.Total())
+		if r.Spent.Cost > 0 {
+			spent += " " + orchestrator.FormatCost(r.Spent.Cost)
+		}
+	}
+	line1 := fmt.Sprintf("%s %-12s %-10s %s  %s  %s", mark, cut(r.Session, 12), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles, spent)
+	outcome := string(r.Outcome)
+	if r.NeedsPerson {
+		outcome = styleAlert.Render(outcome)
+	}
+	parts := []string{outcome, r.Why}
+	if !r.LastStop.IsZero() {
+		parts = append(parts, ago(now.Sub(r.LastStop))+" ago")
+	}
+	if !r.Started.IsZero() {
+		parts = append(parts, "running "+ago(now.Sub(r.Started)))
+	}
+	if len(r.Claims) > 0 {
+		parts = append(parts, "claimed "+strings.Join(r.Claims, ","))
+	}
+	line2 := "  " + strings.Join(parts, " · ")
+	return cutStyled(line1, width), cutStyled(line2, width)
+}
+
+// bar is "[####------] 3/6" (closed of the most seen); "[??????????] -"
+// when the epic was never counted whole.
+func bar(closed, seen, n int) string {
+	if seen <= 0 {
+		return "[" + strings.Repeat("·", n) + "] -"
+	}
+	full := min(closed*n/seen, n)
+	return "[" + strings.Repeat("#", full) + strings.Repeat("-", n-full) + "] " + fmt.Sprintf("%d/%d", closed, seen)
+}
+
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(max(d, 0)/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+// cut makes s printable on one line and at most n cells wide.
+func cut(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if lipgloss.Width(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r))+1 > n {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+// cutStyled cuts a line that holds styles to n cells.
+func cutStyled(s string, n int) string {
+	if lipgloss.Width(s) <= n {
+		return s
+	}
+	return lipgloss.NewStyle().MaxWidth(n).Render(s)
+}

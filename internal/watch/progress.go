@@ -1,0 +1,102 @@
+package watch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// DefaultTallyEvery is the least time between two tracker reads of a view.
+const DefaultTallyEvery = 3 * time.Second
+
+// Progress gives the rows' bars the epics' closed and total tasks as the
+// tracker counts them. A stop that finds ready work reads only `bd ready`
+// (the common case stays one query), so its decision does not count the
+// whole epic: without the tracker the bar would show nothing for most of a
+// loop. The view reads bd at most once every Every, one epic per read (the
+// stalest), in the background: bd serialises access to its store and the
+// agents' own calls come first. Until an epic is read (or when bd fails)
+// its bar is what the decisions recorded.
+type Progress struct {
+	// Tally reads an epic's closed and total descendants (one bd query).
+	Tally func(ctx context.Context, epic string) (beads.Tally, error)
+	// Every is the least time between two reads (DefaultTallyEvery when 0).
+	Every time.Duration
+	// Updated is called after a read (from its goroutine): redraw.
+	Updated func()
+
+	mu      sync.Mutex
+	tallies map[string]beads.Tally
+	readAt  map[string]time.Time
+	last    time.Time
+	busy    bool
+}
+
+// Apply sets the bar of each row whose epic has been read from its tally,
+// then starts reading the stalest shown epic when none is being read and
+// the last read ended Every ago or more.
+func (p *Progress) Apply(ctx context.Context, snap *Snapshot, now time.Time) {
+	if p == nil || p.Tally == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next, nextAt := "", time.Time{} // the stalest epic: never read first
+	for i := range snap.Rows {
+		r := &snap.Rows[i]
+		if r.Epic == "" || r.Epic == orchestrator.NoEpic {
+			continue
+		}
+		if t, ok := p.tallies[r.Epic]; ok && t.Total > 0 {
+			r.Closed, r.Seen = t.Closed, t.Total
+		}
+		if at := p.readAt[r.Epic]; next == "" || at.Before(nextAt) {
+			next, nextAt = r.Epic, at
+		}
+	}
+	every := p.Every
+	if every <= 0 {
+		every = DefaultTallyEvery
+	}
+	if next == "" || p.busy || (!p.last.IsZero() && now.Sub(p.last) < every) {
+		return
+	}
+	p.busy, p.last = true, now
+	if p.readAt == nil {
+		p.readAt, p.tallies = map[string]time.Time{}, map[string]beads.Tally{}
+	}
+	p.readAt[next] = now
+	go func() {
+		start := time.Now()
+		t, err := p.Tally(ctx, next)
+		p.mu.Lock()
+		// The gap runs from the read's end: a slow bd is not read again
+		// at once.
+		p.busy, p.last = false, now.Add(time.Since(start))
+		if err == nil {
+			p.tallies[next] = t
+		}
+		p.mu.Unlock()
+		if err == nil && p.Updated != nil && ctx.Err() == nil {
+			p.Updated()
+		}
+	}()
+}
+
+// Due reports whether a read may start now: the view reloads then, so
+// that the tracker's changes between stops (a task closed with bd) show.
+func (p *Progress) Due(now time.Time) bool {
+	if p == nil || p.Tally == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	every := p.Every
+	if every <= 0 {
+		every = DefaultTallyEvery
+	}
+	return !p.busy && (p.last.IsZero() || now.Sub(p.last) >= every)
+}

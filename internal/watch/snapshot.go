@@ -1,0 +1,135 @@
+// Package watch is runtasks status --watch: a live view of every loop in
+// a project, read from the state directory, and the epics' progress from
+// bd at most every few seconds (Progress). A Snapshot is what the state
+// says at one moment; Model shows snapshots full-screen (bubbletea), loops
+// that need a person first.
+package watch
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// Row is one (session, epic) loop.
+type Row struct {
+	Session, Epic string
+	Cycles, Max   int
+	// Started is the loop's first block (zero before one).
+	Started time.Time
+	// LastStop is the last decision's time.
+	LastStop time.Time
+	Outcome  orchestrator.Outcome
+	Block    bool
+	Why      string
+	Reason   string // the full reason last fed back
+	Counts   *orchestrator.Counts
+	// Closed and Seen are the epic's progress as the decisions recorded
+	// it: Seen is the most unclosed work any decision on the epic saw,
+	// Closed how much of it is gone now.
+	Closed, Seen int
+	Spent        orchestrator.Spent
+	Claims       []string
+	// NeedsPerson: the loop stopped for a person (escalation, cap, no
+	// progress, budget) or runtasks failed (bd, configuration, a check).
+	NeedsPerson bool
+}
+
+// Snapshot is the state directory at one moment.
+type Snapshot struct {
+	Rows []Row
+	// Runs are runtasks run's running and dead runs (LiveRuns).
+	Runs []RunRow
+	Read time.Time
+}
+
+// NeedsPerson counts the rows that need a person.
+func (s Snapshot) NeedsPerson() int {
+	n := 0
+	for _, r := range s.Rows {
+		if r.NeedsPerson {
+			n++
+		}
+	}
+	return n
+}
+
+// historyWindow is how many decisions per epic are read back for the
+// progress bar (the log is read from its end).
+const historyWindow = 2000
+
+// Load reads a snapshot: every session's state, its claims, and the epic's
+// progress from the last decisions. maxFor gives an epic's cycle cap.
+func Load(store *orchestrator.Store, maxFor func(epic string) int, now time.Time) (Snapshot, error) {
+	states, err := store.List()
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap := Snapshot{Read: now}
+	seen := map[string]int{}
+	for _, st := range states {
+		r := Row{Session: st.Session, Epic: st.Epic, Cycles: st.Cycles, Max: maxFor(st.Epic), Started: st.FirstBlockAt,
+			Reason: st.LastReason, Spent: st.Spent}
+		outcome := st.Ended
+		if l := st.Last; l != nil {
+			r.LastStop, r.Outcome, r.Block, r.Why, r.Counts = l.Time, l.Outcome, l.Block, l.Why, l.Counts
+			outcome = l.Outcome
+		}
+		if outcome == orchestrator.OutcomeEnded {
+			outcome = st.Ended
+		}
+		r.NeedsPerson = needsPerson(outcome) && !r.Block
+		if b, err := store.Binding(st.Session); err == nil {
+			for _, c := range b.Claims {
+				r.Claims = append(r.Claims, c.Task)
+			}
+		}
+		if st.Epic != orchestrator.NoEpic {
+			if _, ok := seen[st.Epic]; !ok {
+				seen[st.Epic] = mostRemaining(store, st.Epic)
+			}
+			r.Seen = seen[st.Epic]
+			if r.Counts != nil && r.Counts.Remaining >= 0 && r.Seen > 0 {
+				r.Closed = max(r.Seen-r.Counts.Remaining, 0)
+			}
+		}
+		snap.Rows = append(snap.Rows, r)
+	}
+	slices.SortStableFunc(snap.Rows, func(a, b Row) int {
+		if a.NeedsPerson != b.NeedsPerson {
+			if a.NeedsPerson {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.LastStop.UnixNano(), a.LastStop.UnixNano())
+	})
+	return snap, nil
+}
+
+func needsPerson(o orchestrator.Outcome) bool {
+	switch o {
+	case orchestrator.OutcomeCapReached, orchestrator.OutcomeBudget:
+		return true
+	}
+	c := o.Class()
+	return o != "" && (c == orchestrator.ClassNeedsPerson || c == orchestrator.ClassError)
+}
+
+// mostRemaining is the most unclosed work a recent decision on the epic
+// recorded (0 when none counted the whole epic).
+func mostRemaining(store *orchestrator.Store, epic string) int {
+	recs, err := store.Records(orchestrator.RecordFilter{Epic: epic, Limit: historyWindow})
+	if err != nil {
+		return 0
+	}
+	most := 0
+	for _, r := range recs {
+		if r.Counts != nil {
+			most = max(most, r.Counts.Remaining)
+		}
+	}
+	return most
+}

@@ -1,0 +1,71 @@
+package watch
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+func TestBar(t *testing.T) {
+	for _, tc := range []struct {
+		closed, seen int
+		want         string
+	}{
+		{0, 0, "[··········] -"},
+		{0, 3, "[----------] 0/3"},
+		{1, 3, "[###-------] 1/3"},
+		{3, 3, "[##########] 3/3"},
+		{5, 3, "[##########] 5/3"},
+	} {
+		if got := bar(tc.closed, tc.seen, 10); got != tc.want {
+			t.Errorf("bar(%d, %d) = %q, want %q", tc.closed, tc.seen, got, tc.want)
+		}
+	}
+}
+
+// Text from agents and the tracker cannot move the cursor or overflow a
+// line: control characters become spaces, widths are cut.
+func TestCut(t *testing.T) {
+	got := cut("why\x1b[2J\x1b]0;title\x07 done\nnext", 12)
+	if strings.ContainsAny(got, "\x1b\x07\n") || len([]rune(got)) > 12 {
+		t.Errorf("cut = %q", got)
+	}
+	if got := cut("界界界界界界", 7); got != "界界界…" {
+		t.Errorf("wide runes: %q", got)
+	}
+}
+
+func TestLoadOrder(t *testing.T) {
+	store := &orchestrator.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
+	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
+	put := func(session string, out orchestrator.Outcome, block bool, at time.Time, remaining int) {
+		rec := orchestrator.Record{Time: at, Session: session, Epic: "bd-a", Outcome: out, Block: block,
+			Counts: &orchestrator.Counts{Remaining: remaining}}
+		store.Append(rec)
+		store.Update(session, "bd-a", func(st *orchestrator.State) error { st.Last = &rec; return nil })
+	}
+	put("newest", orchestrator.OutcomeContinue, true, now, 2)
+	put("older", orchestrator.OutcomeContinue, true, now.Add(-time.Hour), 4)
+	put("capped", orchestrator.OutcomeCapReached, false, now.Add(-2*time.Hour), 3)
+	put("warned", orchestrator.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3) // the warning block: goes on
+	snap, err := Load(store, func(string) int { return 50 }, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, r := range snap.Rows {
+		order = append(order, r.Session)
+	}
+	if got := strings.Join(order, " "); got != "capped newest older warned" {
+		t.Errorf("order = %s; want the capped loop first, then the latest stops", got)
+	}
+	if r := snap.Rows[1]; r.Seen != 4 || r.Closed != 2 || r.Max != 50 {
+		t.Errorf("progress of %s: %d/%d max %d; want 2/4 (the most work seen on bd-a is 4)", r.Session, r.Closed, r.Seen, r.Max)
+	}
+	if snap.NeedsPerson() != 1 {
+		t.Errorf("NeedsPerson = %d", snap.NeedsPerson())
+	}
+}
