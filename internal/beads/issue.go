@@ -3,10 +3,9 @@
 package beads
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
-
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 )
 
 // Statuses built into bd v1.3.0.
@@ -66,17 +65,9 @@ const (
 	DepParentChild = "parent-child"
 )
 
-// wireIssues is a list of issues as bd prints it. Its decoder is generated
-// (issue_easyjson.go): the stop hook reads bd's ready list at every stop.
-//
-//easyjson:json
-type wireIssues []wireIssue
-
 // wireIssue is an issue as bd prints it. bd show embeds the depended-on
 // issues ({"id","status","dependency_type",…}) where list and ready print
 // rows ({"issue_id","depends_on_id","type"}); issue makes both rows.
-//
-//easyjson:json
 type wireIssue struct {
 	plainIssue
 	Dependencies []struct {
@@ -112,7 +103,7 @@ func (w *wireIssue) issue() Issue {
 // UnmarshalJSON decodes an issue from any bd command (see wireIssue).
 func (is *Issue) UnmarshalJSON(b []byte) error {
 	var w wireIssue
-	if err := jsoncodec.Unmarshal(b, &w); err != nil {
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	*is = w.issue()
@@ -123,8 +114,8 @@ func (is *Issue) UnmarshalJSON(b []byte) error {
 // Issue.UnmarshalJSON per element, which would check each one's bytes
 // again): the stop hook decodes the store's whole ready list.
 func decodeIssues(b []byte, out *[]Issue) error {
-	var ws wireIssues
-	if err := jsoncodec.Unmarshal(b, &ws); err != nil {
+	var ws []wireIssue
+	if err := json.Unmarshal(b, &ws); err != nil {
 		return err
 	}
 	list := make([]Issue, len(ws))

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
@@ -138,17 +137,9 @@ func EncodeContext(agent, event, text string) []byte {
 	return nil
 }
 
-// marshalLine is v's JSON and a newline, as json.Marshal writes it: through
-// v's generated encoder when it has one (the Stop answer, printed at every
-// stop).
+// marshalLine is v's JSON and a newline, as json.Marshal writes it.
 func marshalLine(v any) []byte {
-	var b []byte
-	var err error
-	if e, ok := v.(jsoncodec.Encoder); ok {
-		b, err = jsoncodec.Marshal(e, true)
-	} else {
-		b, err = json.Marshal(v)
-	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil // strings always marshal
 	}

@@ -6,13 +6,13 @@ package hook
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
 
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 	"github.com/runtasks/runtasks/internal/orchestrator"
 	"github.com/runtasks/runtasks/internal/transcript"
 )
@@ -29,10 +29,7 @@ const (
 // transcript is read from its file, not from stdin.
 const MaxInput = 16 << 20
 
-// Payload is a hook's stdin, the union of the fields the agents send. Its
-// decoder is generated (hook_easyjson.go): it is read at every stop.
-//
-//easyjson:json
+// Payload is a hook's stdin, the union of the fields the agents send.
 type Payload struct {
 	SessionID            string           `json:"session_id"`
 	TranscriptPath       string           `json:"transcript_path"`
@@ -86,7 +83,7 @@ func Parse(r io.Reader) (Payload, error) {
 		return Payload{}, ErrEmpty
 	}
 	var p Payload
-	if err := jsoncodec.Unmarshal(data, &p); err != nil {
+	if err := json.Unmarshal(data, &p); err != nil {
 		return Payload{}, fmt.Errorf("hook input is not a JSON object: %w", err)
 	}
 	if strings.ContainsRune(p.SessionID, 0) {
@@ -195,10 +192,7 @@ func geminiFinal(p Payload) (string, error) {
 }
 
 // StopOutput is the JSON a Claude Code or Codex Stop hook prints. Its keys
-// are the ones both accept (Codex rejects any other key). Its encoder is
-// generated, as Payload's decoder is.
-//
-//easyjson:json
+// are the ones both accept (Codex rejects any other key).
 type StopOutput struct {
 	Decision      string `json:"decision,omitempty"`
 	Reason        string `json:"reason,omitempty"`

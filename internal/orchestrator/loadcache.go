@@ -16,7 +16,6 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 )
 
 // ConfigCache keeps the decoded values of each project.yaml a Load read,
@@ -83,7 +82,7 @@ func (c *ConfigCache) read(src, sum string) (cfgLayer, bool) {
 		return cfgLayer{}, false
 	}
 	var e cfgCacheEntry
-	if err := jsoncodec.Unmarshal(data, &e); err != nil || e.Build != c.Build {
+	if err := json.Unmarshal(data, &e); err != nil || e.Build != c.Build {
 		return cfgLayer{}, false
 	}
 	return e.layer(src)
@@ -205,7 +204,7 @@ func cfgDecodedElsewhere(opts LoadOptions, src string, data []byte, sum string) 
 		return failed(err.Error())
 	}
 	var e cfgCacheEntry
-	if err := jsoncodec.Unmarshal(out, &e); err != nil {
+	if err := json.Unmarshal(out, &e); err != nil {
 		return failed(fmt.Sprintf("the decoded configuration is not an entry: %v", err))
 	}
 	if len(e.Errors) > 0 {

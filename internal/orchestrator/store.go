@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 )
 
 // OutcomeReset marks a decision-log record written by runtasks reset: the
@@ -218,7 +217,7 @@ func readState(path, session, epic string) (State, error) {
 		return State{}, fmt.Errorf("read state: %w", err)
 	}
 	var st State
-	if err := jsoncodec.Unmarshal(data, &st); err != nil {
+	if err := json.Unmarshal(data, &st); err != nil {
 		return State{}, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
 	}
 	if st.Session != session || st.Epic != epic {
@@ -276,11 +275,13 @@ func writeAtomic(path string, st State) error {
 // > and & as they are (the last reason holds them; escaped, they made the
 // file larger and slower to read back at every stop).
 func encodeState(st State) ([]byte, error) {
-	b, err := jsoncodec.Marshal(st, false)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(st); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // rewriteInPlace replaces the content of the state file at path with
@@ -527,7 +528,7 @@ func listState(path, name string) (State, error) {
 		return State{}, fmt.Errorf("read state %s: %w", name, err)
 	}
 	var st State
-	if err = jsoncodec.Unmarshal(data, &st); err == nil {
+	if err = json.Unmarshal(data, &st); err == nil {
 		if st.Session != "" && stateName(st.Session, st.Epic) == name {
 			return st, nil
 		}
@@ -598,7 +599,7 @@ func (s *Store) Append(r Record) error {
 	if s.Dir == "" {
 		return errors.New("state directory not set")
 	}
-	line, err := jsoncodec.Marshal(r, true)
+	line, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}

@@ -226,11 +226,7 @@ type Counts struct {
 // done-token contract alone, or claims without an epic).
 const NoEpic = "-"
 
-// State is what runtasks remembers for one (session, epic) pair. Its JSON
-// codec is generated (types_easyjson.go): the stop hook reads and writes
-// it at every stop.
-//
-//easyjson:json
+// State is what runtasks remembers for one (session, epic) pair.
 type State struct {
 	Session string `json:"session"`
 	Epic    string `json:"epic"`
@@ -271,10 +267,7 @@ type State struct {
 	UsageMark *UsageMark `json:"usage_mark,omitempty"`
 }
 
-// Record is one decision as written to the append-only decision log (its
-// codec is generated, as State's is).
-//
-//easyjson:json
+// Record is one decision as written to the append-only decision log.
 type Record struct {
 	Time    time.Time `json:"time"`
 	Session string    `json:"session"`

@@ -5,10 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-
-	"github.com/mailru/easyjson/jlexer"
-
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 )
 
 // kind is what a Claude Code transcript line means to the readers.
@@ -33,10 +29,7 @@ type claudeLine struct {
 }
 
 // rawClaudeLine is the JSON shape of the fields the readers need (Claude
-// Code 1.0.x, 2.0.x, 2.1.x). Its decoder is generated (claude_easyjson.go):
-// a stop hook reads the transcript's last lines at every stop.
-//
-//easyjson:json
+// Code 1.0.x, 2.0.x, 2.1.x).
 type rawClaudeLine struct {
 	Type                      string `json:"type"`
 	Subtype                   string `json:"subtype"`
@@ -57,11 +50,6 @@ type content struct {
 	blocks []block
 }
 
-// blocks is an array content; its decoder is generated.
-//
-//easyjson:json
-type blocks []block
-
 type block struct {
 	Type    string `json:"type"`
 	Text    string `json:"text"`
@@ -77,18 +65,6 @@ func (c *content) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	return json.Unmarshal(b, &c.blocks)
-}
-
-// UnmarshalEasyJSON is UnmarshalJSON for the generated decoders of
-// rawClaudeLine and rawClaudeUsage, which skip a null content themselves.
-// (A stop reads content only through them; UnmarshalJSON is encoding/json's
-// way in, which the codec tests read the same lines with.)
-func (c *content) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	if l.CurrentToken() == jlexer.TokenString {
-		c.str = l.String()
-		return
-	}
-	(*blocks)(&c.blocks).UnmarshalEasyJSON(l)
 }
 
 // notPrompts start user text that is not something a person asked: hook
@@ -110,7 +86,7 @@ var notPrompts = []string{
 // JSON (a torn last line, corruption) are kindOther.
 func parseClaude(line []byte) claudeLine {
 	var r rawClaudeLine
-	if len(bytes.TrimSpace(line)) == 0 || jsoncodec.Unmarshal(line, &r) != nil {
+	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
 		return claudeLine{}
 	}
 	l := claudeLine{sidechain: r.IsSidechain, msg: r.Type == "assistant" || r.Type == "user"}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 )
 
 // codexKind is what a Codex rollout line means to LastAgentMessage.
@@ -32,19 +30,13 @@ type rawCodexItem struct {
 	LastAgentMessage *string         `json:"last_agent_message"`
 }
 
-// rawCodexLine is a rollout line. Its decoder is generated
-// (codex_easyjson.go), as codexBlocks': a stop reads the rollout's last
-// lines.
-//
-//easyjson:json
+// rawCodexLine is a rollout line.
 type rawCodexLine struct {
 	rawCodexItem
 	Payload *rawCodexItem `json:"payload"`
 }
 
 // codexBlocks is a message's content.
-//
-//easyjson:json
 type codexBlocks []codexBlock
 
 type codexBlock struct {
@@ -56,7 +48,7 @@ type codexBlock struct {
 // format without the type/payload envelope are read too).
 func parseCodex(line []byte) codexLine {
 	var r rawCodexLine
-	if len(bytes.TrimSpace(line)) == 0 || jsoncodec.Unmarshal(line, &r) != nil {
+	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
 		return codexLine{}
 	}
 	item := r.Payload
@@ -81,7 +73,7 @@ func parseCodex(line []byte) codexLine {
 		return codexLine{}
 	}
 	var blocks codexBlocks
-	if jsoncodec.Unmarshal(item.Content, &blocks) != nil {
+	if json.Unmarshal(item.Content, &blocks) != nil {
 		return codexLine{}
 	}
 	switch item.Role {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 )
 
 // ErrNoMessages is returned for a Gemini CLI transcript holding no message
@@ -16,10 +14,7 @@ var ErrNoMessages = errors.New("no message records in the transcript")
 // rawGeminiRecord is the part of a Gemini CLI transcript line the reader
 // uses: message records are {"id","timestamp","type":"user"|"gemini",
 // "content",…}; the header ({"sessionId",…}) and update records
-// ({"$set":…}) have no type. Its decoder is generated (gemini_easyjson.go),
-// as geminiParts': a stop reads the transcript's last lines.
-//
-//easyjson:json
+// ({"$set":…}) have no type.
 type rawGeminiRecord struct {
 	Type    string          `json:"type"`
 	Content json.RawMessage `json:"content"`
@@ -38,7 +33,7 @@ func geminiText(raw json.RawMessage) string {
 		return s
 	}
 	var parts geminiParts
-	if jsoncodec.Unmarshal(raw, &parts) != nil {
+	if json.Unmarshal(raw, &parts) != nil {
 		return ""
 	}
 	texts := make([]string, 0, len(parts))
@@ -49,8 +44,6 @@ func geminiText(raw json.RawMessage) string {
 }
 
 // geminiParts is a user record's content.
-//
-//easyjson:json
 type geminiParts []struct {
 	Text string `json:"text"`
 }
@@ -82,7 +75,7 @@ func lastGeminiMessage(walk walker) (string, error) {
 			return true
 		}
 		var r rawGeminiRecord
-		if jsoncodec.Unmarshal(line, &r) != nil {
+		if json.Unmarshal(line, &r) != nil {
 			return true // a torn last line
 		}
 		switch r.Type {

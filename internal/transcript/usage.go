@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 )
 
 // Tokens counts one model's API usage. Input is the input that was neither
@@ -187,10 +186,7 @@ func usageFromFile(path string, format usageFormat) (Usage, error) {
 // ------------------------------------------------------------ Claude Code
 
 // rawClaudeUsage is the part of a Claude Code transcript line a usage
-// read needs. Its decoder is generated (usage_easyjson.go): a stop reads
-// the turn's lines since the previous stop.
-//
-//easyjson:json
+// read needs.
 type rawClaudeUsage struct {
 	Type        string `json:"type"`
 	Subtype     string `json:"subtype"`
@@ -237,7 +233,7 @@ func claudeUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 			return true
 		}
 		var r rawClaudeUsage
-		if jsoncodec.Unmarshal(line, &r) != nil {
+		if json.Unmarshal(line, &r) != nil {
 			return true
 		}
 		switch r.Type {
@@ -292,10 +288,7 @@ type codexTokenUsage struct {
 	TotalTokens      int64 `json:"total_tokens"`
 }
 
-// rawCodexUsage is the part of a Codex rollout line a usage read needs
-// (its decoder is generated, as rawClaudeUsage's).
-//
-//easyjson:json
+// rawCodexUsage is the part of a Codex rollout line a usage read needs.
 type rawCodexUsage struct {
 	Type    string `json:"type"`
 	Payload struct {
@@ -349,7 +342,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string)
 			return true
 		}
 		var r rawCodexUsage
-		if jsoncodec.Unmarshal(line, &r) != nil {
+		if json.Unmarshal(line, &r) != nil {
 			return true
 		}
 		p := r.Payload
@@ -392,7 +385,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string)
 // turn's start (<environment_context>, instructions), not a prompt.
 func codexContext(raw json.RawMessage) bool {
 	var blocks codexBlocks
-	if jsoncodec.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
+	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
 		return false
 	}
 	t := strings.TrimSpace(blocks[0].Text)
@@ -402,10 +395,7 @@ func codexContext(raw json.RawMessage) bool {
 
 // ------------------------------------------------------------- Gemini CLI
 
-// rawGeminiUsage is the part of a Gemini CLI record a usage read needs
-// (its decoder is generated, as rawClaudeUsage's).
-//
-//easyjson:json
+// rawGeminiUsage is the part of a Gemini CLI record a usage read needs.
 type rawGeminiUsage struct {
 	ID     string `json:"id"`
 	Type   string `json:"type"`
@@ -447,7 +437,7 @@ func geminiUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 			return true
 		}
 		var r rawGeminiUsage
-		if jsoncodec.Unmarshal(line, &r) != nil {
+		if json.Unmarshal(line, &r) != nil {
 			return true
 		}
 		switch r.Type {

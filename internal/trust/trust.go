@@ -26,7 +26,6 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/jsoncodec"
 )
 
 // State is what the store says of a project's project.yaml.
@@ -54,10 +53,7 @@ func (s State) String() string {
 // maxRecord bounds a record file's size: a record is a few hundred bytes.
 const maxRecord = 64 << 10
 
-// Record is one trusted project. Its codec is generated
-// (trust_easyjson.go): a hook reads the project's record at every stop.
-//
-//easyjson:json
+// Record is one trusted project.
 type Record struct {
 	// Root is the project root, absolute and cleaned.
 	Root string `json:"root"`
@@ -122,7 +118,7 @@ func (s *Store) Get(root string) (rec Record, ok bool, err error) {
 	if err != nil {
 		return Record{}, false, fmt.Errorf("trust: record %w", err)
 	}
-	if err := jsoncodec.Unmarshal(data, &rec); err != nil {
+	if err := json.Unmarshal(data, &rec); err != nil {
 		return Record{}, false, fmt.Errorf("trust: %s: %w", p, err)
 	}
 	if rec.Root != root {
