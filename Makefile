@@ -13,7 +13,7 @@ HOOK_BIN  := $(CURDIR)/bin/runtasks-hook
 export PATH := $(TOOLS)/bin:$(PATH)
 export BD_DISABLE_METRICS := 1
 
-.PHONY: all build install test unit integration demo bd dolt e2e-tools chromium e2e lint generate bench fuzz clean
+.PHONY: all build install test unit integration demo bd dolt e2e-tools chromium e2e lint bench fuzz clean
 
 all: build
 
@@ -126,12 +126,6 @@ lint:
 	CGO_ENABLED=0 $(GO) build -tags runtasks_hook -o /dev/null ./cmd/runtasks
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	scripts/easyjson.sh --check
-
-# The JSON codecs of the types a stop hook reads and writes (FILE_easyjson.go
-# beside each FILE.go that marks a type //easyjson:json; docs/benchmarks.md).
-generate:
-	scripts/easyjson.sh
 
 # One run of every benchmark; the figures are ratios (docs/benchmarks.md).
 # The first run builds a 1,000-issue bd store, cached in .tools/bench.
