@@ -1,10 +1,9 @@
-//go:build !runtasks_hook
-
 package main
 
 import (
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/charmbracelet/log"
 	"github.com/muesli/termenv"
@@ -13,11 +12,10 @@ import (
 	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
-// newLogger is a person's command's logger: to cfg.Log.File when set
-// (appending, logfmt lines as the hooks write them), else to stderr (charm
-// log's text). The returned close function releases the file. The hook
-// commands log through hookLogger, which does not link the terminal
-// packages.
+// newLogger is the logger of every command, the hooks' and people's: to
+// cfg.Log.File when set (appending, logfmt lines with the time), else to
+// stderr (charm log's text). The returned close function releases the
+// file.
 func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
 	w, closeFn := stderr, func() {}
 	if f := openLogFile(cfg); f != nil {
@@ -29,7 +27,7 @@ func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*l
 	// never with NO_COLOR.
 	opts := log.Options{Prefix: logPrefix, ReportTimestamp: w != stderr, TimeFormat: logTimeFormat}
 	if w != stderr {
-		// A log file is logfmt, as the hooks write it (hookLogger).
+		// A log file is logfmt, one line a record, for tools to read.
 		opts.Formatter = log.LogfmtFormatter
 	}
 	l := log.NewWithOptions(struct{ io.Writer }{w}, opts)
@@ -42,4 +40,39 @@ func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*l
 		l.SetLevel(lv)
 	}
 	return l, closeFn
+}
+
+// The log's prefix and time format.
+const (
+	logPrefix     = "runtasks"
+	logTimeFormat = "2006/01/02 15:04:05"
+)
+
+// logLevelName is the logger's level: --log-level, else log.level, else
+// warn. A name charm log does not know leaves its default (info).
+func logLevelName(cfg *orchestrator.Config, flagLevel string) string {
+	switch {
+	case flagLevel != "":
+		return flagLevel
+	case cfg != nil && cfg.Log.Level != "":
+		return cfg.Log.Level
+	}
+	return "warn"
+}
+
+// openLogFile opens log.file (relative to the project root) for appending;
+// nil when none is set or it does not open (the logger writes to stderr).
+func openLogFile(cfg *orchestrator.Config) *os.File {
+	if cfg == nil || cfg.Log.File == "" {
+		return nil
+	}
+	path := cfg.Log.File
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(cfg.Root, path)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil
+	}
+	return f
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,21 +68,5 @@ func waitLines(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("waitlines: %s has %d line(s) after 20s, want %d:\n%s", args[0], got, n, data)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// growMainStack(false) grows the stack to mainStack at once: under a
-// smaller maximum it ends the program (in a child process).
-func TestGrowMainStack(t *testing.T) {
-	if os.Getenv("RUNTASKS_TEST_GROW") != "" {
-		debug.SetMaxStack(mainStack / 2)
-		growMainStack(false)
-		os.Exit(0)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGrowMainStack$")
-	cmd.Env = append(os.Environ(), "RUNTASKS_TEST_GROW=1")
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "stack exceeds") {
-		t.Fatalf("growMainStack did not grow the stack past %d bytes: %v\n%s", mainStack/2, err, out)
 	}
 }

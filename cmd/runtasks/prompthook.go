@@ -169,8 +169,8 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 		hookConfigError("prompt-hook", o.Out, o.Err, hookAgent(o.Agent, payload), err)
 		return nil
 	}
-	logger := newHookLogger(cfg, o.Err, o.LogLevel)
-	defer logger.Close()
+	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	defer closeLog()
 	var notice string // said to the person when the prompt asks runtasks for something
 	if cfg.Untrusted != nil {
 		logger.Warn(cfg.Untrusted.Message())

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/runtasks/runtasks/internal/orchestrator"
-	"github.com/runtasks/runtasks/internal/shell"
 )
 
 // Factory holds what commands take from the outside world, so that every
@@ -204,43 +203,14 @@ Each command's --help lists the statuses it uses; hook commands always exit 0.`)
 	return root
 }
 
-// Main runs runtasks with args and returns its exit status.
+// Main runs runtasks with args and returns its exit status. SIGINT,
+// SIGTERM (an agent's hook timeout, a CI cancel) and SIGHUP (a closed
+// terminal) cancel the command's context: a command stops as at Ctrl-C,
+// and what it started is stopped with it.
 func Main(args []string, f *Factory) int {
-	ctx, stop := signalContext()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	return execute(ctx, args, f)
-}
-
-// signalContext is cancelled by SIGINT, SIGTERM (an agent's hook
-// timeout, a CI cancel) and SIGHUP (a closed terminal): a command stops as
-// at Ctrl-C, and what it started is stopped with it.
-//
-// The handling is armed by a goroutine, beside the command's first steps:
-// Go's signal setup starts two threads and hands each signal to one of
-// them, which made a fifth of a stop hook's own time when the hook waited
-// for it (docs/benchmarks.md). No child process starts before it is in
-// place (shell.GateStarts); an interrupt in the first fraction of a
-// millisecond, before it is, ends runtasks as it ends any program, with
-// nothing of runtasks' left running. stop undoes it.
-func signalContext() (ctx context.Context, stop context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	sig := make(chan os.Signal, 1)
-	armed := make(chan struct{})
-	shell.GateStarts(armed)
-	go func() {
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		close(armed)
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		<-armed
-		signal.Stop(sig)
-		cancel()
-	}
 }
 
 // execute runs the command args name under ctx and returns its exit status.

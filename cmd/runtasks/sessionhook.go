@@ -67,8 +67,8 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 		hookConfigError("session-hook", o.Out, o.Err, hookAgent(o.Agent, payload), err)
 		return nil
 	}
-	logger := newHookLogger(cfg, o.Err, o.LogLevel)
-	defer logger.Close()
+	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	defer closeLog()
 	var notice string // said to the person at every session start
 	if cfg.Untrusted != nil {
 		logger.Warn(cfg.Untrusted.Message())

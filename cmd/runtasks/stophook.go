@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/beads"
@@ -158,8 +159,8 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 		o.Out.Write(hook.EncodeStop(agent, dec))
 		return nil
 	}
-	logger := newHookLogger(cfg, o.Err, o.LogLevel)
-	defer logger.Close()
+	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	defer closeLog()
 	if cfg.Untrusted != nil {
 		logger.Warn(cfg.Untrusted.Message())
 	}
@@ -199,7 +200,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 // sessions' loops spent. A failure is logged: the budget then counts this
 // session only. (The stop's own usage is read by Stop, through
 // Ports.Usage, for a driven session only.)
-func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orchestrator.Store, logger *hookLogger) {
+func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orchestrator.Store, logger *log.Logger) {
 	if b := cfg.Workflow.Budget; b.EpicTokens > 0 || b.EpicCost > 0 {
 		var err error
 		if in.OthersSpent, err = store.SpentByEpic(in.SessionID); err != nil {
@@ -209,13 +210,13 @@ func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orches
 }
 
 // logDecision logs one decision of the engine.
-func logDecision(logger *hookLogger, session string, dec orchestrator.Decision) {
-	lvl := logInfo
+func logDecision(logger *log.Logger, session string, dec orchestrator.Decision) {
+	lvl := log.InfoLevel
 	switch {
 	case dec.Outcome == orchestrator.OutcomeNotDriven:
-		lvl = logDebug
+		lvl = log.DebugLevel
 	case dec.Outcome.Class() == orchestrator.ClassError:
-		lvl = logWarn
+		lvl = log.WarnLevel
 	}
 	logger.Log(lvl, "decision", "session", session, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
 	for _, a := range dec.Actions {

@@ -621,27 +621,18 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 	}
 	// bd and whatever it starts run in their own process group: at the
 	// timeout or a cancel the group gets SIGTERM, then SIGKILL after the
-	// grace, and nothing of it outlives the call. Into memory files bd is
-	// started directly (one fork and exec, waited for here); through pipes
-	// by os/exec, where a child holding the pipes cannot hang us
-	// (WaitDelay).
-	var o output
-	if o.attach(cmd) {
-		err = shell.RunDirect(ctx, cmd, shell.Terminate, grace)
-	} else {
-		g := shell.NewContextGroup(cmd, shell.Terminate, grace)
-		err = cmd.Run()
-		g.Reap()
-	}
-	if cerr := o.collect(); err == nil {
-		err = cerr
-	}
-	stdout, stderr := &o.stdout, &o.stderr
+	// grace, and nothing of it outlives the call. A child holding bd's
+	// output open cannot hang us (WaitDelay).
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	g := shell.NewContextGroup(cmd, shell.Terminate, grace)
+	err = cmd.Run()
+	g.Reap()
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
 	e := &Error{Args: args, Code: -1, Err: err}
-	var exitErr interface{ ExitCode() int } // *exec.ExitError, *shell.ExitError
+	var exitErr *exec.ExitError
 	switch {
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
 		e.Kind = KindMissing

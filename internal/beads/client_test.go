@@ -3,7 +3,6 @@ package beads_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -239,26 +238,19 @@ func TestErrors(t *testing.T) {
 			kind: beads.KindMissing, msg: "not installed",
 		},
 	}
-	// bd's output read from memory files (Linux) and through pipes
-	// (elsewhere): the same errors.
-	for _, memory := range []bool{true, false} {
-		t.Run(fmt.Sprintf("memory files %v", memory), func(t *testing.T) {
-			defer beads.UseMemoryFiles(memory)()
-			for _, tt := range tests {
-				t.Run(tt.name, func(t *testing.T) {
-					c, _ := fake(t, tt.files)
-					err := tt.call(c)
-					var be *beads.Error
-					if !errors.As(err, &be) {
-						t.Fatalf("error %v (%T), want *beads.Error", err, err)
-					}
-					if be.Kind != tt.kind {
-						t.Errorf("kind %q, want %q (%v)", be.Kind, tt.kind, err)
-					}
-					if !strings.Contains(err.Error(), tt.msg) {
-						t.Errorf("error %q does not carry %q", err, tt.msg)
-					}
-				})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := fake(t, tt.files)
+			err := tt.call(c)
+			var be *beads.Error
+			if !errors.As(err, &be) {
+				t.Fatalf("error %v (%T), want *beads.Error", err, err)
+			}
+			if be.Kind != tt.kind {
+				t.Errorf("kind %q, want %q (%v)", be.Kind, tt.kind, err)
+			}
+			if !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error %q does not carry %q", err, tt.msg)
 			}
 		})
 	}

@@ -209,7 +209,7 @@ var errCorrupt = errors.New("corrupt state file")
 // readState reads one state file; errCorrupt wraps a file that is not a
 // state of these ids.
 func readState(path, session, epic string) (State, error) {
-	data, err := readStateFile(path)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{Session: session, Epic: epic}, nil
 	}
@@ -248,25 +248,18 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 	return State{Session: session, Epic: epic}, nil
 }
 
-// writeAtomic writes st to path under the session's lock, so that a
-// process killed at any point (kill -9) leaves the old or the new state,
-// never a torn one: what was written is in the page cache, which outlives
-// the process. A state that fits in a page is rewritten in place
-// (rewriteInPlace: one write at offset 0, which a kill cannot cut); else,
-// or when there is no file yet, it goes through a temp file and a rename.
-// The rename costs more than the rest of the write: ext4 writes a file
-// renamed over another one out at once (its auto_da_alloc), and that is
-// paid at every stop. Neither file nor directory is synced: a state is
-// rewritten at every stop, and an fsync costs more than the rest of the
-// stop. A power cut may lose the last updates, or leave a state file empty
-// or torn; that file reads as corrupt and is moved aside (docs/state.md).
+// writeAtomic writes st to path under the session's lock, through a temp
+// file and a rename (writeFileAtomic), so that a process killed at any
+// point (kill -9) leaves the old or the new state, never a torn one: what
+// was written is in the page cache, which outlives the process. Neither
+// file nor directory is synced: a state is rewritten at every stop, and an
+// fsync costs more than the rest of the stop. A power cut may lose the
+// last updates, or leave a state file empty; that file reads as corrupt
+// and is moved aside (docs/state.md).
 func writeAtomic(path string, st State) error {
 	data, err := encodeState(st)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	if done, err := rewriteInPlace(path, data); done {
-		return err
 	}
 	return writeFileAtomic(path, data, false)
 }
@@ -284,44 +277,6 @@ func encodeState(st State) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// rewriteInPlace replaces the content of the state file at path with
-// data in one write(2) at offset 0, padded with spaces to the file's size
-// (JSON allows them; the file never has to shrink, so no truncate can be
-// cut apart from the write). Linux copies a write that fits in one page
-// whole or not at all when the writer is killed (it checks for a fatal
-// signal between pages only): both the old and the new content fit in
-// inPlaceMax. false, and nothing written, when the file is not there, not
-// a regular file, either content is larger, or a reader keeps it locked
-// (lockForWrite); then the caller writes through a rename. A temp file a
-// killed renaming writer left is removed.
-func rewriteInPlace(path string, data []byte) (bool, error) {
-	if len(data) > inPlaceMax {
-		return false, nil
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|openNoFollow, 0)
-	if err != nil {
-		return false, nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > inPlaceMax {
-		return false, nil
-	}
-	if !lockForWrite(f) {
-		return false, nil
-	}
-	if pad := int(fi.Size()) - len(data); pad > 0 {
-		data = append(append(data[:len(data)-1], bytes.Repeat([]byte{' '}, pad)...), '\n')
-	}
-	if _, err := f.WriteAt(data, 0); err != nil {
-		return true, fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Remove(tempPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return true, fmt.Errorf("remove %s: %w", filepath.Base(tempPath(path)), err)
-	}
-	return true, nil
-}
-
 // writeJSONAtomic writes v as indented JSON through a temp file and a
 // rename (writeFileAtomic).
 func writeJSONAtomic(path string, v any, durable bool) error {
@@ -336,8 +291,8 @@ func writeJSONAtomic(path string, v any, durable bool) error {
 // and a rename, so a reader sees the old file or the new one, never a torn
 // one. The caller holds path's lock, so the temp file has one name
 // (tempPath): a writer killed before its rename leaves that file, and the
-// next writer truncates and replaces it (or removes it), with no directory
-// listing at every stop. durable also syncs the file and the directory
+// next writer truncates and replaces it, with no directory listing at
+// every stop. durable also syncs the file and the directory
 // (the rare writes a person asked for, such as a session's binding).
 func writeFileAtomic(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
@@ -499,28 +454,10 @@ func (s *Store) List() ([]State, error) {
 	return out, nil
 }
 
-// readStateFile reads a state file whole: under a shared flock of the
-// file, so that a rewrite in place is not copied out half done.
-func readStateFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	lockForRead(f)
-	var b bytes.Buffer
-	if fi, err := f.Stat(); err == nil && fi.Size() < 1<<20 {
-		b.Grow(int(fi.Size()) + bytes.MinRead) // one read, and one for the end
-	}
-	_, err = b.ReadFrom(f)
-	return b.Bytes(), err
-}
-
 // listState reads the state file path (named name) without the session's
-// lock; readStateFile's shared flock keeps a rewrite in place from being
-// read half done.
+// lock: a rename replaces it whole.
 func listState(path, name string) (State, error) {
-	data, err := readStateFile(path)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{}, err
 	}

@@ -3,7 +3,6 @@ package shell
 import (
 	"os/exec"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -16,8 +15,7 @@ import (
 // exec.Cmd.WaitDelay set to Grace plus a margin, Wait returns even when a
 // process that left the group still holds the output pipes.
 type Group struct {
-	cmd   *exec.Cmd // nil for a program RunDirect started
-	pid   int       // RunDirect's program (its process group)
+	cmd   *exec.Cmd
 	grace time.Duration
 
 	mu    sync.Mutex
@@ -28,28 +26,10 @@ type Group struct {
 // it closes them.
 const WaitMargin = 500 * time.Millisecond
 
-// startGate is the channel GateStarts was last given.
-var startGate atomic.Pointer[<-chan struct{}]
-
-// GateStarts makes every group made from now on (NewGroup) wait until
-// ready is closed. A program that arms its handling of interrupts off its
-// main path (runtasks: its signal handling, which costs a stop hook a
-// fifth of a millisecond when it waits for it) closes ready once it is in
-// place: nothing is started that an interrupt could leave behind.
-func GateStarts(ready <-chan struct{}) { startGate.Store(&ready) }
-
-// waitGate waits for the gate GateStarts was given, if any.
-func waitGate() {
-	if ready := startGate.Load(); ready != nil {
-		<-*ready
-	}
-}
-
 // NewGroup makes cmd (not yet started) start in its own process group,
 // with Wait closing its pipes at most grace and WaitMargin after the
 // program exited or its context ended.
 func NewGroup(cmd *exec.Cmd, grace time.Duration) *Group {
-	waitGate()
 	g := &Group{cmd: cmd, grace: grace}
 	setpgid(cmd)
 	cmd.WaitDelay = grace + WaitMargin
@@ -79,9 +59,6 @@ func (g *Group) Signal(sig Signal) error {
 
 // pgid is the group's id (its program's pid), 0 before it started.
 func (g *Group) pgid() int {
-	if g.cmd == nil {
-		return g.pid
-	}
 	if g.cmd.Process == nil {
 		return 0
 	}

@@ -5,7 +5,6 @@ package shell_test
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -77,35 +76,4 @@ func TestRunReapsLeftovers(t *testing.T) {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	shelltest.GroupGone(t, shelltest.ReadPID(t, pidfile))
-}
-
-// TestGateStarts: while the gate is shut no group is made and nothing is
-// run directly (so no child started); once it opens they are, at once.
-func TestGateStarts(t *testing.T) {
-	ready := make(chan struct{})
-	shell.GateStarts(ready)
-	defer func() {
-		open := make(chan struct{})
-		close(open)
-		shell.GateStarts(open)
-	}()
-	made := make(chan string, 2)
-	go func() { shell.NewGroup(exec.Command("true"), time.Second); made <- "NewGroup" }()
-	go func() {
-		shell.RunDirect(context.Background(), exec.Command("true"), shell.Terminate, time.Second)
-		made <- "RunDirect"
-	}()
-	select {
-	case by := <-made:
-		t.Fatalf("%s started before the gate opened", by)
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(ready)
-	for range 2 {
-		select {
-		case <-made:
-		case <-time.After(5 * time.Second):
-			t.Fatal("nothing started after the gate opened")
-		}
-	}
 }

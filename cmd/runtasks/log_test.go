@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/runtasks/runtasks/internal/orchestrator"
+)
+
+// TestLoggerLevelsAndFile: the log file gets timed logfmt lines (nothing
+// on stderr), nothing below the level; stderr gets charm log's text; a bad
+// level name logs from info on; --log-level wins over log.level.
+func TestLoggerLevelsAndFile(t *testing.T) {
+	dir := t.TempDir()
+	var stderr bytes.Buffer
+	l, closeLog := newLogger(&orchestrator.Config{Root: dir, Log: orchestrator.Log{File: "run.log"}}, &stderr, "")
+	l.Info("below warn")
+	l.Warn("kept", "k", "v", "why", `2 ready; "quoted"`)
+	l.Error("stop allowed", "err", "bd: exit status 1")
+	closeLog()
+	data, _ := os.ReadFile(filepath.Join(dir, "run.log"))
+	want := regexp.MustCompile(`^time="\d{4}/\d\d/\d\d \d\d:\d\d:\d\d" level=warn prefix=runtasks msg=kept k=v why="2 ready; \\"quoted\\""\n` +
+		`time="\d{4}/\d\d/\d\d \d\d:\d\d:\d\d" level=error prefix=runtasks msg="stop allowed" err="bd: exit status 1"\n$`)
+	if !want.Match(data) || stderr.Len() != 0 {
+		t.Errorf("log file %q, stderr %q", data, stderr.String())
+	}
+
+	stderr.Reset()
+	l, closeLog = newLogger(&orchestrator.Config{Log: orchestrator.Log{Level: "bogus"}}, &stderr, "")
+	defer closeLog()
+	l.Debug("hidden")
+	l.Info("shown", "k", "v")
+	if got := stderr.String(); got != "INFO runtasks: shown k=v\n" {
+		t.Errorf("stderr %q", got)
+	}
+
+	stderr.Reset()
+	l, _ = newLogger(&orchestrator.Config{Log: orchestrator.Log{Level: "error"}}, &stderr, "debug")
+	l.Debug("flag wins")
+	if got := stderr.String(); got != "DEBU runtasks: flag wins\n" {
+		t.Errorf("--log-level debug did not win over log.level: %q", got)
+	}
+}
