@@ -1,5 +1,3 @@
-//go:build !runtasks_hook
-
 package main
 
 import (
@@ -53,15 +51,12 @@ type doctorOptions struct {
 	Home    string
 	// CodexHome is $CODEX_HOME ("" = Home/.codex).
 	CodexHome string
-	// Executable is this runtasks binary; Getenv and LookPath read the
-	// factory's environment.
+	// Executable is this runtasks binary (what install writes); Getenv and
+	// LookPath read the factory's environment.
 	Executable string
-	// HookExecutable is what install writes for this binary: runtasks-hook
-	// beside it (same build), else Executable.
-	HookExecutable string
-	Getenv         func(string) string
-	LookPath       func(string) string
-	Beads          func(cfg *orchestrator.Config) *beads.Client
+	Getenv     func(string) string
+	LookPath   func(string) string
+	Beads      func(cfg *orchestrator.Config) *beads.Client
 	// Trust is the user's trust store (nil: it could not be found, TrustErr
 	// says why).
 	Trust    *trust.Store
@@ -124,7 +119,6 @@ query after the other.`,
 					exe = r
 				}
 				o.Executable = exe
-				o.HookExecutable, _ = hookBinary(exe)
 			}
 			o.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
 			o.Beads = func(cfg *orchestrator.Config) *beads.Client { return newBeadsClient(f, cfg) }
@@ -439,7 +433,7 @@ func doctorAgent(o *doctorOptions, agent string, s doctorSettings) (doctorCheck,
 		if r, err := filepath.EvalSymlinks(prog); err == nil {
 			prog = r
 		}
-		if prog != o.Executable && prog != o.HookExecutable && !slices.Contains(foreign, e.Program) {
+		if prog != o.Executable && !slices.Contains(foreign, e.Program) {
 			foreign = append(foreign, e.Program)
 		}
 	}
