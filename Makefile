@@ -7,7 +7,6 @@ BD_VERSION := 1.3.0
 DOLT      := $(TOOLS)/bin/dolt
 DOLT_VERSION := 2.2.0
 BIN       := $(CURDIR)/bin/runtasks
-HOOK_BIN  := $(CURDIR)/bin/runtasks-hook
 
 # The pinned bd comes first on PATH for tests and the demo.
 export PATH := $(TOOLS)/bin:$(PATH)
@@ -18,19 +17,14 @@ export BD_DISABLE_METRICS := 1
 all: build
 
 # runtasks is built statically (no cgo): it starts at every stop of every
-# agent, and a static binary skips the dynamic loader. Beside it,
-# runtasks-hook: the same program with only the hook commands (tag
-# runtasks_hook), which starts faster; runtasks install writes it into the
-# agents' settings (docs/benchmarks.md).
+# agent, and a static binary skips the dynamic loader. It is the only
+# binary: the agents' hooks run it, so `go install` is a complete install
+# and upgrade.
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/runtasks
-	CGO_ENABLED=0 $(GO) build -tags runtasks_hook -o $(HOOK_BIN) ./cmd/runtasks
 
 install:
 	CGO_ENABLED=0 $(GO) install ./cmd/runtasks
-	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH | cut -d: -f1)/bin; \
-	echo "CGO_ENABLED=0 $(GO) build -tags runtasks_hook -o $$dir/runtasks-hook ./cmd/runtasks"; \
-	CGO_ENABLED=0 $(GO) build -tags runtasks_hook -o "$$dir/runtasks-hook" ./cmd/runtasks
 
 # bd v1.3.0 from the tools module in tools/beads (its own go.mod pins it).
 # Skipped when the binary there already reports the version.
@@ -123,7 +117,6 @@ demo: bd build
 
 lint:
 	$(GO) vet ./...
-	CGO_ENABLED=0 $(GO) build -tags runtasks_hook -o /dev/null ./cmd/runtasks
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 

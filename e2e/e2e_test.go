@@ -50,30 +50,26 @@ func cli(t *testing.T, name string) string {
 	return bin
 }
 
-// buildRuntasks builds runtasks and, beside it, the hook-only
-// runtasks-hook into a temp dir, as make build does, and returns runtasks.
-// An install without --bin writes runtasks-hook into the agent's settings.
+// buildRuntasks builds runtasks into a temp dir, as make build does, and
+// returns it. An install without --bin writes it into the agent's settings.
 func buildRuntasks(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "runtasks")
-	for _, b := range []struct{ out, tags string }{{bin, ""}, {filepath.Join(dir, "runtasks-hook"), "runtasks_hook"}} {
-		cmd := exec.Command("go", "build", "-tags", b.tags, "-o", b.out, "./cmd/runtasks")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", filepath.Base(b.out), err, out)
-		}
+	bin := filepath.Join(t.TempDir(), "runtasks")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/runtasks")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build runtasks: %v\n%s", err, out)
 	}
 	return bin
 }
 
-// wantHookBinary checks that install wrote the hook-only runtasks-hook,
-// built beside runtasks, into the agent's project settings under dir: the
-// agents below then run it at every hook.
+// wantHookBinary checks that install wrote the runtasks that ran it into
+// the agent's project settings under dir: the agents below then run it at
+// every hook.
 func (p *project) wantHookBinary(t *testing.T, dir string) {
 	t.Helper()
-	hookBin := filepath.Join(filepath.Dir(p.runtasks), "runtasks-hook")
+	hookBin := p.runtasks
 	found := false
 	filepath.WalkDir(filepath.Join(p.s.Root, dir), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

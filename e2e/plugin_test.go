@@ -9,28 +9,25 @@ import (
 
 // TestIntegrationE2EClaudePlugin plays the Claude Code scenario with the
 // repository loaded as a plugin (claude --plugin-dir), as a user who
-// installed the plugin and put runtasks on PATH (make install: runtasks and
-// runtasks-hook side by side) does. Nothing is installed into the project:
-// the plugin's hooks.json runs hooks/runtasks-hook.sh, which finds runtasks
-// on the PATH and runs the runtasks-hook beside it; the epic comes from
-// RUNTASKS_EPIC. The hook-only binary answers every stop (a wrapper in its
-// place logs each call).
+// installed the plugin and put runtasks on PATH (go install) does. Nothing
+// is installed into the project: the plugin's hooks.json runs
+// hooks/runtasks.sh, which finds runtasks on the PATH and runs it; the epic
+// comes from RUNTASKS_EPIC. runtasks answers every stop (a wrapper in its
+// place on PATH logs each call).
 func TestIntegrationE2EClaudePlugin(t *testing.T) {
 	claude := cli(t, "claude")
 	p := newProject(t, "claude")
 	srv := NewAnthropic(t, p.script())
 	keepLog(t, srv)
 
-	// runtasks-hook's place beside runtasks: a wrapper that logs and runs
-	// the real one (written after runtasks, as make install does).
-	dir := filepath.Dir(p.runtasks)
-	real := filepath.Join(dir, "runtasks-hook.real")
-	if err := os.Rename(filepath.Join(dir, "runtasks-hook"), real); err != nil {
+	// runtasks' place on PATH: a wrapper that logs and runs the real one.
+	real := p.runtasks + ".real"
+	if err := os.Rename(p.runtasks, real); err != nil {
 		t.Fatal(err)
 	}
 	calls := filepath.Join(t.TempDir(), "hook-calls.log")
 	wrapper := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "runtasks-hook"), []byte(wrapper), 0o755); err != nil {
+	if err := os.WriteFile(p.runtasks, []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
@@ -52,6 +49,6 @@ func TestIntegrationE2EClaudePlugin(t *testing.T) {
 
 	log, _ := os.ReadFile(calls)
 	if n := strings.Count(string(log), "stop-hook --agent claude"); n != 3 {
-		t.Errorf("runtasks-hook answered %d stops, want 3 (two rejected promises, the accepted one):\n%s", n, log)
+		t.Errorf("runtasks answered %d stops, want 3 (two rejected promises, the accepted one):\n%s", n, log)
 	}
 }

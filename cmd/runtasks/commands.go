@@ -1,11 +1,8 @@
-//go:build !runtasks_hook
-
 package main
 
 import "github.com/spf13/cobra"
 
-// userCommands are the commands a person types. The hook-only build
-// (commands_hook.go) has none of them.
+// userCommands are the commands a person types.
 func userCommands(f *Factory) []*cobra.Command {
 	return []*cobra.Command{
 		newInstallCmd(f), newUninstallCmd(f), newTrustCmd(f), newUntrustCmd(f), newArmCmd(f), newDisarmCmd(f), newClaimCmd(f),

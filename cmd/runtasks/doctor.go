@@ -1,15 +1,15 @@
-//go:build !runtasks_hook
-
 package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,15 +53,12 @@ type doctorOptions struct {
 	Home    string
 	// CodexHome is $CODEX_HOME ("" = Home/.codex).
 	CodexHome string
-	// Executable is this runtasks binary; Getenv and LookPath read the
-	// factory's environment.
+	// Executable is this runtasks binary (what install writes); Getenv and
+	// LookPath read the factory's environment.
 	Executable string
-	// HookExecutable is what install writes for this binary: runtasks-hook
-	// beside it (same build), else Executable.
-	HookExecutable string
-	Getenv         func(string) string
-	LookPath       func(string) string
-	Beads          func(cfg *orchestrator.Config) *beads.Client
+	Getenv     func(string) string
+	LookPath   func(string) string
+	Beads      func(cfg *orchestrator.Config) *beads.Client
 	// Trust is the user's trust store (nil: it could not be found, TrustErr
 	// says why).
 	Trust    *trust.Store
@@ -86,7 +83,11 @@ ok, warning or error, and for problems the fix.
   trust       whether the hooks read project.yaml: trusted, untrusted, or
               changed since trusted (runtasks trust)
   AGENT       for claude, codex, gemini and cursor: whether runtasks' hooks are
-              installed (project and user settings) and run this binary
+              installed (project and user settings) and run this binary;
+              an error when a hook's program is missing or is not runtasks
+              (its Go build information, read from the file, names another
+              main package than cmd/runtasks), a warning when it is another
+              runtasks
   block-cap   Claude Code's cap on consecutive Stop-hook blocks
               (` + envBlockCap + `) against workflow.stop_hook.max_cycles
   timeout     each installed stop hook's timeout against what the command
@@ -124,7 +125,6 @@ query after the other.`,
 					exe = r
 				}
 				o.Executable = exe
-				o.HookExecutable, _ = hookBinary(exe)
 			}
 			o.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
 			o.Beads = func(cfg *orchestrator.Config) *beads.Client { return newBeadsClient(f, cfg) }
@@ -423,35 +423,97 @@ func doctorEntries(o *doctorOptions, agent string) doctorSettings {
 }
 
 // doctorAgent checks runtasks' entries in agent's project and user
-// settings (s, read by doctorEntries); n counts them.
+// settings (s, read by doctorEntries); n counts them. Each entry's program
+// must be runtasks (hookProgram): one that is missing or is something else
+// leaves the agent without runtasks' hooks, an error; another runtasks
+// (another path, perhaps another version) is a warning.
 func doctorAgent(o *doctorOptions, agent string, s doctorSettings) (doctorCheck, int) {
 	if s.bad != nil {
 		return *s.bad, 0
 	}
 	found, entries := s.found, s.entries
-	var foreign []string
+	var bad, foreign []string
+	seen := map[string]bool{}
 	n := len(entries)
 	for _, e := range entries {
-		prog := e.Program
-		if !strings.ContainsRune(prog, filepath.Separator) {
-			prog = o.LookPath(prog)
+		if seen[e.Program] {
+			continue
 		}
-		if r, err := filepath.EvalSymlinks(prog); err == nil {
-			prog = r
-		}
-		if prog != o.Executable && prog != o.HookExecutable && !slices.Contains(foreign, e.Program) {
-			foreign = append(foreign, e.Program)
+		seen[e.Program] = true
+		same, problem, version := hookProgram(o, e.Program)
+		switch {
+		case problem != "":
+			bad = append(bad, e.Program+" "+problem)
+		case !same:
+			foreign = append(foreign, fmt.Sprintf("%s (runtasks %s)", e.Program, version))
 		}
 	}
 	fix := "runtasks install " + agent
 	switch {
 	case n == 0:
 		return doctorCheck{levelOK, agent, "not installed", ""}, 0
+	case len(bad) > 0:
+		return doctorCheck{levelError, agent, fmt.Sprintf("%s: the hooks cannot run runtasks: %s", strings.Join(found, ", "), strings.Join(bad, "; ")),
+			fix + " (--global for the user's settings) writes this binary, " + o.Executable + ", into the entries"}, n
 	case len(foreign) > 0:
-		return doctorCheck{levelWarning, agent, fmt.Sprintf("%s run %s, not this binary (%s)", strings.Join(found, ", "), strings.Join(foreign, ", "), o.Executable), fix + " (replaces the entries)"}, n
+		return doctorCheck{levelWarning, agent, fmt.Sprintf("%s run %s, not this binary (%s, runtasks %s)", strings.Join(found, ", "), strings.Join(foreign, ", "), o.Executable, ownVersion()), fix + " (replaces the entries)"}, n
 	default:
 		return doctorCheck{levelOK, agent, "installed: " + strings.Join(found, ", ") + ", running this binary", ""}, n
 	}
+}
+
+// runtasksMain is runtasks' main package, as a Go binary's build
+// information names it.
+const runtasksMain = "github.com/runtasks/runtasks/cmd/runtasks"
+
+// hookProgram checks program, the first word of a hook's command (looked
+// up on PATH when it has no slash). same: it is this binary. problem says
+// why it is not a runtasks that can answer the hook ("" when it is one):
+// it is missing, is not an executable file, or is not runtasks. A file is
+// runtasks when its Go build information (debug/buildinfo, read from the
+// file without running it: cheap, and nothing unknown is executed) names
+// runtasksMain as its main package; a script, /bin/true or any other Go
+// program does not. version is a runtasks' module version, as its build
+// information records it ("(devel)" for a build from a checkout).
+func hookProgram(o *doctorOptions, program string) (same bool, problem, version string) {
+	path := program
+	if !strings.ContainsRune(path, filepath.Separator) {
+		if path = o.LookPath(program); path == "" {
+			return false, "is not found on PATH", ""
+		}
+	}
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	}
+	if path == o.Executable {
+		return true, "", ""
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, "is missing", ""
+	case err != nil:
+		return false, "cannot be read: " + oneLine(err), ""
+	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		return false, "is not an executable file", ""
+	}
+	bi, err := buildinfo.ReadFile(path)
+	switch {
+	case err != nil:
+		return false, "is not runtasks (not a Go program)", ""
+	case bi.Path != runtasksMain:
+		return false, "is not runtasks (a Go program of " + bi.Path + ")", ""
+	}
+	return false, "", bi.Main.Version
+}
+
+// ownVersion is this runtasks' module version ("(devel)" for a build from
+// a checkout; "unknown" without build information).
+func ownVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.Main.Version
+	}
+	return "unknown"
 }
 
 // doctorBlockCap compares Claude Code's consecutive-block cap with

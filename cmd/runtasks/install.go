@@ -1,5 +1,3 @@
-//go:build !runtasks_hook
-
 package main
 
 import (
@@ -109,7 +107,7 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 func installFlags(cmd *cobra.Command, o *install.Options) {
 	cmd.Flags().BoolVar(&o.Global, "global", false, "the user's settings (home directory) instead of the project's")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the diff, write nothing")
-	cmd.Flags().String("bin", "", "runtasks binary the hooks run (default: runtasks-hook beside this binary when it is the same build, else this binary)")
+	cmd.Flags().String("bin", "", "runtasks binary the hooks run (default: this binary)")
 }
 
 // installOptions fills the options both commands take from the factory.
@@ -135,10 +133,7 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		if r, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = r
 		}
-		var note string
-		if bin, note = hookBinary(exe); note != "" {
-			fmt.Fprintln(f.Err, "runtasks: note:", note)
-		}
+		bin = exe
 	}
 	if abs, err := filepath.Abs(bin); err == nil {
 		bin = abs

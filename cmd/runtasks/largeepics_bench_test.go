@@ -159,7 +159,7 @@ func largeEmbeddedStore(b *testing.B) (root string, env []string, epics []string
 // (what the hook asked before). Goal: hook ÷ ready-limit-0 ≤ 1.2 at every
 // size.
 func BenchmarkLargeEpics(b *testing.B) {
-	bin := benchHookBinary(b)
+	bin := benchBinary(b)
 	bd := beadstest.RealBD(b)
 	type mode struct {
 		name  string

@@ -94,7 +94,7 @@ func BenchmarkScaleReady(b *testing.B) {
 // server-mode store, 1, 2, 4 and 8 at once, over one `bd ready --parent`
 // alone at the same concurrency.
 func BenchmarkScaleStopHook(b *testing.B) {
-	bin := benchHookBinary(b)
+	bin := benchBinary(b)
 	srv := beadstest.StartDoltServer(b)
 	s := beadstest.NewServerStore(b, "sch", srv)
 	epic := scaleEpic(b, s, 30)

@@ -1,5 +1,3 @@
-//go:build !runtasks_hook
-
 package main
 
 import (

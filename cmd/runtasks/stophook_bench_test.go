@@ -98,7 +98,8 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // benchBinary builds runtasks as shipped (go build, once per test
 // process) so that timings include the real binary's start, not the test
-// binary's. Beside it, runtasks-hook (benchHookBinary).
+// binary's: what runtasks install writes into the agents' settings, so
+// what runs at every stop.
 func benchBinary(b *testing.B) string {
 	b.Helper()
 	benchBinOnce.Do(func() {
@@ -108,27 +109,16 @@ func benchBinary(b *testing.B) string {
 			return
 		}
 		benchBin = filepath.Join(dir, "runtasks")
-		for _, c := range []struct{ out, tags string }{{benchBin, ""}, {filepath.Join(dir, hookBinaryName), "runtasks_hook"}} {
-			cmd := exec.Command("go", "build", "-tags", c.tags, "-o", c.out, ".")
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				benchBinErr = fmt.Errorf("go build %s: %v\n%s", filepath.Base(c.out), err, out)
-				return
-			}
+		cmd := exec.Command("go", "build", "-o", benchBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped (make build)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			benchBinErr = fmt.Errorf("go build runtasks: %v\n%s", err, out)
 		}
 	})
 	if benchBinErr != nil {
 		b.Fatal(benchBinErr)
 	}
 	return benchBin
-}
-
-// benchHookBinary is runtasks-hook, the hook-only build make build puts
-// beside runtasks: what runtasks install writes into the agents' settings,
-// so what runs at every stop.
-func benchHookBinary(b *testing.B) string {
-	b.Helper()
-	return filepath.Join(filepath.Dir(benchBinary(b)), hookBinaryName)
 }
 
 var (
@@ -206,7 +196,7 @@ func bench1000Store(b *testing.B) (root, epic string, env []string) {
 func BenchmarkStopHookOverBDReady(b *testing.B) {
 	root, epic, env := bench1000Store(b)
 	bd := beadstest.RealBD(b)
-	bin := benchHookBinary(b)
+	bin := benchBinary(b)
 	stateDir := b.TempDir()
 	env = append(env, "RUNTASKS_STATE_DIR="+stateDir)
 	for i := 0; i < b.N; i++ {
@@ -359,15 +349,15 @@ func benchProgram(b *testing.B, dir, name string) string {
 // without last_assistant_message. Each of ownRuns rounds runs, for each
 // transcript size in turn (the sizes alternate), the instant bd alone, the floor program (testdata/bench/floor: read
 // stdin and the transcript's last 64 KB, answer) and the stop hook of
-// runtasks-hook (what install writes), each timed directly; then as many
-// rounds of the whole runtasks' stop hook (full-own-ms, for comparison); runtasks' own cost is the hook's wall time less the bd
-// run's of the same round, and its median is compared with the floor's.
+// runtasks (what install writes), each timed directly; runtasks' own cost
+// is the hook's wall time less the bd run's of the same round, and its
+// median is compared with the floor's.
 // CPU times (user + system, from wait4) are reported beside: they move
 // less with the machine's load. Peak RSS comes from separate runs under
 // GNU time. Goals: own ≤ 5 ms,
 // own ÷ floor ≤ 2, RSS ≤ 20 MB, 1 GB ÷ 1 MB ≤ 1.2 (time and RSS).
 func BenchmarkStopHookTranscriptSize(b *testing.B) {
-	bin, full := benchHookBinary(b), benchBinary(b)
+	bin := benchBinary(b)
 	tools := b.TempDir()
 	floor := benchProgram(b, tools, "floor")
 	bd := instantBD(b)
@@ -377,7 +367,7 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 	// As a user sets it up: runtasks install writes the hooks, the
 	// project.yaml with every key, and trusts it; the hooks read it (the
 	// limits above come from the environment, over the file).
-	install := exec.Command(full, "install", "claude", "--epic", faultEpic)
+	install := exec.Command(bin, "install", "claude", "--epic", faultEpic)
 	install.Dir, install.Env = root, env
 	if out, err := install.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("trusted")) {
 		b.Fatalf("runtasks install claude: %v\n%s", err, out)
@@ -400,8 +390,8 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 			// The sizes' rounds alternate (1 MB, 1 GB, 1 MB, …), so that a
 			// change in the machine's load weighs on both alike.
 			type sample struct {
-				owns, floors, hooks, bds, ownCPU, floorCPU, fullOwns []time.Duration
-				rs                                                   []int64
+				owns, floors, hooks, bds, ownCPU, floorCPU []time.Duration
+				rs                                         []int64
 			}
 			ins, samples := make([][]byte, len(sizes)), make([]sample, len(sizes))
 			tps := make([]string, len(sizes))
@@ -442,15 +432,6 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 					samples[k].rs = append(samples[k].rs, runChild(b, root, env, ins[k], bin, "stop-hook", "--epic", faultEpic).maxRSS)
 				}
 			}
-			// The whole runtasks answers the same hook, in rounds of its
-			// own after (for the reader: what the hook-only build saves).
-			for r := 0; r < ownRuns; r++ {
-				for k := range sizes {
-					tBD, _ := runTimed(b, root, env, nil, bd, "ready", "--json", "--limit", "0", "--parent", faultEpic)
-					tFull, _ := runTimed(b, root, env, ins[k], full, "stop-hook", "--epic", faultEpic)
-					samples[k].fullOwns = append(samples[k].fullOwns, tFull-tBD)
-				}
-			}
 			own := map[string]time.Duration{}
 			rss := map[string]int64{}
 			for k, sz := range sizes {
@@ -464,7 +445,6 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 				b.ReportMetric(float64(own[sz.name])/float64(median(sm.floors)), key+"-own/floor")
 				b.ReportMetric(float64(rss[sz.name])/(1<<20), key+"-rss-MB")
 				b.ReportMetric(ms(median(sm.ownCPU)), key+"-own-cpu-ms")
-				b.ReportMetric(ms(median(sm.fullOwns)), key+"-full-own-ms")
 				b.ReportMetric(float64(median(sm.ownCPU))/float64(median(sm.floorCPU)), key+"-own/floor-cpu")
 			}
 			b.ReportMetric(float64(own["1GB"])/float64(own["1MB"]), mode+"-own-1GB/1MB")

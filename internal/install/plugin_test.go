@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/prompts"
@@ -69,7 +68,7 @@ func TestPluginHooks(t *testing.T) {
 	if err := json.Unmarshal(data, &file); err != nil {
 		t.Fatal(err)
 	}
-	const wrapper = `sh "${CLAUDE_PLUGIN_ROOT}/hooks/runtasks-hook.sh" `
+	const wrapper = `sh "${CLAUDE_PLUGIN_ROOT}/hooks/runtasks.sh" `
 	o := Options{Agent: hook.Claude, Executable: "runtasks"}
 	for _, ev := range specs[hook.Claude].events {
 		groups := file.Hooks[ev.event]
@@ -110,21 +109,21 @@ func TestPluginHooks(t *testing.T) {
 	}
 }
 
-// TestPluginWrapper runs hooks/runtasks-hook.sh: it execs the first
-// runtasks it finds ($RUNTASKS_BIN, PATH, ~/go/bin, ~/.local/bin) with the
-// hook's arguments and stdin, or the runtasks-hook beside it when that is
-// not older; with none it exits 0 with a systemMessage.
+// TestPluginWrapper runs hooks/runtasks.sh: it execs the first runtasks it
+// finds ($RUNTASKS_BIN, PATH, $GOBIN, ~/go/bin, ~/.local/bin; a file that
+// is not executable is passed over) with the hook's arguments and stdin;
+// with none it exits 0 with a systemMessage.
 func TestPluginWrapper(t *testing.T) {
-	script, _ := filepath.Abs(filepath.Join("..", "..", "hooks", "runtasks-hook.sh"))
-	fakeAs := func(dir, file, name string) string {
+	script, _ := filepath.Abs(filepath.Join("..", "..", "hooks", "runtasks.sh"))
+	fake := func(dir, name string) string {
 		os.MkdirAll(dir, 0o755)
-		p := filepath.Join(dir, file)
+		p := filepath.Join(dir, "runtasks")
 		os.WriteFile(p, []byte("#!/bin/sh\necho "+name+" \"$@\"; cat\n"), 0o755)
 		return p
 	}
-	fake := func(dir, name string) string { return fakeAs(dir, "runtasks", name) }
 	home := t.TempDir()
 	pathDir := filepath.Join(t.TempDir(), "bin")
+	gobin := filepath.Join(t.TempDir(), "gobin")
 	explicit := fake(filepath.Join(t.TempDir(), "x"), "explicit")
 	run := func(env ...string) string {
 		cmd := exec.Command("/bin/sh", script, "stop-hook", "--agent", "claude")
@@ -147,30 +146,19 @@ func TestPluginWrapper(t *testing.T) {
 	if out := run(); !strings.HasPrefix(out, "gobin ") {
 		t.Errorf("~/go/bin: %q", out)
 	}
-	fake(pathDir, "path")
+	fake(gobin, "GOBIN")
+	if out := run("GOBIN=" + gobin); !strings.HasPrefix(out, "GOBIN ") {
+		t.Errorf("$GOBIN: %q", out)
+	}
+	onPath := fake(pathDir, "path")
 	if out := run(); !strings.HasPrefix(out, "path ") {
 		t.Errorf("PATH: %q", out)
 	}
 	if out := run("RUNTASKS_BIN=" + explicit); !strings.HasPrefix(out, "explicit ") {
 		t.Errorf("RUNTASKS_BIN: %q", out)
 	}
-
-	// make install: runtasks-hook written after runtasks, beside it.
-	hookBin := fakeAs(pathDir, "runtasks-hook", "hook")
-	now := time.Now()
-	os.Chtimes(filepath.Join(pathDir, "runtasks"), now.Add(-time.Minute), now.Add(-time.Minute))
-	if out := run(); out != "hook stop-hook --agent claude\n{}" {
-		t.Errorf("runtasks-hook beside runtasks: %q", out)
-	}
-	// A later go install replaced runtasks alone: the older hook binary is
-	// passed over.
-	os.Chtimes(hookBin, now.Add(-time.Hour), now.Add(-time.Hour))
-	if out := run(); !strings.HasPrefix(out, "path ") {
-		t.Errorf("runtasks-hook older than runtasks: %q", out)
-	}
-	os.Chtimes(hookBin, now, now)
-	os.Chmod(hookBin, 0o644)
-	if out := run(); !strings.HasPrefix(out, "path ") {
-		t.Errorf("runtasks-hook not executable: %q", out)
+	os.Chmod(onPath, 0o644)
+	if out := run(); !strings.HasPrefix(out, "gobin ") {
+		t.Errorf("runtasks on PATH not executable: %q, want ~/go/bin's", out)
 	}
 }

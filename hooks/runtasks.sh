@@ -8,18 +8,11 @@
 #   2. runtasks on PATH,
 #   3. $GOBIN/runtasks, $HOME/go/bin/runtasks (go install),
 #      $HOME/.local/bin/runtasks.
-# runtasks-hook beside it (make install puts both there) runs instead: it
-# answers the same hooks and starts faster. One older than runtasks is
-# passed over: a later go install replaced runtasks alone.
 # None found: the hook lets the agent go on (exit 0) and says why in a
 # systemMessage, since a hook must never break the agent.
 for bin in "${RUNTASKS_BIN:-}" "$(command -v runtasks 2>/dev/null)" \
 	"${GOBIN:+$GOBIN/runtasks}" "${HOME:+$HOME/go/bin/runtasks}" "${HOME:+$HOME/.local/bin/runtasks}"; do
 	if [ -n "$bin" ] && [ -f "$bin" ] && [ -x "$bin" ]; then
-		hook="${bin%/*}/runtasks-hook"
-		if [ "$hook" != "$bin" ] && [ -f "$hook" ] && [ -x "$hook" ] && ! [ "$bin" -nt "$hook" ]; then
-			exec "$hook" "$@"
-		fi
 		exec "$bin" "$@"
 	fi
 done
