@@ -571,12 +571,14 @@ func BenchmarkStatus10k(b *testing.B) {
 // bd calls and how long. The agent is a script that logs its start and
 // exit times and answers at once; bd is the instant bd of testdata/bench,
 // logging each call's start. Ready work remains at every cycle, so every
-// decision blocks and the run goes on to --max-cycles.
+// decision blocks and the run goes on to --max-cycles. Between two agent
+// runs bd runs twice: the decision's bd ready (the stop hook's query, as
+// the hook asks it) and the count's bd list --all.
 func BenchmarkRunBookkeeping(b *testing.B) {
 	bin := benchBinary(b)
 	tools := b.TempDir()
 	bd := benchProgram(b, tools, "instantbd")
-	const cycles = 6
+	const cycles, callsBetween = 6, 2
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		root := gitRepo(b, filepath.Join(dir, "proj"))
@@ -637,6 +639,9 @@ func BenchmarkRunBookkeeping(b *testing.B) {
 						b.Logf("between runs 1 and 2: bd %s", bw[j])
 					}
 				}
+			}
+			if n != callsBetween {
+				b.Errorf("between runs %d and %d: %d bd calls, want %d", c+1, c+2, n, callsBetween)
 			}
 			gaps, calls = append(gaps, time.Duration(next-exit)), append(calls, n)
 		}

@@ -190,9 +190,8 @@ func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) 
 // under the epic when one of its ancestor paths (parent-child links, any
 // number of parents) reaches it, or when it has no parent link at all and
 // its id is hierarchical under the epic's (E.n, as bd numbers children). The parents of a ready issue are read from
-// ready itself, those of any other issue from known (bd list's issues:
-// the unclosed ones read after ready, or a Reading's every one); an
-// ancestor found in neither leaves the
+// ready itself, those of any other issue from known (bd list's unclosed
+// issues, read after ready); an ancestor found in neither leaves the
 // answer unsure: unsure lists the ready issues that could not be placed,
 // and then in must not be used.
 func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {

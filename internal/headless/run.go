@@ -48,10 +48,6 @@ type Beads interface {
 	Tally(ctx context.Context, epic string) (beads.Tally, error)
 }
 
-// reader is a Beads that can read the whole store once for one decision
-// and the count after it (*beads.Client).
-type reader interface{ Reading() *beads.Reading }
-
 // Options configure one run.
 type Options struct {
 	// Config is the loaded configuration; Workflow.Epic names the epic,
@@ -167,9 +163,6 @@ type runner struct {
 	agentRunning atomic.Bool
 	// usage is the last agent run's token usage, for its decision.
 	usage orchestrator.Usage
-	// decided is the last decision's read of beads (a *beads.Reading),
-	// which the count after it reuses.
-	decided *beads.Reading
 	// workDir is where the agent runs ("" = the project root); a worker's
 	// task worktree.
 	workDir string
@@ -395,7 +388,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			return r.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
 		}
 		last.Outcome, last.Why = dec.Outcome, dec.Why
-		r.tallyDecided(ctx, last)
+		r.tally(ctx, last)
 		r.p.Printf("%s · agent exited %d · %s · %s: %s", r.p.head(), rec.ExitCode, r.p.tally(), dec.Outcome, dec.Why)
 		if dec.SystemMessage != "" && !dec.Block {
 			r.p.Printf("%s", dec.SystemMessage)
@@ -474,17 +467,13 @@ const (
 )
 
 // decide ends a cycle through the stop transaction every entry point
-// shares (orchestrator's Stop), under the run's engine session.
+// shares (orchestrator's Stop), under the run's engine session and with the
+// stop hook's ports: what is ready under the epic is the hook's answer
+// (beads.Client.Ready), asked the same way.
 func (r *runner) decide(ctx context.Context, final string, how int) (orchestrator.Decision, error) {
 	ports := r.o.Ports
 	if ports.Beads == nil {
 		ports.Beads = r.o.Beads
-	}
-	r.decided = nil
-	if c, ok := ports.Beads.(reader); ok {
-		// One read of beads for the decision and the count after it.
-		r.decided = c.Reading()
-		ports.Beads = r.decided
 	}
 	if ports.Now == nil {
 		ports.Now = r.o.Now
@@ -526,23 +515,12 @@ func (r *runner) record(dec orchestrator.Decision, reset bool) {
 	}
 }
 
-// tally reads closed/total after a cycle; a failure keeps the last numbers.
-func (r *runner) tally(ctx context.Context, c *CycleRecord) { r.count(ctx, c, r.o.Beads) }
-
-// tallyDecided counts closed/total after the cycle's decision from the
-// decision's own read of beads (no second bd process between two agent
-// runs), else as tally does.
-func (r *runner) tallyDecided(ctx context.Context, c *CycleRecord) {
-	var bd Beads = r.o.Beads
-	if r.decided != nil {
-		bd, r.decided = r.decided, nil
-	}
-	r.count(ctx, c, bd)
-}
-
-func (r *runner) count(ctx context.Context, c *CycleRecord, bd Beads) {
+// tally reads closed/total after a cycle (bd list --all: the decision's
+// queries, bd ready's, do not give the closed ones); a failure keeps the
+// last numbers.
+func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 	ctx = context.WithoutCancel(ctx)
-	t, err := bd.Tally(ctx, r.epic)
+	t, err := r.o.Beads.Tally(ctx, r.epic)
 	if err != nil {
 		r.log.Warn("could not count the epic's closed tasks", "err", err)
 	} else {

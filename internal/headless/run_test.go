@@ -163,6 +163,27 @@ func TestRunCodexFresh(t *testing.T) {
 	}
 }
 
+// Between two agent runs, the decision asks the stop hook's ports (what is
+// ready under the epic: one Ready while work is ready) and the count after
+// it is one Tally.
+func TestRunAsksThePorts(t *testing.T) {
+	cfg, fb, _ := setup(t, "close", "")
+	hook := &fakeBeads{total: fb.total, closes: fb.closes}
+	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Ports: orchestrator.Ports{Beads: hook},
+		Environ: os.Environ(), RunID: "t4"})
+	if err != nil || res.Code != ExitComplete || res.Cycles != 2 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	// Cycle 1 leaves one task ready; cycle 2 closes the last one, so the
+	// engine reads the rest of the subtree and makes sure the epic exists.
+	if got, want := strings.Join(hook.calls, " "), "ready ready subtree show"; got != want {
+		t.Errorf("the decisions asked %q, want %q", got, want)
+	}
+	if got, want := strings.Join(fb.calls, " "), "tally tally tally"; got != want {
+		t.Errorf("the counts asked %q, want %q (the first count, then one per cycle)", got, want)
+	}
+}
+
 // --max-duration stops the agent in the middle of a cycle: exit 2, state
 // recorded.
 func TestRunMaxDuration(t *testing.T) {

@@ -251,7 +251,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 			return w.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
 		}
 		last.Outcome, last.Why = dec.Outcome, dec.Why
-		w.tallyDecided(ctx, last)
+		w.tally(ctx, last)
 		word := "closed"
 		if lost, _ := w.lostLease.Load().(string); !closed && lost != "" {
 			word = "lost to another worker"
