@@ -1,4 +1,4 @@
-package orchestrator
+package config
 
 import (
 	"encoding/json"
@@ -153,6 +153,16 @@ func checkSpecFromObject(m map[string]any) (CheckSpec, error) {
 		return CheckSpec{}, probs
 	}
 	return spec, nil
+}
+
+// Validate is the first problem of a spec Load would refuse, as
+// "<option>: <what is wrong>" (".run: must not be empty"); nil for a
+// valid spec.
+func (s CheckSpec) Validate() error {
+	if probs := s.problems(); len(probs) > 0 {
+		return fmt.Errorf("%s: %s", probs[0].sub, probs[0].msg)
+	}
+	return nil
 }
 
 // problems checks a spec's values: its type, required options and ranges,

@@ -1,4 +1,4 @@
-package orchestrator
+package config
 
 import (
 	"path/filepath"
@@ -34,9 +34,6 @@ type Config struct {
 	// Untrusted is the project.yaml that was found but left out because it
 	// is not trusted (LoadOptions.RequireTrust); nil otherwise.
 	Untrusted *UntrustedFile `koanf:"-"`
-
-	// checkers are workflow.checks built by Load (see Checkers).
-	checkers []Checker
 }
 
 type Workflow struct {
@@ -58,7 +55,7 @@ type Workflow struct {
 	Worktrees   Worktrees `koanf:"worktrees"`
 	// Checks lists the completion checkers in order, as written: a name
 	// or {type, …options}. Empty means the stop hook's plain rules (the
-	// built-in chain beads, promise, done_token). Checkers() builds them.
+	// built-in chain beads, promise, done_token). engine.Checkers builds them.
 	Checks []CheckSpec `koanf:"checks"`
 	// FeedbackLimit: items a checker's feedback names before "and N more".
 	FeedbackLimit int `koanf:"feedback_limit"`

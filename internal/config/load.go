@@ -1,4 +1,4 @@
-package orchestrator
+package config
 
 import (
 	_ "embed"
@@ -202,8 +202,8 @@ func (l ErrorList) Unwrap() []error {
 // Load merges, lowest first, the embedded defaults, the project.yaml,
 // the environment and the changed flags. Each layer is decoded and checked
 // on its own, so that an error names its source; every problem found is
-// returned as an ErrorList. workflow.checks are built once, here (see
-// Config.Checkers).
+// returned as an ErrorList. workflow.checks are checked, not built (see
+// engine.Checkers).
 func Load(opts LoadOptions) (*Config, *Sources, error) {
 	root, path, untrusted, layers, err := cfgUpperLayers(opts)
 	if err != nil {
@@ -244,7 +244,6 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		return nil, nil, errs
 	}
 	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted
-	cfg.checkers = buildChecks(cfg.Workflow.Checks)
 	return &cfg, &src, nil
 }
 
@@ -512,17 +511,6 @@ func (c *Config) Promises() []Promise {
 		out = append(out, p)
 	}
 	return out
-}
-
-// Checkers are workflow.checks as checkers, built and checked once by Load;
-// none when workflow.checks is empty (the stop hook then applies its plain
-// rules). For a Config made by hand they are built at each call, an invalid
-// spec as a checker that reports its problem.
-func (c *Config) Checkers() []Checker {
-	if c.checkers == nil && len(c.Workflow.Checks) > 0 {
-		return buildChecks(c.Workflow.Checks)
-	}
-	return c.checkers
 }
 
 // AllowsExitOn reports whether allow_exit_on lists the condition.

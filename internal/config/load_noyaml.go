@@ -1,6 +1,6 @@
 //go:build runtasks_hook
 
-package orchestrator
+package config
 
 // cfgParseYAML is nil in the hook-only build: yaml.v3's package
 // initialisation and pages cost every stop about 0.1–0.25 ms, for a

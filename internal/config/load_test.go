@@ -1,4 +1,4 @@
-package orchestrator
+package config
 
 import (
 	"errors"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // cfgDefaults is the configuration with no file, no environment and no
@@ -38,17 +40,17 @@ func cfgDefaults(root string) Config {
 			FeedbackLimit:    3,
 			Notify:           []Notify{},
 		},
-		Usage: UsageConfig{Prices: []Price{
-			{"claude-opus-4-5*", 5, 25, 0.5, 6.25},
-			{"claude-opus-4*", 15, 75, 1.5, 18.75},
-			{"claude-sonnet-4*", 3, 15, 0.3, 3.75},
-			{"claude-3-7-sonnet*", 3, 15, 0.3, 3.75},
-			{"claude-haiku-4*", 1, 5, 0.1, 1.25},
-			{"claude-3-5-haiku*", 0.8, 4, 0.08, 1},
-			{"gpt-5*-mini*", 0.25, 2, 0.025, 0},
-			{"gpt-5*", 1.25, 10, 0.125, 0},
-			{"gemini-2.5-pro*", 1.25, 10, 0.31, 0},
-			{"gemini-2.5-flash*", 0.3, 2.5, 0.075, 0},
+		Usage: UsageConfig{Prices: []usage.Price{
+			{Model: "claude-opus-4-5*", Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
+			{Model: "claude-opus-4*", Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
+			{Model: "claude-sonnet-4*", Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+			{Model: "claude-3-7-sonnet*", Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+			{Model: "claude-haiku-4*", Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
+			{Model: "claude-3-5-haiku*", Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1},
+			{Model: "gpt-5*-mini*", Input: 0.25, Output: 2, CacheRead: 0.025, CacheWrite: 0},
+			{Model: "gpt-5*", Input: 1.25, Output: 10, CacheRead: 0.125, CacheWrite: 0},
+			{Model: "gemini-2.5-pro*", Input: 1.25, Output: 10, CacheRead: 0.31, CacheWrite: 0},
+			{Model: "gemini-2.5-flash*", Input: 0.3, Output: 2.5, CacheRead: 0.075, CacheWrite: 0},
 		}},
 		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second, MaxProcesses: 4, QueueTimeout: 60 * time.Second},
 		State: StateDir{Dir: ".runtasks"},
@@ -179,7 +181,7 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 			Notify: []Notify{{Run: "notify-send runtasks \"$RUNTASKS_EVENT\"", Events: []string{"needs_person", "complete"}},
 				{Run: "true", Events: []string{"budget"}, Timeout: 5 * time.Second}},
 		},
-		Usage: UsageConfig{Prices: []Price{{Model: "fake-*", Input: 1, Output: 2, CacheRead: 0.1, CacheWrite: 1.25}}},
+		Usage: UsageConfig{Prices: []usage.Price{{Model: "fake-*", Input: 1, Output: 2, CacheRead: 0.1, CacheWrite: 1.25}}},
 		Claim: Claim{Patterns: []string{`^take (?P<id>\S+)$`}, ArmPatterns: []string{`^drive (?P<id>\S+)$`},
 			RunsDir: "var/runs", Templates: "tmpl", Actor: "alice"},
 		Run:     Run{Agent: "codex", Session: "resume", ClaudeBin: "/opt/claude", CodexBin: "/opt/codex", Dir: "cycles"},
@@ -190,15 +192,8 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 		Root:    filepath.Dir(path),
 		File:    path,
 	}
-	got := *cfg
-	got.checkers = nil // compared below
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("config:\n got %#v\nwant %#v", got, want)
-	}
-	wantCheckers := []Checker{beadsCheck{name: "beads"},
-		commandCheck{name: "command", run: "go test ./...", timeout: 10 * time.Minute, tail: 20}}
-	if !reflect.DeepEqual(cfg.Checkers(), wantCheckers) {
-		t.Errorf("checkers = %#v, want %#v", cfg.Checkers(), wantCheckers)
+	if !reflect.DeepEqual(*cfg, want) {
+		t.Errorf("config:\n got %#v\nwant %#v", *cfg, want)
 	}
 	for _, k := range ConfigKeys() {
 		if src[k] != path {
@@ -946,16 +941,6 @@ func TestDefaultsYAMLIsValid(t *testing.T) {
 	if len(l.vals) != len(ConfigKeys()) {
 		t.Errorf("defaults.yaml sets %d keys, want all %d", len(l.vals), len(ConfigKeys()))
 	}
-}
-
-// cfgCheckSpecs decodes workflow.checks items as Load does.
-func cfgCheckSpecs(t *testing.T, items ...any) []CheckSpec {
-	t.Helper()
-	var specs []CheckSpec
-	if err := cfgDecode(items, &specs, false); err != nil {
-		t.Fatalf("checks %v: %v", items, cfgFlatten(err))
-	}
-	return specs
 }
 
 // TestRangesDocumented: every number has a range, and

@@ -1,6 +1,6 @@
 //go:build !runtasks_hook
 
-package orchestrator
+package config
 
 import "github.com/knadh/koanf/parsers/yaml"
 

@@ -1,4 +1,4 @@
-package orchestrator
+package config
 
 import (
 	"maps"
@@ -44,7 +44,6 @@ func cfgLoadFullMerge(t *testing.T, opts LoadOptions) (*Config, Sources, error) 
 		t.Fatalf("decode the merged tree: %v", err)
 	}
 	cfg.Root, cfg.File, cfg.Untrusted = root, path, untrusted
-	cfg.checkers = buildChecks(cfg.Workflow.Checks)
 	return &cfg, src, nil
 }
 

@@ -1,4 +1,4 @@
-package orchestrator
+package config
 
 import (
 	"errors"
@@ -88,7 +88,7 @@ func TestLoadRequireTrust(t *testing.T) {
 			}
 			def := cfgDefaults(root)
 			def.Beads.Bin = "/usr/bin/bd-of-the-user"
-			if cfg.Workflow.Epic != "" || len(cfg.Checkers()) != 0 || cfg.Prompts.RunTasks != "" || cfg.Claim.Templates != "" || cfg.Log.File != "" {
+			if cfg.Workflow.Epic != "" || len(cfg.Workflow.Checks) != 0 || cfg.Prompts.RunTasks != "" || cfg.Claim.Templates != "" || cfg.Log.File != "" {
 				t.Errorf("an untrusted value took effect: %+v", cfg)
 			}
 			for _, key := range ConfigKeys() {
@@ -118,8 +118,8 @@ func TestLoadRequireTrustEnvironmentApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Untrusted == nil || len(cfg.Checkers()) != 2 || cfg.Workflow.Epic != "env-e" {
-		t.Errorf("untrusted %v, checkers %d, epic %q", cfg.Untrusted, len(cfg.Checkers()), cfg.Workflow.Epic)
+	if cfg.Untrusted == nil || len(cfg.Workflow.Checks) != 2 || cfg.Workflow.Epic != "env-e" {
+		t.Errorf("untrusted %v, checkers %d, epic %q", cfg.Untrusted, len(cfg.Workflow.Checks), cfg.Workflow.Epic)
 	}
 }
 

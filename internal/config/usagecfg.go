@@ -1,4 +1,4 @@
-package orchestrator
+package config
 
 import (
 	"fmt"
@@ -8,10 +8,19 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Configuration of token accounting, budgets and notify: rules and the
 // strict decoding of their list items.
+
+// UsageConfig configures token accounting (the usage section).
+type UsageConfig struct {
+	// Prices per model, first match wins. A project's list replaces the
+	// shipped one.
+	Prices []usage.Price `koanf:"prices"`
+}
 
 // NotifyEvents are the events a workflow.notify command can ask for.
 var NotifyEvents = []string{"complete", "needs_person", "cap_reached", "no_progress", "beads_error", "budget"}
@@ -27,7 +36,7 @@ var NotifyEnvNames = []string{"RUNTASKS_EVENT", "RUNTASKS_OUTCOME", "RUNTASKS_SE
 const NotifyTimeout = 30 * time.Second
 
 var (
-	cfgPriceType  = reflect.TypeFor[Price]()
+	cfgPriceType  = reflect.TypeFor[usage.Price]()
 	cfgNotifyType = reflect.TypeFor[Notify]()
 )
 
@@ -62,7 +71,7 @@ func cfgStrictObjectHook(_, to reflect.Type, data any) (any, error) {
 
 func cfgPricesRule(v any) []cfgProblem {
 	var probs []cfgProblem
-	for i, p := range v.([]Price) {
+	for i, p := range v.([]usage.Price) {
 		at := fmt.Sprintf("[%d]", i)
 		if strings.TrimSpace(p.Model) == "" {
 			probs = append(probs, cfgProblem{at + ".model", "missing: the model (a glob such as claude-sonnet-4*)"})

@@ -1,4 +1,4 @@
-package orchestrator
+package engine
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Verdict statuses.
@@ -54,7 +56,7 @@ type CommandResult struct {
 // clock, and a command runner.
 type CheckContext struct {
 	Input  Input
-	Config *Config
+	Config *config.Config
 	Env    Env
 	Dir    string
 	Runner CommandRunner
@@ -76,18 +78,28 @@ type Checker interface {
 	Check(ctx context.Context, cc *CheckContext) Verdict
 }
 
-// BuildChecks turns checks into checkers, as Load does for
-// Config.Checkers; an empty list is the built-in chain: beads, promise,
+// Checkers are workflow.checks as checkers; none when workflow.checks is
+// empty (the stop hook then applies its plain rules). A spec Load would
+// refuse (only in a Config made by hand) is a checker that reports its
+// problem.
+func Checkers(cfg *config.Config) []Checker {
+	if len(cfg.Workflow.Checks) == 0 {
+		return nil
+	}
+	return buildChecks(cfg.Workflow.Checks)
+}
+
+// BuildChecks turns checks into checkers, as Checkers does; an empty list is the built-in chain: beads, promise,
 // done_token — which, with the beads checker judging promises and the done
 // token itself, is the stop hook's default policy. A spec Load would refuse
 // is an error.
-func BuildChecks(specs []CheckSpec) ([]Checker, error) {
+func BuildChecks(specs []config.CheckSpec) ([]Checker, error) {
 	if len(specs) == 0 {
 		return []Checker{beadsCheck{name: "beads"}}, nil
 	}
 	for i, s := range specs {
-		if probs := s.problems(); len(probs) > 0 {
-			return nil, fmt.Errorf("workflow.checks[%d]%s: %s", i, probs[0].sub, probs[0].msg)
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("workflow.checks[%d]%v", i, err)
 		}
 	}
 	return buildChecks(specs), nil
@@ -95,11 +107,11 @@ func BuildChecks(specs []CheckSpec) ([]Checker, error) {
 
 // buildChecks builds each spec; one with a problem becomes a checker that
 // reports it.
-func buildChecks(specs []CheckSpec) []Checker {
+func buildChecks(specs []config.CheckSpec) []Checker {
 	var out []Checker
 	for i, s := range specs {
-		if probs := s.problems(); len(probs) > 0 {
-			out = append(out, invalidCheck{name: s.name(), why: fmt.Sprintf("workflow.checks[%d]%s: %s", i, probs[0].sub, probs[0].msg)})
+		if err := s.Validate(); err != nil {
+			out = append(out, invalidCheck{name: checkName(s), why: fmt.Sprintf("workflow.checks[%d]%v", i, err)})
 			continue
 		}
 		out = append(out, buildCheck(s))
@@ -107,7 +119,8 @@ func buildChecks(specs []CheckSpec) []Checker {
 	return out
 }
 
-func (s CheckSpec) name() string {
+// checkName is a check's name: its name, else its type.
+func checkName(s config.CheckSpec) string {
 	if s.Name != "" {
 		return s.Name
 	}
@@ -115,8 +128,8 @@ func (s CheckSpec) name() string {
 }
 
 // buildCheck makes the checker of a valid spec.
-func buildCheck(s CheckSpec) Checker {
-	name := s.name()
+func buildCheck(s config.CheckSpec) Checker {
+	name := checkName(s)
 	switch s.Type {
 	case "beads":
 		return beadsCheck{name: name}
@@ -192,9 +205,9 @@ func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	}
 	v.Summary = dec.Why
 	switch {
-	case dec.Outcome == OutcomeComplete || dec.Outcome == OutcomeTokenDone || dec.Outcome == OutcomeAccepted:
+	case dec.Outcome == state.OutcomeComplete || dec.Outcome == state.OutcomeTokenDone || dec.Outcome == state.OutcomeAccepted:
 		v.Status = VerdictComplete
-	case dec.Outcome == OutcomeBeadsError:
+	case dec.Outcome == state.OutcomeBeadsError:
 		v.Status = VerdictError
 	default:
 		v.Status = VerdictIncomplete
@@ -233,7 +246,7 @@ func (c promiseCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	if len(c.texts) > 0 {
 		promises = nil
 		for _, t := range c.texts {
-			promises = append(promises, Promise{Text: t, Condition: CondAlways})
+			promises = append(promises, config.Promise{Text: t, Condition: config.CondAlways})
 		}
 	}
 	for _, p := range FindPromises(cc.Input.FinalMessage, promises) {
@@ -304,7 +317,7 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 		v.Status, v.Summary = VerdictError, fmt.Sprintf("`%s` could not run: %s", c.run, oneLine(err.Error(), 200))
 		return v
 	case res.TimedOut:
-		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("`%s` timed out after %s", c.run, FormatDuration(c.timeout))
+		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("`%s` timed out after %s", c.run, config.FormatDuration(c.timeout))
 	case res.ExitCode != 0:
 		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("`%s` failed (exit %d)", c.run, res.ExitCode)
 	default:
@@ -434,8 +447,8 @@ func (c resultsCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		v.Status, v.Summary = VerdictSkipped, "no claimed tasks"
 		return v
 	}
-	for _, u := range UntouchedResults(cc.Input.Claims) {
-		v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, ResultsFile)+" (task "+u.Task+") is not written")
+	for _, u := range state.UntouchedResults(cc.Input.Claims) {
+		v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, state.ResultsFile)+" (task "+u.Task+") is not written")
 	}
 	if len(v.Feedback) > 0 {
 		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d result file(s) not written", len(v.Feedback))

@@ -1,13 +1,18 @@
-package orchestrator
+package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 type fakeRunner struct {
@@ -19,6 +24,25 @@ type fakeRunner struct {
 func (f *fakeRunner) Run(_ context.Context, dir, command string, timeout time.Duration) (CommandResult, error) {
 	f.calls = append(f.calls, dir+"|"+command+"|"+timeout.String())
 	return f.res, f.err
+}
+
+// cfgCheckSpecs decodes workflow.checks items as Load does (from a
+// project.yaml written as JSON, which YAML reads).
+func cfgCheckSpecs(t *testing.T, items ...any) []config.CheckSpec {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"workflow": map[string]any{"checks": items}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), config.ProjectFile)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.Load(config.LoadOptions{ConfigFile: path})
+	if err != nil {
+		t.Fatalf("checks %v: %v", items, err)
+	}
+	return cfg.Workflow.Checks
 }
 
 func TestReadPlan(t *testing.T) {
@@ -146,6 +170,22 @@ func allFeedback(v Verdict) []string {
 	return out
 }
 
+// TestCheckersOfConfig: workflow.checks as Load decodes them (see
+// config's TestLoadEveryKeyFromFile) become their checkers; no checks,
+// no checkers.
+func TestCheckersOfConfig(t *testing.T) {
+	cfg := &config.Config{Workflow: config.Workflow{Checks: []config.CheckSpec{{Type: "beads"},
+		{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}}}}
+	want := []Checker{beadsCheck{name: "beads"},
+		commandCheck{name: "command", run: "go test ./...", timeout: 10 * time.Minute, tail: 20}}
+	if got := Checkers(cfg); !reflect.DeepEqual(got, want) {
+		t.Errorf("checkers = %#v, want %#v", got, want)
+	}
+	if got := Checkers(&config.Config{}); got != nil {
+		t.Errorf("no checks: checkers = %#v, want none", got)
+	}
+}
+
 func TestCheckShortCircuit(t *testing.T) {
 	r := &fakeRunner{res: CommandResult{ExitCode: 0}}
 	checks, _ := BuildChecks(cfgCheckSpecs(t, map[string]any{"type": "files", "paths": []any{"nope"}}, map[string]any{"type": "command", "run": "x"}))
@@ -167,55 +207,11 @@ func TestFeedbackText(t *testing.T) {
 	}
 }
 
-func TestCheckOptionProblems(t *testing.T) {
-	for _, tt := range []struct {
-		spec any
-		want string // "" = valid
-	}{
-		{"beads", ""},
-		{"nope", `unknown checker "nope"`},
-		{map[string]any{"type": "command", "run": "go test ./...", "timeout": "5m", "tail_lines": 30, "dir": "sub"}, ""},
-		{map[string]any{"type": "command"}, ".run: missing"},
-		{map[string]any{"type": "command", "run": " "}, ".run: must not be empty"},
-		{map[string]any{"type": "command", "run": "x", "timeout": "soon"}, ".timeout: expected a duration"},
-		{map[string]any{"type": "command", "run": "x", "tail_lines": -1}, ".tail_lines: must be 0 or more, got -1"},
-		{map[string]any{"type": "command", "run": "x", "tail_lines": 20000}, ".tail_lines: must be at most 10000, got 20000"},
-		{map[string]any{"type": "command", "run": "x", "timeout": "0s"}, ".timeout: must be more than 0, got 0s"},
-		{map[string]any{"type": "command", "run": "x", "timeout": "48h"}, ".timeout: must be at most 24h, got 48h"},
-		{map[string]any{"type": "command", "run": "x", "timeout": 30}, `.timeout: expected a duration with a unit such as "90s" or "2h", got number 30`},
-		{"command", `the command checker needs run: write {type: command, run: …}`},
-		{5, "expected a checker name or {type, …}, got number 5"},
-		{map[string]any{"run": "x"}, ".type: missing"},
-		{map[string]any{"type": "promise", "texts": []any{"A", " "}}, ".texts[1]: must not be empty"},
-		{map[string]any{"type": "command", "run": "x", "cmd": "y"}, ".cmd: unknown option for the command checker"},
-		{map[string]any{"type": "files", "paths": []any{}}, ".paths: must list at least one path"},
-		{map[string]any{"type": "files", "paths": []any{"a", 3}}, ".paths[1]: expected a string, got number 3"},
-		{map[string]any{"type": "files", "paths": "a"}, `.paths: expected a list, got string "a"`},
-		{map[string]any{"type": "files", "paths": []any{"a"}, "non_empty": "yes"}, ".non_empty: expected true or false"},
-		{map[string]any{"type": "beads", "epic": "x"}, ".epic: unknown option"},
-		{map[string]any{"type": "composite", "mode": "some", "checks": []any{"beads"}}, ".mode: must be all_must_pass or any"},
-		{map[string]any{"type": "composite", "checks": []any{map[string]any{"type": "command"}}}, ".checks[0].run: missing"},
-		{map[string]any{"type": "composite", "checks": []any{map[string]any{"type": "composite", "checks": []any{"beads", "nope"}}}}, `.checks[0].checks[1]: unknown checker "nope"`},
-		{map[string]any{"type": "composite", "checks": []any{}}, ".checks: must list at least one check"},
-		{map[string]any{"type": "plan", "name": ""}, ".name: must be a non-empty string"},
-	} {
-		var got []string
-		var spec CheckSpec
-		for _, p := range cfgFlatten(cfgDecode(tt.spec, &spec, false)) {
-			got = append(got, p.sub+": "+p.msg)
-		}
-		j := strings.Join(got, "; ")
-		if (tt.want == "") != (j == "") || !strings.Contains(j, tt.want) {
-			t.Errorf("%v: problems %q, want %q", tt.spec, j, tt.want)
-		}
-	}
-}
-
 // TestDecideWithChecks: the stop hook with workflow.checks.
 func TestDecideWithChecks(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	cfgWith := func(checks ...any) *Config {
+	cfgWith := func(checks ...any) *config.Config {
 		cfg := testConfig()
 		cfg.Root = t.TempDir()
 		cfg.Workflow.Checks = cfgCheckSpecs(t, checks...)
@@ -227,53 +223,53 @@ func TestDecideWithChecks(t *testing.T) {
 
 	// beads blocks first: the rules' own block, the command is not run.
 	r := &fakeRunner{res: CommandResult{ExitCode: 1}}
-	dec, st := decideCfg(ctx, in, State{}, cfgWith("beads", cmd), Env{Beads: epic([]string{"e.1"}), Runner: r, Now: now, Prompt: "P"})
-	if !dec.Block || dec.Outcome != OutcomeContinue || len(r.calls) != 0 || st.Cycles != 1 {
+	dec, st := decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Beads: epic([]string{"e.1"}), Runner: r, Now: now, Prompt: "P"})
+	if !dec.Block || dec.Outcome != state.OutcomeContinue || len(r.calls) != 0 || st.Cycles != 1 {
 		t.Fatalf("beads block: %+v %v", dec, r.calls)
 	}
 	// beads complete, command fails: blocked with the tail, feedback capped.
 	r = &fakeRunner{res: CommandResult{ExitCode: 2, Output: []byte("boom\n")}}
 	files := map[string]any{"type": "files", "paths": []any{"a", "b", "c", "d", "e"}}
-	dec, _ = decideCfg(ctx, in, State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
-	if !dec.Block || dec.Outcome != OutcomeIncomplete || !strings.Contains(dec.Reason, "boom") || !strings.Contains(dec.Reason, "- and 3 more") || !strings.Contains(dec.Reason, "\nP\n") {
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
+	if !dec.Block || dec.Outcome != state.OutcomeIncomplete || !strings.Contains(dec.Reason, "boom") || !strings.Contains(dec.Reason, "- and 3 more") || !strings.Contains(dec.Reason, "\nP\n") {
 		t.Fatalf("command failure: %+v", dec)
 	}
 	// beads complete, command passes: the beads completion, checks noted.
 	r = &fakeRunner{res: CommandResult{ExitCode: 0}}
-	dec, _ = decideCfg(ctx, in, State{Cycles: 4}, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
-	if dec.Block || dec.Outcome != OutcomeComplete || !strings.Contains(dec.Why, "all checks passed") {
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 4}, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
+	if dec.Block || dec.Outcome != state.OutcomeComplete || !strings.Contains(dec.Why, "all checks passed") {
 		t.Fatalf("all pass: %+v", dec)
 	}
 	// Only blocked work: the beads escalation, command not run.
 	r = &fakeRunner{}
-	dec, _ = decideCfg(ctx, in, State{}, cfgWith("beads", cmd), Env{Beads: epic(nil, issue("e.2", "blocked")), Runner: r, Now: now})
-	if dec.Block || dec.Outcome != OutcomeEscalated || len(r.calls) != 0 {
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Beads: epic(nil, issue("e.2", "blocked")), Runner: r, Now: now})
+	if dec.Block || dec.Outcome != state.OutcomeEscalated || len(r.calls) != 0 {
 		t.Fatalf("escalation: %+v", dec)
 	}
 	// Cycle budget spent: checks skipped, stop allowed.
 	r = &fakeRunner{}
-	dec, _ = decideCfg(ctx, in, State{Cycles: 50}, cfgWith(cmd), Env{Beads: epic(nil), Runner: r, Now: now})
-	if dec.Block || dec.Outcome != OutcomeCapReached || len(r.calls) != 0 || !strings.Contains(dec.Why, "checks skipped") {
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 50}, cfgWith(cmd), Env{Beads: epic(nil), Runner: r, Now: now})
+	if dec.Block || dec.Outcome != state.OutcomeCapReached || len(r.calls) != 0 || !strings.Contains(dec.Why, "checks skipped") {
 		t.Fatalf("cap: %+v", dec)
 	}
 	// max_duration spent: checks skipped.
 	cfg := cfgWith(cmd)
 	cfg.Workflow.MaxDuration = time.Hour
-	dec, _ = decideCfg(ctx, in, State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Beads: epic(nil), Runner: r, Now: now})
-	if dec.Block || dec.Outcome != OutcomeCapReached || len(r.calls) != 0 {
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Beads: epic(nil), Runner: r, Now: now})
+	if dec.Block || dec.Outcome != state.OutcomeCapReached || len(r.calls) != 0 {
 		t.Fatalf("max_duration: %+v", dec)
 	}
 	// A check that cannot run allows the stop and says why.
-	dec, _ = decideCfg(ctx, in, State{}, cfgWith(cmd), Env{Beads: epic(nil), Runner: &fakeRunner{err: errors.New("no sh")}, Now: now})
-	if dec.Block || dec.Outcome != OutcomeCheckError || !strings.Contains(dec.SystemMessage, "no sh") {
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith(cmd), Env{Beads: epic(nil), Runner: &fakeRunner{err: errors.New("no sh")}, Now: now})
+	if dec.Block || dec.Outcome != state.OutcomeCheckError || !strings.Contains(dec.SystemMessage, "no sh") {
 		t.Fatalf("check error: %+v", dec)
 	}
 	// Repeated failing checks are not a no-progress stall: only the cap ends them.
 	r = &fakeRunner{res: CommandResult{ExitCode: 1}}
-	st = State{}
+	st = state.State{}
 	for i := 0; i < 8; i++ {
 		dec, st = decideCfg(ctx, in, st, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now})
-		if !dec.Block || dec.Outcome != OutcomeIncomplete {
+		if !dec.Block || dec.Outcome != state.OutcomeIncomplete {
 			t.Fatalf("stop %d: %+v", i+1, dec)
 		}
 	}

@@ -1,9 +1,11 @@
-package orchestrator
+package engine
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // The checkpoint promise ignores runtasks' own files: a repository whose
@@ -13,19 +15,19 @@ func TestCheckpointIgnoresOwnFiles(t *testing.T) {
 	tests := []struct {
 		name    string
 		dirty   []string
-		outcome Outcome
+		outcome state.Outcome
 		names   string // the uncommitted paths the rejection names
 	}{
-		{"only runtasks' files", []string{".runtasks/", "runs/", ".worktrees/"}, OutcomeCheckpoint, ""},
-		{"the state dir's files one by one", []string{".runtasks/decisions.jsonl", ".runtasks/state/s1.json"}, OutcomeCheckpoint, ""},
-		{"the agent's work beside them", []string{".runtasks/", "src/a.go"}, OutcomeRejected, "(1 uncommitted: src/a.go)"},
+		{"only runtasks' files", []string{".runtasks/", "runs/", ".worktrees/"}, state.OutcomeCheckpoint, ""},
+		{"the state dir's files one by one", []string{".runtasks/decisions.jsonl", ".runtasks/state/s1.json"}, state.OutcomeCheckpoint, ""},
+		{"the agent's work beside them", []string{".runtasks/", "src/a.go"}, state.OutcomeRejected, "(1 uncommitted: src/a.go)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
 			in := Input{SessionID: "s1", Event: "Stop", FinalMessage: "<promise>CONTEXT LIMIT - CHECKPOINT</promise>"}
-			st := State{Session: "s1", Epic: cfg.Workflow.Epic}
+			st := state.State{Session: "s1", Epic: cfg.Workflow.Epic}
 			dec, _ := decideCfg(context.Background(), in, st, cfg, Env{Beads: epic([]string{"bd-e.1"}), Workspace: fakeWorkspace{dirty: tt.dirty}, Prompt: prompt, Now: now})
 			if dec.Outcome != tt.outcome {
 				t.Fatalf("outcome %s (%s), want %s", dec.Outcome, dec.Why, tt.outcome)

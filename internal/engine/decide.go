@@ -1,4 +1,4 @@
-package orchestrator
+package engine
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Env is what Decide reads besides the input, the state and the config.
@@ -40,7 +43,7 @@ const EventCheck = "check"
 // (in.Epic, resolved by Stop) or the done-token contract is on, the hook is
 // enabled, and the session has an id (runtasks check judges without one). A
 // stop that is not driven is allowed silently.
-func Driven(in Input, cfg *Config) bool {
+func Driven(in Input, cfg *config.Config) bool {
 	return cfg.Workflow.StopHook.Enabled &&
 		(in.Epic != "" || cfg.Workflow.DoneToken.Required || in.Event == EventCheck) &&
 		(strings.TrimSpace(in.SessionID) != "" || in.Event == EventCheck)
@@ -52,12 +55,12 @@ func Driven(in Input, cfg *Config) bool {
 // rules (or the configured checks), stuck work, the claimed tasks'
 // RESULTS.md, then the counters. It returns the decision and the session's
 // new state; Stop persists both.
-func Decide(ctx context.Context, in Input, st State, cfg *Config, env Env) (Decision, State) {
+func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, env Env) (Decision, state.State) {
 	d := decider{ctx: ctx, in: in, st: st, cfg: cfg, env: env}
 	counted, cursor := in.Usage.Since(st.UsageCursor)
-	var spent *Spent
+	var spent *usage.Spent
 	if len(counted.Models) > 0 || cursor != "" {
-		s := cfg.Spend(counted)
+		s := usage.Spend(cfg.Usage.Prices, counted)
 		spent = &s
 		d.st.Spent = d.st.Spent.Plus(s)
 	}
@@ -76,7 +79,7 @@ func Decide(ctx context.Context, in Input, st State, cfg *Config, env Env) (Deci
 			d.st.FirstBlockAt = env.Now
 		}
 	case dec.Outcome.Ends():
-		d.st = State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
+		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
 			LastReason: d.st.LastReason}
 	}
 	if dec.Block {
@@ -96,10 +99,10 @@ func Decide(ctx context.Context, in Input, st State, cfg *Config, env Env) (Deci
 // counted in the state and capped by max_cycles; at the cap the stop is
 // allowed with a word to the person.
 func (d *decider) results(dec Decision) Decision {
-	if dec.Block || len(d.in.Claims) == 0 || !(dec.Outcome.Done() || dec.Outcome == OutcomeNotDriven) {
+	if dec.Block || len(d.in.Claims) == 0 || !(dec.Outcome.Done() || dec.Outcome == state.OutcomeNotDriven) {
 		return dec
 	}
-	untouched := UntouchedResults(d.in.Claims)
+	untouched := state.UntouchedResults(d.in.Claims)
 	if len(untouched) == 0 {
 		d.st.ResultsBlocks = 0
 		return dec
@@ -111,15 +114,15 @@ func (d *decider) results(dec Decision) Decision {
 		return dec
 	}
 	d.st.ResultsBlocks++
-	return Decision{Block: true, Reason: ResultsReason(untouched), Outcome: OutcomeResultsMissing,
+	return Decision{Block: true, Reason: state.ResultsReason(untouched), Outcome: state.OutcomeResultsMissing,
 		Why: fmt.Sprintf("RESULTS.md untouched for %d claimed task(s)", len(untouched)), Counts: dec.Counts}
 }
 
 type decider struct {
 	ctx context.Context
 	in  Input
-	st  State
-	cfg *Config
+	st  state.State
+	cfg *config.Config
 	env Env
 
 	ready    []beads.Issue
@@ -165,22 +168,22 @@ func (d *decider) decide() Decision {
 	sh := d.cfg.Workflow.StopHook
 	switch {
 	case !sh.Enabled:
-		return Decision{Outcome: OutcomeDisabled, Why: "stop hook disabled"}
+		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}
 	case !Driven(d.in, d.cfg):
-		return Decision{Outcome: OutcomeNotDriven, Why: "session not driven"}
+		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven"}
 	case d.in.Subagent && sh.SubagentStop != "drive":
-		return Decision{Outcome: OutcomeSubagent, Why: "subagent stop allowed"}
+		return Decision{Outcome: state.OutcomeSubagent, Why: "subagent stop allowed"}
 	case d.in.BackgroundTasks > 0:
-		return Decision{Outcome: OutcomeBackground,
+		return Decision{Outcome: state.OutcomeBackground,
 			Why: fmt.Sprintf("%d background task(s) still running; the session will be woken", d.in.BackgroundTasks)}
 	case d.st.Ended != "":
-		return Decision{Outcome: OutcomeEnded,
+		return Decision{Outcome: state.OutcomeEnded,
 			Why: fmt.Sprintf("the loop ended (%s) at %s; arm the session again to drive it", d.st.Ended, d.st.EndedAt.UTC().Format(time.RFC3339))}
 	}
 	if d.cfg.Workflow.MaxDuration > 0 && !d.st.FirstBlockAt.IsZero() &&
 		d.env.Now.Sub(d.st.FirstBlockAt) >= d.cfg.Workflow.MaxDuration {
 		why := fmt.Sprintf("max_duration %s spent since the first block", d.cfg.Workflow.MaxDuration)
-		return Decision{Outcome: OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
+		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
 	if dec, spent := d.budget(); spent {
 		return dec
@@ -201,9 +204,9 @@ func (d *decider) decide() Decision {
 func (d *decider) withChecks() Decision {
 	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
 		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
-		return Decision{Outcome: OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
+		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
-	checks := d.cfg.Checkers()
+	checks := Checkers(d.cfg)
 	if len(checks) == 0 {
 		// runtasks check without workflow.checks: the built-in chain,
 		// which is the stop hook's own rules.
@@ -221,14 +224,14 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 	if top.stop != nil && top.Status != VerdictComplete {
 		return *top.stop
 	}
-	var counts Counts
+	var counts state.Counts
 	if cc.completeDecision != nil {
 		counts = cc.completeDecision.Counts
 	}
 	switch top.Status {
 	case VerdictError:
 		why := "check error: " + top.Summary
-		return Decision{Outcome: OutcomeCheckError, Why: why, Counts: counts,
+		return Decision{Outcome: state.OutcomeCheckError, Why: why, Counts: counts,
 			SystemMessage: "runtasks: a completion check could not run (" + top.Summary + "); stop allowed."}
 	case VerdictIncomplete:
 		fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit)
@@ -241,17 +244,17 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 			reason += "\n\n" + f
 		}
 		line := "runtasks: " + d.cycleLabel() + " · check " + top.Summary
-		return d.block(Decision{Outcome: OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
+		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
 			Reason: reason + "\n\n" + line})
 	case VerdictSkipped:
-		return Decision{Outcome: OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
+		return Decision{Outcome: state.OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
 	}
 	if cc.completeDecision != nil {
 		dec := *cc.completeDecision
 		dec.Why += "; all checks passed"
 		return dec
 	}
-	return Decision{Outcome: OutcomeComplete, Why: "all checks passed", Counts: counts,
+	return Decision{Outcome: state.OutcomeComplete, Why: "all checks passed", Counts: counts,
 		SystemMessage: "runtasks: every completion check passed."}
 }
 
@@ -259,10 +262,10 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 func (d *decider) tokenOnly() Decision {
 	dt := d.cfg.Workflow.DoneToken
 	if HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID) {
-		return Decision{Outcome: OutcomeTokenDone, Why: "done token printed"}
+		return Decision{Outcome: state.OutcomeTokenDone, Why: "done token printed"}
 	}
 	return d.block(Decision{
-		Outcome: OutcomeTokenMissed,
+		Outcome: state.OutcomeTokenMissed,
 		Why:     "done token not printed",
 		Reason:  d.tokenReason("the done line has not been printed"),
 	})
@@ -316,8 +319,8 @@ func (d *decider) withEpic() Decision {
 }
 
 // claims lists the promises in the final message whose condition is on.
-func (d *decider) claims() []Promise {
-	var out []Promise
+func (d *decider) claims() []config.Promise {
+	var out []config.Promise
 	for _, p := range FindPromises(d.in.FinalMessage, d.cfg.Promises()) {
 		if d.cfg.AllowsExitOn(p.Condition) {
 			out = append(out, p)
@@ -328,12 +331,12 @@ func (d *decider) claims() []Promise {
 
 // judge decides on one claimed promise. ok is false when the claim neither
 // ends nor blocks the stop by itself (the next claim or rule decides).
-func (d *decider) judge(p Promise, c Counts) (Decision, bool) {
+func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
 	active := c.Ready + c.InProgress
 	switch p.Condition {
-	case CondAlways:
-		return Decision{Outcome: OutcomeAccepted, Why: fmt.Sprintf("promise %q accepted", p.Text), Counts: c}, true
-	case CondAllComplete:
+	case config.CondAlways:
+		return Decision{Outcome: state.OutcomeAccepted, Why: fmt.Sprintf("promise %q accepted", p.Text), Counts: c}, true
+	case config.CondAllComplete:
 		switch {
 		case c.Remaining == 0:
 			return d.complete(c, fmt.Sprintf("promise %q confirmed by beads", p.Text)), true
@@ -342,7 +345,7 @@ func (d *decider) judge(p Promise, c Counts) (Decision, bool) {
 		default:
 			return d.escalate(c, fmt.Sprintf("promise %q: only blocked or deferred work remains", p.Text)), true
 		}
-	case CondAllBlocked:
+	case config.CondAllBlocked:
 		switch {
 		case c.Remaining == 0:
 			return d.complete(c, "nothing remains"), true
@@ -351,7 +354,7 @@ func (d *decider) judge(p Promise, c Counts) (Decision, bool) {
 		default:
 			return d.escalate(c, fmt.Sprintf("promise %q confirmed: all remaining work is blocked", p.Text)), true
 		}
-	case CondContextCheckpoint:
+	case config.CondContextCheckpoint:
 		if !d.cfg.Workflow.StopHook.CheckpointRequiresClean || d.env.Workspace == nil {
 			return d.checkpoint(c, "context checkpoint accepted"), true
 		}
@@ -366,26 +369,26 @@ func (d *decider) judge(p Promise, c Counts) (Decision, bool) {
 		}
 		head := fmt.Sprintf("checkpoint rejected: commit your work first (%d uncommitted: %s)",
 			len(dirty), strings.Join(firstN(dirty, 3), ", "))
-		return d.block(Decision{Outcome: OutcomeRejected, Why: head, Counts: c,
+		return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
 			Reason: head + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)}), true
 	}
 	return Decision{}, false
 }
 
-func (d *decider) judgeToken(token bool, c Counts) Decision {
+func (d *decider) judgeToken(token bool, c state.Counts) Decision {
 	active := c.Ready + c.InProgress
 	if !token {
 		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.epic())
 		if c.Remaining == 0 {
 			status = "beads shows " + d.epic() + " complete; the done line has not been printed"
 		}
-		return d.block(Decision{Outcome: OutcomeTokenMissed, Why: "done token not printed", Counts: c,
+		return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed", Counts: c,
 			Reason: d.tokenReason(status)})
 	}
 	switch {
 	case c.Remaining == 0:
 		dec := d.complete(c, "done token printed and beads agrees")
-		dec.Outcome = OutcomeTokenDone
+		dec.Outcome = state.OutcomeTokenDone
 		return dec
 	case active > 0:
 		return d.reject(c, fmt.Sprintf("done token rejected: %d remain", c.Remaining), d.activeIssues())
@@ -395,7 +398,7 @@ func (d *decider) judgeToken(token bool, c Counts) Decision {
 }
 
 // noClaim applies the default rules when nothing (valid) is claimed.
-func (d *decider) noClaim(c Counts, claims []Promise) Decision {
+func (d *decider) noClaim(c state.Counts, claims []config.Promise) Decision {
 	sh := d.cfg.Workflow.StopHook
 	switch {
 	case c.Remaining == 0:
@@ -406,11 +409,11 @@ func (d *decider) noClaim(c Counts, claims []Promise) Decision {
 		return d.escalate(c, "all remaining work is blocked or deferred")
 	default:
 		why := fmt.Sprintf("work remains (%d ready, %d in progress) but the stop hook's checks are off", c.Ready, c.InProgress)
-		return Decision{Outcome: OutcomeEscalated, Why: why, Counts: c, SystemMessage: "runtasks: " + why + "."}
+		return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: "runtasks: " + why + "."}
 	}
 }
 
-func (d *decider) keepGoing(c *Counts) Decision {
+func (d *decider) keepGoing(c *state.Counts) Decision {
 	counts := d.readyOnlyCounts()
 	if c != nil {
 		counts = *c
@@ -424,11 +427,11 @@ func (d *decider) keepGoing(c *Counts) Decision {
 		reason = live + "\n\n" + reason
 		why += fmt.Sprintf(" (%d in worktrees)", len(d.live))
 	}
-	dec := Decision{Outcome: OutcomeContinue, Why: "work remains: " + why, Counts: counts, Reason: reason}
+	dec := Decision{Outcome: state.OutcomeContinue, Why: "work remains: " + why, Counts: counts, Reason: reason}
 	return d.block(dec)
 }
 
-func (d *decider) reject(c Counts, head string, open []beads.Issue) Decision {
+func (d *decider) reject(c state.Counts, head string, open []beads.Issue) Decision {
 	lines := []string{head + ":"}
 	for _, is := range firstN(open, 3) {
 		lines = append(lines, fmt.Sprintf("- %s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
@@ -437,21 +440,21 @@ func (d *decider) reject(c Counts, head string, open []beads.Issue) Decision {
 		lines = append(lines, fmt.Sprintf("- and %d more", more))
 	}
 	msg := strings.Join(lines, "\n")
-	return d.block(Decision{Outcome: OutcomeRejected, Why: head, Counts: c,
+	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
 		Reason: msg + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 }
 
-func (d *decider) complete(c Counts, why string) Decision {
-	return Decision{Outcome: OutcomeComplete, Why: why, Counts: c,
+func (d *decider) complete(c state.Counts, why string) Decision {
+	return Decision{Outcome: state.OutcomeComplete, Why: why, Counts: c,
 		SystemMessage: fmt.Sprintf("runtasks: epic %s complete: every task is closed.", d.epic())}
 }
 
-func (d *decider) checkpoint(c Counts, why string) Decision {
-	return Decision{Outcome: OutcomeCheckpoint, Why: why, Counts: c,
+func (d *decider) checkpoint(c state.Counts, why string) Decision {
+	return Decision{Outcome: state.OutcomeCheckpoint, Why: why, Counts: c,
 		SystemMessage: "runtasks: " + why + "; resume the session to continue " + d.epic() + "."}
 }
 
-func (d *decider) escalate(c Counts, why string) Decision {
+func (d *decider) escalate(c state.Counts, why string) Decision {
 	waiting := d.waitingIssues()
 	var names []string
 	for _, is := range firstN(waiting, 3) {
@@ -467,19 +470,19 @@ func (d *decider) escalate(c Counts, why string) Decision {
 	if more := len(waiting) - 3; more > 0 {
 		msg += fmt.Sprintf("; and %d more", more)
 	}
-	return Decision{Outcome: OutcomeEscalated, Why: why, Counts: c, SystemMessage: msg}
+	return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: msg}
 }
 
 func (d *decider) beadsError(err error) Decision {
 	msg := oneLine(err.Error(), 400)
 	why := "beads error: " + msg
 	if d.cfg.Workflow.StopHook.OnBeadsError == "block" {
-		return d.block(Decision{Outcome: OutcomeBeadsError, Why: why,
+		return d.block(Decision{Outcome: state.OutcomeBeadsError, Why: why,
 			Reason: "runtasks could not read beads for " + d.epic() + ": " + msg +
 				"\nFix the tracker (run `bd ready --parent " + d.epic() + "` to see the error), then go on.\n\n" +
 				d.env.Prompt + "\n\nruntasks: " + d.cycleLabel() + " · beads error"})
 	}
-	return Decision{Outcome: OutcomeBeadsError, Why: why,
+	return Decision{Outcome: state.OutcomeBeadsError, Why: why,
 		SystemMessage: "runtasks: could not read beads, stop allowed: " + msg}
 }
 
@@ -489,12 +492,12 @@ func (d *decider) block(dec Decision) Decision {
 	dec.Block = true
 	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
 		why := fmt.Sprintf("max cycles reached (%d/%d)", d.st.Cycles, max)
-		return Decision{Outcome: OutcomeCapReached, Why: why, Counts: dec.Counts,
+		return Decision{Outcome: state.OutcomeCapReached, Why: why, Counts: dec.Counts,
 			SystemMessage: fmt.Sprintf("runtasks: %s; stop allowed with work left (%s).", why, dec.Why)}
 	}
 	// The no-progress rule watches beads; a failing check (tests being
 	// fixed) is bounded by max_cycles and max_duration instead.
-	if dec.Outcome == OutcomeBeadsError || dec.Outcome == OutcomeIncomplete || d.epic() == "" {
+	if dec.Outcome == state.OutcomeBeadsError || dec.Outcome == state.OutcomeIncomplete || d.epic() == "" {
 		return dec
 	}
 	return d.progress(dec)
@@ -540,7 +543,7 @@ func (d *decider) progress(dec Decision) Decision {
 	if !d.st.NoProgressWarned {
 		d.st.NoProgressWarned = true
 		why := fmt.Sprintf("no progress: beads unchanged for %d blocks", d.st.Unchanged)
-		dec.Outcome = OutcomeNoProgress
+		dec.Outcome = state.OutcomeNoProgress
 		dec.Why = why
 		dec.Reason = fmt.Sprintf("runtasks: no progress: the beads state of %s has not changed for %d cycles.\n"+
 			"If you are stuck, say so now: for each task you cannot move, run "+
@@ -549,7 +552,7 @@ func (d *decider) progress(dec Decision) Decision {
 		return dec
 	}
 	why := fmt.Sprintf("no progress: beads unchanged for %d blocks after a warning", d.st.Unchanged)
-	return Decision{Outcome: OutcomeNoProgress, Why: why, Counts: dec.Counts,
+	return Decision{Outcome: state.OutcomeNoProgress, Why: why, Counts: dec.Counts,
 		SystemMessage: "runtasks: " + why + "; stop allowed. " + d.epic() + " needs a look from a person."}
 }
 
@@ -605,9 +608,9 @@ func class(is beads.Issue, ready map[string]bool) string {
 	return "open"
 }
 
-func (d *decider) counts() Counts {
+func (d *decider) counts() state.Counts {
 	ready := d.readySet()
-	c := Counts{Ready: len(d.ready)}
+	c := state.Counts{Ready: len(d.ready)}
 	for _, is := range d.rest {
 		switch class(is, ready) {
 		case "in_progress":
@@ -626,8 +629,8 @@ func (d *decider) counts() Counts {
 	return c
 }
 
-func (d *decider) readyOnlyCounts() Counts {
-	return Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
+func (d *decider) readyOnlyCounts() state.Counts {
+	return state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
 }
 
 // activeIssues lists ready then in-progress issues.
@@ -664,7 +667,7 @@ func (d *decider) cycleLabel() string {
 	return fmt.Sprintf("cycle %d", d.st.Cycles+1)
 }
 
-func (d *decider) stateLine(c Counts) string {
+func (d *decider) stateLine(c state.Counts) string {
 	parts := []string{"runtasks: " + d.cycleLabel(), fmt.Sprintf("%d ready", c.Ready)}
 	if n := min(d.cfg.Workflow.StopHook.NextIDs, len(d.ready)); n > 0 {
 		ids := make([]string, 0, n)
@@ -746,16 +749,16 @@ func oneLine(s string, n int) string {
 
 // NewRecord is the decision-log entry for one decision. st is the state
 // after the decision.
-func NewRecord(in Input, epic string, d Decision, st State, cfg *Config, now time.Time) Record {
-	r := Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event,
+func NewRecord(in Input, epic string, d Decision, st state.State, cfg *config.Config, now time.Time) state.Record {
+	r := state.Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event,
 		Outcome: d.Outcome, Block: d.Block, Cycle: st.Cycles, Max: cfg.Workflow.StopHook.MaxCycles,
 		Why: d.Why, Actions: d.Actions}
 	r.Usage = d.Usage
-	r.Task = LatestClaim(in.Claims)
+	r.Task = state.LatestClaim(in.Claims)
 	// Zero counts are real after a completion (beads was read and showed
 	// nothing); elsewhere they mean beads was not read.
-	complete := d.Outcome == OutcomeComplete || (d.Outcome == OutcomeTokenDone && epic != "" && epic != NoEpic)
-	if d.Counts != (Counts{}) || complete {
+	complete := d.Outcome == state.OutcomeComplete || (d.Outcome == state.OutcomeTokenDone && epic != "" && epic != state.NoEpic)
+	if d.Counts != (state.Counts{}) || complete {
 		c := d.Counts
 		r.Counts = &c
 	}

@@ -1,4 +1,6 @@
-package orchestrator
+package engine
+
+import "github.com/runtasks/runtasks/internal/state"
 
 // Exit statuses: one vocabulary for every runtasks command (each command's
 // --help lists the ones it uses; docs/exit-status.md lists them all). The
@@ -12,15 +14,15 @@ const (
 	ExitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM, SIGHUP): what was started was stopped
 )
 
-// ExitStatus is the exit status a decision of this class ends a command
-// with (runtasks run, runtasks check).
-func (c Class) ExitStatus() int {
+// ExitStatus is the exit status a decision of class c ends a command with
+// (runtasks run, runtasks check).
+func ExitStatus(c state.Class) int {
 	switch c {
-	case ClassDone, ClassPaused:
+	case state.ClassDone, state.ClassPaused:
 		return ExitOK
-	case ClassWorkLeft:
+	case state.ClassWorkLeft:
 		return ExitWorkLeft
-	case ClassNeedsPerson, ClassIgnored:
+	case state.ClassNeedsPerson, state.ClassIgnored:
 		return ExitNeedsPerson
 	}
 	return ExitUsage

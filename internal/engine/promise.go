@@ -1,8 +1,10 @@
-package orchestrator
+package engine
 
 import (
 	"html"
 	"strings"
+
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // FindPromises returns the configured promises that msg claims, in the
@@ -18,12 +20,12 @@ import (
 // the phrase without tags, and any tag inside a fenced code block (``` or
 // ~~~, closed or running to the end), an inline code span (`…`), or a
 // quoted line ("> …").
-func FindPromises(msg string, promises []Promise) []Promise {
+func FindPromises(msg string, promises []config.Promise) []config.Promise {
 	if len(promises) == 0 || !strings.Contains(asciiLower(msg), "promise") {
 		return nil
 	}
 	claimed := promiseTexts(maskCode(msg))
-	var out []Promise
+	var out []config.Promise
 	for _, p := range promises {
 		want := normalizeSpace(p.Text)
 		if want == "" {

@@ -1,19 +1,21 @@
-package orchestrator
+package engine
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runtasks/runtasks/internal/config"
 )
 
-var testPromises = []Promise{
-	{Text: "ALL TASKS COMPLETE", Condition: CondAllComplete},
-	{Text: "BLOCKED - NEEDS USER", Condition: CondAllBlocked},
-	{Text: "CONTEXT LIMIT - CHECKPOINT", Condition: CondContextCheckpoint},
-	{Text: "  EPIC\tCOMPLETE ", Condition: CondAlways}, // configured with stray whitespace
+var testPromises = []config.Promise{
+	{Text: "ALL TASKS COMPLETE", Condition: config.CondAllComplete},
+	{Text: "BLOCKED - NEEDS USER", Condition: config.CondAllBlocked},
+	{Text: "CONTEXT LIMIT - CHECKPOINT", Condition: config.CondContextCheckpoint},
+	{Text: "  EPIC\tCOMPLETE ", Condition: config.CondAlways}, // configured with stray whitespace
 }
 
-func texts(ps []Promise) []string {
+func texts(ps []config.Promise) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Text)
@@ -92,11 +94,11 @@ func TestFindPromisesConfig(t *testing.T) {
 	if got := FindPromises(msg, nil); got != nil {
 		t.Errorf("no promises configured: %v", got)
 	}
-	if got := FindPromises("<promise></promise>", []Promise{{Text: "  "}}); got != nil {
+	if got := FindPromises("<promise></promise>", []config.Promise{{Text: "  "}}); got != nil {
 		t.Errorf("a blank configured text matched: %v", got)
 	}
 	// Two entries with the same text both come back, with their conditions.
-	ps := []Promise{{Text: "ALL TASKS COMPLETE", Condition: CondAllComplete}, {Text: "all tasks complete", Condition: CondAlways}}
+	ps := []config.Promise{{Text: "ALL TASKS COMPLETE", Condition: config.CondAllComplete}, {Text: "all tasks complete", Condition: config.CondAlways}}
 	if got := FindPromises(msg, ps); !slices.Equal(got, ps) {
 		t.Errorf("FindPromises = %v, want %v", got, ps)
 	}
@@ -150,7 +152,7 @@ func FuzzFindPromises(f *testing.F) {
 	f.Add("<promise><promise>X</promise></promise>", "X")
 	f.Add("`` ` ``` `` `\n\n> q\n~~~\n", "q")
 	f.Fuzz(func(t *testing.T, msg, text string) {
-		ps := []Promise{{Text: text, Condition: CondAllComplete}, {Text: "ALL TASKS COMPLETE", Condition: CondAlways}}
+		ps := []config.Promise{{Text: text, Condition: config.CondAllComplete}, {Text: "ALL TASKS COMPLETE", Condition: config.CondAlways}}
 		got := FindPromises(msg, ps)
 		// The result is an ordered subset of the configured promises.
 		k := 0

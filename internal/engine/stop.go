@@ -1,11 +1,14 @@
-package orchestrator
+package engine
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/prompts"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // StopRequest is one stop for Stop to decide.
@@ -39,7 +42,7 @@ type Ports struct {
 	// Usage reads the stop's token usage from the agent's transcript; nil
 	// keeps the Input's (runtasks run reads it from the agent's events).
 	// It runs only for a driven session.
-	Usage UsageReader
+	Usage usage.UsageReader
 	Now   func() time.Time
 }
 
@@ -54,22 +57,22 @@ type Ports struct {
 // Every failure still returns a usable Decision that allows the stop and
 // tells the person why (its SystemMessage); the error says what failed, for
 // the caller's log.
-func (s *Store) Stop(ctx context.Context, cfg *Config, req StopRequest, p Ports) (Decision, error) {
+func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, error) {
 	in := req.Input
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
 	}
 	if !cfg.Workflow.StopHook.Enabled {
-		return Decision{Outcome: OutcomeDisabled, Why: "stop hook disabled"}, nil
+		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, nil
 	}
 
-	var binding Binding
+	var binding state.Binding
 	var bindErr error
 	if in.SessionID != "" {
 		binding, bindErr = s.Binding(in.SessionID)
 		if bindErr != nil {
-			s.warn("session binding unreadable; judging without it: %v", bindErr)
+			warn(s, "session binding unreadable; judging without it: %v", bindErr)
 		}
 	}
 	in.Claims = binding.Claims
@@ -80,8 +83,8 @@ func (s *Store) Stop(ctx context.Context, cfg *Config, req StopRequest, p Ports)
 	}
 	// An undriven session is left alone, unless a task it claimed still
 	// waits for its RESULTS.md (Decide's results stage then blocks).
-	if !Driven(in, cfg) && len(UntouchedResults(in.Claims)) == 0 {
-		return Decision{Outcome: OutcomeNotDriven, Why: "session not driven", Epic: in.Epic}, nil
+	if !Driven(in, cfg) && len(state.UntouchedResults(in.Claims)) == 0 {
+		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven", Epic: in.Epic}, nil
 	}
 
 	env := Env{Beads: p.Beads, Workspace: p.Workspace, Worktrees: p.Worktrees, Runner: p.Runner,
@@ -95,39 +98,39 @@ func (s *Store) Stop(ctx context.Context, cfg *Config, req StopRequest, p Ports)
 	}
 
 	if req.DryRun {
-		dec, _ := Decide(ctx, in, State{Session: in.SessionID, Epic: stateKey(in.Epic)}, cfg, env)
+		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: stateKey(in.Epic)}, cfg, env)
 		return dec, nil
 	}
 
 	key := stateKey(in.Epic)
 	var (
 		dec Decision
-		rec Record
+		rec state.Record
 	)
-	_, err := s.Update(in.SessionID, key, func(st *State) error {
+	_, err := s.Update(in.SessionID, key, func(st *state.State) error {
 		// Arming again after the loop ended starts it afresh (arm times
 		// are kept to the second).
 		if st.Ended != "" && (req.Rearm || (binding.Epic == in.Epic && !binding.ArmedAt.IsZero() &&
 			!binding.ArmedAt.Before(st.EndedAt.Truncate(time.Second)))) {
-			*st = State{Session: st.Session, Epic: st.Epic}
+			*st = state.State{Session: st.Session, Epic: st.Epic}
 		}
-		var mark *UsageMark
+		var mark *usage.UsageMark
 		if p.Usage != nil {
 			// The mark is where this loop's previous stop read. A session
 			// armed since (for this epic again, after working on another or
 			// unarmed) reads back to its previous stop instead: what it did
 			// in between is not this loop's.
-			var from UsageMark
+			var from usage.UsageMark
 			if st.UsageMark != nil && !binding.ArmedAt.After(st.UpdatedAt) {
 				from = *st.UsageMark
 			}
 			if u, m, err := p.Usage(from); err != nil {
-				s.warn("could not read the token usage; recorded without it: %v", err)
+				warn(s, "could not read the token usage; recorded without it: %v", err)
 			} else {
 				in.Usage, mark = u, &m
 			}
 		}
-		var next State
+		var next state.State
 		dec, next = Decide(ctx, in, *st, cfg, env)
 		if mark == nil {
 			mark = st.UsageMark // not read: the next stop reads from the same place
@@ -137,8 +140,8 @@ func (s *Store) Stop(ctx context.Context, cfg *Config, req StopRequest, p Ports)
 			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
 		}
 		if dec.Outcome.Final() && fromBinding {
-			if err := s.release(in.SessionID, in.Epic); err != nil {
-				s.warn("could not release the session's binding: %v", err)
+			if err := release(s, in.SessionID, in.Epic); err != nil {
+				warn(s, "could not release the session's binding: %v", err)
 			} else {
 				dec.Released = true
 				dec.Why += "; the session's binding to " + in.Epic + " is released"
@@ -154,14 +157,14 @@ func (s *Store) Stop(ctx context.Context, cfg *Config, req StopRequest, p Ports)
 		return failed(in.Epic, err), err
 	}
 	if err := s.Append(rec); err != nil {
-		s.warn("decision log: %v", err)
+		warn(s, "decision log: %v", err)
 	}
 	return dec, nil
 }
 
 // release unbinds session from epic (its claims stay).
-func (s *Store) release(session, epic string) error {
-	_, err := s.UpdateBinding(session, func(b *Binding) error {
+func release(s *state.Store, session, epic string) error {
+	_, err := s.UpdateBinding(session, func(b *state.Binding) error {
 		if b.Epic == epic {
 			b.Epic, b.ArmedAt = "", time.Time{}
 		}
@@ -173,22 +176,29 @@ func (s *Store) release(session, epic string) error {
 // stateKey is the state's epic key: the epic, or NoEpic.
 func stateKey(epic string) string {
 	if epic == "" {
-		return NoEpic
+		return state.NoEpic
 	}
 	return epic
+}
+
+// warn passes a problem recovered from to the store's Warn.
+func warn(s *state.Store, format string, args ...any) {
+	if s.Warn != nil {
+		s.Warn(fmt.Sprintf(format, args...))
+	}
 }
 
 // failed is the decision when runtasks itself cannot decide: the stop is
 // allowed and the person told.
 func failed(epic string, err error) Decision {
 	msg := oneLine(err.Error(), 400)
-	return Decision{Outcome: OutcomeError, Why: "runtasks error: " + msg, Epic: epic,
+	return Decision{Outcome: state.OutcomeError, Why: "runtasks error: " + msg, Epic: epic,
 		SystemMessage: "runtasks: " + msg + "; stop allowed."}
 }
 
 // RenderPrompt renders the orchestration prompt (prompts.run_tasks, else
 // the embedded one) for an epic and a session.
-func RenderPrompt(cfg *Config, epic, session string) (string, error) {
+func RenderPrompt(cfg *config.Config, epic, session string) (string, error) {
 	tmpl, err := prompts.Load(cfg.PromptPath())
 	if err != nil {
 		return "", err
@@ -201,18 +211,14 @@ func RenderPrompt(cfg *Config, epic, session string) (string, error) {
 // for the project until the file is fixed.
 func ConfigErrorDecision(err error) Decision {
 	msg := oneLine(err.Error(), 600)
-	return Decision{Outcome: OutcomeConfigError, Why: "configuration error: " + msg,
+	return Decision{Outcome: state.OutcomeConfigError, Why: "configuration error: " + msg,
 		SystemMessage: "runtasks is off for this project until its configuration is fixed: " + msg +
 			" (check it with `runtasks config validate`)."}
 }
 
-// DefaultStateDir is the state directory, relative to the project root,
-// when no configuration can say otherwise (state.dir's default).
-const DefaultStateDir = ".runtasks"
-
 // RecordConfigError writes a configuration error to the decision log, so
 // that runtasks status shows why runtasks is off.
-func (s *Store) RecordConfigError(in Input, dec Decision, now time.Time) error {
-	return s.Append(Record{Time: now.UTC(), Session: in.SessionID, Epic: NoEpic, Agent: in.Agent, Event: in.Event,
+func RecordConfigError(s *state.Store, in Input, dec Decision, now time.Time) error {
+	return s.Append(state.Record{Time: now.UTC(), Session: in.SessionID, Epic: state.NoEpic, Agent: in.Agent, Event: in.Event,
 		Outcome: dec.Outcome, Why: dec.Why})
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package engine
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/git"
 )
 
@@ -115,7 +116,7 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 //
 // wts is nil when the worktrees are unknown (not a git repository); then
 // only the lease and started_at rules apply. It is pure.
-func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen []string, cfg *Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
+func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
 	pattern, after := cfg.Workflow.Worktrees.Pattern, cfg.Workflow.StuckAfter
 	inUse := len(wts) > 1
 	action := cfg.Workflow.StuckAction
@@ -127,7 +128,7 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 			continue
 		}
 		old := after > 0 && !is.StartedAt.IsZero() && now.Sub(is.StartedAt) >= after
-		oldWhy := fmt.Sprintf("started %s ago (stuck_after %s)", FormatDuration(now.Sub(is.StartedAt).Truncate(time.Minute)), FormatDuration(after))
+		oldWhy := fmt.Sprintf("started %s ago (stuck_after %s)", config.FormatDuration(now.Sub(is.StartedAt).Truncate(time.Minute)), config.FormatDuration(after))
 		if pattern != "" {
 			if wt, ok := findWorktree(wts, cfg.Root, pattern, is.ID); ok && !wt.Prunable {
 				if old {

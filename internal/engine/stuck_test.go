@@ -1,4 +1,4 @@
-package orchestrator
+package engine
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/git"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 func TestClassifyInProgress(t *testing.T) {
@@ -91,19 +92,19 @@ func TestDecideStuck(t *testing.T) {
 	wts := fakeWorktrees{{Path: "/proj"}, {Path: "/proj/.worktrees/agent-e.9"}}
 	for _, tt := range []struct {
 		action  string
-		outcome Outcome
+		outcome state.Outcome
 		block   bool
 	}{
-		{StuckBlock, OutcomeEscalated, false},
-		{StuckReport, OutcomeEscalated, false},
-		{StuckReopen, OutcomeContinue, true},
+		{StuckBlock, state.OutcomeEscalated, false},
+		{StuckReport, state.OutcomeEscalated, false},
+		{StuckReopen, state.OutcomeContinue, true},
 	} {
 		t.Run(tt.action, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.Workflow.StuckAction = tt.action
 			cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
 			tr := epic(nil, issue("e.1", beads.StatusInProgress), issue("e.2", beads.StatusOpen, "e.1"))
-			dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, State{}, cfg, Env{Beads: tr, Worktrees: wts, Now: now, Prompt: "P"})
+			dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Beads: tr, Worktrees: wts, Now: now, Prompt: "P"})
 			if dec.Outcome != tt.outcome || dec.Block != tt.block {
 				t.Fatalf("decision %s block=%v, want %s block=%v (%s)", dec.Outcome, dec.Block, tt.outcome, tt.block, dec.Why)
 			}
@@ -122,7 +123,7 @@ func TestDecideStuck(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
 	tr := epic(nil, issue("e.9", beads.StatusInProgress))
-	dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, State{}, cfg, Env{Beads: tr, Worktrees: wts, Now: now, Prompt: "P"})
+	dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Beads: tr, Worktrees: wts, Now: now, Prompt: "P"})
 	if !dec.Block || len(dec.Stuck) != 0 || !strings.Contains(dec.Reason, "e.9 in /proj/.worktrees/agent-e.9") || !strings.Contains(dec.Reason, "merge") {
 		t.Fatalf("live worktree: %+v", dec)
 	}
@@ -131,7 +132,7 @@ func TestDecideStuck(t *testing.T) {
 	}
 	// Ready work: no stuck detection at all (the worktrees are not listed).
 	tr = epic([]string{"e.2"}, issue("e.1", beads.StatusInProgress))
-	dec, _ = decideCfg(context.Background(), Input{SessionID: "s"}, State{}, cfg, Env{Beads: tr, Worktrees: fakeWorktrees{{Path: "/proj"}, {Path: "/x"}}, Now: now, Prompt: "P"})
+	dec, _ = decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Beads: tr, Worktrees: fakeWorktrees{{Path: "/proj"}, {Path: "/x"}}, Now: now, Prompt: "P"})
 	if len(dec.Stuck) != 0 {
 		t.Fatalf("stuck with ready work: %+v", dec.Stuck)
 	}

@@ -1,7 +1,6 @@
-package orchestrator
+package state
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,31 +31,6 @@ func returnsWithin(t *testing.T, what string, fn func()) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s did not return", what)
-	}
-}
-
-// TestFilesCheckTargetsNotRegular: a `files` check pointed at a FIFO or
-// /dev/zero reports it, at once, instead of hanging or filling memory.
-func TestFilesCheckTargetsNotRegular(t *testing.T) {
-	dir := t.TempDir()
-	fifo, zero := agentFiles(t, dir)
-	for _, tc := range []struct {
-		name string
-		c    filesCheck
-		want string
-	}{
-		{"FIFO target", filesCheck{name: "files", paths: []string{fifo}}, "is a FIFO, not a regular file"},
-		{"/dev/zero target", filesCheck{name: "files", paths: []string{zero}}, "is a character device, not a regular file"},
-		{"FIFO template", filesCheck{name: "files", paths: []string{"x"}, template: fifo}, "template unreadable"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var v Verdict
-			returnsWithin(t, "the files check", func() { v = tc.c.Check(context.Background(), &CheckContext{Dir: dir}) })
-			all := v.Summary + " " + strings.Join(v.Feedback, " ")
-			if v.Status == VerdictComplete || !strings.Contains(all, tc.want) {
-				t.Errorf("verdict %s: %s; want it to say %q", v.Status, all, tc.want)
-			}
-		})
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package orchestrator
+package state
 
 import "os"
 

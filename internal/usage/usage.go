@@ -1,4 +1,7 @@
-package orchestrator
+// Package usage is runtasks' token accounting: the tokens a stop used, what
+// they cost at the configured prices, and the sums that runtasks status and
+// the report show. It imports none of runtasks' packages.
+package usage
 
 import (
 	"fmt"
@@ -162,19 +165,13 @@ type Price struct {
 	CacheWrite float64 `koanf:"cache_write" json:"cache_write"`
 }
 
-// UsageConfig configures token accounting (the usage section).
-type UsageConfig struct {
-	// Prices per model, first match wins. A project's list replaces the
-	// shipped one.
-	Prices []Price `koanf:"prices"`
-}
-
-// PriceFor is the first price whose model pattern matches model.
-func (c *Config) PriceFor(model string) (Price, bool) {
+// PriceFor is the first price of prices (usage.prices) whose model
+// pattern matches model.
+func PriceFor(prices []Price, model string) (Price, bool) {
 	if model == "" {
 		return Price{}, false
 	}
-	for _, p := range c.Usage.Prices {
+	for _, p := range prices {
 		if ok, _ := path.Match(p.Model, model); ok {
 			return p, true
 		}
@@ -182,16 +179,16 @@ func (c *Config) PriceFor(model string) (Price, bool) {
 	return Price{}, false
 }
 
-// Spend prices a stop's usage with the configured price table; the tokens
-// of a model without a price are counted without a cost.
-func (c *Config) Spend(u Usage) Spent {
+// Spend prices a stop's usage with the price table (usage.prices); the
+// tokens of a model without a price are counted without a cost.
+func Spend(prices []Price, u Usage) Spent {
 	var s Spent
 	for _, m := range u.Models {
 		s.Tokens = s.Tokens.Plus(m.Tokens)
 		if m.Model != "" && !slices.Contains(s.Models, m.Model) {
 			s.Models = append(s.Models, m.Model)
 		}
-		p, ok := c.PriceFor(m.Model)
+		p, ok := PriceFor(prices, m.Model)
 		if !ok {
 			s.Unpriced += m.Total()
 			continue
@@ -233,64 +230,4 @@ func trimZero(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
-}
-
-// budget is the budget stage: once workflow.budget is spent (the
-// session's loop, or every session's loop on the epic, this stop's usage
-// included) the stop is allowed as an escalation that names the budget;
-// the checks are skipped.
-func (d *decider) budget() (Decision, bool) {
-	b := d.cfg.Workflow.Budget
-	if b == (Budget{}) {
-		return Decision{}, false
-	}
-	s := d.st.Spent
-	epic := s
-	if d.epic() != "" {
-		epic = s.Plus(d.in.OthersSpent[d.epic()])
-	}
-	var spent string
-	switch {
-	case b.SessionTokens > 0 && s.Total() >= int64(b.SessionTokens):
-		spent = fmt.Sprintf("session budget spent: %s of %s tokens", FormatTokens(s.Total()), FormatTokens(int64(b.SessionTokens)))
-	case b.SessionCost > 0 && s.Cost >= b.SessionCost:
-		spent = fmt.Sprintf("session budget spent: %s of %s", FormatCost(s.Cost), FormatCost(b.SessionCost))
-	case d.epic() != "" && b.EpicTokens > 0 && epic.Total() >= int64(b.EpicTokens):
-		spent = fmt.Sprintf("epic %s budget spent: %s of %s tokens", d.epic(), FormatTokens(epic.Total()), FormatTokens(int64(b.EpicTokens)))
-	case d.epic() != "" && b.EpicCost > 0 && epic.Cost >= b.EpicCost:
-		spent = fmt.Sprintf("epic %s budget spent: %s of %s", d.epic(), FormatCost(epic.Cost), FormatCost(b.EpicCost))
-	default:
-		return Decision{}, false
-	}
-	return Decision{Outcome: OutcomeBudget, Why: spent + "; checks skipped",
-		SystemMessage: "runtasks: " + spent + " (workflow.budget); stop allowed with the checks skipped. " +
-			"A person decides: raise the budget or arm the session again."}, true
-}
-
-// LatestClaim is the task claimed last ("" without claims).
-func LatestClaim(claims []ClaimedRun) string {
-	var last ClaimedRun
-	for _, c := range claims {
-		if last.Task == "" || !c.ClaimedAt.Before(last.ClaimedAt) {
-			last = c
-		}
-	}
-	return last.Task
-}
-
-// SpentByEpic sums what the sessions' loops spent, by state epic key,
-// leaving out one session (the one stopping: its state is read under the
-// lock).
-func (s *Store) SpentByEpic(except string) (map[string]Spent, error) {
-	states, err := s.List()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]Spent{}
-	for _, st := range states {
-		if st.Session != except && !st.Spent.IsZero() {
-			out[st.Epic] = out[st.Epic].Plus(st.Spent)
-		}
-	}
-	return out, nil
 }
