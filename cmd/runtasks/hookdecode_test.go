@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // builtPair builds runtasks and the hook-only runtasks-hook side by side
@@ -140,12 +140,12 @@ func TestHookBuildDecodesThroughRuntasks(t *testing.T) {
 }
 
 // TestConfigDecode: runtasks config decode answers only the hook-only
-// build of its own build; the entry it prints is orchestrator's.
+// build of its own build; the entry it prints is config's.
 func TestConfigDecode(t *testing.T) {
 	in := "workflow:\n  stop_hook:\n    max_cycles: 7\n"
 	var out bytes.Buffer
 	err := runConfigDecode(&configDecodeOptions{In: strings.NewReader(in), Out: &out, Source: "p.yaml", BuildKey: "b1", Own: "b1"})
-	want, _ := orchestrator.DecodeFileEntry("p.yaml", []byte(in))
+	want, _ := config.DecodeFileEntry("p.yaml", []byte(in))
 	if err != nil || strings.TrimSpace(out.String()) != string(want) {
 		t.Errorf("decode: %v, %q; want %q", err, out.String(), want)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-logfmt/logfmt"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // The log's prefix and time format, the same in every runtasks logger.
@@ -30,7 +30,7 @@ const (
 // (warn). It leaves out charm log, whose terminal styling packages cost
 // every process that links them at start (docs/benchmarks.md).
 type hookLogger struct {
-	cfg       *orchestrator.Config
+	cfg       *config.Config
 	stderr    io.Writer
 	flagLevel string
 	now       func() time.Time
@@ -40,7 +40,7 @@ type hookLogger struct {
 	closeFn func()
 }
 
-func newHookLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) *hookLogger {
+func newHookLogger(cfg *config.Config, stderr io.Writer, flagLevel string) *hookLogger {
 	return &hookLogger{cfg: cfg, stderr: stderr, flagLevel: flagLevel, now: time.Now}
 }
 
@@ -57,7 +57,7 @@ var logLevels = map[string]slog.Level{"debug": logDebug, "info": logInfo, "warn"
 
 // logLevelName is the level every runtasks logger takes: --log-level,
 // else log.level, else warn.
-func logLevelName(cfg *orchestrator.Config, flagLevel string) string {
+func logLevelName(cfg *config.Config, flagLevel string) string {
 	switch {
 	case flagLevel != "":
 		return flagLevel
@@ -69,7 +69,7 @@ func logLevelName(cfg *orchestrator.Config, flagLevel string) string {
 
 // openLogFile opens log.file (relative to the project root) for appending;
 // nil when none is set or it does not open (the logger writes to stderr).
-func openLogFile(cfg *orchestrator.Config) *os.File {
+func openLogFile(cfg *config.Config) *os.File {
 	if cfg == nil || cfg.Log.File == "" {
 		return nil
 	}

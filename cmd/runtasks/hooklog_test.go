@@ -12,7 +12,8 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // TestHookLogSameAsCharm: the hook commands' lines are the lines charm
@@ -26,7 +27,7 @@ func TestHookLogSameAsCharm(t *testing.T) {
 		keyvals []any
 	}{
 		{logWarn, "plain", nil},
-		{logInfo, "decision", []any{"session", "s1", "epic", "bd-e", "outcome", orchestrator.OutcomeContinue, "block", true, "cycle", 3, "why", `2 ready; "quoted" and spaced`}},
+		{logInfo, "decision", []any{"session", "s1", "epic", "bd-e", "outcome", state.OutcomeContinue, "block", true, "cycle", 3, "why", `2 ready; "quoted" and spaced`}},
 		{logError, "stop allowed", []any{"err", errors.New("bd: exit status 1\nsecond line")}},
 		{logDebug, "", []any{"empty", "", "nil", nil}},
 		{logWarn, "odd", []any{"key"}},
@@ -53,7 +54,7 @@ func TestHookLogSameAsCharm(t *testing.T) {
 func TestHookLoggerLevelsAndFile(t *testing.T) {
 	dir := t.TempDir()
 	var stderr bytes.Buffer
-	l := newHookLogger(&orchestrator.Config{Root: dir, Log: orchestrator.Log{File: "run.log"}}, &stderr, "")
+	l := newHookLogger(&config.Config{Root: dir, Log: config.Log{File: "run.log"}}, &stderr, "")
 	l.Info("below warn")
 	if _, err := os.Stat(filepath.Join(dir, "run.log")); !os.IsNotExist(err) {
 		t.Fatalf("log file opened for a line below the level: %v", err)
@@ -65,14 +66,14 @@ func TestHookLoggerLevelsAndFile(t *testing.T) {
 		t.Errorf("log file %q, stderr %q", data, stderr.String())
 	}
 	stderr.Reset()
-	l = newHookLogger(&orchestrator.Config{Log: orchestrator.Log{Level: "bogus"}}, &stderr, "")
+	l = newHookLogger(&config.Config{Log: config.Log{Level: "bogus"}}, &stderr, "")
 	l.Debug("hidden")
 	l.Info("shown")
 	if got := stderr.String(); got != "level=info prefix=runtasks msg=shown\n" {
 		t.Errorf("stderr %q", got)
 	}
 	stderr.Reset()
-	newHookLogger(&orchestrator.Config{Log: orchestrator.Log{Level: "error"}}, &stderr, "debug").Debug("flag wins")
+	newHookLogger(&config.Config{Log: config.Log{Level: "error"}}, &stderr, "debug").Debug("flag wins")
 	if !strings.Contains(stderr.String(), "msg=\"flag wins\"") {
 		t.Errorf("--log-level debug did not win over log.level: %q", stderr.String())
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // newLogger is a person's command's logger: to cfg.Log.File when set
@@ -18,7 +18,7 @@ import (
 // log's text). The returned close function releases the file. The hook
 // commands log through hookLogger, which does not link the terminal
 // packages.
-func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
+func newLogger(cfg *config.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
 	w, closeFn := stderr, func() {}
 	if f := openLogFile(cfg); f != nil {
 		w, closeFn = f, func() { f.Close() }

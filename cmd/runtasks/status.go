@@ -19,13 +19,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 type statusOptions struct {
 	Out, Err io.Writer
-	Store    *orchestrator.Store
+	Store    *state.Store
 	// MaxCycles and DoneTokenMax are the configured caps, shown beside the
 	// cycle counts (0 = no cap).
 	MaxCycles    int
@@ -111,17 +114,17 @@ prints each result on its own line, strings without quotes.`,
 				// when a person needs to look.
 				dir, derr := statusFallbackDir(f, cmd)
 				if derr != nil {
-					return exitCode(orchestrator.ExitUsage, err)
+					return exitCode(engine.ExitUsage, err)
 				}
 				opts.ConfigError = err.Error()
 				fmt.Fprintf(f.Err, "runtasks: warning: the configuration is broken, so runtasks is off for this project until it is fixed:\n%s\n", err)
-				opts.Store = &orchestrator.Store{Dir: dir, Warn: statusWarn(f.Err)}
+				opts.Store = &state.Store{Dir: dir, Warn: statusWarn(f.Err)}
 				return runStatus(cmd.Context(), opts)
 			}
 			opts.RunsDir = headless.RunsDir(cfg)
 			opts.MaxCycles = cfg.Workflow.StopHook.MaxCycles
 			opts.DoneTokenMax = cfg.Workflow.DoneToken.Max
-			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if opts.TTY != nil {
 				opts.Tally = newBeadsClient(f, cfg).Tally
 			}
@@ -160,7 +163,7 @@ func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
 	}
 	dir, _ := cmd.Flags().GetString("state-dir")
 	if dir == "" {
-		dir = orchestrator.DefaultStateDir
+		dir = config.DefaultStateDir
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
@@ -179,9 +182,9 @@ type statusReport struct {
 	ConfigError string `json:"config_error,omitempty"`
 	// Runs are runtasks run's records, newest first: live ones (running),
 	// finished ones, and dead ones (recorded running, process gone).
-	Runs     []headless.RunState   `json:"runs"`
-	Sessions []statusSession       `json:"sessions"`
-	History  []orchestrator.Record `json:"history"`
+	Runs     []headless.RunState `json:"runs"`
+	Sessions []statusSession     `json:"sessions"`
+	History  []state.Record      `json:"history"`
 	// Epics and Tasks sum the tokens and cost the decision log recorded,
 	// per epic and per claimed task.
 	Epics []statusUsage `json:"epics,omitempty"`
@@ -189,16 +192,16 @@ type statusReport struct {
 }
 
 type statusSession struct {
-	orchestrator.State
+	state.State
 	MaxCycles int `json:"max_cycles"`
 	// Usage sums what the decision log recorded for the session and epic
 	// (every loop, not only the current one: that is State.Spent).
-	Usage *orchestrator.Spent `json:"usage,omitempty"`
+	Usage *usage.Spent `json:"usage,omitempty"`
 }
 
 // spent is what the TOKENS and COST columns show: the decision log's sum
 // with --usage, else the session's loop since it was armed (its state).
-func (s statusSession) spent() *orchestrator.Spent {
+func (s statusSession) spent() *usage.Spent {
 	if s.Usage != nil {
 		return s.Usage
 	}
@@ -212,7 +215,7 @@ func (s statusSession) spent() *orchestrator.Spent {
 type statusUsage struct {
 	Epic string `json:"epic,omitempty"`
 	Task string `json:"task,omitempty"`
-	orchestrator.Spent
+	usage.Spent
 	// Stops counts the decisions that recorded usage.
 	Stops int `json:"stops"`
 }
@@ -251,7 +254,7 @@ func (o *statusOptions) loc() *time.Location {
 }
 
 func statusCollect(o *statusOptions) (*statusReport, error) {
-	rep := &statusReport{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []statusSession{}, History: []orchestrator.Record{}}
+	rep := &statusReport{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []statusSession{}, History: []state.Record{}}
 	if o.RunsDir != "" {
 		runs, skipped, err := headless.ListRuns(o.RunsDir)
 		if err != nil {
@@ -284,7 +287,7 @@ func statusCollect(o *statusOptions) (*statusReport, error) {
 		}
 	}
 	if o.History != 0 {
-		recs, err := o.Store.Records(orchestrator.RecordFilter{Session: o.Session, Epic: o.Epic, Limit: max(o.History, 0)})
+		recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic, Limit: max(o.History, 0)})
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +306,7 @@ func statusWhy(o *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	var found *orchestrator.State
+	var found *state.State
 	for i, st := range states {
 		if st.Session != o.Why || (o.Epic != "" && st.Epic != o.Epic) {
 			continue
@@ -329,12 +332,12 @@ func statusWhy(o *statusOptions) error {
 // statusUsageSums reads the whole decision log (filtered) and sums the
 // recorded usage per session, epic and claimed task.
 func statusUsageSums(o *statusOptions, rep *statusReport) error {
-	recs, err := o.Store.Records(orchestrator.RecordFilter{Session: o.Session, Epic: o.Epic})
+	recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic})
 	if err != nil {
 		return err
 	}
 	type key struct{ session, epic string }
-	sessions := map[key]orchestrator.Spent{}
+	sessions := map[key]usage.Spent{}
 	epics, tasks := map[string]*statusUsage{}, map[string]*statusUsage{}
 	var epicOrder, taskOrder []string
 	for _, r := range recs {
@@ -373,31 +376,31 @@ func statusUsageSums(o *statusOptions, rep *statusReport) error {
 }
 
 // statusTokens is a token total cell ("-" when nothing was recorded).
-func statusTokens(s *orchestrator.Spent) string {
+func statusTokens(s *usage.Spent) string {
 	if s == nil {
 		return "-"
 	}
-	return orchestrator.FormatTokens(s.Total())
+	return usage.FormatTokens(s.Total())
 }
 
 // statusCost is a cost cell: "-" when nothing was recorded, "?" when no
 // model had a price, a trailing "+" when some tokens had none.
-func statusCost(s *orchestrator.Spent) string {
+func statusCost(s *usage.Spent) string {
 	switch {
 	case s == nil:
 		return "-"
 	case s.Cost == 0 && s.Unpriced > 0:
 		return "?"
 	case s.Unpriced > 0:
-		return orchestrator.FormatCost(s.Cost) + "+"
+		return usage.FormatCost(s.Cost) + "+"
 	}
-	return orchestrator.FormatCost(s.Cost)
+	return usage.FormatCost(s.Cost)
 }
 
 // maxFor is the cap that applies to an epic's sessions: the done-token cap
 // for the contract's epic-less state.
 func (o *statusOptions) maxFor(epic string) int {
-	if epic == orchestrator.NoEpic {
+	if epic == state.NoEpic {
 		return o.DoneTokenMax
 	}
 	return o.MaxCycles
@@ -466,7 +469,7 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 		fmt.Fprintln(tw, "SESSION\tEPIC\tCYCLES\tLAST\tSTOP\tREADY\tWIP\tBLKD\tDEFR\tLEFT\tTOKENS\tCOST\tWHEN\tWHY")
 		for _, s := range rep.Sessions {
 			outcome, stop, why, when := "-", "-", "-", statusAgo(now, s.UpdatedAt, o.loc())
-			var counts *orchestrator.Counts
+			var counts *state.Counts
 			if r := s.Last; r != nil {
 				outcome, stop, why, counts = string(r.Outcome), statusStop(r.Block), statusCell(r.Why, 70), r.Counts
 				when = statusAgo(now, r.Time, o.loc())
@@ -483,8 +486,8 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 			for _, group := range [][]statusUsage{rep.Epics, rep.Tasks} {
 				for _, u := range group {
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", statusCell(u.Epic, 24), statusCell(u.Task, 24), u.Stops,
-						orchestrator.FormatTokens(u.Input), orchestrator.FormatTokens(u.Output), orchestrator.FormatTokens(u.CacheRead),
-						orchestrator.FormatTokens(u.CacheWrite), orchestrator.FormatTokens(u.Total()), statusCost(&u.Spent))
+						usage.FormatTokens(u.Input), usage.FormatTokens(u.Output), usage.FormatTokens(u.CacheRead),
+						usage.FormatTokens(u.CacheWrite), usage.FormatTokens(u.Total()), statusCost(&u.Spent))
 				}
 			}
 			tw.Flush()
@@ -568,7 +571,7 @@ func statusCycles(n, max int) string {
 
 // statusCounts renders READY, WIP, BLKD, DEFR and LEFT as tab-separated
 // cells; "-" for what was not read.
-func statusCounts(c *orchestrator.Counts) string {
+func statusCounts(c *state.Counts) string {
 	if c == nil {
 		return "-\t-\t-\t-\t-"
 	}
