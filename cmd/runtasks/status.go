@@ -211,13 +211,12 @@ func (s statusSession) spent() *usage.Spent {
 	return &s.Spent
 }
 
-// statusUsage is one epic's or task's sum.
+// statusUsage is one epic's or task's sum (its Stops count the decisions
+// that recorded usage).
 type statusUsage struct {
 	Epic string `json:"epic,omitempty"`
 	Task string `json:"task,omitempty"`
-	usage.Spent
-	// Stops counts the decisions that recorded usage.
-	Stops int `json:"stops"`
+	usage.Sum
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {
@@ -337,40 +336,34 @@ func statusUsageSums(o *statusOptions, rep *statusReport) error {
 		return err
 	}
 	type key struct{ session, epic string }
-	sessions := map[key]usage.Spent{}
-	epics, tasks := map[string]*statusUsage{}, map[string]*statusUsage{}
-	var epicOrder, taskOrder []string
+	var sessions usage.Sums[key]
+	var epics, tasks usage.Sums[string]
+	taskEpic := map[string]string{} // a task's epic: its first record's
 	for _, r := range recs {
 		if r.Usage == nil {
 			continue
 		}
-		k := key{r.Session, r.Epic}
-		sessions[k] = sessions[k].Plus(*r.Usage)
-		if epics[r.Epic] == nil {
-			epics[r.Epic] = &statusUsage{Epic: r.Epic}
-			epicOrder = append(epicOrder, r.Epic)
-		}
-		e := epics[r.Epic]
-		e.Spent, e.Stops = e.Spent.Plus(*r.Usage), e.Stops+1
+		sessions.Add(key{r.Session, r.Epic}, *r.Usage)
+		epics.Add(r.Epic, *r.Usage)
 		if r.Task != "" {
-			if tasks[r.Task] == nil {
-				tasks[r.Task] = &statusUsage{Epic: r.Epic, Task: r.Task}
-				taskOrder = append(taskOrder, r.Task)
+			if _, ok := taskEpic[r.Task]; !ok {
+				taskEpic[r.Task] = r.Epic
 			}
-			t := tasks[r.Task]
-			t.Spent, t.Stops = t.Spent.Plus(*r.Usage), t.Stops+1
+			tasks.Add(r.Task, *r.Usage)
 		}
 	}
 	for i, s := range rep.Sessions {
-		if sp, ok := sessions[key{s.Session, s.Epic}]; ok {
-			rep.Sessions[i].Usage = &sp
+		if sum, ok := sessions.Get(key{s.Session, s.Epic}); ok {
+			rep.Sessions[i].Usage = &sum.Spent
 		}
 	}
-	for _, e := range epicOrder {
-		rep.Epics = append(rep.Epics, *epics[e])
+	for _, e := range epics.Keys() {
+		sum, _ := epics.Get(e)
+		rep.Epics = append(rep.Epics, statusUsage{Epic: e, Sum: sum})
 	}
-	for _, t := range taskOrder {
-		rep.Tasks = append(rep.Tasks, *tasks[t])
+	for _, t := range tasks.Keys() {
+		sum, _ := tasks.Get(t)
+		rep.Tasks = append(rep.Tasks, statusUsage{Epic: taskEpic[t], Task: t, Sum: sum})
 	}
 	return nil
 }

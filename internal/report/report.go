@@ -134,7 +134,7 @@ func Build(in Input) Report {
 	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
 	prev := -1
 	sessions := map[string]int{}
-	tasks := map[string]int{}
+	var tasks usage.Sums[string]
 	for i, rec := range recs {
 		c := Cycle{Seq: i + 1, Time: rec.Time, Session: rec.Session, Agent: rec.Agent, N: rec.Cycle, Max: rec.Max,
 			Outcome: rec.Outcome, Block: rec.Block, Why: rec.Why, Remaining: -1, Task: rec.Task}
@@ -179,15 +179,12 @@ func Build(in Input) Report {
 			s.Agent = c.Agent
 		}
 		if c.Task != "" && c.HasCost {
-			t, ok := tasks[c.Task]
-			if !ok {
-				t = len(r.Tasks)
-				tasks[c.Task] = t
-				r.Tasks = append(r.Tasks, Task{ID: c.Task})
-			}
-			r.Tasks[t].Cycles++
-			r.Tasks[t].Spent = r.Tasks[t].Spent.Plus(c.Spent)
+			tasks.Add(c.Task, c.Spent)
 		}
+	}
+	for _, id := range tasks.Keys() {
+		sum, _ := tasks.Get(id)
+		r.Tasks = append(r.Tasks, Task{ID: id, Cycles: sum.Stops, Spent: sum.Spent})
 	}
 	if n := len(r.Cycles); n > 0 {
 		r.Start, r.End = r.Cycles[0].Time, r.Cycles[n-1].Time
