@@ -89,10 +89,10 @@ func Checkers(cfg *config.Config) []Checker {
 	return buildChecks(cfg.Workflow.Checks)
 }
 
-// BuildChecks turns checks into checkers, as Checkers does; an empty list is the built-in chain: beads, promise,
-// done_token — which, with the beads checker judging promises and the done
-// token itself, is the stop hook's default policy. A spec Load would refuse
-// is an error.
+// BuildChecks turns checks into checkers, as Checkers does; an empty list
+// is the built-in chain: beads, promise, done_token — which, with the beads
+// checker judging promises and the done token itself, is the stop hook's
+// default policy. A spec Load would refuse is an error.
 func BuildChecks(specs []config.CheckSpec) ([]Checker, error) {
 	if len(specs) == 0 {
 		return []Checker{beadsCheck{name: "beads"}}, nil
