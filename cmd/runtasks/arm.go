@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/claim"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Exit statuses of runtasks arm (the same as runtasks claim's).
@@ -25,7 +26,7 @@ type armOptions struct {
 	Out     io.Writer
 	Epic    string
 	Session string
-	Cfg     *orchestrator.Config
+	Cfg     *config.Config
 	Tracker claim.Shower
 	Now     func() time.Time
 }
@@ -73,7 +74,7 @@ in the state directory (state.dir/bindings).`,
 }
 
 func runArm(ctx context.Context, o *armOptions) error {
-	store := &orchestrator.Store{Dir: o.Cfg.StateDir()}
+	store := &state.Store{Dir: o.Cfg.StateDir()}
 	is, b, err := claim.Arm(ctx, o.Tracker, store, o.Session, o.Epic, o.Now())
 	switch {
 	case errors.Is(err, claim.ErrUnknown):
@@ -90,7 +91,7 @@ func runArm(ctx context.Context, o *armOptions) error {
 type disarmOptions struct {
 	Out     io.Writer
 	Session string
-	Cfg     *orchestrator.Config
+	Cfg     *config.Config
 }
 
 func newDisarmCmd(f *Factory) *cobra.Command {
@@ -124,7 +125,7 @@ RUNTASKS_SESSION) every armed session of the project is disarmed.`,
 }
 
 func runDisarm(o *disarmOptions) error {
-	store := &orchestrator.Store{Dir: o.Cfg.StateDir()}
+	store := &state.Store{Dir: o.Cfg.StateDir()}
 	sessions := []string{o.Session}
 	if o.Session == "" {
 		all, err := store.Bindings()
@@ -141,7 +142,7 @@ func runDisarm(o *disarmOptions) error {
 	n := 0
 	for _, s := range sessions {
 		var was string
-		if _, err := store.UpdateBinding(s, func(b *orchestrator.Binding) error {
+		if _, err := store.UpdateBinding(s, func(b *state.Binding) error {
 			was, b.Epic, b.ArmedAt = b.Epic, "", time.Time{}
 			return nil
 		}); err != nil {

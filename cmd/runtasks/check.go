@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/transcript"
 )
 
@@ -23,8 +25,8 @@ const (
 
 type checkOptions struct {
 	Out        io.Writer
-	Config     *orchestrator.Config
-	Ports      orchestrator.Ports
+	Config     *config.Config
+	Ports      engine.Ports
 	Transcript string
 	Session    string
 	JSON       bool
@@ -88,12 +90,12 @@ tasks are not moved and no cycle is counted.`,
 }
 
 type checkReport struct {
-	Status  string                 `json:"status"`
-	Exit    int                    `json:"exit"`
-	Epic    string                 `json:"epic,omitempty"`
-	Outcome orchestrator.Outcome   `json:"outcome"`
-	Why     string                 `json:"why"`
-	Checks  []orchestrator.Verdict `json:"checks"`
+	Status  string           `json:"status"`
+	Exit    int              `json:"exit"`
+	Epic    string           `json:"epic,omitempty"`
+	Outcome state.Outcome    `json:"outcome"`
+	Why     string           `json:"why"`
+	Checks  []engine.Verdict `json:"checks"`
 }
 
 // runCheck judges once through the stop transaction, without changing
@@ -101,27 +103,27 @@ type checkReport struct {
 // each check's verdict.
 func runCheck(ctx context.Context, o *checkOptions) error {
 	cfg := o.Config
-	in := orchestrator.Input{Event: orchestrator.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
+	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
 	if o.Transcript != "" {
 		msg, err := transcript.LastAssistantText(o.Transcript)
 		if err == nil && msg == "" {
 			msg, err = transcript.LastAgentMessage(o.Transcript)
 		}
 		if err != nil {
-			return exitCode(orchestrator.ExitUsage, fmt.Errorf("transcript: %w", err))
+			return exitCode(engine.ExitUsage, fmt.Errorf("transcript: %w", err))
 		}
 		in.FinalMessage = msg
 	}
-	dec, err := (&orchestrator.Store{Dir: cfg.StateDir()}).Stop(ctx, cfg,
-		orchestrator.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, o.Ports)
+	dec, err := engine.Stop(ctx, &state.Store{Dir: cfg.StateDir()}, cfg,
+		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, o.Ports)
 	if err != nil {
-		return exitCode(orchestrator.ExitUsage, err)
+		return exitCode(engine.ExitUsage, err)
 	}
 	status := checkStatus(dec)
 	rep := checkReport{Status: status, Epic: dec.Epic, Checks: dec.Verdicts, Outcome: dec.Outcome, Why: dec.Why,
-		Exit: dec.Outcome.Class().ExitStatus()}
+		Exit: engine.ExitStatus(dec.Outcome.Class())}
 	if rep.Checks == nil {
-		rep.Checks = []orchestrator.Verdict{}
+		rep.Checks = []engine.Verdict{}
 	}
 	if o.JSON {
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -144,22 +146,22 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 }
 
 // checkStatus words a decision as a check result.
-func checkStatus(dec orchestrator.Decision) string {
+func checkStatus(dec engine.Decision) string {
 	switch c := dec.Outcome.Class(); {
-	case dec.Block || c == orchestrator.ClassWorkLeft:
-		return orchestrator.VerdictIncomplete
-	case c == orchestrator.ClassDone || c == orchestrator.ClassPaused:
-		return orchestrator.VerdictComplete
-	case c == orchestrator.ClassIgnored:
-		return orchestrator.VerdictSkipped
-	case c == orchestrator.ClassNeedsPerson:
+	case dec.Block || c == state.ClassWorkLeft:
+		return engine.VerdictIncomplete
+	case c == state.ClassDone || c == state.ClassPaused:
+		return engine.VerdictComplete
+	case c == state.ClassIgnored:
+		return engine.VerdictSkipped
+	case c == state.ClassNeedsPerson:
 		return "needs_person"
 	}
-	return orchestrator.VerdictError
+	return engine.VerdictError
 }
 
 // checkPrint writes one verdict (and its children) as indented lines.
-func checkPrint(b *strings.Builder, v orchestrator.Verdict, indent string, limit int) {
+func checkPrint(b *strings.Builder, v engine.Verdict, indent string, limit int) {
 	fmt.Fprintf(b, "%s%-10s %s", indent, v.Status, v.Check)
 	if v.Summary != "" {
 		b.WriteString(": " + v.Summary)
@@ -171,7 +173,7 @@ func checkPrint(b *strings.Builder, v orchestrator.Verdict, indent string, limit
 		}
 		return
 	}
-	for _, fb := range orchestrator.FeedbackText(v.Feedback, limit) {
+	for _, fb := range engine.FeedbackText(v.Feedback, limit) {
 		b.WriteString(indent + "  - " + strings.ReplaceAll(fb, "\n", "\n"+indent+"    ") + "\n")
 	}
 }

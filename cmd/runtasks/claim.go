@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/claim"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Exit statuses of runtasks claim.
@@ -29,7 +30,7 @@ type claimOptions struct {
 	Session string
 	Actor   string
 	JSON    bool
-	Cfg     *orchestrator.Config
+	Cfg     *config.Config
 	Tracker claim.Tracker
 	Getenv  func(string) string
 	Now     func() time.Time
@@ -95,19 +96,19 @@ func sessionFromEnv(getenv func(string) string) string {
 }
 
 // claimRequest builds the claim of id for session from the configuration.
-func claimRequest(cfg *orchestrator.Config, id, session, actor string, getenv func(string) string, now time.Time) claim.Request {
+func claimRequest(cfg *config.Config, id, session, actor string, getenv func(string) string, now time.Time) claim.Request {
 	if actor == "" {
 		actor = cfg.Claim.Actor
 	}
 	return claim.Request{
 		Task: id, Session: session, Actor: claim.Actor(actor, getenv, session),
 		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: claimTemplates(cfg), Now: now,
-		Store: &orchestrator.Store{Dir: cfg.StateDir()},
+		Store: &state.Store{Dir: cfg.StateDir()},
 	}
 }
 
 // claimTemplates resolves claim.templates against the project root.
-func claimTemplates(cfg *orchestrator.Config) string {
+func claimTemplates(cfg *config.Config) string {
 	t := cfg.Claim.Templates
 	if t == "" || filepath.IsAbs(t) {
 		return t

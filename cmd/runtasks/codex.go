@@ -14,7 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/transcript"
 )
 
@@ -37,7 +38,7 @@ type codexMonitorOptions struct {
 	// Session overrides the session id read from the log.
 	Session  string
 	Prefix   string
-	Promises []orchestrator.Promise
+	Promises []config.Promise
 	Interval time.Duration
 	// Wait bounds how long --follow waits for a log that does not exist
 	// yet.
@@ -214,11 +215,11 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 		}
 		for ; seen < len(log.Completes); seen++ {
 			t := log.Completes[seen]
-			if orchestrator.HasDoneToken(t.LastAgentMessage, o.Prefix, session) {
+			if engine.HasDoneToken(t.LastAgentMessage, o.Prefix, session) {
 				fmt.Fprintf(o.Out, "found: %s::%s in the task_complete of turn %s\n", strings.TrimSuffix(o.Prefix, "::"), session, orNone(t.TurnID))
 				return monitorFound, nil
 			}
-			if ps := orchestrator.FindPromises(t.LastAgentMessage, o.Promises); len(ps) > 0 {
+			if ps := engine.FindPromises(t.LastAgentMessage, o.Promises); len(ps) > 0 {
 				fmt.Fprintf(o.Out, "found: <promise>%s</promise> in the task_complete of turn %s\n", ps[0].Text, orNone(t.TurnID))
 				return monitorFound, nil
 			}

@@ -13,7 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 func newConfigCmd(f *Factory) *cobra.Command {
@@ -41,8 +42,8 @@ project.yaml, .beads or .git. See docs/configuration.md.`,
 type configShowOptions struct {
 	Out     io.Writer
 	JSON    bool
-	Config  *orchestrator.Config
-	Sources orchestrator.Sources
+	Config  *config.Config
+	Sources config.Sources
 }
 
 func newConfigShowCmd(f *Factory) *cobra.Command {
@@ -86,16 +87,16 @@ type configKeyJSON struct {
 }
 
 type configShowJSON struct {
-	Root     string                 `json:"root"`
-	File     string                 `json:"file"`
-	Keys     []configKeyJSON        `json:"keys"`
-	Promises []orchestrator.Promise `json:"promises"`
+	Root     string           `json:"root"`
+	File     string           `json:"file"`
+	Keys     []configKeyJSON  `json:"keys"`
+	Promises []config.Promise `json:"promises"`
 }
 
 func runConfigShow(o *configShowOptions) error {
 	cfg := o.Config
 	var keys []configKeyJSON
-	for _, key := range orchestrator.ConfigKeys() {
+	for _, key := range config.ConfigKeys() {
 		v, _ := cfg.Value(key)
 		keys = append(keys, configKeyJSON{Key: key, Value: configWritten(v), Source: o.Sources[key]})
 	}
@@ -138,12 +139,12 @@ func runConfigShow(o *configShowOptions) error {
 
 // configWritten is a value as project.yaml would write it: a duration in Go
 // syntax, a promise as its text or {text, condition} (a check writes itself:
-// orchestrator.CheckSpec is a json.Marshaler).
+// config.CheckSpec is a json.Marshaler).
 func configWritten(v any) any {
 	switch x := v.(type) {
 	case time.Duration:
-		return orchestrator.FormatDuration(x)
-	case []orchestrator.Promise:
+		return config.FormatDuration(x)
+	case []config.Promise:
 		out := make([]any, len(x))
 		for i, p := range x {
 			out[i] = p.Text
@@ -206,18 +207,18 @@ func runConfigValidate(o *configValidateOptions) error {
 	if path == "" {
 		root, file, err := o.Find()
 		if err != nil {
-			return exitCode(orchestrator.ExitUsage, err)
+			return exitCode(engine.ExitUsage, err)
 		}
 		if file == "" {
-			return exitCode(orchestrator.ExitUsage, fmt.Errorf("no %s in the project root %s (name a file: runtasks config validate FILE)", orchestrator.ProjectFile, root))
+			return exitCode(engine.ExitUsage, fmt.Errorf("no %s in the project root %s (name a file: runtasks config validate FILE)", config.ProjectFile, root))
 		}
 		path = file
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return exitCode(orchestrator.ExitUsage, err)
+		return exitCode(engine.ExitUsage, err)
 	}
-	if err := orchestrator.ValidateYAML(path, data); err != nil {
+	if err := config.ValidateYAML(path, data); err != nil {
 		return configError(o.Err, err)
 	}
 	_, err = fmt.Fprintf(o.Out, "%s: ok\n", path)
@@ -227,14 +228,14 @@ func runConfigValidate(o *configValidateOptions) error {
 // configError prints configuration problems one a line and ends the
 // command with status 4; other errors go to Main as they are.
 func configError(w io.Writer, err error) error {
-	var list orchestrator.ErrorList
+	var list config.ErrorList
 	if !errors.As(err, &list) {
-		return exitCode(orchestrator.ExitUsage, err)
+		return exitCode(engine.ExitUsage, err)
 	}
 	for _, e := range list {
 		fmt.Fprintln(w, e)
 	}
-	return exitCode(orchestrator.ExitUsage, errSilent)
+	return exitCode(engine.ExitUsage, errSilent)
 }
 
 type configDecodeOptions struct {
@@ -248,7 +249,7 @@ type configDecodeOptions struct {
 // newConfigDecodeCmd is the hidden command runtasks-hook runs (beside
 // it) to have a project.yaml decoded: the hook-only build links no YAML
 // parser, and keeps what this prints in its configuration cache
-// (orchestrator.LoadOptions.DecodeFile).
+// (config.LoadOptions.DecodeFile).
 func newConfigDecodeCmd(f *Factory) *cobra.Command {
 	o := &configDecodeOptions{In: f.In, Out: f.Out, Own: ownBuildKey()}
 	cmd := &cobra.Command{
@@ -269,18 +270,18 @@ func newConfigDecodeCmd(f *Factory) *cobra.Command {
 
 func runConfigDecode(o *configDecodeOptions) error {
 	if o.BuildKey != o.Own || o.Own == "" {
-		return exitCode(orchestrator.ExitUsage, fmt.Errorf("runtasks-hook and runtasks are not the same build (build both again: make install)"))
+		return exitCode(engine.ExitUsage, fmt.Errorf("runtasks-hook and runtasks are not the same build (build both again: make install)"))
 	}
 	data, err := io.ReadAll(io.LimitReader(o.In, agentfile.MaxText+1))
 	if err != nil {
-		return exitCode(orchestrator.ExitUsage, err)
+		return exitCode(engine.ExitUsage, err)
 	}
 	if len(data) > agentfile.MaxText {
-		return exitCode(orchestrator.ExitUsage, fmt.Errorf("%s: larger than %d bytes", o.Source, agentfile.MaxText))
+		return exitCode(engine.ExitUsage, fmt.Errorf("%s: larger than %d bytes", o.Source, agentfile.MaxText))
 	}
-	out, err := orchestrator.DecodeFileEntry(o.Source, data)
+	out, err := config.DecodeFileEntry(o.Source, data)
 	if err != nil {
-		return exitCode(orchestrator.ExitUsage, err)
+		return exitCode(engine.ExitUsage, err)
 	}
 	_, err = o.Out.Write(append(out, '\n'))
 	return err

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // configFactory is a Factory whose working directory is wd and whose
@@ -129,7 +129,7 @@ func TestConfigShow(t *testing.T) {
 					t.Errorf("output lacks %s = %s  # %s:\n%s", l.key, l.value, src, got)
 				}
 			}
-			for _, key := range orchestrator.ConfigKeys() {
+			for _, key := range config.ConfigKeys() {
 				if n := len(regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(key)+` = `).FindAllString(got, -1)); n != 1 {
 					t.Errorf("%s shown %d times, want once", key, n)
 				}
@@ -155,8 +155,8 @@ func TestConfigShowJSON(t *testing.T) {
 	if got.Root != dir || got.File != file {
 		t.Errorf("root, file = %q, %q; want %q, %q", got.Root, got.File, dir, file)
 	}
-	if len(got.Keys) != len(orchestrator.ConfigKeys()) {
-		t.Errorf("%d keys, want %d", len(got.Keys), len(orchestrator.ConfigKeys()))
+	if len(got.Keys) != len(config.ConfigKeys()) {
+		t.Errorf("%d keys, want %d", len(got.Keys), len(config.ConfigKeys()))
 	}
 	want := map[string]configKeyJSON{
 		"workflow.stop_hook.max_cycles": {Value: float64(12), Source: file},
@@ -174,7 +174,7 @@ func TestConfigShowJSON(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("keys missing: %v", want)
 	}
-	if len(got.Promises) != 4 || got.Promises[2] != (orchestrator.Promise{Text: "BLOCKED - NEEDS USER", Condition: "all_blocked"}) {
+	if len(got.Promises) != 4 || got.Promises[2] != (config.Promise{Text: "BLOCKED - NEEDS USER", Condition: "all_blocked"}) {
 		t.Errorf("promises = %v", got.Promises)
 	}
 }

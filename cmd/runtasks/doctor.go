@@ -17,10 +17,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/install"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/trust"
 )
 
@@ -44,7 +46,7 @@ type doctorCheck struct {
 type doctorOptions struct {
 	Out io.Writer
 	// Cfg is nil when the configuration did not load (CfgErr says why).
-	Cfg    *orchestrator.Config
+	Cfg    *config.Config
 	CfgErr error
 	// Root is the project root (found even when the configuration is bad).
 	Root string
@@ -58,7 +60,7 @@ type doctorOptions struct {
 	Executable string
 	Getenv     func(string) string
 	LookPath   func(string) string
-	Beads      func(cfg *orchestrator.Config) *beads.Client
+	Beads      func(cfg *config.Config) *beads.Client
 	// Trust is the user's trust store (nil: it could not be found, TrustErr
 	// says why).
 	Trust    *trust.Store
@@ -127,10 +129,10 @@ query after the other.`,
 				o.Executable = exe
 			}
 			o.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
-			o.Beads = func(cfg *orchestrator.Config) *beads.Client { return newBeadsClient(f, cfg) }
+			o.Beads = func(cfg *config.Config) *beads.Client { return newBeadsClient(f, cfg) }
 			o.Trust, o.TrustErr = f.trustStore()
 			if failed := runDoctor(cmd.Context(), o); failed {
-				return exitCode(orchestrator.ExitUsage, errSilent)
+				return exitCode(engine.ExitUsage, errSilent)
 			}
 			return nil
 		},
@@ -252,7 +254,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 
 	// State dir.
 	dir := cfg.StateDir()
-	if err := orchestrator.EnsureStateDir(dir); err != nil {
+	if err := state.EnsureStateDir(dir); err != nil {
 		emit(doctorCheck{levelError, "state", oneLine(err), "make " + dir + " writable or set state.dir / RUNTASKS_STATE_DIR"})
 	} else if f, err := os.CreateTemp(dir, ".doctor-*"); err != nil {
 		emit(doctorCheck{levelError, "state", dir + " is not writable: " + oneLine(err), "make " + dir + " writable or set state.dir / RUNTASKS_STATE_DIR"})
@@ -267,14 +269,14 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 
 // doctorTrust says whether the hooks read the project's project.yaml.
 func doctorTrust(o *doctorOptions) doctorCheck {
-	if f := o.Getenv(orchestrator.EnvConfig); f != "" {
-		return doctorCheck{levelOK, "trust", orchestrator.EnvConfig + " names " + f + ": the hooks read it as named", ""}
+	if f := o.Getenv(config.EnvConfig); f != "" {
+		return doctorCheck{levelOK, "trust", config.EnvConfig + " names " + f + ": the hooks read it as named", ""}
 	}
-	file := filepath.Join(o.Root, orchestrator.ProjectFile)
+	file := filepath.Join(o.Root, config.ProjectFile)
 	if _, err := os.Stat(file); err != nil {
 		return doctorCheck{levelOK, "trust", "no project.yaml in " + o.Root + ": nothing to trust", ""}
 	}
-	fix := "review " + file + ", then run `runtasks trust " + orchestrator.ShellQuote(o.Root) + "`"
+	fix := "review " + file + ", then run `runtasks trust " + config.ShellQuote(o.Root) + "`"
 	if o.Trust == nil {
 		return doctorCheck{levelWarning, "trust", "no trust store (" + oneLine(o.TrustErr) + "): the hooks ignore " + file, "set HOME or XDG_CONFIG_HOME"}
 	}
@@ -314,7 +316,7 @@ func doctorServer(ctx context.Context, client *beads.Client, ready bool) doctorC
 
 // doctorRuns says whether git tracks the runs folder, ignores it, or would
 // show it in git status.
-func doctorRuns(ctx context.Context, cfg *orchestrator.Config) doctorCheck {
+func doctorRuns(ctx context.Context, cfg *config.Config) doctorCheck {
 	dir := cfg.Claim.RunsDir
 	if dir == "" {
 		dir = "runs"
@@ -519,7 +521,7 @@ func ownVersion() string {
 // doctorBlockCap compares Claude Code's consecutive-block cap with
 // max_cycles. The cap comes from the environment, or from the "env" of
 // Claude Code's settings files.
-func doctorBlockCap(o *doctorOptions, cfg *orchestrator.Config, claude bool) doctorCheck {
+func doctorBlockCap(o *doctorOptions, cfg *config.Config, claude bool) doctorCheck {
 	maxCycles := cfg.Workflow.StopHook.MaxCycles
 	val, src := o.Getenv(envBlockCap), "environment"
 	if val == "" {
@@ -595,17 +597,17 @@ func oneLine(err error) string {
 
 // defaultConfig is the configuration of the embedded defaults alone, for a
 // project whose project.yaml does not load.
-func defaultConfig(root string, environ []string) (*orchestrator.Config, error) {
+func defaultConfig(root string, environ []string) (*config.Config, error) {
 	dir, err := os.MkdirTemp("", "runtasks-doctor-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	empty := filepath.Join(dir, orchestrator.ProjectFile)
+	empty := filepath.Join(dir, config.ProjectFile)
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		return nil, err
 	}
-	cfg, _, err := orchestrator.Load(orchestrator.LoadOptions{ConfigFile: empty, StartDir: dir, Environ: environ})
+	cfg, _, err := config.Load(config.LoadOptions{ConfigFile: empty, StartDir: dir, Environ: environ})
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // TestIntegrationDoctorRuns: doctor says whether git tracks the runs
@@ -23,7 +24,7 @@ func TestIntegrationDoctorRuns(t *testing.T) {
 	}{
 		{"not created", func(*testing.T, string, func(...string)) {}, levelOK, "runs not created yet"},
 		{"created by runtasks", func(t *testing.T, root string, _ func(...string)) {
-			if err := orchestrator.MkdirIgnored(filepath.Join(root, "runs")); err != nil {
+			if err := state.MkdirIgnored(filepath.Join(root, "runs")); err != nil {
 				t.Fatal(err)
 			}
 			os.MkdirAll(filepath.Join(root, "runs", "run-1"), 0o755)
@@ -56,7 +57,7 @@ func TestIntegrationDoctorRuns(t *testing.T) {
 			git("init", "-q")
 			os.WriteFile(filepath.Join(root, ".gitignore"), []byte("node_modules/\n"), 0o644)
 			tt.setup(t, root, git)
-			cfg := &orchestrator.Config{Root: root}
+			cfg := &config.Config{Root: root}
 			cfg.Claim.RunsDir = "runs"
 			c := doctorRuns(context.Background(), cfg)
 			if c.Level != tt.level || !strings.HasPrefix(c.Msg, tt.msg) {

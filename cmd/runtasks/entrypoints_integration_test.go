@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/runtasks/runtasks/internal/beads/beadstest"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // TestIntegrationEntryPointsAgree: runtasks stop-hook, runtasks run and
@@ -32,15 +32,15 @@ func TestIntegrationEntryPointsAgree(t *testing.T) {
 		state  beadsState
 		msg    string
 		checks string
-		want   orchestrator.Outcome
+		want   state.Outcome
 	}{
-		{"ready work, idle", readyWork, "Waiting.", "", orchestrator.OutcomeContinue},
-		{"ready work, false promise", readyWork, "<promise>ALL TASKS COMPLETE</promise>", "", orchestrator.OutcomeRejected},
-		{"all closed, promise", allClosed, "<promise>ALL TASKS COMPLETE</promise>", "", orchestrator.OutcomeComplete},
-		{"only blocked work", onlyBlocked, "<promise>BLOCKED - NEEDS USER</promise>", "", orchestrator.OutcomeEscalated},
-		{"all closed, failing check", allClosed, "Done.", failing, orchestrator.OutcomeIncomplete},
-		{"all closed, passing check", allClosed, "Done.", passing, orchestrator.OutcomeComplete},
-		{"ready work, failing check", readyWork, "Done.", failing, orchestrator.OutcomeContinue},
+		{"ready work, idle", readyWork, "Waiting.", "", state.OutcomeContinue},
+		{"ready work, false promise", readyWork, "<promise>ALL TASKS COMPLETE</promise>", "", state.OutcomeRejected},
+		{"all closed, promise", allClosed, "<promise>ALL TASKS COMPLETE</promise>", "", state.OutcomeComplete},
+		{"only blocked work", onlyBlocked, "<promise>BLOCKED - NEEDS USER</promise>", "", state.OutcomeEscalated},
+		{"all closed, failing check", allClosed, "Done.", failing, state.OutcomeIncomplete},
+		{"all closed, passing check", allClosed, "Done.", passing, state.OutcomeComplete},
+		{"ready work, failing check", readyWork, "Done.", failing, state.OutcomeContinue},
 	}
 	stores := map[beadsState]*beadstest.Store{}
 	epics := map[beadsState]string{}
@@ -104,9 +104,9 @@ func TestIntegrationEntryPointsAgree(t *testing.T) {
 			runID := fmt.Sprintf("agree-%d", i)
 			runIn(t, s.Root, s.Env, "", "run", "--epic", epic, "--max-cycles", "1", "--plain", "--run-id", runID)
 			var rj struct {
-				Outcome orchestrator.Outcome `json:"outcome"`
+				Outcome state.Outcome `json:"outcome"`
 				Cycles  []struct {
-					Outcome orchestrator.Outcome `json:"outcome"`
+					Outcome state.Outcome `json:"outcome"`
 				} `json:"cycles"`
 			}
 			b, err := os.ReadFile(filepath.Join(s.Root, ".runtasks", "runs", runID, "run.json"))

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 const faultEpic = "bd-e"
@@ -122,9 +122,9 @@ func hookRun(t *testing.T, root string, env []string, stdin string, args ...stri
 }
 
 // decisions reads the decision log of a project's state dir.
-func decisions(t *testing.T, stateDir string) []orchestrator.Record {
+func decisions(t *testing.T, stateDir string) []state.Record {
 	t.Helper()
-	recs, err := (&orchestrator.Store{Dir: stateDir}).Records(orchestrator.RecordFilter{})
+	recs, err := (&state.Store{Dir: stateDir}).Records(state.RecordFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +172,8 @@ func TestFaultBeads(t *testing.T) {
 				if len(recs) != 1 {
 					t.Fatalf("want 1 decision, got %d; stderr: %s", len(recs), errOut)
 				}
-				if recs[0].Outcome != orchestrator.OutcomeBeadsError {
-					t.Fatalf("outcome %q, want %q (why: %s)", recs[0].Outcome, orchestrator.OutcomeBeadsError, recs[0].Why)
+				if recs[0].Outcome != state.OutcomeBeadsError {
+					t.Fatalf("outcome %q, want %q (why: %s)", recs[0].Outcome, state.OutcomeBeadsError, recs[0].Why)
 				}
 				switch policy {
 				case "allow":
@@ -272,12 +272,12 @@ func TestFaultKilledWriterHelper(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestFaultKilledWriter")
 	}
-	store := &orchestrator.Store{Dir: dir}
+	store := &state.Store{Dir: dir}
 	path, err := store.StatePath("s1", faultEpic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.Update("s1", faultEpic, func(st *orchestrator.State) error {
+	store.Update("s1", faultEpic, func(st *state.State) error {
 		st.Cycles++
 		// What a writer killed before its rename leaves: its temp file,
 		// half written (one name per state file: the writer holds the lock).
@@ -398,7 +398,7 @@ func TestFaultConcurrentHooks(t *testing.T) {
 	if len(recs) != n || len(seen) != n || !seen[1] || !seen[n] {
 		t.Fatalf("%d decisions with %d distinct cycles, want %d and 1..%d", len(recs), len(seen), n, n)
 	}
-	st, err := (&orchestrator.Store{Dir: filepath.Join(root, ".runtasks")}).Get("s1", faultEpic)
+	st, err := (&state.Store{Dir: filepath.Join(root, ".runtasks")}).Get("s1", faultEpic)
 	if err != nil || st.Cycles != n {
 		t.Fatalf("state cycles %d (%v), want %d", st.Cycles, err, n)
 	}
@@ -426,7 +426,7 @@ func TestFaultHostileSessionIDs(t *testing.T) {
 	if a.Decision == "block" || !strings.Contains(errOut, "NUL") {
 		t.Errorf("NUL session id: %+v, stderr %q", a, errOut)
 	}
-	states, err := (&orchestrator.Store{Dir: filepath.Join(root, ".runtasks")}).List()
+	states, err := (&state.Store{Dir: filepath.Join(root, ".runtasks")}).List()
 	if err != nil || len(states) != len(ids) {
 		t.Fatalf("%d states (%v), want %d", len(states), err, len(ids))
 	}
@@ -476,11 +476,11 @@ func TestFaultTranscripts(t *testing.T) {
 	user := `{"type":"user","message":{"role":"user","content":"go on"}}`
 	cases := []struct {
 		name, transcript string
-		outcome          orchestrator.Outcome
+		outcome          state.Outcome
 	}{
-		{"5MB-line", user + "\n" + assistant(strings.Repeat("word ", 1<<20)+"\n<promise>ALL TASKS COMPLETE</promise>") + "\n", orchestrator.OutcomeRejected},
-		{"5MB-user-line", assistant("still working") + "\n" + `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("a", 5<<20) + ` <promise>ALL TASKS COMPLETE</promise>"}}` + "\n", orchestrator.OutcomeContinue},
-		{"ends-mid-line", user + "\n" + assistant("still working") + "\n" + `{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"<promise>ALL TASKS COMPLETE</promise>`, orchestrator.OutcomeContinue},
+		{"5MB-line", user + "\n" + assistant(strings.Repeat("word ", 1<<20)+"\n<promise>ALL TASKS COMPLETE</promise>") + "\n", state.OutcomeRejected},
+		{"5MB-user-line", assistant("still working") + "\n" + `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("a", 5<<20) + ` <promise>ALL TASKS COMPLETE</promise>"}}` + "\n", state.OutcomeContinue},
+		{"ends-mid-line", user + "\n" + assistant("still working") + "\n" + `{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"<promise>ALL TASKS COMPLETE</promise>`, state.OutcomeContinue},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -492,7 +492,7 @@ func TestFaultTranscripts(t *testing.T) {
 			if a.Decision != "block" {
 				t.Fatalf("%+v (stderr %s)", a, errOut)
 			}
-			recs, err := (&orchestrator.Store{Dir: filepath.Join(root, ".runtasks")}).Records(orchestrator.RecordFilter{Session: session})
+			recs, err := (&state.Store{Dir: filepath.Join(root, ".runtasks")}).Records(state.RecordFilter{Session: session})
 			if err != nil || len(recs) != 1 || recs[0].Outcome != c.outcome {
 				t.Fatalf("records %+v (%v), want one %q", recs, err, c.outcome)
 			}

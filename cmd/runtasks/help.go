@@ -16,7 +16,7 @@ const (
 const annExit = "runtasks/exit-status"
 
 // setExitStatus records the exit statuses a command uses, each in
-// runtasks' one vocabulary (orchestrator/exit.go, docs/exit-status.md)
+// runtasks' one vocabulary (engine/exit.go, docs/exit-status.md)
 // with the command's own words; its help shows them after the usage.
 func setExitStatus(cmd *cobra.Command, lines string) {
 	if cmd.Annotations == nil {

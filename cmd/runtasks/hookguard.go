@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // recoverHook ends a hook command that panicked as every hook must end:
@@ -30,8 +32,8 @@ func recoverHook(name string, out, errw io.Writer, encode func(msg string) []byt
 // recordConfigError writes a configuration error to the decision log of
 // the project that holds dir (the default state directory: a broken file
 // cannot name another).
-func recordConfigError(f *Factory, dir string, in orchestrator.Input, dec orchestrator.Decision) {
-	root, _, err := orchestrator.FindProject(orchestrator.LoadOptions{StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
+func recordConfigError(f *Factory, dir string, in engine.Input, dec engine.Decision) {
+	root, _, err := config.FindProject(config.LoadOptions{StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
 	if err != nil {
 		if root, err = f.Getwd(); err != nil {
 			return
@@ -40,8 +42,8 @@ func recordConfigError(f *Factory, dir string, in orchestrator.Input, dec orches
 			root = dir
 		}
 	}
-	store := &orchestrator.Store{Dir: filepath.Join(root, orchestrator.DefaultStateDir)}
-	if err := store.RecordConfigError(in, dec, f.Now()); err != nil {
+	store := &state.Store{Dir: filepath.Join(root, config.DefaultStateDir)}
+	if err := engine.RecordConfigError(store, in, dec, f.Now()); err != nil {
 		fmt.Fprintf(f.Err, "runtasks: decision log: %v\n", err)
 	}
 }
@@ -49,7 +51,7 @@ func recordConfigError(f *Factory, dir string, in orchestrator.Input, dec orches
 // hookConfigError tells the person, from any hook, that runtasks is off
 // until the configuration is fixed (stderr keeps it for the hook's log).
 func hookConfigError(name string, out, errw io.Writer, agent string, err error) {
-	dec := orchestrator.ConfigErrorDecision(err)
+	dec := engine.ConfigErrorDecision(err)
 	fmt.Fprintf(errw, "runtasks %s: %s\n", name, dec.SystemMessage)
 	if b := hook.EncodeMessage(agent, dec.SystemMessage); b != nil {
 		out.Write(b)

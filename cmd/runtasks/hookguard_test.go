@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 // panicTracker panics at the first question, as a bug deep in the engine
 // or a port would.
-type panicTracker struct{ orchestrator.Tracker }
+type panicTracker struct{ engine.Tracker }
 
 func (panicTracker) Ready(context.Context, string) ([]beads.Issue, error) { panic("boom in ready") }
 
@@ -22,14 +23,14 @@ func (panicTracker) Ready(context.Context, string) ([]beads.Issue, error) { pani
 // leaves the panic and its stack on stderr.
 func TestHooksRecoverFromPanics(t *testing.T) {
 	dir := t.TempDir()
-	cfg := func() *orchestrator.Config {
-		c, _, err := orchestrator.Load(orchestrator.LoadOptions{StartDir: dir, Environ: []string{"RUNTASKS_EPIC=bd-e"}})
+	cfg := func() *config.Config {
+		c, _, err := config.Load(config.LoadOptions{StartDir: dir, Environ: []string{"RUNTASKS_EPIC=bd-e"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
-	boomConfig := func(string) (*orchestrator.Config, error) { panic("boom in config") }
+	boomConfig := func(string) (*config.Config, error) { panic("boom in config") }
 	input := `{"session_id":"s1","cwd":"` + dir + `","hook_event_name":"%s","prompt":"claim bd-e.1"}`
 	for _, tc := range []struct {
 		name string
@@ -37,8 +38,8 @@ func TestHooksRecoverFromPanics(t *testing.T) {
 	}{
 		{"stop-hook: a port panics", func(in string, out, errw *bytes.Buffer) error {
 			return runStopHook(context.Background(), &stopHookOptions{In: strings.NewReader(in), Out: out, Err: errw,
-				LoadConfig: func(string) (*orchestrator.Config, error) { return cfg(), nil },
-				Ports:      func(*orchestrator.Config) orchestrator.Ports { return orchestrator.Ports{Beads: panicTracker{}} }})
+				LoadConfig: func(string) (*config.Config, error) { return cfg(), nil },
+				Ports:      func(*config.Config) engine.Ports { return engine.Ports{Beads: panicTracker{}} }})
 		}},
 		{"stop-hook: loading panics", func(in string, out, errw *bytes.Buffer) error {
 			return runStopHook(context.Background(), &stopHookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig})

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/install"
-	"github.com/runtasks/runtasks/internal/orchestrator"
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
@@ -28,16 +28,16 @@ const (
 // run them all), each up to its timeout and the runner's grace, on top of
 // hookBaseTimeout for bd and the state. install writes it (rounded up to
 // whole seconds); doctor compares the installed timeouts with it.
-func hookTimeoutFor(cfg *orchestrator.Config) time.Duration {
+func hookTimeoutFor(cfg *config.Config) time.Duration {
 	var sum time.Duration
-	var walk func(specs []orchestrator.CheckSpec)
-	walk = func(specs []orchestrator.CheckSpec) {
+	var walk func(specs []config.CheckSpec)
+	walk = func(specs []config.CheckSpec) {
 		for _, sp := range specs {
 			switch sp.Type {
 			case "command":
 				d := sp.Timeout
 				if d <= 0 {
-					d = orchestrator.DefaultCheckTimeout
+					d = config.DefaultCheckTimeout
 				}
 				sum += d + shell.DefaultGrace
 			case "composite":
@@ -88,7 +88,7 @@ func stopHookTimeouts(agent string, data []byte) []time.Duration {
 
 // doctorHookTimeout checks that every installed stop hook's timeout covers
 // the configured checks (hookTimeoutFor).
-func doctorHookTimeout(o *doctorOptions, cfg *orchestrator.Config) doctorCheck {
+func doctorHookTimeout(o *doctorOptions, cfg *config.Config) doctorCheck {
 	need := hookTimeoutFor(cfg)
 	var short []string
 	n := 0

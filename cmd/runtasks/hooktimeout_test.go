@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 func TestHookTimeoutFor(t *testing.T) {
@@ -26,7 +26,7 @@ func TestHookTimeoutFor(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "project.yaml"), []byte("workflow:\n  checks: "+tt.checks+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg, _, err := orchestrator.Load(orchestrator.LoadOptions{StartDir: dir})
+		cfg, _, err := config.Load(config.LoadOptions{StartDir: dir})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -46,8 +46,8 @@ func TestDoctorHookTimeout(t *testing.T) {
 	write := func(timeout string) {
 		os.WriteFile(settings, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"runtasks stop-hook --epic e","timeout":`+timeout+`}]}]}}`), 0o644)
 	}
-	cfg := &orchestrator.Config{}
-	cfg.Workflow.Checks = []orchestrator.CheckSpec{{Type: "command", Run: "go test ./...", Timeout: 5 * time.Minute}}
+	cfg := &config.Config{}
+	cfg.Workflow.Checks = []config.CheckSpec{{Type: "command", Run: "go test ./...", Timeout: 5 * time.Minute}}
 	o := &doctorOptions{Root: root, Home: home}
 	write("30")
 	c := doctorHookTimeout(o, cfg)

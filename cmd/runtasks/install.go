@@ -9,9 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/install"
-	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 type installCmdOptions struct {
@@ -73,7 +74,7 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 		ValidArgs: hook.Agents,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := installOptions(f, cmd, args[0], &o.Opts); err != nil {
-				return exitCode(orchestrator.ExitUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			o.Out, o.Err = f.Out, f.Err
 			if o.Opts.Agent == hook.Codex && !o.NoTrust && !o.Opts.DryRun {
@@ -85,7 +86,7 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 			res, err := install.Install(cmd.Context(), o.Opts)
 			printInstallResult(o.Out, "install", o.Opts, res)
 			if err != nil {
-				return exitCode(orchestrator.ExitUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			if err := installTrust(f, o.Out, o.Opts); err != nil {
 				return exitCode(1, err)
@@ -169,7 +170,7 @@ func installTrust(f *Factory, w io.Writer, o install.Options) error {
 	if o.Global || o.DryRun {
 		return nil
 	}
-	file := filepath.Join(o.ProjectDir, orchestrator.ProjectFile)
+	file := filepath.Join(o.ProjectDir, config.ProjectFile)
 	if _, err := os.Stat(file); err != nil {
 		return nil
 	}
@@ -180,7 +181,7 @@ func installTrust(f *Factory, w io.Writer, o install.Options) error {
 	if _, err := trustFile(st, o.ProjectDir, file, f.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "trusted %s: the hooks read its %s as it is now (run `runtasks trust` again after changing it)\n", o.ProjectDir, orchestrator.ProjectFile)
+	fmt.Fprintf(w, "trusted %s: the hooks read its %s as it is now (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
 	return nil
 }
 

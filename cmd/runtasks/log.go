@@ -9,14 +9,14 @@ import (
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // newLogger is the logger of every command, the hooks' and people's: to
 // cfg.Log.File when set (appending, logfmt lines with the time), else to
 // stderr (charm log's text). The returned close function releases the
 // file.
-func newLogger(cfg *orchestrator.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
+func newLogger(cfg *config.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
 	w, closeFn := stderr, func() {}
 	if f := openLogFile(cfg); f != nil {
 		w, closeFn = f, func() { f.Close() }
@@ -50,7 +50,7 @@ const (
 
 // logLevelName is the logger's level: --log-level, else log.level, else
 // warn. A name charm log does not know leaves its default (info).
-func logLevelName(cfg *orchestrator.Config, flagLevel string) string {
+func logLevelName(cfg *config.Config, flagLevel string) string {
 	switch {
 	case flagLevel != "":
 		return flagLevel
@@ -62,7 +62,7 @@ func logLevelName(cfg *orchestrator.Config, flagLevel string) string {
 
 // openLogFile opens log.file (relative to the project root) for appending;
 // nil when none is set or it does not open (the logger writes to stderr).
-func openLogFile(cfg *orchestrator.Config) *os.File {
+func openLogFile(cfg *config.Config) *os.File {
 	if cfg == nil || cfg.Log.File == "" {
 		return nil
 	}

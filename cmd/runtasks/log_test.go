@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // TestLoggerLevelsAndFile: the log file gets timed logfmt lines (nothing
@@ -16,7 +16,7 @@ import (
 func TestLoggerLevelsAndFile(t *testing.T) {
 	dir := t.TempDir()
 	var stderr bytes.Buffer
-	l, closeLog := newLogger(&orchestrator.Config{Root: dir, Log: orchestrator.Log{File: "run.log"}}, &stderr, "")
+	l, closeLog := newLogger(&config.Config{Root: dir, Log: config.Log{File: "run.log"}}, &stderr, "")
 	l.Info("below warn")
 	l.Warn("kept", "k", "v", "why", `2 ready; "quoted"`)
 	l.Error("stop allowed", "err", "bd: exit status 1")
@@ -29,7 +29,7 @@ func TestLoggerLevelsAndFile(t *testing.T) {
 	}
 
 	stderr.Reset()
-	l, closeLog = newLogger(&orchestrator.Config{Log: orchestrator.Log{Level: "bogus"}}, &stderr, "")
+	l, closeLog = newLogger(&config.Config{Log: config.Log{Level: "bogus"}}, &stderr, "")
 	defer closeLog()
 	l.Debug("hidden")
 	l.Info("shown", "k", "v")
@@ -38,7 +38,7 @@ func TestLoggerLevelsAndFile(t *testing.T) {
 	}
 
 	stderr.Reset()
-	l, _ = newLogger(&orchestrator.Config{Log: orchestrator.Log{Level: "error"}}, &stderr, "debug")
+	l, _ = newLogger(&config.Config{Log: config.Log{Level: "error"}}, &stderr, "debug")
 	l.Debug("flag wins")
 	if got := stderr.String(); got != "DEBU runtasks: flag wins\n" {
 		t.Errorf("--log-level debug did not win over log.level: %q", got)

@@ -10,8 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/notify"
-	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 // notifyRunCommand is the hidden command the stop hook starts, detached,
@@ -31,7 +32,7 @@ func newNotifyRunCmd(f *Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job, err := notify.ReadJob(f.In)
 			if err != nil {
-				return exitCode(orchestrator.ExitUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			outcomes := notify.Run(cmd.Context(), job, f.Environ())
 			if err := notify.Log(job, outcomes); err != nil {
@@ -46,7 +47,7 @@ func newNotifyRunCmd(f *Factory) *cobra.Command {
 // configuration may run commands: the hooks read a project.yaml only when
 // it is trusted and unchanged since (Factory.LoadHookConfig), so the file
 // the configuration was read from is, and no other.
-func hookFileTrusted(cfg *orchestrator.Config) func(file string) bool {
+func hookFileTrusted(cfg *config.Config) func(file string) bool {
 	return func(file string) bool { return cfg.Untrusted == nil && cfg.File != "" && file == cfg.File }
 }
 
@@ -54,8 +55,8 @@ func hookFileTrusted(cfg *orchestrator.Config) func(file string) bool {
 // dispatched ("" for nothing) and why not, for the hook's log; it never
 // waits for the commands. self finds the runtasks binary that runs them,
 // only when there are some.
-func notifyDecision(cfg *orchestrator.Config, src *orchestrator.Sources, gate notify.Gate, self func() (string, error), environ []string,
-	in orchestrator.Input, dec orchestrator.Decision, now time.Time) (string, error) {
+func notifyDecision(cfg *config.Config, src *config.Sources, gate notify.Gate, self func() (string, error), environ []string,
+	in engine.Input, dec engine.Decision, now time.Time) (string, error) {
 	event := notify.EventFor(dec)
 	if event == "" || len(cfg.Workflow.Notify) == 0 {
 		return "", nil

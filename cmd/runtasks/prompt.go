@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 type promptOptions struct {
 	Out    io.Writer
-	Config *orchestrator.Config
+	Config *config.Config
 }
 
 func newPromptCmd(f *Factory) *cobra.Command {
@@ -28,7 +29,7 @@ prompts.run_tasks in project.yaml, with {epic_id} filled in.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return exitCode(orchestrator.ExitUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			return runPrompt(&promptOptions{Out: f.Out, Config: cfg})
 		},
@@ -41,11 +42,11 @@ prompts.run_tasks in project.yaml, with {epic_id} filled in.`,
 
 func runPrompt(o *promptOptions) error {
 	if o.Config.Workflow.Epic == "" {
-		return exitCode(orchestrator.ExitUsage, errors.New("no epic: pass --epic, set RUNTASKS_EPIC or workflow.epic"))
+		return exitCode(engine.ExitUsage, errors.New("no epic: pass --epic, set RUNTASKS_EPIC or workflow.epic"))
 	}
-	text, err := orchestrator.RenderPrompt(o.Config, o.Config.Workflow.Epic, "")
+	text, err := engine.RenderPrompt(o.Config, o.Config.Workflow.Epic, "")
 	if err != nil {
-		return exitCode(orchestrator.ExitUsage, err)
+		return exitCode(engine.ExitUsage, err)
 	}
 	_, err = fmt.Fprintln(o.Out, text)
 	return err

@@ -14,8 +14,10 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/claim"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // hookBeads is what the prompt and session hooks ask of beads.
@@ -31,8 +33,8 @@ type promptHookOptions struct {
 	Agent    string
 	LogLevel string
 	// LoadConfig loads the configuration from the hook's cwd.
-	LoadConfig func(startDir string) (*orchestrator.Config, error)
-	Beads      func(cfg *orchestrator.Config) hookBeads
+	LoadConfig func(startDir string) (*config.Config, error)
+	Beads      func(cfg *config.Config) hookBeads
 	Getenv     func(string) string
 	Now        func() time.Time
 }
@@ -87,11 +89,11 @@ fails the agent.`,
 func (o *promptHookOptions) wire(f *Factory, cmd *cobra.Command) {
 	o.In, o.Out, o.Err = f.In, f.Out, f.Err
 	o.LogLevel, _ = cmd.Flags().GetString("log-level")
-	o.LoadConfig = func(dir string) (*orchestrator.Config, error) {
+	o.LoadConfig = func(dir string) (*config.Config, error) {
 		cfg, _, err := f.LoadHookConfig(cmd, dir)
 		return cfg, err
 	}
-	o.Beads = func(cfg *orchestrator.Config) hookBeads { return newBeadsClient(f, cfg) }
+	o.Beads = func(cfg *config.Config) hookBeads { return newBeadsClient(f, cfg) }
 	o.Getenv, o.Now = f.Getenv, f.Now
 }
 
@@ -220,8 +222,8 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 
 // armSession binds session to epic after checking that beads knows the
 // epic, and returns the context to inject.
-func armSession(ctx context.Context, cfg *orchestrator.Config, bd hookBeads, session, epic string, now time.Time) string {
-	is, _, err := claim.Arm(ctx, bd, &orchestrator.Store{Dir: cfg.StateDir()}, session, epic, now)
+func armSession(ctx context.Context, cfg *config.Config, bd hookBeads, session, epic string, now time.Time) string {
+	is, _, err := claim.Arm(ctx, bd, &state.Store{Dir: cfg.StateDir()}, session, epic, now)
 	if err != nil {
 		return claim.ArmFailureText(epic, err)
 	}
@@ -236,8 +238,8 @@ func armSession(ctx context.Context, cfg *orchestrator.Config, bd hookBeads, ses
 
 // orchestrationPrompt renders the orchestration prompt for epic ("" when
 // its template is broken: the stop hook reports that).
-func orchestrationPrompt(cfg *orchestrator.Config, epic, session string) string {
-	p, err := orchestrator.RenderPrompt(cfg, epic, session)
+func orchestrationPrompt(cfg *config.Config, epic, session string) string {
+	p, err := engine.RenderPrompt(cfg, epic, session)
 	if err != nil {
 		return ""
 	}

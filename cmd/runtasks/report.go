@@ -10,14 +10,15 @@ import (
 	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
-	"github.com/runtasks/runtasks/internal/orchestrator"
 	"github.com/runtasks/runtasks/internal/report"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 type reportOptions struct {
 	Out, Err io.Writer
-	Store    *orchestrator.Store
+	Store    *state.Store
 	// RunsDir holds runtasks run's records ("" = none read).
 	RunsDir string
 	// Epic is the epic reported on: --epic, else the configured one, else
@@ -55,17 +56,17 @@ The file is written whole or not at all (a temporary file, then renamed).`,
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return exitCode(orchestrator.ExitUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			if opts.Epic == "" {
 				opts.Epic = cfg.Workflow.Epic
 			}
 			opts.RunsDir = headless.RunsDir(cfg)
-			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if opts.Path != "-" && !filepath.IsAbs(opts.Path) {
 				wd, err := f.Getwd()
 				if err != nil {
-					return exitCode(orchestrator.ExitFailed, err)
+					return exitCode(engine.ExitFailed, err)
 				}
 				opts.Path = filepath.Join(wd, opts.Path)
 			}
@@ -83,18 +84,18 @@ The file is written whole or not at all (a temporary file, then renamed).`,
 }
 
 func runReport(o *reportOptions) error {
-	recs, err := o.Store.Records(orchestrator.RecordFilter{})
+	recs, err := o.Store.Records(state.RecordFilter{})
 	if err != nil {
-		return exitCode(orchestrator.ExitFailed, err)
+		return exitCode(engine.ExitFailed, err)
 	}
 	if o.Epic == "" {
 		for i := len(recs) - 1; i >= 0 && o.Epic == ""; i-- {
-			if recs[i].Epic != "" && recs[i].Outcome.Class() != orchestrator.ClassIgnored {
+			if recs[i].Epic != "" && recs[i].Outcome.Class() != state.ClassIgnored {
 				o.Epic = recs[i].Epic
 			}
 		}
 		if o.Epic == "" {
-			return exitCode(orchestrator.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on an epic in %s", o.Store.LogPath()))
+			return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on an epic in %s", o.Store.LogPath()))
 		}
 	}
 	var runs []headless.RunState
@@ -102,7 +103,7 @@ func runReport(o *reportOptions) error {
 		var skipped []error
 		runs, skipped, err = headless.ListRuns(o.RunsDir)
 		if err != nil {
-			return exitCode(orchestrator.ExitFailed, fmt.Errorf("run records: %w", err))
+			return exitCode(engine.ExitFailed, fmt.Errorf("run records: %w", err))
 		}
 		for _, e := range skipped {
 			fmt.Fprintln(o.Err, "runtasks: warning: skipped", e)
@@ -114,18 +115,18 @@ func runReport(o *reportOptions) error {
 	}
 	rep := report.Build(report.Input{Epic: o.Epic, Records: recs, Runs: runs, Now: o.Now(), Loc: loc})
 	if len(rep.Cycles) == 0 {
-		return exitCode(orchestrator.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on epic %s in %s", o.Epic, o.Store.LogPath()))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on epic %s in %s", o.Epic, o.Store.LogPath()))
 	}
 	var page bytes.Buffer
 	if err := report.Render(&page, rep); err != nil {
-		return exitCode(orchestrator.ExitFailed, err)
+		return exitCode(engine.ExitFailed, err)
 	}
 	if o.Path == "-" {
 		_, err := o.Out.Write(page.Bytes())
 		return err
 	}
 	if err := writeFileAtomic(o.Path, page.Bytes()); err != nil {
-		return exitCode(orchestrator.ExitFailed, err)
+		return exitCode(engine.ExitFailed, err)
 	}
 	fmt.Fprintf(o.Out, "wrote %s\n%s", o.Path, rep.Summary())
 	return nil

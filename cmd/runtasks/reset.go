@@ -9,12 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 type resetOptions struct {
 	Out, Err io.Writer
-	Store    *orchestrator.Store
+	Store    *state.Store
 	// Epic and Session select the states to clear ("" = any).
 	Epic, Session string
 	Now           func() time.Time
@@ -42,13 +43,13 @@ It prints how many states it cleared.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return exitCode(orchestrator.ExitUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
 			if opts.Session == "" {
 				opts.Session = sessionFromEnv(f.Getenv)
 			}
-			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if err := runReset(opts); err != nil {
 				return exitCode(1, err)
 			}
@@ -72,8 +73,8 @@ func runReset(o *resetOptions) error {
 		now = o.Now()
 	}
 	for _, st := range cleared {
-		rec := orchestrator.Record{Time: now, Session: st.Session, Epic: st.Epic, Event: "reset",
-			Outcome: orchestrator.OutcomeReset, Cycle: 0,
+		rec := state.Record{Time: now, Session: st.Session, Epic: st.Epic, Event: "reset",
+			Outcome: state.OutcomeReset, Cycle: 0,
 			Why: fmt.Sprintf("counters cleared by runtasks reset (was %d cycle(s))", st.Cycles)}
 		if st.Last != nil {
 			rec.Max = st.Last.Max

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 func TestReset(t *testing.T) {
@@ -37,7 +37,7 @@ func TestReset(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := statusFixture(t)
-			before, _ := s.Records(orchestrator.RecordFilter{})
+			before, _ := s.Records(state.RecordFilter{})
 			var out, errOut bytes.Buffer
 			err := runReset(&resetOptions{Out: &out, Err: &errOut, Store: s, Session: tt.session, Epic: tt.epic,
 				Now: func() time.Time { return statusNow }})
@@ -60,13 +60,13 @@ func TestReset(t *testing.T) {
 				t.Errorf("left %v, want %v", left, tt.left)
 			}
 			// The log keeps everything and gains one reset record per state.
-			after, _ := s.Records(orchestrator.RecordFilter{})
+			after, _ := s.Records(state.RecordFilter{})
 			cleared := 3 - len(tt.left)
 			if len(after) != len(before)+cleared {
 				t.Fatalf("log: %d records, want %d", len(after), len(before)+cleared)
 			}
 			for _, r := range after[len(before):] {
-				if r.Outcome != orchestrator.OutcomeReset || r.Block || r.Cycle != 0 || !r.Time.Equal(statusNow) ||
+				if r.Outcome != state.OutcomeReset || r.Block || r.Cycle != 0 || !r.Time.Equal(statusNow) ||
 					!strings.Contains(r.Why, "runtasks reset") {
 					t.Errorf("reset record = %+v", r)
 				}
@@ -81,7 +81,7 @@ func TestResetThenCountsRestart(t *testing.T) {
 	if err := runReset(&resetOptions{Out: &out, Err: &out, Store: s, Session: "s1"}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.Update("s1", "bd-a", func(st *orchestrator.State) error { st.Cycles++; return nil })
+	st, err := s.Update("s1", "bd-a", func(st *state.State) error { st.Cycles++; return nil })
 	if err != nil || st.Cycles != 1 || st.Last != nil {
 		t.Errorf("after reset: %+v, %v; want a fresh state with 1 cycle", st, err)
 	}
@@ -110,7 +110,7 @@ func TestResetLogUnwritable(t *testing.T) {
 func TestResetUnreadableDir(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
-	s := &orchestrator.Store{Dir: filepath.Join(file, "state")}
+	s := &state.Store{Dir: filepath.Join(file, "state")}
 	var out bytes.Buffer
 	if err := runReset(&resetOptions{Out: &out, Err: &out, Store: s}); err == nil {
 		t.Errorf("reset in a state dir under a file: no error; output %s", out.String())

@@ -14,7 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 // Factory holds what commands take from the outside world, so that every
@@ -58,7 +59,7 @@ func lookupEnv(env []string, key string) (string, bool) {
 // LoadConfig loads the layered configuration for a command. startDir is
 // where the project root search begins ("" = working directory); flags are
 // the command's flags (only changed ones override).
-func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*orchestrator.Config, *orchestrator.Sources, error) {
+func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*config.Config, *config.Sources, error) {
 	if startDir == "" {
 		wd, err := f.Getwd()
 		if err != nil {
@@ -74,7 +75,7 @@ func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*orchestrator
 		fs = cmd.Flags()
 		configFile, _ = fs.GetString("config")
 	}
-	return orchestrator.Load(orchestrator.LoadOptions{
+	return config.Load(config.LoadOptions{
 		ConfigFile: configFile,
 		StartDir:   startDir,
 		Environ:    f.Environ(),
@@ -150,7 +151,7 @@ state: completion promises are claims, accepted only when beads agrees.`,
 	root.SetErr(f.Err)
 	root.PersistentFlags().String("config", "", "project.yaml to read (default: RUNTASKS_CONFIG, else found from the working directory upwards)")
 	root.PersistentFlags().String("log-level", "", "log level: debug, info, warn, error")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(orchestrator.ExitUsage, err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(engine.ExitUsage, err) })
 	root.SetUsageTemplate(root.UsageTemplate() + exitStatusTemplate)
 	root.AddGroup(&cobra.Group{ID: groupCommands, Title: "Commands:"},
 		&cobra.Group{ID: groupHooks, Title: "Hook plumbing (run by the agent's hooks, not typed):"})
@@ -178,7 +179,7 @@ state: completion promises are claims, accepted only when beads agrees.`,
 					if errors.As(err, &ee) {
 						return err
 					}
-					return exitCode(orchestrator.ExitUsage, err)
+					return exitCode(engine.ExitUsage, err)
 				}
 				return nil
 			}
@@ -232,7 +233,7 @@ func execute(ctx context.Context, args []string, f *Factory) int {
 		fmt.Fprintln(f.Err, "runtasks:", err)
 	}
 	if strings.HasPrefix(err.Error(), "unknown command") {
-		return orchestrator.ExitUsage
+		return engine.ExitUsage
 	}
-	return orchestrator.ExitFailed
+	return engine.ExitFailed
 }

@@ -13,13 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/claim"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
-	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 type runOptions struct {
 	Out, Err io.Writer
-	Config   *orchestrator.Config
+	Config   *config.Config
 	Environ  []string
 	Now      func() time.Time
 	LogLevel string
@@ -31,7 +32,7 @@ type runOptions struct {
 	RunID          string
 	AgentArgs      []string
 	Beads          headless.Beads
-	Ports          orchestrator.Ports
+	Ports          engine.Ports
 	// Kill is closed at a second interrupt: the agent is killed at once.
 	Kill <-chan struct{}
 	// TTY and Width describe Out (a terminal draws the live line).

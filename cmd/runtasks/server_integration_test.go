@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/runtasks/runtasks/internal/beads/beadstest"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 // serverScenario works a 3-task epic (t2 waits on t1) to completion with
@@ -95,7 +95,7 @@ func TestIntegrationServerMode(t *testing.T) {
 		t.Errorf("server down: want a bd error with bd's message, got %+v", a)
 	}
 	code, out, _ = runIn(t, server.Root, server.Env, "", "doctor", "--epic", epic)
-	if code != orchestrator.ExitUsage || !strings.Contains(out, "user root: does not answer") || !strings.Contains(out, "Dolt server unreachable") {
+	if code != engine.ExitUsage || !strings.Contains(out, "user root: does not answer") || !strings.Contains(out, "Dolt server unreachable") {
 		t.Errorf("doctor, server down: exit %d\n%s", code, out)
 	}
 

@@ -11,8 +11,9 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/claim"
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/hook"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 func newSessionHookCmd(f *Factory) *cobra.Command {
@@ -92,7 +93,7 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 			logger.Warn("CLAUDE_ENV_FILE", "err", err)
 		}
 	}
-	store := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
+	store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
 	b, err := store.Binding(session)
 	if err != nil {
 		logger.Error("session binding", "err", err)
@@ -119,7 +120,7 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 
 // sessionContext describes a bound session's work: the epic's state and
 // the orchestration prompt, then the claimed tasks.
-func sessionContext(ctx context.Context, cfg *orchestrator.Config, bd hookBeads, store *orchestrator.Store, b orchestrator.Binding, source string) string {
+func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store *state.Store, b state.Binding, source string) string {
 	var sb strings.Builder
 	if b.Epic != "" {
 		fmt.Fprintf(&sb, "runtasks: this session drives epic %s", b.Epic)
@@ -142,12 +143,12 @@ func sessionContext(ctx context.Context, cfg *orchestrator.Config, bd hookBeads,
 		}
 		sb.WriteString("runtasks: tasks this session claimed:")
 		untouched := map[string]bool{}
-		for _, c := range orchestrator.UntouchedResults(b.Claims) {
+		for _, c := range state.UntouchedResults(b.Claims) {
 			untouched[c.Task] = true
 		}
 		for _, c := range b.Claims {
 			note := "RESULTS.md written"
-			if err := orchestrator.ResultsProblem(c); err != nil {
+			if err := state.ResultsProblem(c); err != nil {
 				note = "RESULTS.md not read: " + err.Error() + "; write it as a regular file"
 			} else if untouched[c.Task] {
 				note = "RESULTS.md not written yet"

@@ -17,13 +17,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 type statusOptions struct {
 	Out, Err io.Writer
-	Store    *orchestrator.Store
+	Store    *state.Store
 	// MaxCycles and DoneTokenMax are the configured caps, shown beside the
 	// cycle counts (0 = no cap).
 	MaxCycles    int
@@ -109,17 +112,17 @@ prints each result on its own line, strings without quotes.`,
 				// when a person needs to look.
 				dir, derr := statusFallbackDir(f, cmd)
 				if derr != nil {
-					return exitCode(orchestrator.ExitUsage, err)
+					return exitCode(engine.ExitUsage, err)
 				}
 				opts.ConfigError = err.Error()
 				fmt.Fprintf(f.Err, "runtasks: warning: the configuration is broken, so runtasks is off for this project until it is fixed:\n%s\n", err)
-				opts.Store = &orchestrator.Store{Dir: dir, Warn: statusWarn(f.Err)}
+				opts.Store = &state.Store{Dir: dir, Warn: statusWarn(f.Err)}
 				return runStatus(cmd.Context(), opts)
 			}
 			opts.RunsDir = headless.RunsDir(cfg)
 			opts.MaxCycles = cfg.Workflow.StopHook.MaxCycles
 			opts.DoneTokenMax = cfg.Workflow.DoneToken.Max
-			opts.Store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if opts.TTY != nil {
 				opts.Tally = newBeadsClient(f, cfg).Tally
 			}
@@ -158,7 +161,7 @@ func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
 	}
 	dir, _ := cmd.Flags().GetString("state-dir")
 	if dir == "" {
-		dir = orchestrator.DefaultStateDir
+		dir = config.DefaultStateDir
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
@@ -177,9 +180,9 @@ type statusReport struct {
 	ConfigError string `json:"config_error,omitempty"`
 	// Runs are runtasks run's records, newest first: live ones (running),
 	// finished ones, and dead ones (recorded running, process gone).
-	Runs     []headless.RunState   `json:"runs"`
-	Sessions []statusSession       `json:"sessions"`
-	History  []orchestrator.Record `json:"history"`
+	Runs     []headless.RunState `json:"runs"`
+	Sessions []statusSession     `json:"sessions"`
+	History  []state.Record      `json:"history"`
 	// Epics and Tasks sum the tokens and cost the decision log recorded,
 	// per epic and per claimed task.
 	Epics []statusUsage `json:"epics,omitempty"`
@@ -187,16 +190,16 @@ type statusReport struct {
 }
 
 type statusSession struct {
-	orchestrator.State
+	state.State
 	MaxCycles int `json:"max_cycles"`
 	// Usage sums what the decision log recorded for the session and epic
 	// (every loop, not only the current one: that is State.Spent).
-	Usage *orchestrator.Spent `json:"usage,omitempty"`
+	Usage *usage.Spent `json:"usage,omitempty"`
 }
 
 // spent is what the TOKENS and COST columns show: the decision log's sum
 // with --usage, else the session's loop since it was armed (its state).
-func (s statusSession) spent() *orchestrator.Spent {
+func (s statusSession) spent() *usage.Spent {
 	if s.Usage != nil {
 		return s.Usage
 	}
@@ -206,13 +209,12 @@ func (s statusSession) spent() *orchestrator.Spent {
 	return &s.Spent
 }
 
-// statusUsage is one epic's or task's sum.
+// statusUsage is one epic's or task's sum (its Stops count the decisions
+// that recorded usage).
 type statusUsage struct {
 	Epic string `json:"epic,omitempty"`
 	Task string `json:"task,omitempty"`
-	orchestrator.Spent
-	// Stops counts the decisions that recorded usage.
-	Stops int `json:"stops"`
+	usage.Sum
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {
@@ -249,7 +251,7 @@ func (o *statusOptions) loc() *time.Location {
 }
 
 func statusCollect(o *statusOptions) (*statusReport, error) {
-	rep := &statusReport{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []statusSession{}, History: []orchestrator.Record{}}
+	rep := &statusReport{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []statusSession{}, History: []state.Record{}}
 	if o.RunsDir != "" {
 		runs, skipped, err := headless.ListRuns(o.RunsDir)
 		if err != nil {
@@ -282,7 +284,7 @@ func statusCollect(o *statusOptions) (*statusReport, error) {
 		}
 	}
 	if o.History != 0 {
-		recs, err := o.Store.Records(orchestrator.RecordFilter{Session: o.Session, Epic: o.Epic, Limit: max(o.History, 0)})
+		recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic, Limit: max(o.History, 0)})
 		if err != nil {
 			return nil, err
 		}
@@ -301,7 +303,7 @@ func statusWhy(o *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	var found *orchestrator.State
+	var found *state.State
 	for i, st := range states {
 		if st.Session != o.Why || (o.Epic != "" && st.Epic != o.Epic) {
 			continue
@@ -327,75 +329,69 @@ func statusWhy(o *statusOptions) error {
 // statusUsageSums reads the whole decision log (filtered) and sums the
 // recorded usage per session, epic and claimed task.
 func statusUsageSums(o *statusOptions, rep *statusReport) error {
-	recs, err := o.Store.Records(orchestrator.RecordFilter{Session: o.Session, Epic: o.Epic})
+	recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic})
 	if err != nil {
 		return err
 	}
 	type key struct{ session, epic string }
-	sessions := map[key]orchestrator.Spent{}
-	epics, tasks := map[string]*statusUsage{}, map[string]*statusUsage{}
-	var epicOrder, taskOrder []string
+	var sessions usage.Sums[key]
+	var epics, tasks usage.Sums[string]
+	taskEpic := map[string]string{} // a task's epic: its first record's
 	for _, r := range recs {
 		if r.Usage == nil {
 			continue
 		}
-		k := key{r.Session, r.Epic}
-		sessions[k] = sessions[k].Plus(*r.Usage)
-		if epics[r.Epic] == nil {
-			epics[r.Epic] = &statusUsage{Epic: r.Epic}
-			epicOrder = append(epicOrder, r.Epic)
-		}
-		e := epics[r.Epic]
-		e.Spent, e.Stops = e.Spent.Plus(*r.Usage), e.Stops+1
+		sessions.Add(key{r.Session, r.Epic}, *r.Usage)
+		epics.Add(r.Epic, *r.Usage)
 		if r.Task != "" {
-			if tasks[r.Task] == nil {
-				tasks[r.Task] = &statusUsage{Epic: r.Epic, Task: r.Task}
-				taskOrder = append(taskOrder, r.Task)
+			if _, ok := taskEpic[r.Task]; !ok {
+				taskEpic[r.Task] = r.Epic
 			}
-			t := tasks[r.Task]
-			t.Spent, t.Stops = t.Spent.Plus(*r.Usage), t.Stops+1
+			tasks.Add(r.Task, *r.Usage)
 		}
 	}
 	for i, s := range rep.Sessions {
-		if sp, ok := sessions[key{s.Session, s.Epic}]; ok {
-			rep.Sessions[i].Usage = &sp
+		if sum, ok := sessions.Get(key{s.Session, s.Epic}); ok {
+			rep.Sessions[i].Usage = &sum.Spent
 		}
 	}
-	for _, e := range epicOrder {
-		rep.Epics = append(rep.Epics, *epics[e])
+	for _, e := range epics.Keys() {
+		sum, _ := epics.Get(e)
+		rep.Epics = append(rep.Epics, statusUsage{Epic: e, Sum: sum})
 	}
-	for _, t := range taskOrder {
-		rep.Tasks = append(rep.Tasks, *tasks[t])
+	for _, t := range tasks.Keys() {
+		sum, _ := tasks.Get(t)
+		rep.Tasks = append(rep.Tasks, statusUsage{Epic: taskEpic[t], Task: t, Sum: sum})
 	}
 	return nil
 }
 
 // statusTokens is a token total cell ("-" when nothing was recorded).
-func statusTokens(s *orchestrator.Spent) string {
+func statusTokens(s *usage.Spent) string {
 	if s == nil {
 		return "-"
 	}
-	return orchestrator.FormatTokens(s.Total())
+	return usage.FormatTokens(s.Total())
 }
 
 // statusCost is a cost cell: "-" when nothing was recorded, "?" when no
 // model had a price, a trailing "+" when some tokens had none.
-func statusCost(s *orchestrator.Spent) string {
+func statusCost(s *usage.Spent) string {
 	switch {
 	case s == nil:
 		return "-"
 	case s.Cost == 0 && s.Unpriced > 0:
 		return "?"
 	case s.Unpriced > 0:
-		return orchestrator.FormatCost(s.Cost) + "+"
+		return usage.FormatCost(s.Cost) + "+"
 	}
-	return orchestrator.FormatCost(s.Cost)
+	return usage.FormatCost(s.Cost)
 }
 
 // maxFor is the cap that applies to an epic's sessions: the done-token cap
 // for the contract's epic-less state.
 func (o *statusOptions) maxFor(epic string) int {
-	if epic == orchestrator.NoEpic {
+	if epic == state.NoEpic {
 		return o.DoneTokenMax
 	}
 	return o.MaxCycles
@@ -464,7 +460,7 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 		fmt.Fprintln(tw, "SESSION\tEPIC\tCYCLES\tLAST\tSTOP\tREADY\tWIP\tBLKD\tDEFR\tLEFT\tTOKENS\tCOST\tWHEN\tWHY")
 		for _, s := range rep.Sessions {
 			outcome, stop, why, when := "-", "-", "-", statusAgo(now, s.UpdatedAt, o.loc())
-			var counts *orchestrator.Counts
+			var counts *state.Counts
 			if r := s.Last; r != nil {
 				outcome, stop, why, counts = string(r.Outcome), statusStop(r.Block), statusCell(r.Why, 70), r.Counts
 				when = statusAgo(now, r.Time, o.loc())
@@ -481,8 +477,8 @@ func statusPrint(o *statusOptions, rep *statusReport) error {
 			for _, group := range [][]statusUsage{rep.Epics, rep.Tasks} {
 				for _, u := range group {
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", statusCell(u.Epic, 24), statusCell(u.Task, 24), u.Stops,
-						orchestrator.FormatTokens(u.Input), orchestrator.FormatTokens(u.Output), orchestrator.FormatTokens(u.CacheRead),
-						orchestrator.FormatTokens(u.CacheWrite), orchestrator.FormatTokens(u.Total()), statusCost(&u.Spent))
+						usage.FormatTokens(u.Input), usage.FormatTokens(u.Output), usage.FormatTokens(u.CacheRead),
+						usage.FormatTokens(u.CacheWrite), usage.FormatTokens(u.Total()), statusCost(&u.Spent))
 				}
 			}
 			tw.Flush()
@@ -566,7 +562,7 @@ func statusCycles(n, max int) string {
 
 // statusCounts renders READY, WIP, BLKD, DEFR and LEFT as tab-separated
 // cells; "-" for what was not read.
-func statusCounts(c *orchestrator.Counts) string {
+func statusCounts(c *state.Counts) string {
 	if c == nil {
 		return "-\t-\t-\t-\t-"
 	}

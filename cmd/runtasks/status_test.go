@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // statusNow is the clock of the status fixtures.
@@ -21,32 +22,32 @@ var statusNow = time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
 // statusFixture is a state directory with three sessions and a log of
 // their decisions: s1 loops on bd-a (3 blocks), s2 finished bd-a, s3 was
 // blocked once on bd-b with only the ready count read.
-func statusFixture(t testing.TB) *orchestrator.Store {
+func statusFixture(t testing.TB) *state.Store {
 	t.Helper()
-	s := &orchestrator.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
-	full := func(ready, wip, blocked, remaining int) *orchestrator.Counts {
-		return &orchestrator.Counts{Ready: ready, InProgress: wip, Blocked: blocked, Remaining: remaining}
+	s := &state.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
+	full := func(ready, wip, blocked, remaining int) *state.Counts {
+		return &state.Counts{Ready: ready, InProgress: wip, Blocked: blocked, Remaining: remaining}
 	}
-	readyOnly := &orchestrator.Counts{Ready: 2, InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
-	recs := []orchestrator.Record{
-		{Time: statusNow.Add(-3 * time.Hour), Session: "s2", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "2 ready, 1 in progress", Counts: full(2, 1, 0, 4)},
-		{Time: statusNow.Add(-2 * time.Hour), Session: "s2", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: orchestrator.OutcomeComplete, Block: false, Cycle: 0, Max: 50, Why: "all tasks closed", Counts: full(0, 0, 0, 0)},
-		{Time: statusNow.Add(-30 * time.Minute), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "3 ready", Counts: full(3, 0, 1, 5)},
-		{Time: statusNow.Add(-20 * time.Minute), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: orchestrator.OutcomeRejected, Block: true, Cycle: 2, Max: 50, Why: "promise ALL TASKS COMPLETE rejected: 2 ready", Counts: full(2, 1, 1, 5)},
-		{Time: statusNow.Add(-5 * time.Minute), Session: "s3", Epic: "bd-b", Agent: "codex", Event: "Stop", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "2 ready", Counts: readyOnly},
-		{Time: statusNow.Add(-45 * time.Second), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 3, Max: 50, Why: "1 ready, 2 in progress", Counts: full(1, 2, 1, 5)},
+	readyOnly := &state.Counts{Ready: 2, InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
+	recs := []state.Record{
+		{Time: statusNow.Add(-3 * time.Hour), Session: "s2", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "2 ready, 1 in progress", Counts: full(2, 1, 0, 4)},
+		{Time: statusNow.Add(-2 * time.Hour), Session: "s2", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeComplete, Block: false, Cycle: 0, Max: 50, Why: "all tasks closed", Counts: full(0, 0, 0, 0)},
+		{Time: statusNow.Add(-30 * time.Minute), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "3 ready", Counts: full(3, 0, 1, 5)},
+		{Time: statusNow.Add(-20 * time.Minute), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeRejected, Block: true, Cycle: 2, Max: 50, Why: "promise ALL TASKS COMPLETE rejected: 2 ready", Counts: full(2, 1, 1, 5)},
+		{Time: statusNow.Add(-5 * time.Minute), Session: "s3", Epic: "bd-b", Agent: "codex", Event: "Stop", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "2 ready", Counts: readyOnly},
+		{Time: statusNow.Add(-45 * time.Second), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeContinue, Block: true, Cycle: 3, Max: 50, Why: "1 ready, 2 in progress", Counts: full(1, 2, 1, 5)},
 	}
-	last := map[[2]string]orchestrator.Record{}
+	last := map[[2]string]state.Record{}
 	// Usage: s1's stops on bd-a (priced, against its claimed tasks), s3's
 	// on bd-b (a model without a price).
-	priced := func(in, out, cr int64, cost float64) *orchestrator.Spent {
-		return &orchestrator.Spent{Tokens: orchestrator.Tokens{Input: in, Output: out, CacheRead: cr}, Cost: cost, Models: []string{"claude-sonnet-4-5"}}
+	priced := func(in, out, cr int64, cost float64) *usage.Spent {
+		return &usage.Spent{Tokens: usage.Tokens{Input: in, Output: out, CacheRead: cr}, Cost: cost, Models: []string{"claude-sonnet-4-5"}}
 	}
 	recs[2].Usage, recs[2].Task = priced(1200, 300, 40000, 0.0201), "bd-a.1"
 	recs[3].Usage, recs[3].Task = priced(800, 250, 52000, 0.0218), "bd-a.1"
 	recs[5].Usage, recs[5].Task = priced(500, 120, 61000, 0.0216), "bd-a.2"
-	recs[4].Usage = &orchestrator.Spent{Tokens: orchestrator.Tokens{Input: 90, Output: 40, CacheRead: 3000}, Unpriced: 3130, Models: []string{"fake-model"}}
-	spent := map[[2]string]orchestrator.Spent{}
+	recs[4].Usage = &usage.Spent{Tokens: usage.Tokens{Input: 90, Output: 40, CacheRead: 3000}, Unpriced: 3130, Models: []string{"fake-model"}}
+	spent := map[[2]string]usage.Spent{}
 	for _, r := range recs {
 		if err := s.Append(r); err != nil {
 			t.Fatal(err)
@@ -59,7 +60,7 @@ func statusFixture(t testing.TB) *orchestrator.Store {
 	}
 	for key, r := range last {
 		r := r
-		_, err := s.Update(key[0], key[1], func(st *orchestrator.State) error {
+		_, err := s.Update(key[0], key[1], func(st *state.State) error {
 			st.Cycles, st.Last, st.UpdatedAt, st.Spent = r.Cycle, &r, r.Time, spent[key]
 			if r.Block {
 				st.FirstBlockAt = statusNow.Add(-time.Hour)
@@ -145,7 +146,7 @@ func TestStatusHuman(t *testing.T) {
 }
 
 func TestStatusEmptyDir(t *testing.T) {
-	s := &orchestrator.Store{Dir: filepath.Join(t.TempDir(), "none")}
+	s := &state.Store{Dir: filepath.Join(t.TempDir(), "none")}
 	out, _, err := statusRun(t, &statusOptions{Store: s, History: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -163,13 +164,13 @@ func TestStatusEmptyDir(t *testing.T) {
 // TestStatusHostileText: ids and reasons from outside cannot break the
 // table or send escape sequences to the terminal.
 func TestStatusHostileText(t *testing.T) {
-	s := &orchestrator.Store{Dir: t.TempDir()}
+	s := &state.Store{Dir: t.TempDir()}
 	hostile := "evil\x1b[2J\ttab\nnewline" + strings.Repeat("x", 200)
-	r := orchestrator.Record{Time: statusNow, Session: hostile, Epic: "bd-\x07", Outcome: orchestrator.OutcomeContinue, Block: true, Why: "why\r\nmore"}
+	r := state.Record{Time: statusNow, Session: hostile, Epic: "bd-\x07", Outcome: state.OutcomeContinue, Block: true, Why: "why\r\nmore"}
 	if err := s.Append(r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update(hostile, "bd-\x07", func(st *orchestrator.State) error { st.Last = &r; return nil }); err != nil {
+	if _, err := s.Update(hostile, "bd-\x07", func(st *state.State) error { st.Last = &r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := statusRun(t, &statusOptions{Store: s, History: 10})
@@ -230,11 +231,11 @@ func TestStatusJSON(t *testing.T) {
 	if rep.Sessions[0].Cycles != 3 || rep.Sessions[0].Last == nil || rep.Sessions[0].Last.Counts.InProgress != 2 {
 		t.Errorf("s1 = %+v", rep.Sessions[0])
 	}
-	if len(rep.History) != 5 || rep.History[4].Cycle != 3 || rep.History[0].Outcome != orchestrator.OutcomeComplete {
+	if len(rep.History) != 5 || rep.History[4].Cycle != 3 || rep.History[0].Outcome != state.OutcomeComplete {
 		t.Errorf("history = %+v", rep.History)
 	}
 	// Empty lists are [], not null.
-	empty, _, _ := statusRun(t, &statusOptions{Store: &orchestrator.Store{Dir: t.TempDir()}, JSON: true})
+	empty, _, _ := statusRun(t, &statusOptions{Store: &state.Store{Dir: t.TempDir()}, JSON: true})
 	if !strings.Contains(empty, `"sessions": []`) || !strings.Contains(empty, `"history": []`) {
 		t.Errorf("empty JSON:\n%s", empty)
 	}
@@ -313,8 +314,8 @@ func TestStatusCommand(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := &orchestrator.Store{Dir: filepath.Join(project, ".runtasks")}
-	if _, err := s.Update("s1", "bd-a", func(st *orchestrator.State) error { st.Cycles = 4; return nil }); err != nil {
+	s := &state.Store{Dir: filepath.Join(project, ".runtasks")}
+	if _, err := s.Update("s1", "bd-a", func(st *state.State) error { st.Cycles = 4; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -396,21 +397,21 @@ func TestStatusCell(t *testing.T) {
 // BenchmarkStatus runs status over a log of 10,000 decisions from 50
 // sessions: the default view reads the log from its end.
 func BenchmarkStatus(b *testing.B) {
-	s := &orchestrator.Store{Dir: b.TempDir()}
+	s := &state.Store{Dir: b.TempDir()}
 	f, err := os.Create(s.LogPath())
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := range 10_000 {
-		r := orchestrator.Record{Time: statusNow.Add(time.Duration(i) * time.Second), Session: fmt.Sprintf("session-%02d", i%50),
-			Epic: "bd-a", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: i / 50, Max: 50, Why: "2 ready, 1 in progress",
-			Counts: &orchestrator.Counts{Ready: 2, InProgress: 1, Remaining: 5}}
+		r := state.Record{Time: statusNow.Add(time.Duration(i) * time.Second), Session: fmt.Sprintf("session-%02d", i%50),
+			Epic: "bd-a", Outcome: state.OutcomeContinue, Block: true, Cycle: i / 50, Max: 50, Why: "2 ready, 1 in progress",
+			Counts: &state.Counts{Ready: 2, InProgress: 1, Remaining: 5}}
 		line, _ := json.Marshal(r)
 		f.Write(append(line, '\n'))
 	}
 	f.Close()
 	for i := range 50 {
-		if _, err := s.Update(fmt.Sprintf("session-%02d", i), "bd-a", func(st *orchestrator.State) error { st.Cycles = 3; return nil }); err != nil {
+		if _, err := s.Update(fmt.Sprintf("session-%02d", i), "bd-a", func(st *state.State) error { st.Cycles = 3; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -437,7 +438,7 @@ func BenchmarkStatus(b *testing.B) {
 func TestStatusWhy(t *testing.T) {
 	s := statusFixture(t)
 	reason := "completion rejected: 2 remain:\n- bd-a.1 Write the parser [open]\n\nYou are the orchestrator for beads epic bd-a.\n\nruntasks: cycle 3/50 · 1 ready"
-	if _, err := s.Update("s1", "bd-a", func(st *orchestrator.State) error { st.LastReason = reason; return nil }); err != nil {
+	if _, err := s.Update("s1", "bd-a", func(st *state.State) error { st.LastReason = reason; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := statusRun(t, &statusOptions{Store: s, Why: "s1"})

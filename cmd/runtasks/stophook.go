@@ -10,11 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/notify"
-	"github.com/runtasks/runtasks/internal/orchestrator"
 	"github.com/runtasks/runtasks/internal/shell"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 type stopHookOptions struct {
@@ -22,18 +25,18 @@ type stopHookOptions struct {
 	Out, Err io.Writer
 	Agent    string
 	// LoadConfig loads the configuration from the hook's cwd.
-	LoadConfig func(startDir string) (*orchestrator.Config, error)
+	LoadConfig func(startDir string) (*config.Config, error)
 	// Ports builds the engine's ports (bd, git, shell) for a config.
-	Ports    func(cfg *orchestrator.Config) orchestrator.Ports
+	Ports    func(cfg *config.Config) engine.Ports
 	LogLevel string
 	// ConfigErrorLog records a configuration error in the project's
 	// decision log (the state directory cannot come from a broken file).
-	ConfigErrorLog func(startDir string, in orchestrator.Input, dec orchestrator.Decision)
+	ConfigErrorLog func(startDir string, in engine.Input, dec engine.Decision)
 	// EpicFlag is true when --epic was given: it wins over a session binding.
 	EpicFlag bool
 	// Notify hands the decision's event to workflow.notify (detached);
 	// it returns the event dispatched ("" for none). nil: no notify.
-	Notify func(cfg *orchestrator.Config, in orchestrator.Input, dec orchestrator.Decision) (string, error)
+	Notify func(cfg *config.Config, in engine.Input, dec engine.Decision) (string, error)
 }
 
 func newStopHookCmd(f *Factory) *cobra.Command {
@@ -66,18 +69,18 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.In, opts.Out, opts.Err = f.In, f.Out, f.Err
 			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
-			var src *orchestrator.Sources
-			opts.LoadConfig = func(dir string) (*orchestrator.Config, error) {
+			var src *config.Sources
+			opts.LoadConfig = func(dir string) (*config.Config, error) {
 				cfg, s, err := f.LoadHookConfig(cmd, dir)
 				src = s
 				return cfg, err
 			}
 			explicit, _ := cmd.Flags().GetString("config")
-			opts.Notify = func(cfg *orchestrator.Config, in orchestrator.Input, dec orchestrator.Decision) (string, error) {
+			opts.Notify = func(cfg *config.Config, in engine.Input, dec engine.Decision) (string, error) {
 				return notifyDecision(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), selfPath, f.Environ(), in, dec, f.Now())
 			}
-			opts.Ports = func(cfg *orchestrator.Config) orchestrator.Ports { return stopPorts(f, cfg, utcClock(f.Now)) }
-			opts.ConfigErrorLog = func(dir string, in orchestrator.Input, dec orchestrator.Decision) {
+			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg, utcClock(f.Now)) }
+			opts.ConfigErrorLog = func(dir string, in engine.Input, dec engine.Decision) {
 				recordConfigError(f, dir, in, dec)
 			}
 			opts.EpicFlag = cmd.Flags().Changed("epic")
@@ -96,7 +99,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 
 // newBeadsClient builds the bd client a configuration describes; bd runs in
 // the factory's environment.
-func newBeadsClient(f *Factory, cfg *orchestrator.Config) *beads.Client {
+func newBeadsClient(f *Factory, cfg *config.Config) *beads.Client {
 	env := f.Environ()
 	return &beads.Client{Bin: cfg.Beads.Bin, Dir: cfg.BeadsDir(), WorkDir: cfg.Root, Timeout: cfg.Beads.Timeout, Env: env,
 		Slots: &beads.Slots{Dir: beads.SlotsDir(env), Max: cfg.Beads.MaxProcesses, Wait: cfg.Beads.QueueTimeout}}
@@ -104,10 +107,10 @@ func newBeadsClient(f *Factory, cfg *orchestrator.Config) *beads.Client {
 
 // stopPorts are the engine's ports for a configuration: bd, git, the
 // shell for command checks.
-func stopPorts(f *Factory, cfg *orchestrator.Config, now func() time.Time) orchestrator.Ports {
+func stopPorts(f *Factory, cfg *config.Config, now func() time.Time) engine.Ports {
 	bd := newBeadsClient(f, cfg)
 	repo := git.Repo{Dir: cfg.Root}
-	return orchestrator.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
+	return engine.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
 		Runner: shellRunner{shell.Runner{Env: f.Environ()}}, Now: now}
 }
 
@@ -125,12 +128,12 @@ func utcClock(now func() time.Time) func() time.Time {
 func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 	agent := o.Agent
 	defer recoverHook("stop-hook", o.Out, o.Err, func(msg string) []byte {
-		return hook.EncodeStop(agentOr(agent), orchestrator.Decision{SystemMessage: msg})
+		return hook.EncodeStop(agentOr(agent), engine.Decision{SystemMessage: msg})
 	})
 	payload, err := hook.Parse(o.In)
 	if err != nil {
 		fmt.Fprintf(o.Err, "runtasks stop-hook: %v; stop allowed\n", err)
-		o.Out.Write(hook.EncodeStop(agentOr(agent), orchestrator.Decision{
+		o.Out.Write(hook.EncodeStop(agentOr(agent), engine.Decision{
 			SystemMessage: "runtasks: could not read the Stop hook's input (" + err.Error() + "); stop allowed."}))
 		return nil
 	}
@@ -145,12 +148,12 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 	if err != nil {
 		msg := "runtasks: " + err.Error() + "; this stop was not judged (allowed)."
 		fmt.Fprintf(o.Err, "runtasks stop-hook: %s\n", msg)
-		o.Out.Write(hook.EncodeStop(agent, orchestrator.Decision{SystemMessage: msg}))
+		o.Out.Write(hook.EncodeStop(agent, engine.Decision{SystemMessage: msg}))
 		return nil
 	}
 	cfg, err := o.LoadConfig(start)
 	if err != nil {
-		dec := orchestrator.ConfigErrorDecision(err)
+		dec := engine.ConfigErrorDecision(err)
 		fmt.Fprintf(o.Err, "runtasks stop-hook: %s\n", dec.SystemMessage)
 		in, _ := hook.Input(agent, payload, false)
 		if o.ConfigErrorLog != nil {
@@ -168,13 +171,13 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 	if inErr != nil {
 		logger.Warn("could not read the final message; judging without it", "err", inErr)
 	}
-	store := &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
+	store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
 	addSpending(&in, cfg, store, logger)
 	ports := o.Ports(cfg)
-	ports.Usage = func(from orchestrator.UsageMark) (orchestrator.Usage, orchestrator.UsageMark, error) {
+	ports.Usage = func(from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
 		return hook.Usage(agent, payload, from)
 	}
-	dec, err := store.Stop(ctx, cfg, orchestrator.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, ports)
+	dec, err := engine.Stop(ctx, store, cfg, engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, ports)
 	if err != nil {
 		logger.Error("stop allowed", "err", err)
 	}
@@ -200,7 +203,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) (err error) {
 // sessions' loops spent. A failure is logged: the budget then counts this
 // session only. (The stop's own usage is read by Stop, through
 // Ports.Usage, for a driven session only.)
-func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orchestrator.Store, logger *log.Logger) {
+func addSpending(in *engine.Input, cfg *config.Config, store *state.Store, logger *log.Logger) {
 	if b := cfg.Workflow.Budget; b.EpicTokens > 0 || b.EpicCost > 0 {
 		var err error
 		if in.OthersSpent, err = store.SpentByEpic(in.SessionID); err != nil {
@@ -210,12 +213,12 @@ func addSpending(in *orchestrator.Input, cfg *orchestrator.Config, store *orches
 }
 
 // logDecision logs one decision of the engine.
-func logDecision(logger *log.Logger, session string, dec orchestrator.Decision) {
+func logDecision(logger *log.Logger, session string, dec engine.Decision) {
 	lvl := log.InfoLevel
 	switch {
-	case dec.Outcome == orchestrator.OutcomeNotDriven:
+	case dec.Outcome == state.OutcomeNotDriven:
 		lvl = log.DebugLevel
-	case dec.Outcome.Class() == orchestrator.ClassError:
+	case dec.Outcome.Class() == state.ClassError:
 		lvl = log.WarnLevel
 	}
 	logger.Log(lvl, "decision", "session", session, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)

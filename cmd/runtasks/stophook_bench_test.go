@@ -23,7 +23,9 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads/beadstest"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // benchRuns is how many times each timing is repeated (median taken).
@@ -287,13 +289,13 @@ const benchTurnTokens = (20 + 500 + 12000 + 40) + (8 + 12500 + 15)
 // session spent, in tokens.
 func benchSpent(b *testing.B, root, session string) int64 {
 	b.Helper()
-	files, _ := filepath.Glob(filepath.Join(root, orchestrator.DefaultStateDir, "sessions", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(root, config.DefaultStateDir, "sessions", "*.json"))
 	for _, p := range files {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			b.Fatal(err)
 		}
-		var st orchestrator.State
+		var st state.State
 		if json.Unmarshal(data, &st) == nil && st.Session == session {
 			return st.Spent.Total()
 		}
@@ -478,8 +480,8 @@ func BenchmarkReasonSize(b *testing.B) {
 			for _, cycle := range []int{1, 50} {
 				session := fmt.Sprintf("s-%d-%d", n, cycle)
 				if cycle > 1 {
-					store := &orchestrator.Store{Dir: filepath.Join(root, ".runtasks")}
-					if _, err := store.Update(session, faultEpic, func(st *orchestrator.State) error { st.Cycles = cycle - 1; return nil }); err != nil {
+					store := &state.Store{Dir: filepath.Join(root, ".runtasks")}
+					if _, err := store.Update(session, faultEpic, func(st *state.State) error { st.Cycles = cycle - 1; return nil }); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -513,15 +515,15 @@ func BenchmarkStatus10k(b *testing.B) {
 	seed := func(records int) string {
 		root := filepath.Join(b.TempDir(), "proj")
 		os.MkdirAll(filepath.Join(root, ".git"), 0o755)
-		store := &orchestrator.Store{Dir: filepath.Join(root, ".runtasks")}
+		store := &state.Store{Dir: filepath.Join(root, ".runtasks")}
 		const sessions = 100
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		var log bytes.Buffer
 		for i := 0; i < records; i++ {
 			s := fmt.Sprintf("session-%03d", i%sessions)
-			rec := orchestrator.Record{Time: t0.Add(time.Duration(i) * time.Second), Session: s, Epic: faultEpic, Agent: "claude", Event: "Stop",
-				Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: i/sessions + 1, Max: 1000, Why: "2 ready",
-				Counts: &orchestrator.Counts{Ready: 2}}
+			rec := state.Record{Time: t0.Add(time.Duration(i) * time.Second), Session: s, Epic: faultEpic, Agent: "claude", Event: "Stop",
+				Outcome: state.OutcomeContinue, Block: true, Cycle: i/sessions + 1, Max: 1000, Why: "2 ready",
+				Counts: &state.Counts{Ready: 2}}
 			line, err := json.Marshal(rec)
 			if err != nil {
 				b.Fatal(err)
@@ -530,7 +532,7 @@ func BenchmarkStatus10k(b *testing.B) {
 			log.WriteByte('\n')
 		}
 		for s := 0; s < sessions && s < records; s++ {
-			store.Update(fmt.Sprintf("session-%03d", s), faultEpic, func(st *orchestrator.State) error { st.Cycles = records / sessions; return nil })
+			store.Update(fmt.Sprintf("session-%03d", s), faultEpic, func(st *state.State) error { st.Cycles = records / sessions; return nil })
 		}
 		if err := os.WriteFile(store.LogPath(), log.Bytes(), 0o644); err != nil {
 			b.Fatal(err)
@@ -595,8 +597,8 @@ func BenchmarkRunBookkeeping(b *testing.B) {
 		cmd := exec.Command(bin, "run", "--epic", faultEpic, "--max-cycles", strconv.Itoa(cycles))
 		cmd.Dir, cmd.Env = root, env
 		out, err := cmd.CombinedOutput()
-		if code := cmd.ProcessState.ExitCode(); code != orchestrator.ExitWorkLeft {
-			b.Fatalf("runtasks run: exit %d (%v), want %d\n%s", code, err, orchestrator.ExitWorkLeft, out)
+		if code := cmd.ProcessState.ExitCode(); code != engine.ExitWorkLeft {
+			b.Fatalf("runtasks run: exit %d (%v), want %d\n%s", code, err, engine.ExitWorkLeft, out)
 		}
 		stamps := func(path string) (ts []int64, what []string) {
 			data, err := os.ReadFile(path)

@@ -15,13 +15,14 @@ import (
 
 	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
-	"github.com/runtasks/runtasks/internal/orchestrator"
 	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/trust"
 )
 
-// mainWorktree is orchestrator.LoadOptions.MainWorktree: git.MainWorktree,
+// mainWorktree is config.LoadOptions.MainWorktree: git.MainWorktree,
 // from the repository's files, else one git process (bounded there).
 func mainWorktree(dir string) (string, bool, error) {
 	return git.MainWorktree(context.Background(), dir)
@@ -48,14 +49,14 @@ func (b brokenTrust) CheckSum(string, string) (trust.State, error) { return trus
 // prompt-hook, session-hook): as LoadConfig does, except that a
 // project.yaml is read only when the user trusts it as it is now
 // (runtasks trust); otherwise cfg.Untrusted says what was left out.
-func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*orchestrator.Config, *orchestrator.Sources, error) {
-	var checker orchestrator.TrustChecker
+func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.Config, *config.Sources, error) {
+	var checker config.TrustChecker
 	if st, err := f.trustStore(); err != nil {
 		checker = brokenTrust{err}
 	} else {
 		checker = st
 	}
-	opts := orchestrator.LoadOptions{
+	opts := config.LoadOptions{
 		StartDir:     startDir,
 		Environ:      f.Environ(),
 		MainWorktree: mainWorktree,
@@ -79,7 +80,7 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*orchestr
 		opts.Flags = cmd.Flags()
 		opts.ConfigFile, _ = opts.Flags.GetString("config")
 	}
-	return orchestrator.Load(opts)
+	return config.Load(opts)
 }
 
 // decodeWithRuntasks has runtasks, beside this executable, decode a
@@ -116,10 +117,10 @@ func (f *Factory) decodeWithRuntasks(ctx context.Context, src string, data []byt
 const decodeTimeout = 10 * time.Second
 
 // configCache is where the hooks keep the decoded values of each trusted
-// project.yaml (orchestrator.ConfigCache), for this binary as it is on
+// project.yaml (config.ConfigCache), for this binary as it is on
 // disk: a rebuilt or replaced runtasks decodes afresh. nil when either is
 // unknown.
-func configCache(f *Factory) *orchestrator.ConfigCache {
+func configCache(f *Factory) *config.ConfigCache {
 	cache := beads.CacheDir(f.Environ())
 	if cache == "" {
 		return nil
@@ -132,7 +133,7 @@ func configCache(f *Factory) *orchestrator.ConfigCache {
 	if err != nil {
 		return nil
 	}
-	return &orchestrator.ConfigCache{Dir: filepath.Join(cache, "config"), Build: fmt.Sprintf("%s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())}
+	return &config.ConfigCache{Dir: filepath.Join(cache, "config"), Build: fmt.Sprintf("%s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())}
 }
 
 type trustOptions struct {
@@ -157,12 +158,12 @@ func trustTarget(f *Factory, args []string) (root, file string, err error) {
 	var env []string
 	for _, kv := range f.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == orchestrator.EnvConfig || (len(args) > 0 && name == orchestrator.EnvProjectDir) {
+		if name == config.EnvConfig || (len(args) > 0 && name == config.EnvProjectDir) {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return orchestrator.FindProject(orchestrator.LoadOptions{StartDir: dir, Environ: env, MainWorktree: mainWorktree})
+	return config.FindProject(config.LoadOptions{StartDir: dir, Environ: env, MainWorktree: mainWorktree})
 }
 
 func newTrustCmd(f *Factory) *cobra.Command {
@@ -218,7 +219,7 @@ func trustRunE(f *Factory, run func(*trustOptions) error) func(*cobra.Command, [
 			err = run(o)
 		}
 		if err != nil {
-			return exitCode(orchestrator.ExitFailed, err)
+			return exitCode(engine.ExitFailed, err)
 		}
 		return nil
 	}
@@ -238,7 +239,7 @@ func trustCmdOptions(f *Factory, args []string) (*trustOptions, error) {
 
 func runTrust(o *trustOptions) error {
 	if o.File == "" {
-		fmt.Fprintf(o.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", o.Root, orchestrator.ProjectFile)
+		fmt.Fprintf(o.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", o.Root, config.ProjectFile)
 		return nil
 	}
 	_, err := trustFile(o.Store, o.Root, o.File, o.Now())
@@ -246,7 +247,7 @@ func runTrust(o *trustOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "trusted %s (%s as it is now)\n", o.Root, o.File)
-	if err := orchestrator.ValidateFile(o.File); err != nil {
+	if err := config.ValidateFile(o.File); err != nil {
 		fmt.Fprintf(o.Out, "note: %s has problems the hooks will report:\n%s\n", o.File, err)
 	}
 	return nil
@@ -268,7 +269,7 @@ func runUntrust(o *trustOptions) error {
 		return err
 	}
 	if removed {
-		fmt.Fprintf(o.Out, "untrusted %s: the hooks ignore its %s\n", o.Root, orchestrator.ProjectFile)
+		fmt.Fprintf(o.Out, "untrusted %s: the hooks ignore its %s\n", o.Root, config.ProjectFile)
 	} else {
 		fmt.Fprintf(o.Out, "%s was not trusted\n", o.Root)
 	}
@@ -288,9 +289,9 @@ func trustState(st *trust.Store, root, file string) (trust.State, error) {
 	return st.Check(root, data)
 }
 
-// findProject finds the project as every command does (orchestrator.
-// FindProject): configFile ("" = RUNTASKS_CONFIG) or from dir, one project
+// findProject finds the project as every command does
+// (config.FindProject): configFile ("" = RUNTASKS_CONFIG) or from dir, one project
 // per git repository.
 func (f *Factory) findProject(configFile, dir string) (root, file string, err error) {
-	return orchestrator.FindProject(orchestrator.LoadOptions{ConfigFile: configFile, StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
+	return config.FindProject(config.LoadOptions{ConfigFile: configFile, StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/runtasks/runtasks/internal/beads/beadstest"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 func envValue(env []string, key string) string {
@@ -185,9 +185,9 @@ func TestInstallTrustsAndTimesOut(t *testing.T) {
 	}
 }
 
-func mustLoad(t *testing.T, dir string, env []string) *orchestrator.Config {
+func mustLoad(t *testing.T, dir string, env []string) *config.Config {
 	t.Helper()
-	cfg, _, err := orchestrator.Load(orchestrator.LoadOptions{StartDir: dir, Environ: env})
+	cfg, _, err := config.Load(config.LoadOptions{StartDir: dir, Environ: env})
 	if err != nil {
 		t.Fatal(err)
 	}

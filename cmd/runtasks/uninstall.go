@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/install"
-	"github.com/runtasks/runtasks/internal/orchestrator"
 )
 
 func newUninstallCmd(f *Factory) *cobra.Command {
@@ -27,12 +27,12 @@ with the last agent's uninstall, when they are still as install wrote them.
 		ValidArgs: hook.Agents,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := installOptions(f, cmd, args[0], &o); err != nil {
-				return exitCode(orchestrator.ExitUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			res, err := install.Uninstall(cmd.Context(), o)
 			printInstallResult(f.Out, "uninstall", o, res)
 			if err != nil {
-				return exitCode(orchestrator.ExitUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			return nil
 		},

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/term"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/watch"
 )
 
@@ -58,8 +58,8 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 			}
 			return snap, err
 		},
-		History: func(session, epic string) []orchestrator.Record {
-			recs, _ := o.Store.Records(orchestrator.RecordFilter{Session: session, Epic: epic, Limit: 10})
+		History: func(session, epic string) []state.Record {
+			recs, _ := o.Store.Records(state.RecordFilter{Session: session, Epic: epic, Limit: 10})
 			return recs
 		},
 		Now: o.now,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Without a terminal, --watch prints a new plain table on each change of
@@ -35,7 +35,7 @@ func TestStatusWatchPlain(t *testing.T) {
 	}
 	waitOut(1)
 	time.Sleep(100 * time.Millisecond) // the watcher is set up
-	if _, err := store.Update("s9", "bd-c", func(st *orchestrator.State) error { st.Cycles = 7; return nil }); err != nil {
+	if _, err := store.Update("s9", "bd-c", func(st *state.State) error { st.Cycles = 7; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	waitOut(2)

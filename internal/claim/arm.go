@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Shower reads one issue; *beads.Client implements it.
@@ -22,18 +22,18 @@ type Shower interface {
 // keeps the first ArmedAt. It returns the epic as beads has it and the
 // binding as written. The prompt hook (/run-tasks <id>) and runtasks arm
 // both arm through it.
-func Arm(ctx context.Context, t Shower, store *orchestrator.Store, session, epic string, now time.Time) (beads.Issue, orchestrator.Binding, error) {
+func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string, now time.Time) (beads.Issue, state.Binding, error) {
 	is, err := t.Show(ctx, epic)
 	if beads.IsKind(err, beads.KindNotFound) {
-		return beads.Issue{}, orchestrator.Binding{}, fmt.Errorf("%w %s", ErrUnknown, epic)
+		return beads.Issue{}, state.Binding{}, fmt.Errorf("%w %s", ErrUnknown, epic)
 	}
 	if err != nil {
-		return beads.Issue{}, orchestrator.Binding{}, err
+		return beads.Issue{}, state.Binding{}, err
 	}
 	if is.Status == beads.StatusClosed {
-		return is, orchestrator.Binding{}, fmt.Errorf("%s: %w", epic, ErrClosed)
+		return is, state.Binding{}, fmt.Errorf("%s: %w", epic, ErrClosed)
 	}
-	b, err := store.UpdateBinding(session, func(b *orchestrator.Binding) error {
+	b, err := store.UpdateBinding(session, func(b *state.Binding) error {
 		if b.Epic != epic {
 			b.ArmedAt = now.UTC().Truncate(time.Second)
 		}
@@ -41,7 +41,7 @@ func Arm(ctx context.Context, t Shower, store *orchestrator.Store, session, epic
 		return nil
 	})
 	if err != nil {
-		return is, orchestrator.Binding{}, err
+		return is, state.Binding{}, err
 	}
 	return is, b, nil
 }

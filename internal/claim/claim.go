@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Tracker is what a claim asks of beads; *beads.Client implements it.
@@ -190,7 +190,7 @@ type Request struct {
 	Templates string
 	Now       time.Time
 	// Store records the claim in the session's binding (nil: not recorded).
-	Store *orchestrator.Store
+	Store *state.Store
 }
 
 // Result is a successful claim.
@@ -245,7 +245,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	}
 	res.Task.Status = claimed.Status
 
-	var prior orchestrator.ClaimedRun
+	var prior state.ClaimedRun
 	if r.Store != nil && r.Session != "" {
 		if b, err := r.Store.Binding(r.Session); err == nil {
 			prior, _ = b.Claim(is.ID)
@@ -265,7 +265,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		return res, fmt.Errorf("claimed %s, but the run folder failed: %w", is.ID, err)
 	}
 	if r.Store != nil && r.Session != "" {
-		if _, err := r.Store.UpdateBinding(r.Session, func(b *orchestrator.Binding) error {
+		if _, err := r.Store.UpdateBinding(r.Session, func(b *state.Binding) error {
 			b.AddClaim(run)
 			return nil
 		}); err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/beads/beadstest"
 	"github.com/runtasks/runtasks/internal/hook"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -44,7 +44,7 @@ func (f fixture) request(t *testing.T, session string) Request {
 	return Request{
 		Task: f.task, Session: session, Actor: Actor("tester", nil, session),
 		Root: f.s.Root, RunsDir: "runs", Now: time.Date(2026, 11, 22, 18, 30, 5, 0, time.UTC),
-		Store: &orchestrator.Store{Dir: filepath.Join(f.s.Root, ".runtasks")},
+		Store: &state.Store{Dir: filepath.Join(f.s.Root, ".runtasks")},
 	}
 }
 
@@ -142,11 +142,11 @@ func TestIntegrationClaimHierarchyRunFolderAndContext(t *testing.T) {
 	if err != nil || len(b.Claims) != 1 || b.Claims[0].RunDir != wantDir {
 		t.Fatalf("binding %+v %v", b, err)
 	}
-	if got := orchestrator.UntouchedResults(b.Claims); len(got) != 1 {
+	if got := state.UntouchedResults(b.Claims); len(got) != 1 {
 		t.Errorf("fresh RESULTS.md not seen as untouched: %v", got)
 	}
 	os.WriteFile(filepath.Join(wantDir, "RESULTS.md"), []byte("# Results\nLexer done, tests pass.\n"), 0o644)
-	if got := orchestrator.UntouchedResults(b.Claims); len(got) != 0 {
+	if got := state.UntouchedResults(b.Claims); len(got) != 0 {
 		t.Errorf("written RESULTS.md seen as untouched: %v", got)
 	}
 
@@ -231,7 +231,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestIntegrationArm(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	store := &orchestrator.Store{Dir: filepath.Join(f.s.Root, ".runtasks")}
+	store := &state.Store{Dir: filepath.Join(f.s.Root, ".runtasks")}
 	done := f.s.Create("Old epic", "--type", "epic")
 	f.s.Close(done)
 	t0 := time.Date(2026, 11, 22, 18, 0, 0, 0, time.UTC)

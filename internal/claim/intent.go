@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // Intent kinds.
@@ -35,7 +35,7 @@ type Matcher struct {
 
 // NewMatcher compiles the configured patterns. Each must have a group named
 // id, or at least one group (the first is the id).
-func NewMatcher(c orchestrator.Claim) (*Matcher, error) {
+func NewMatcher(c config.Claim) (*Matcher, error) {
 	m := &Matcher{}
 	var err error
 	if m.claim, err = compile("claim.patterns", c.Patterns); err != nil {

@@ -4,13 +4,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // The documented default patterns (defaults.yaml).
 func defaultMatcher(t *testing.T) *Matcher {
 	t.Helper()
-	cfg, _, err := orchestrator.Load(orchestrator.LoadOptions{StartDir: t.TempDir()})
+	cfg, _, err := config.Load(config.LoadOptions{StartDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestNewMatcherErrors(t *testing.T) {
-	for _, c := range []orchestrator.Claim{
+	for _, c := range []config.Claim{
 		{Patterns: []string{"claim ("}},
 		{Patterns: []string{"claim bd-x"}},
 		{ArmPatterns: []string{"[z-a]"}},
@@ -74,7 +74,7 @@ func TestNewMatcherErrors(t *testing.T) {
 			t.Errorf("%+v: no error", c)
 		}
 	}
-	m, err := NewMatcher(orchestrator.Claim{Patterns: []string{`^take (\S+)`}})
+	m, err := NewMatcher(config.Claim{Patterns: []string{`^take (\S+)`}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestNewMatcherErrors(t *testing.T) {
 // or one that matches later lines with (?m), counts only at the prompt's
 // start.
 func TestMatchConfiguredPatternsOnlyAtStart(t *testing.T) {
-	m, err := NewMatcher(orchestrator.Claim{
+	m, err := NewMatcher(config.Claim{
 		ArmPatterns: []string{`(?i)drive (?P<id>[a-z]+-[0-9]+)`, `(?m)^go (?P<id>[a-z]+-[0-9]+)`},
 		Patterns:    []string{`take (?P<id>[a-z]+-[0-9]+)`},
 	})

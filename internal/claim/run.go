@@ -12,8 +12,8 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
 	"github.com/runtasks/runtasks/internal/prompts"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // RunData fills the run-folder templates (prompts/run, or claim.templates).
@@ -122,12 +122,12 @@ func checkTemplates(r Request, res *Result) error {
 // writeRun creates the run folder exclusively (a second claim in the same
 // second gets a -2 suffix) and writes the rendered files; on a rendering
 // failure the folder is removed.
-func writeRun(r Request, res *Result) (orchestrator.ClaimedRun, error) {
+func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	d := runData(r, res)
 	base := d.RunID
 	parent := runsDir(r)
-	if err := orchestrator.MkdirIgnored(parent); err != nil {
-		return orchestrator.ClaimedRun{}, err
+	if err := state.MkdirIgnored(parent); err != nil {
+		return state.ClaimedRun{}, err
 	}
 	dir, id := "", ""
 	for i := 1; ; i++ {
@@ -141,7 +141,7 @@ func writeRun(r Request, res *Result) (orchestrator.ClaimedRun, error) {
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) || i > 100 {
-			return orchestrator.ClaimedRun{}, err
+			return state.ClaimedRun{}, err
 		}
 	}
 	d.RunID = id
@@ -150,7 +150,7 @@ func writeRun(r Request, res *Result) (orchestrator.ClaimedRun, error) {
 		b, err := RenderRunFile(r.Templates, name, d)
 		if err != nil {
 			os.RemoveAll(dir)
-			return orchestrator.ClaimedRun{}, err
+			return state.ClaimedRun{}, err
 		}
 		contents[name] = b
 	}
@@ -158,12 +158,12 @@ func writeRun(r Request, res *Result) (orchestrator.ClaimedRun, error) {
 	for _, name := range runFileNames() {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, contents[name], 0o644); err != nil {
-			return orchestrator.ClaimedRun{}, err
+			return state.ClaimedRun{}, err
 		}
 		res.Files = append(res.Files, p)
 	}
-	return orchestrator.ClaimedRun{
+	return state.ClaimedRun{
 		Task: res.Task.ID, RunDir: dir, ClaimedAt: res.ClaimedAt,
-		ResultsSHA256: orchestrator.ResultsDigest(contents[orchestrator.ResultsFile]),
+		ResultsSHA256: state.ResultsDigest(contents[state.ResultsFile]),
 	}, nil
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Event is one line of an agent's event stream, reduced to what the loop
@@ -35,7 +35,7 @@ type Event struct {
 	Error string
 	// Usage is the run's token usage, from the event that ends it (Claude
 	// result modelUsage, Codex turn.completed usage).
-	Usage *orchestrator.Usage
+	Usage *usage.Usage
 }
 
 // Summary accumulates one agent run's events.
@@ -51,7 +51,7 @@ type Summary struct {
 	// BadLines counts lines that were not JSON events (logged, skipped).
 	BadLines int `json:"bad_lines,omitempty"`
 	// Usage is the run's token usage (several final events add up).
-	Usage *orchestrator.Usage `json:"usage,omitempty"`
+	Usage *usage.Usage `json:"usage,omitempty"`
 }
 
 // Add folds one event into the summary.
@@ -77,7 +77,7 @@ func (s *Summary) Add(e Event) {
 	}
 	if e.Usage != nil {
 		if s.Usage == nil {
-			s.Usage = &orchestrator.Usage{}
+			s.Usage = &usage.Usage{}
 		}
 		s.Usage.Models = append(s.Usage.Models, e.Usage.Models...)
 	}
@@ -185,10 +185,10 @@ func ParseClaude(line []byte) (Event, error) {
 	case "result":
 		e := Event{SessionID: l.SessionID, Final: true, Result: l.Result, Action: "finished"}
 		if len(l.ModelUsage) > 0 {
-			e.Usage = &orchestrator.Usage{}
+			e.Usage = &usage.Usage{}
 			for _, model := range slices.Sorted(maps.Keys(l.ModelUsage)) {
 				m := l.ModelUsage[model]
-				e.Usage.Models = append(e.Usage.Models, orchestrator.ModelUsage{Model: model, Tokens: orchestrator.Tokens{
+				e.Usage.Models = append(e.Usage.Models, usage.ModelUsage{Model: model, Tokens: usage.Tokens{
 					Input: m.InputTokens, Output: m.OutputTokens, CacheRead: m.CacheReadInputTokens, CacheWrite: m.CacheCreationInputTokens}})
 			}
 		}
@@ -308,7 +308,7 @@ func ParseCodex(line []byte) (Event, error) {
 		if u := l.Usage; u != nil {
 			// input_tokens include the cached ones; exec --json names no
 			// model, so Codex runs are counted in tokens only.
-			e.Usage = &orchestrator.Usage{Models: []orchestrator.ModelUsage{{Tokens: orchestrator.Tokens{
+			e.Usage = &usage.Usage{Models: []usage.ModelUsage{{Tokens: usage.Tokens{
 				Input: max(u.InputTokens-u.CachedInputTokens, 0), Output: u.OutputTokens,
 				CacheRead: u.CachedInputTokens, CacheWrite: u.CacheWriteTokens}}}}
 		}

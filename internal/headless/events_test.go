@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -170,12 +170,12 @@ func TestSummaryJSON(t *testing.T) {
 func TestSummaryUsageFromRecordedStreams(t *testing.T) {
 	for _, tc := range []struct {
 		agent, file string
-		want        orchestrator.ModelUsage
+		want        usage.ModelUsage
 	}{
-		{AgentClaude, "claude-2.1.330-stream.jsonl", orchestrator.ModelUsage{Model: "claude-opus-5-5",
-			Tokens: orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}}},
-		{AgentCodex, "codex-0.169.0-stream.jsonl", orchestrator.ModelUsage{
-			Tokens: orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000}}},
+		{AgentClaude, "claude-2.1.330-stream.jsonl", usage.ModelUsage{Model: "claude-opus-5-5",
+			Tokens: usage.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}}},
+		{AgentCodex, "codex-0.169.0-stream.jsonl", usage.ModelUsage{
+			Tokens: usage.Tokens{Input: 515, Output: 165, CacheRead: 15000}}},
 	} {
 		data, err := os.ReadFile(filepath.Join("testdata", tc.file))
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // A run is a record: its folder is 0700, its logs 0600, run.json names the
@@ -126,14 +126,14 @@ func (failingTally) Tally(context.Context, string) (beads.Tally, error) {
 func TestRunSetupErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		edit  func(*orchestrator.Config)
+		edit  func(*config.Config)
 		beads func(*fakeBeads) Beads
 		want  string
 	}{
-		{"no cycle bound", func(c *orchestrator.Config) { c.Workflow.StopHook.MaxCycles = 0 }, nil, "--max-cycles N"},
-		{"no epic", func(c *orchestrator.Config) { c.Workflow.Epic = "" }, nil, "no epic"},
-		{"no agent binary", func(c *orchestrator.Config) { c.Run.CodexBin = "no-such-codex" }, nil, "codex binary (run.codex_bin)"},
-		{"unknown agent", func(c *orchestrator.Config) { c.Run.Agent = "aider" }, nil, `unknown agent "aider"`},
+		{"no cycle bound", func(c *config.Config) { c.Workflow.StopHook.MaxCycles = 0 }, nil, "--max-cycles N"},
+		{"no epic", func(c *config.Config) { c.Workflow.Epic = "" }, nil, "no epic"},
+		{"no agent binary", func(c *config.Config) { c.Run.CodexBin = "no-such-codex" }, nil, "codex binary (run.codex_bin)"},
+		{"unknown agent", func(c *config.Config) { c.Run.Agent = "aider" }, nil, `unknown agent "aider"`},
 		{"no such epic", nil, func(fb *fakeBeads) Beads { return failingTally{fb} }, "no issue found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

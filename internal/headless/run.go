@@ -1,6 +1,6 @@
 // Package headless drives an epic with a coding agent run non-interactively,
 // one agent run per cycle (runtasks run). After each run it reads beads and
-// decides with the stop hook's engine (orchestrator.Decide): no rule is
+// decides with the stop hook's engine (engine.Decide): no rule is
 // written twice.
 package headless
 
@@ -21,22 +21,25 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Exit statuses of a run, in runtasks' one vocabulary (orchestrator.Exit*).
+// Exit statuses of a run, in runtasks' one vocabulary (engine.Exit*).
 const (
-	ExitComplete    = orchestrator.ExitOK          // the epic is complete
-	ExitError       = orchestrator.ExitFailed      // runtasks or the agent failed
-	ExitLimit       = orchestrator.ExitWorkLeft    // max cycles or max duration reached with work left
-	ExitNeedsPerson = orchestrator.ExitNeedsPerson // all remaining work is blocked, or no progress
-	ExitSetup       = orchestrator.ExitUsage       // bad configuration, bd or a check cannot run
-	ExitInterrupted = orchestrator.ExitInterrupted // interrupted (Ctrl-C); the agent was stopped
+	ExitComplete    = engine.ExitOK          // the epic is complete
+	ExitError       = engine.ExitFailed      // runtasks or the agent failed
+	ExitLimit       = engine.ExitWorkLeft    // max cycles or max duration reached with work left
+	ExitNeedsPerson = engine.ExitNeedsPerson // all remaining work is blocked, or no progress
+	ExitSetup       = engine.ExitUsage       // bad configuration, bd or a check cannot run
+	ExitInterrupted = engine.ExitInterrupted // interrupted (Ctrl-C); the agent was stopped
 )
 
 // OutcomeInterrupted is recorded in the decision log when a run is
 // interrupted; the engine never returns it.
-const OutcomeInterrupted orchestrator.Outcome = "interrupted"
+const OutcomeInterrupted state.Outcome = "interrupted"
 
 // EventRun is the Input.Event of a decision made after an agent run.
 const EventRun = "run"
@@ -44,7 +47,7 @@ const EventRun = "run"
 // Beads is what a run asks of beads: the engine's queries and the epic's
 // closed/total for the progress bar. *beads.Client implements it.
 type Beads interface {
-	orchestrator.Tracker
+	engine.Tracker
 	Tally(ctx context.Context, epic string) (beads.Tally, error)
 }
 
@@ -53,16 +56,16 @@ type Options struct {
 	// Config is the loaded configuration; Workflow.Epic names the epic,
 	// Workflow.StopHook.MaxCycles caps the agent runs, Run.* chooses the
 	// agent, and StateDir()/Run.Dir hold the event logs.
-	Config *orchestrator.Config
+	Config *config.Config
 	// Args are the user's extra agent arguments.
 	Args []string
 	// MaxDuration bounds the whole run (0 = none).
 	MaxDuration time.Duration
 	Beads       Beads
 	// Ports are the stop engine's ports (bd, git, the shell for command
-	// checks): each cycle's end goes through orchestrator's Stop, as a
+	// checks): each cycle's end goes through engine.Stop, as a
 	// stop hook does.
-	Ports orchestrator.Ports
+	Ports engine.Ports
 	// Environ is the agent's environment.
 	Environ []string
 	// Out receives progress; TTY draws a live status line with a bar.
@@ -93,7 +96,7 @@ type Result struct {
 	RunID   string
 	Dir     string // the run's folder (run.json, each cycle's event log)
 	Cycles  int    // agent runs started
-	Outcome orchestrator.Outcome
+	Outcome state.Outcome
 	Why     string
 	Tally   beads.Tally
 	// ClosedThisRun counts descendants closed since the run started.
@@ -102,55 +105,55 @@ type Result struct {
 
 // CycleRecord is one agent run in run.json.
 type CycleRecord struct {
-	N         int                  `json:"n"`
-	SessionID string               `json:"session_id,omitempty"`
-	Resumed   bool                 `json:"resumed,omitempty"`
-	StartedAt time.Time            `json:"started_at"`
-	Duration  string               `json:"duration"`
-	ExitCode  int                  `json:"exit_code"`
-	Events    int                  `json:"events"`
-	Log       string               `json:"log"`
-	Error     string               `json:"error,omitempty"`
-	Final     string               `json:"final_message,omitempty"`
-	Outcome   orchestrator.Outcome `json:"outcome,omitempty"`
-	Why       string               `json:"why,omitempty"`
-	Closed    int                  `json:"closed"`
-	Total     int                  `json:"total"`
+	N         int           `json:"n"`
+	SessionID string        `json:"session_id,omitempty"`
+	Resumed   bool          `json:"resumed,omitempty"`
+	StartedAt time.Time     `json:"started_at"`
+	Duration  string        `json:"duration"`
+	ExitCode  int           `json:"exit_code"`
+	Events    int           `json:"events"`
+	Log       string        `json:"log"`
+	Error     string        `json:"error,omitempty"`
+	Final     string        `json:"final_message,omitempty"`
+	Outcome   state.Outcome `json:"outcome,omitempty"`
+	Why       string        `json:"why,omitempty"`
+	Closed    int           `json:"closed"`
+	Total     int           `json:"total"`
 }
 
 // RunState is the run's record, rewritten after every cycle and at the end
 // (run.json in the run's folder).
 type RunState struct {
-	RunID         string               `json:"run_id"`
-	Epic          string               `json:"epic"`
-	Agent         string               `json:"agent"`
-	SessionMode   string               `json:"session_mode"`
-	EngineSession string               `json:"engine_session"`
-	Status        string               `json:"status"` // running, complete, limit, needs_person, error, interrupted
-	PID           int                  `json:"pid"`    // runtasks' process: a "running" record whose pid is gone was killed
-	MaxCycles     int                  `json:"max_cycles"`
-	MaxDuration   string               `json:"max_duration,omitempty"`
-	StartedAt     time.Time            `json:"started_at"`
-	UpdatedAt     time.Time            `json:"updated_at"`
-	EndedAt       time.Time            `json:"ended_at,omitzero"`
-	ExitCode      *int                 `json:"exit_code,omitempty"`
-	Outcome       orchestrator.Outcome `json:"outcome,omitempty"`
-	Why           string               `json:"why,omitempty"`
-	ClosedAtStart int                  `json:"closed_at_start"`
-	Closed        int                  `json:"closed"`
-	Total         int                  `json:"total"`
-	Cycles        []CycleRecord        `json:"cycles"`
+	RunID         string        `json:"run_id"`
+	Epic          string        `json:"epic"`
+	Agent         string        `json:"agent"`
+	SessionMode   string        `json:"session_mode"`
+	EngineSession string        `json:"engine_session"`
+	Status        string        `json:"status"` // running, complete, limit, needs_person, error, interrupted
+	PID           int           `json:"pid"`    // runtasks' process: a "running" record whose pid is gone was killed
+	MaxCycles     int           `json:"max_cycles"`
+	MaxDuration   string        `json:"max_duration,omitempty"`
+	StartedAt     time.Time     `json:"started_at"`
+	UpdatedAt     time.Time     `json:"updated_at"`
+	EndedAt       time.Time     `json:"ended_at,omitzero"`
+	ExitCode      *int          `json:"exit_code,omitempty"`
+	Outcome       state.Outcome `json:"outcome,omitempty"`
+	Why           string        `json:"why,omitempty"`
+	ClosedAtStart int           `json:"closed_at_start"`
+	Closed        int           `json:"closed"`
+	Total         int           `json:"total"`
+	Cycles        []CycleRecord `json:"cycles"`
 }
 
 type runner struct {
 	o      Options
-	cfg    *orchestrator.Config
+	cfg    *config.Config
 	epic   string
 	agent  string
 	bin    string
 	max    int
 	prompt string // the rendered orchestration prompt
-	store  *orchestrator.Store
+	store  *state.Store
 	state  RunState
 	dir    string
 	p      *progress
@@ -162,7 +165,7 @@ type runner struct {
 	// refresh runs only then).
 	agentRunning atomic.Bool
 	// usage is the last agent run's token usage, for its decision.
-	usage orchestrator.Usage
+	usage usage.Usage
 	// workDir is where the agent runs ("" = the project root); a worker's
 	// task worktree.
 	workDir string
@@ -261,10 +264,10 @@ func newRunner(o Options) (*runner, error) {
 	}
 	engineSession := "run-" + o.RunID
 	var err error
-	if r.prompt, err = orchestrator.RenderPrompt(cfg, r.epic, engineSession); err != nil {
+	if r.prompt, err = engine.RenderPrompt(cfg, r.epic, engineSession); err != nil {
 		return nil, err
 	}
-	r.store = &orchestrator.Store{Dir: cfg.StateDir(), Warn: func(msg string) { r.log.Warn(msg) }}
+	r.store = &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { r.log.Warn(msg) }}
 	r.state = RunState{RunID: o.RunID, Epic: r.epic, Agent: r.agent, SessionMode: cfg.Run.Session,
 		EngineSession: engineSession, Status: "running", MaxCycles: r.max, StartedAt: o.Now(), Cycles: []CycleRecord{}}
 	if o.MaxDuration > 0 {
@@ -317,7 +320,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	if err != nil {
 		// bd failing, or no such epic, before any agent ran: setup.
-		return r.end(ctx, ExitSetup, orchestrator.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
+		return r.end(ctx, ExitSetup, state.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
 	}
 	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
 	r.p.closedAtStart = t.Closed
@@ -333,7 +336,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			dec, err = r.decide(ctx, "", 0)
 		}
 		if err != nil {
-			return r.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
+			return r.end(ctx, ExitError, state.OutcomeError, err.Error(), err)
 		}
 		if !dec.Block && dec.Outcome.Ends() {
 			return r.finish(ctx, dec)
@@ -361,7 +364,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 				fmt.Sprintf("interrupted in cycle %d/%d; the agent was stopped", cycle, r.max), nil)
 		case runCtx.Err() != nil:
 			r.tally(ctx, last)
-			return r.end(ctx, ExitLimit, orchestrator.OutcomeCapReached,
+			return r.end(ctx, ExitLimit, state.OutcomeCapReached,
 				fmt.Sprintf("max duration %s reached in cycle %d/%d; the agent was stopped", r.o.MaxDuration, cycle, r.max), nil)
 		case runErr != nil:
 			r.tally(ctx, last)
@@ -376,7 +379,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			r.usage = *sum.Usage
 		}
 		dec, err := r.decide(ctx, sum.FinalMessage, how)
-		r.usage = orchestrator.Usage{}
+		r.usage = usage.Usage{}
 		rearm = false
 		if ctx.Err() != nil {
 			// Ctrl-C while beads was read: the decision is not to be trusted.
@@ -385,7 +388,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 				fmt.Sprintf("interrupted after cycle %d/%d", cycle, r.max), nil)
 		}
 		if err != nil {
-			return r.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
+			return r.end(ctx, ExitError, state.OutcomeError, err.Error(), err)
 		}
 		last.Outcome, last.Why = dec.Outcome, dec.Why
 		r.tally(ctx, last)
@@ -398,18 +401,18 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		case dec.Block:
 			if cycle >= r.max {
 				why := fmt.Sprintf("max cycles reached (%d/%d) with work left (%s)", cycle, r.max, dec.Why)
-				r.record(orchestrator.Decision{Outcome: orchestrator.OutcomeCapReached, Why: why, Counts: dec.Counts}, true)
-				return r.end(ctx, ExitLimit, orchestrator.OutcomeCapReached, why, nil)
+				r.record(engine.Decision{Outcome: state.OutcomeCapReached, Why: why, Counts: dec.Counts}, true)
+				return r.end(ctx, ExitLimit, state.OutcomeCapReached, why, nil)
 			}
 			prompt = dec.Reason
 			if r.agent == AgentCodex && r.cfg.Run.Session == SessionResume && sum.SessionID != "" {
 				resumeID = sum.SessionID
 			}
 			r.save()
-		case dec.Outcome == orchestrator.OutcomeCheckpoint:
+		case dec.Outcome == state.OutcomeCheckpoint:
 			// The agent saved its work for a new context: a fresh cycle is one.
 			if cycle >= r.max {
-				return r.end(ctx, ExitLimit, orchestrator.OutcomeCapReached,
+				return r.end(ctx, ExitLimit, state.OutcomeCapReached,
 					fmt.Sprintf("max cycles reached (%d/%d) after a checkpoint", cycle, r.max), nil)
 			}
 			// The engine ended the loop; this driver goes on with it.
@@ -422,12 +425,12 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 }
 
 // finish maps an ending decision to the run's exit status (its class's).
-func (r *runner) finish(ctx context.Context, dec orchestrator.Decision) (Result, error) {
-	code := dec.Outcome.Class().ExitStatus()
+func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error) {
+	code := engine.ExitStatus(dec.Outcome.Class())
 	switch {
-	case dec.Outcome.Class() == orchestrator.ClassError:
+	case dec.Outcome.Class() == state.ClassError:
 		return r.end(ctx, code, dec.Outcome, dec.Why, errors.New(dec.Why))
-	case dec.Outcome.Class() == orchestrator.ClassIgnored:
+	case dec.Outcome.Class() == state.ClassIgnored:
 		err := fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why)
 		return r.end(ctx, ExitError, dec.Outcome, dec.Why, err)
 	}
@@ -441,13 +444,13 @@ var statusOf = map[int]string{
 
 // end records the run's end in run.json (and, for ends the engine did not
 // decide, in the decision log) and prints the last line.
-func (r *runner) end(ctx context.Context, code int, outcome orchestrator.Outcome, why string, err error) (Result, error) {
+func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why string, err error) (Result, error) {
 	now := r.o.Now()
 	r.state.Status, r.state.Outcome, r.state.Why = statusOf[code], outcome, why
 	r.state.EndedAt, r.state.UpdatedAt = now, now
 	r.state.ExitCode = &code
 	if outcome == OutcomeInterrupted {
-		r.record(orchestrator.Decision{Outcome: outcome, Why: why}, false)
+		r.record(engine.Decision{Outcome: outcome, Why: why}, false)
 	}
 	r.save()
 	r.p.Done()
@@ -470,7 +473,7 @@ const (
 // shares (orchestrator's Stop), under the run's engine session and with the
 // stop hook's ports: what is ready under the epic is the hook's answer
 // (beads.Client.Ready), asked the same way.
-func (r *runner) decide(ctx context.Context, final string, how int) (orchestrator.Decision, error) {
+func (r *runner) decide(ctx context.Context, final string, how int) (engine.Decision, error) {
 	ports := r.o.Ports
 	if ports.Beads == nil {
 		ports.Beads = r.o.Beads
@@ -478,7 +481,7 @@ func (r *runner) decide(ctx context.Context, final string, how int) (orchestrato
 	if ports.Now == nil {
 		ports.Now = r.o.Now
 	}
-	dec, err := r.store.Stop(ctx, r.cfg, orchestrator.StopRequest{Input: r.input(final), EpicFromFlag: true,
+	dec, err := engine.Stop(ctx, r.store, r.cfg, engine.StopRequest{Input: r.input(final), EpicFromFlag: true,
 		Rearm: how&decideRearm != 0, DryRun: how&decideDryRun != 0}, ports)
 	if err != nil {
 		return dec, err
@@ -487,22 +490,22 @@ func (r *runner) decide(ctx context.Context, final string, how int) (orchestrato
 	return dec, nil
 }
 
-func (r *runner) input(final string) orchestrator.Input {
-	return orchestrator.Input{Agent: r.agent, Event: EventRun, SessionID: r.state.EngineSession,
+func (r *runner) input(final string) engine.Input {
+	return engine.Input{Agent: r.agent, Event: EventRun, SessionID: r.state.EngineSession,
 		CWD: r.cfg.Root, FinalMessage: final, Usage: r.usage}
 }
 
 // record writes an end the driver decided (cycle budget, interrupt) to the
 // decision log and the run's state. reset clears the counter, as an ending
 // decision does; an interrupt keeps it, for runtasks status.
-func (r *runner) record(dec orchestrator.Decision, reset bool) {
+func (r *runner) record(dec engine.Decision, reset bool) {
 	in := r.input("")
 	now := r.o.Now()
-	var rec orchestrator.Record
-	_, err := r.store.Update(in.SessionID, r.epic, func(st *orchestrator.State) error {
-		rec = orchestrator.NewRecord(in, r.epic, dec, *st, r.cfg, now)
+	var rec state.Record
+	_, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {
+		rec = engine.NewRecord(in, r.epic, dec, *st, r.cfg, now)
 		if reset {
-			*st = orchestrator.State{Session: st.Session, Epic: st.Epic}
+			*st = state.State{Session: st.Session, Epic: st.Epic}
 		}
 		st.Last, st.UpdatedAt = &rec, now
 		return nil

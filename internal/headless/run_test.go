@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // TestMain lets the test binary play a Codex CLI (codex exec --json) when
@@ -102,7 +104,7 @@ func (b *fakeBeads) Tally(ctx context.Context, epic string) (beads.Tally, error)
 	return beads.Tally{Closed: b.closed(), Total: b.total}, nil
 }
 
-func setup(t *testing.T, mode, yaml string) (*orchestrator.Config, *fakeBeads, string) {
+func setup(t *testing.T, mode, yaml string) (*config.Config, *fakeBeads, string) {
 	t.Helper()
 	dir := t.TempDir()
 	exe, err := os.Executable()
@@ -113,7 +115,7 @@ func setup(t *testing.T, mode, yaml string) (*orchestrator.Config, *fakeBeads, s
 	if err := os.WriteFile(filepath.Join(dir, "project.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := orchestrator.Load(orchestrator.LoadOptions{StartDir: dir})
+	cfg, _, err := config.Load(config.LoadOptions{StartDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestRunCodexFresh(t *testing.T) {
 func TestRunAsksThePorts(t *testing.T) {
 	cfg, fb, _ := setup(t, "close", "")
 	hook := &fakeBeads{total: fb.total, closes: fb.closes}
-	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Ports: orchestrator.Ports{Beads: hook},
+	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Ports: engine.Ports{Beads: hook},
 		Environ: os.Environ(), RunID: "t4"})
 	if err != nil || res.Code != ExitComplete || res.Cycles != 2 {
 		t.Fatalf("Run = %+v, %v", res, err)
@@ -191,7 +193,7 @@ func TestRunMaxDuration(t *testing.T) {
 	start := time.Now()
 	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(),
 		MaxDuration: 500 * time.Millisecond, Grace: time.Second, RunID: "t3"})
-	if err != nil || res.Code != ExitLimit || res.Outcome != orchestrator.OutcomeCapReached {
+	if err != nil || res.Code != ExitLimit || res.Outcome != state.OutcomeCapReached {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	if d := time.Since(start); d > 5*time.Second {

@@ -13,7 +13,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // RunFile is the name of a run's record in its folder.
@@ -53,7 +53,7 @@ func ReadRun(dir string) (RunState, error) {
 }
 
 // RunsDir is the folder holding every run's folder.
-func RunsDir(cfg *orchestrator.Config) string {
+func RunsDir(cfg *config.Config) string {
 	if filepath.IsAbs(cfg.Run.Dir) {
 		return cfg.Run.Dir
 	}

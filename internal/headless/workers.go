@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // WorkerBeads is what a worker asks of beads besides the engine's queries:
@@ -200,7 +201,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 				}
 				continue
 			}
-			return w.end(ctx, ExitError, orchestrator.OutcomeBeadsError, why, err)
+			return w.end(ctx, ExitError, state.OutcomeBeadsError, why, err)
 		}
 		failures = 0
 		if task == nil {
@@ -213,7 +214,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 				}
 			}
 			if err != nil && ctx.Err() == nil {
-				return w.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
+				return w.end(ctx, ExitError, state.OutcomeError, err.Error(), err)
 			}
 			w.p.Busy("waiting: nothing ready, work in progress elsewhere")
 			select {
@@ -225,7 +226,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		if cycle > w.max {
 			note := fmt.Sprintf("runtasks run worker %d: max cycles (%d) reached before working it; given back", w.n, w.max)
 			w.giveBack(ctx, task.ID, note)
-			return w.end(ctx, ExitLimit, orchestrator.OutcomeCapReached, fmt.Sprintf("max cycles reached (%d/%d) with work left", cycle-1, w.max), nil)
+			return w.end(ctx, ExitLimit, state.OutcomeCapReached, fmt.Sprintf("max cycles reached (%d/%d) with work left", cycle-1, w.max), nil)
 		}
 		w.p.Cycle(cycle)
 		rec, sum, runErr := w.work(ctx, cycle, *task)
@@ -248,7 +249,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 			continue
 		}
 		if err != nil {
-			return w.end(ctx, ExitError, orchestrator.OutcomeError, err.Error(), err)
+			return w.end(ctx, ExitError, state.OutcomeError, err.Error(), err)
 		}
 		last.Outcome, last.Why = dec.Outcome, dec.Why
 		w.tally(ctx, last)
@@ -260,7 +261,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		}
 		w.p.Printf("%s · %s %s · %s · %s: %s", w.p.head(), task.ID, word, w.p.tally(), dec.Outcome, dec.Why)
 		cycle++
-		if !dec.Block && dec.Outcome.Ends() && dec.Outcome != orchestrator.OutcomeCheckpoint {
+		if !dec.Block && dec.Outcome.Ends() && dec.Outcome != state.OutcomeCheckpoint {
 			w.recount(ctx)
 			return w.finish(ctx, dec)
 		}
@@ -286,10 +287,10 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 		wts, _ := w.repo.Worktrees(ctx)
 		// The stop hook's stuck rule decides what is stuck; bd reclaim
 		// gives back those whose lease expired.
-		_, stuck := orchestrator.ClassifyInProgress(inProgress, wts, nil, nil, w.cfg, w.o.Now())
+		_, stuck := engine.ClassifyInProgress(inProgress, wts, nil, nil, w.cfg, w.o.Now())
 		var ids []string
 		for _, t := range stuck {
-			if i := slices.IndexFunc(inProgress, func(is beads.Issue) bool { return is.ID == t.ID }); i >= 0 && orchestrator.LeaseExpired(inProgress[i], w.o.Now()) {
+			if i := slices.IndexFunc(inProgress, func(is beads.Issue) bool { return is.ID == t.ID }); i >= 0 && engine.LeaseExpired(inProgress[i], w.o.Now()) {
 				ids = append(ids, t.ID)
 			}
 		}
@@ -337,7 +338,7 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 
 // work runs the agent on the task in its worktree, renewing the lease.
 func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRecord, Summary, error) {
-	path := orchestrator.WorktreePath(w.cfg.Root, w.cfg.Workflow.Worktrees.Pattern, task.ID)
+	path := engine.WorktreePath(w.cfg.Root, w.cfg.Workflow.Worktrees.Pattern, task.ID)
 	branch := "agent/" + task.ID
 	if err := w.repo.AddWorktree(ctx, path, branch); err != nil {
 		return CycleRecord{N: cycle, StartedAt: w.o.Now(), ExitCode: -1}, Summary{}, fmt.Errorf("worktree for %s: %w", task.ID, err)

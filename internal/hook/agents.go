@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 // Agents lists the agents runtasks has adapters for, in the order the
@@ -64,7 +64,7 @@ func CanonicalEvent(agent, native string) string {
 //   - Cursor (stop): {"followup_message":…}, submitted as the next user
 //     message; Cursor has no field for a message to the user, so an allowed
 //     stop prints nothing.
-func EncodeStop(agent string, d orchestrator.Decision) []byte {
+func EncodeStop(agent string, d engine.Decision) []byte {
 	if agent == Cursor {
 		if !d.Block || d.Reason == "" {
 			return nil
@@ -94,7 +94,7 @@ func EncodeStop(agent string, d orchestrator.Decision) []byte {
 // EncodeMessage renders a message for the person (not the model) from any
 // hook: {"systemMessage":…}; nil for Cursor, which has no such field.
 func EncodeMessage(agent, msg string) []byte {
-	return EncodeStop(agent, orchestrator.Decision{SystemMessage: msg})
+	return EncodeStop(agent, engine.Decision{SystemMessage: msg})
 }
 
 // EncodeContext renders extra context for the model from a SessionStart or

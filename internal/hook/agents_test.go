@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -78,12 +80,12 @@ func object(t *testing.T, out []byte) map[string]any {
 }
 
 func TestEncodeStopGolden(t *testing.T) {
-	decisions := map[string]orchestrator.Decision{
-		"block":          {Block: true, Reason: "Work remains.\ncycle 1/50 · 2 ready (next: bd-1, bd-2)", Outcome: orchestrator.OutcomeContinue},
-		"block-message":  {Block: true, Reason: "completion rejected: 1 remain", SystemMessage: "runtasks: promise rejected", Outcome: orchestrator.OutcomeRejected},
-		"allow-message":  {SystemMessage: "runtasks: epic bd-x complete.", Outcome: orchestrator.OutcomeComplete},
-		"allow-silent":   {Outcome: orchestrator.OutcomeNotDriven},
-		"block-escaping": {Block: true, Reason: `say <promise>ALL TASKS COMPLETE</promise> & "quote"`, Outcome: orchestrator.OutcomeContinue},
+	decisions := map[string]engine.Decision{
+		"block":          {Block: true, Reason: "Work remains.\ncycle 1/50 · 2 ready (next: bd-1, bd-2)", Outcome: state.OutcomeContinue},
+		"block-message":  {Block: true, Reason: "completion rejected: 1 remain", SystemMessage: "runtasks: promise rejected", Outcome: state.OutcomeRejected},
+		"allow-message":  {SystemMessage: "runtasks: epic bd-x complete.", Outcome: state.OutcomeComplete},
+		"allow-silent":   {Outcome: state.OutcomeNotDriven},
+		"block-escaping": {Block: true, Reason: `say <promise>ALL TASKS COMPLETE</promise> & "quote"`, Outcome: state.OutcomeContinue},
 	}
 	names := make([]string, 0, len(decisions))
 	for n := range decisions {
@@ -258,18 +260,18 @@ func TestEvents(t *testing.T) {
 func TestUsageByAgent(t *testing.T) {
 	for _, tc := range []struct {
 		agent, file string
-		want        orchestrator.ModelUsage
+		want        usage.ModelUsage
 	}{
 		// The whole recorded Claude Code 2.1.330 run: its last stop covers responses 4 and 5.
-		{Claude, "claude-2.1.330.jsonl", orchestrator.ModelUsage{Model: "claude-opus-5-5",
-			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000, CacheWrite: 63}}},
-		{Codex, "codex-0.169.0.jsonl", orchestrator.ModelUsage{Model: "fake-model",
-			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
-		{Gemini, "gemini-0.61.0.jsonl", orchestrator.ModelUsage{Model: "gemini-2.5-flash",
-			Tokens: orchestrator.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
+		{Claude, "claude-2.1.330.jsonl", usage.ModelUsage{Model: "claude-opus-5-5",
+			Tokens: usage.Tokens{Input: 209, Output: 96, CacheRead: 9000, CacheWrite: 63}}},
+		{Codex, "codex-0.169.0.jsonl", usage.ModelUsage{Model: "fake-model",
+			Tokens: usage.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
+		{Gemini, "gemini-0.61.0.jsonl", usage.ModelUsage{Model: "gemini-2.5-flash",
+			Tokens: usage.Tokens{Input: 209, Output: 96, CacheRead: 9000}}},
 	} {
 		path := filepath.Join("..", "transcript", "testdata", "usage", tc.file)
-		u, _, err := Usage(tc.agent, Payload{TranscriptPath: path}, orchestrator.UsageMark{})
+		u, _, err := Usage(tc.agent, Payload{TranscriptPath: path}, usage.UsageMark{})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.agent, err)
 		}
@@ -277,12 +279,12 @@ func TestUsageByAgent(t *testing.T) {
 			t.Errorf("%s: usage %+v, want first %+v", tc.agent, u, tc.want)
 		}
 	}
-	if u, _, err := Usage(Cursor, Payload{TranscriptPath: "/nonexistent"}, orchestrator.UsageMark{}); err != nil || len(u.Models) != 0 {
+	if u, _, err := Usage(Cursor, Payload{TranscriptPath: "/nonexistent"}, usage.UsageMark{}); err != nil || len(u.Models) != 0 {
 		t.Errorf("cursor: %+v %v; want no usage and no error", u, err)
 	}
 	// A transcript that cannot be read (here a directory) is an error; a
 	// missing or empty one is "not written yet" (below).
-	if _, _, err := Usage(Claude, Payload{TranscriptPath: t.TempDir()}, orchestrator.UsageMark{}); err == nil {
+	if _, _, err := Usage(Claude, Payload{TranscriptPath: t.TempDir()}, usage.UsageMark{}); err == nil {
 		t.Errorf("an unreadable transcript is an error")
 	}
 }
@@ -314,9 +316,9 @@ func TestUsageLateResponsesCountedOnce(t *testing.T) {
 		len(data),                          // a later stop: everything
 	}
 	path := filepath.Join(t.TempDir(), "t.jsonl")
-	var mark orchestrator.UsageMark
+	var mark usage.UsageMark
 	cursor := ""
-	var total orchestrator.Tokens
+	var total usage.Tokens
 	for i, end := range ends {
 		if err := os.WriteFile(path, data[:end], 0o644); err != nil {
 			t.Fatal(err)
@@ -342,7 +344,7 @@ func TestUsageLateResponsesCountedOnce(t *testing.T) {
 		t.Logf("stop %d: %+v", i+1, counted.Models)
 	}
 	// The client's own totals for the five responses.
-	if want := (orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}); total != want {
+	if want := (usage.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}); total != want {
 		t.Errorf("counted %+v over the stops, want %+v", total, want)
 	}
 }
@@ -355,11 +357,11 @@ func TestUsageLateResponsesCountedOnce(t *testing.T) {
 func TestUsageStopsAnywhereSumToTheRun(t *testing.T) {
 	for _, tc := range []struct {
 		agent, fixture, model string
-		want                  orchestrator.Tokens
+		want                  usage.Tokens
 	}{
-		{Claude, "claude-2.1.330.jsonl", "claude-opus-5-5", orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}},
-		{Codex, "codex-0.169.0.jsonl", "fake-model", orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000}},
-		{Gemini, "gemini-0.61.0.jsonl", "gemini-2.5-flash", orchestrator.Tokens{Input: 515, Output: 165, CacheRead: 15000}},
+		{Claude, "claude-2.1.330.jsonl", "claude-opus-5-5", usage.Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}},
+		{Codex, "codex-0.169.0.jsonl", "fake-model", usage.Tokens{Input: 515, Output: 165, CacheRead: 15000}},
+		{Gemini, "gemini-0.61.0.jsonl", "gemini-2.5-flash", usage.Tokens{Input: 515, Output: 165, CacheRead: 15000}},
 	} {
 		data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "usage", tc.fixture))
 		if err != nil {
@@ -377,9 +379,9 @@ func TestUsageStopsAnywhereSumToTheRun(t *testing.T) {
 				}
 			}
 			path := filepath.Join(t.TempDir(), tc.fixture)
-			var mark orchestrator.UsageMark
+			var mark usage.UsageMark
 			cursor := ""
-			var total orchestrator.Tokens
+			var total usage.Tokens
 			for _, end := range ends {
 				if err := os.WriteFile(path, data[:end], 0o644); err != nil {
 					t.Fatal(err)
@@ -409,7 +411,7 @@ func TestUsageStopsAnywhereSumToTheRun(t *testing.T) {
 
 // A transcript the client has not written yet (missing or empty) is
 // "nothing written yet", not an error: the engine then counts, at the next
-// stop, every response written by then (orchestrator.StartCursor).
+// stop, every response written by then (usage.StartCursor).
 func TestUsageBeforeTheTranscriptIsWritten(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.jsonl")
@@ -417,11 +419,11 @@ func TestUsageBeforeTheTranscriptIsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{filepath.Join(dir, "missing.jsonl"), empty} {
-		u, _, err := Usage(Claude, Payload{TranscriptPath: path}, orchestrator.UsageMark{})
+		u, _, err := Usage(Claude, Payload{TranscriptPath: path}, usage.UsageMark{})
 		if err != nil || !u.Transcript || len(u.Entries) != 0 {
 			t.Errorf("%s: %+v, %v; want an empty transcript read", filepath.Base(path), u, err)
 		}
-		if _, cursor := u.Since(""); cursor != orchestrator.StartCursor {
+		if _, cursor := u.Since(""); cursor != usage.StartCursor {
 			t.Errorf("%s: cursor %q, want the start cursor", filepath.Base(path), cursor)
 		}
 	}

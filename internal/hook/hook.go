@@ -13,8 +13,9 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/transcript"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Agents runtasks speaks to.
@@ -119,8 +120,8 @@ func Detect(p Payload) string {
 // the transcript (assistant text only; for Gemini CLI the last model record,
 // its prompt_response only when there is no transcript). readErrors asks for the tool-error
 // flag, which costs one more read of the transcript's tail.
-func Input(agent string, p Payload, readErrors bool) (orchestrator.Input, error) {
-	in := orchestrator.Input{
+func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
+	in := engine.Input{
 		Agent:          agent,
 		Event:          p.HookEventName,
 		SessionID:      p.SessionID,
@@ -205,9 +206,9 @@ type StopOutput struct {
 // backwards; bounded either way (transcript.UsageLookback). Claude Code's
 // message.usage, Codex's token_count events, Gemini CLI's tokens.
 // Cursor's transcript has no documented shape: zero usage.
-func Usage(agent string, p Payload, from orchestrator.UsageMark) (orchestrator.Usage, orchestrator.UsageMark, error) {
+func Usage(agent string, p Payload, from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
 	if p.TranscriptPath == "" {
-		return orchestrator.Usage{}, orchestrator.UsageMark{}, nil
+		return usage.Usage{}, usage.UsageMark{}, nil
 	}
 	var r transcript.UsageReader
 	switch agent {
@@ -218,7 +219,7 @@ func Usage(agent string, p Payload, from orchestrator.UsageMark) (orchestrator.U
 	case Gemini:
 		r = transcript.GeminiUsageReader
 	default:
-		return orchestrator.Usage{}, orchestrator.UsageMark{}, nil
+		return usage.Usage{}, usage.UsageMark{}, nil
 	}
 	var mark transcript.Mark
 	if from.Path == p.TranscriptPath {
@@ -228,23 +229,23 @@ func Usage(agent string, p Payload, from orchestrator.UsageMark) (orchestrator.U
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty) {
 		// Nothing written yet: a client that writes its transcript after
 		// the hook ran. The next stop counts what is written by then.
-		return orchestrator.Usage{Transcript: true}, orchestrator.UsageMark{Path: p.TranscriptPath}, nil
+		return usage.Usage{Transcript: true}, usage.UsageMark{Path: p.TranscriptPath}, nil
 	}
 	if err != nil {
-		return orchestrator.Usage{}, from, fmt.Errorf("usage: %w", err)
+		return usage.Usage{}, from, fmt.Errorf("usage: %w", err)
 	}
-	return FromTranscript(u), orchestrator.UsageMark{Path: p.TranscriptPath, Offset: mark.Offset, Model: mark.Model}, nil
+	return FromTranscript(u), usage.UsageMark{Path: p.TranscriptPath, Offset: mark.Offset, Model: mark.Model}, nil
 }
 
 // FromTranscript converts a transcript's usage for the engine.
-func FromTranscript(u transcript.Usage) orchestrator.Usage {
-	out := orchestrator.Usage{Partial: u.Partial, Transcript: true}
+func FromTranscript(u transcript.Usage) usage.Usage {
+	out := usage.Usage{Partial: u.Partial, Transcript: true}
 	for _, m := range u.Models {
-		out.Models = append(out.Models, orchestrator.ModelUsage{Model: m.Model, Tokens: orchestrator.Tokens{
+		out.Models = append(out.Models, usage.ModelUsage{Model: m.Model, Tokens: usage.Tokens{
 			Input: m.Input, Output: m.Output, CacheRead: m.CacheRead, CacheWrite: m.CacheWrite}})
 	}
 	for _, e := range u.Entries {
-		out.Entries = append(out.Entries, orchestrator.UsageEntry{ID: e.ID, Model: e.Model, Earlier: e.Earlier, Tokens: orchestrator.Tokens{
+		out.Entries = append(out.Entries, usage.UsageEntry{ID: e.ID, Model: e.Model, Earlier: e.Earlier, Tokens: usage.Tokens{
 			Input: e.Input, Output: e.Output, CacheRead: e.CacheRead, CacheWrite: e.CacheWrite}})
 	}
 	return out

@@ -14,7 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Events a notify command can ask for.
@@ -30,22 +33,22 @@ const (
 // EventFor is the notify event of a decision, "" for none. Only stops that
 // are allowed notify (a loop that goes on needs nobody), except a beads
 // error, which needs a person even when on_beads_error blocks.
-func EventFor(d orchestrator.Decision) string {
+func EventFor(d engine.Decision) string {
 	o := d.Outcome
 	switch {
-	case o == orchestrator.OutcomeBeadsError:
+	case o == state.OutcomeBeadsError:
 		return BeadsError
 	case d.Block:
 		return ""
-	case o == orchestrator.OutcomeBudget:
+	case o == state.OutcomeBudget:
 		return Budget
-	case o == orchestrator.OutcomeCapReached:
+	case o == state.OutcomeCapReached:
 		return CapReached
-	case o == orchestrator.OutcomeNoProgress:
+	case o == state.OutcomeNoProgress:
 		return NoProgress
 	case o.Done():
 		return Complete
-	case o == orchestrator.OutcomeEscalated || o.Class() == orchestrator.ClassError:
+	case o == state.OutcomeEscalated || o.Class() == state.ClassError:
 		return NeedsPerson
 	}
 	return ""
@@ -53,27 +56,27 @@ func EventFor(d orchestrator.Decision) string {
 
 // Event is what a notify command gets, as JSON on stdin.
 type Event struct {
-	Event   string               `json:"event"`
-	Outcome string               `json:"outcome"`
-	Session string               `json:"session,omitempty"`
-	Epic    string               `json:"epic,omitempty"`
-	Agent   string               `json:"agent,omitempty"`
-	Cycle   int                  `json:"cycle"`
-	Why     string               `json:"why"`
-	Message string               `json:"message,omitempty"`
-	Counts  *orchestrator.Counts `json:"counts,omitempty"`
-	Usage   *orchestrator.Spent  `json:"usage,omitempty"`
+	Event   string        `json:"event"`
+	Outcome string        `json:"outcome"`
+	Session string        `json:"session,omitempty"`
+	Epic    string        `json:"epic,omitempty"`
+	Agent   string        `json:"agent,omitempty"`
+	Cycle   int           `json:"cycle"`
+	Why     string        `json:"why"`
+	Message string        `json:"message,omitempty"`
+	Counts  *state.Counts `json:"counts,omitempty"`
+	Usage   *usage.Spent  `json:"usage,omitempty"`
 	// Spent is the session's loop since it was armed, when known.
-	Spent   *orchestrator.Spent `json:"spent,omitempty"`
-	Project string              `json:"project"`
-	Time    time.Time           `json:"time"`
+	Spent   *usage.Spent `json:"spent,omitempty"`
+	Project string       `json:"project"`
+	Time    time.Time    `json:"time"`
 }
 
 // NewEvent describes one decision's event.
-func NewEvent(event string, in orchestrator.Input, d orchestrator.Decision, project string, now time.Time) Event {
+func NewEvent(event string, in engine.Input, d engine.Decision, project string, now time.Time) Event {
 	e := Event{Event: event, Outcome: string(d.Outcome), Session: in.SessionID, Epic: d.Epic, Agent: in.Agent,
 		Cycle: d.Cycle, Why: d.Why, Message: d.SystemMessage, Usage: d.Usage, Project: project, Time: now.UTC()}
-	if d.Counts != (orchestrator.Counts{}) {
+	if d.Counts != (state.Counts{}) {
 		c := d.Counts
 		e.Counts = &c
 	}
@@ -120,11 +123,11 @@ func (e Event) Env() []string {
 
 // EnvNames are the variables Env sets that are not configuration keys:
 // the configuration's environment layer ignores them.
-var EnvNames = orchestrator.NotifyEnvNames
+var EnvNames = config.NotifyEnvNames
 
 // Commands are the configured commands that ask for event.
-func Commands(cfg *orchestrator.Config, event string) []orchestrator.Notify {
-	var out []orchestrator.Notify
+func Commands(cfg *config.Config, event string) []config.Notify {
+	var out []config.Notify
 	for _, n := range cfg.Workflow.Notify {
 		if slices.Contains(n.Events, event) {
 			out = append(out, n)
@@ -136,7 +139,7 @@ func Commands(cfg *orchestrator.Config, event string) []orchestrator.Notify {
 // Gate decides whether workflow.notify may run commands: a hook runs them
 // with the person's rights, so they must come from a source the person
 // trusts.
-type Gate func(cfg *orchestrator.Config, src *orchestrator.Sources) bool
+type Gate func(cfg *config.Config, src *config.Sources) bool
 
 // FromTrustedSource is the Gate: workflow.notify set in the environment or
 // by a flag is the person's own; set in a file, it runs only when that
@@ -144,13 +147,13 @@ type Gate func(cfg *orchestrator.Config, src *orchestrator.Sources) bool
 // is the person's) or trusted(file) says so. trusted is the seam for
 // `runtasks trust`; nil trusts no file.
 func FromTrustedSource(explicitFile string, trusted func(file string) bool) Gate {
-	return func(cfg *orchestrator.Config, src *orchestrator.Sources) bool {
+	return func(cfg *config.Config, src *config.Sources) bool {
 		if src == nil {
 			return false
 		}
 		from := (*src)["workflow.notify"]
 		switch {
-		case from == "" || from == orchestrator.SourceDefault:
+		case from == "" || from == config.SourceDefault:
 			return false // nothing configured
 		case strings.HasPrefix(from, "env ") || strings.HasPrefix(from, "flag "):
 			return true
@@ -163,8 +166,8 @@ func FromTrustedSource(explicitFile string, trusted func(file string) bool) Gate
 
 // Job is what the detached process runs: the event, the commands, where.
 type Job struct {
-	Event    Event                 `json:"event"`
-	Commands []orchestrator.Notify `json:"commands"`
+	Event    Event           `json:"event"`
+	Commands []config.Notify `json:"commands"`
 	// Dir is the project root: the commands run there.
 	Dir string `json:"dir"`
 	// Log is the file failures are appended to.

@@ -10,42 +10,45 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 func TestEventFor(t *testing.T) {
 	tests := []struct {
-		outcome orchestrator.Outcome
+		outcome state.Outcome
 		block   bool
 		want    string
 	}{
-		{orchestrator.OutcomeComplete, false, Complete},
-		{orchestrator.OutcomeTokenDone, false, Complete},
-		{orchestrator.OutcomeAccepted, false, Complete},
-		{orchestrator.OutcomeEscalated, false, NeedsPerson},
-		{orchestrator.OutcomeCheckError, false, NeedsPerson},
-		{orchestrator.OutcomeConfigError, false, NeedsPerson},
-		{orchestrator.OutcomeError, false, NeedsPerson},
-		{orchestrator.OutcomeCapReached, false, CapReached},
-		{orchestrator.OutcomeNoProgress, false, NoProgress},
-		{orchestrator.OutcomeNoProgress, true, ""}, // the warning block
-		{orchestrator.OutcomeBeadsError, false, BeadsError},
-		{orchestrator.OutcomeBeadsError, true, BeadsError}, // on_beads_error: block
-		{orchestrator.OutcomeBudget, false, Budget},
-		{orchestrator.OutcomeContinue, true, ""},
-		{orchestrator.OutcomeRejected, true, ""},
-		{orchestrator.OutcomeCheckpoint, false, ""},
-		{orchestrator.OutcomeNotDriven, false, ""},
-		{orchestrator.OutcomeEnded, false, ""},
-		{orchestrator.OutcomeSubagent, false, ""},
+		{state.OutcomeComplete, false, Complete},
+		{state.OutcomeTokenDone, false, Complete},
+		{state.OutcomeAccepted, false, Complete},
+		{state.OutcomeEscalated, false, NeedsPerson},
+		{state.OutcomeCheckError, false, NeedsPerson},
+		{state.OutcomeConfigError, false, NeedsPerson},
+		{state.OutcomeError, false, NeedsPerson},
+		{state.OutcomeCapReached, false, CapReached},
+		{state.OutcomeNoProgress, false, NoProgress},
+		{state.OutcomeNoProgress, true, ""}, // the warning block
+		{state.OutcomeBeadsError, false, BeadsError},
+		{state.OutcomeBeadsError, true, BeadsError}, // on_beads_error: block
+		{state.OutcomeBudget, false, Budget},
+		{state.OutcomeContinue, true, ""},
+		{state.OutcomeRejected, true, ""},
+		{state.OutcomeCheckpoint, false, ""},
+		{state.OutcomeNotDriven, false, ""},
+		{state.OutcomeEnded, false, ""},
+		{state.OutcomeSubagent, false, ""},
 	}
 	for _, tt := range tests {
-		if got := EventFor(orchestrator.Decision{Outcome: tt.outcome, Block: tt.block}); got != tt.want {
+		if got := EventFor(engine.Decision{Outcome: tt.outcome, Block: tt.block}); got != tt.want {
 			t.Errorf("EventFor(%s, block=%v) = %q, want %q", tt.outcome, tt.block, got, tt.want)
 		}
 	}
 	// Every event the configuration accepts is one EventFor can give.
-	for _, e := range orchestrator.NotifyEvents {
+	for _, e := range config.NotifyEvents {
 		if !slices.Contains([]string{Complete, NeedsPerson, CapReached, NoProgress, BeadsError, Budget}, e) {
 			t.Errorf("configured event %q is never sent", e)
 		}
@@ -53,11 +56,11 @@ func TestEventFor(t *testing.T) {
 }
 
 func TestFromTrustedSource(t *testing.T) {
-	cfg := &orchestrator.Config{File: "/p/project.yaml", Workflow: orchestrator.Workflow{Notify: []orchestrator.Notify{{Run: "true", Events: []string{Complete}}}}}
-	src := func(from string) *orchestrator.Sources { return &orchestrator.Sources{"workflow.notify": from} }
+	cfg := &config.Config{File: "/p/project.yaml", Workflow: config.Workflow{Notify: []config.Notify{{Run: "true", Events: []string{Complete}}}}}
+	src := func(from string) *config.Sources { return &config.Sources{"workflow.notify": from} }
 	tests := []struct {
 		name     string
-		src      *orchestrator.Sources
+		src      *config.Sources
 		explicit string
 		trusted  func(string) bool
 		want     bool
@@ -67,7 +70,7 @@ func TestFromTrustedSource(t *testing.T) {
 		{"the seam trusts it", src("/p/project.yaml"), "", func(f string) bool { return f == "/p/project.yaml" }, true},
 		{"the seam trusts another file", src("/p/project.yaml"), "", func(f string) bool { return f == "/q/project.yaml" }, false},
 		{"the environment", src("env RUNTASKS_WORKFLOW__NOTIFY"), "", nil, true},
-		{"defaults", src(orchestrator.SourceDefault), "", nil, false},
+		{"defaults", src(config.SourceDefault), "", nil, false},
 		{"no sources", nil, "", nil, false},
 	}
 	for _, tt := range tests {
@@ -85,9 +88,9 @@ func TestRun(t *testing.T) {
 	out := filepath.Join(dir, "got")
 	pidFile := filepath.Join(dir, "child.pid")
 	ev := Event{Event: Budget, Outcome: "budget", Session: "s1", Epic: "bd-e", Agent: "claude", Cycle: 4,
-		Why: "session budget spent", Usage: &orchestrator.Spent{Tokens: orchestrator.Tokens{Input: 10, Output: 5}, Cost: 0.25},
+		Why: "session budget spent", Usage: &usage.Spent{Tokens: usage.Tokens{Input: 10, Output: 5}, Cost: 0.25},
 		Project: dir, Time: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
-	job := Job{Event: ev, Dir: dir, Log: filepath.Join(dir, "notify.log"), Commands: []orchestrator.Notify{
+	job := Job{Event: ev, Dir: dir, Log: filepath.Join(dir, "notify.log"), Commands: []config.Notify{
 		{Run: `cat > got; printf '%s|%s|%s|%s|%s|%s|%s\n' "$RUNTASKS_EVENT" "$RUNTASKS_SESSION" "$RUNTASKS_EPIC" "$RUNTASKS_CYCLE" "$RUNTASKS_TOKENS" "$PWD" "$RUNTASKS_SUMMARY" > env`, Events: []string{Budget}},
 		{Run: "echo no webhook >&2; exit 7", Events: []string{Budget}},
 		{Run: "sleep 30 & echo $! > " + pidFile + "; wait", Events: []string{Budget}, Timeout: 300 * time.Millisecond},

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
@@ -90,7 +90,7 @@ func Run(ctx context.Context, job Job, environ []string) []Outcome {
 			defer wg.Done()
 			timeout := n.Timeout
 			if timeout <= 0 {
-				timeout = orchestrator.NotifyTimeout
+				timeout = config.NotifyTimeout
 			}
 			res, err := shell.Runner{Env: env, Stdin: event}.Run(ctx, job.Dir, n.Run, timeout)
 			o := Outcome{Run: n.Run, Elapsed: res.Elapsed}

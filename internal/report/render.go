@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 //go:embed page.html.tmpl
@@ -27,7 +27,7 @@ func Render(w io.Writer, r Report) error {
 		},
 		"zone":   func() string { return r.Loc.String() },
 		"dur":    FormatDuration,
-		"tokens": func(n int64) string { return orchestrator.FormatTokens(n) },
+		"tokens": func(n int64) string { return usage.FormatTokens(n) },
 		"cost":   r.CostText,
 		"short":  func(s string) string { return short(s, 14) },
 		"sub":    func(a, b any) string { return num(toF(a) - toF(b)) },

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/headless"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Input is what a report is built from.
@@ -20,7 +21,7 @@ type Input struct {
 	// Epic is the epic reported on; only its decisions are read.
 	Epic string
 	// Records are decision-log records (any order; other epics ignored).
-	Records []orchestrator.Record
+	Records []state.Record
 	// Runs are runtasks run's records (other epics ignored).
 	Runs []headless.RunState
 	// Now is when the report is made; Loc the time zone times are shown in.
@@ -50,7 +51,7 @@ type Cycle struct {
 	Agent   string
 	N       int // the session's cycle count after this decision
 	Max     int
-	Outcome orchestrator.Outcome
+	Outcome state.Outcome
 	Block   bool
 	Why     string
 	// Remaining is the unclosed work counted (-1: not counted).
@@ -61,7 +62,7 @@ type Cycle struct {
 	Closed  int
 	Stuck   []string // the stuck-task actions
 	Task    string
-	Spent   orchestrator.Spent
+	Spent   usage.Spent
 	HasCost bool // the usage was recorded
 	Mark    Mark
 }
@@ -71,8 +72,8 @@ type Session struct {
 	ID, Agent  string
 	Start, End time.Time
 	Cycles     []Cycle
-	Last       orchestrator.Outcome
-	Spent      orchestrator.Spent
+	Last       state.Outcome
+	Spent      usage.Spent
 	Closed     int
 }
 
@@ -80,7 +81,7 @@ type Session struct {
 type Task struct {
 	ID     string
 	Cycles int
-	Spent  orchestrator.Spent
+	Spent  usage.Spent
 }
 
 // Run is one runtasks run on the epic.
@@ -102,7 +103,7 @@ type Report struct {
 	// Complete: a decision found the epic done; CompletedAt is the first.
 	Complete    bool
 	CompletedAt time.Time
-	Last        orchestrator.Outcome
+	Last        state.Outcome
 	LastWhy     string
 	// Seen is the most unclosed work any decision counted; Remaining the
 	// last count (-1: never counted).
@@ -112,7 +113,7 @@ type Report struct {
 	Sessions        []Session
 	Tasks           []Task
 	Runs            []Run
-	Spent           orchestrator.Spent
+	Spent           usage.Spent
 	Counts          map[Mark]int
 }
 
@@ -123,17 +124,17 @@ func Build(in Input) Report {
 		loc = time.Local
 	}
 	r := Report{Epic: in.Epic, Generated: in.Now, Loc: loc, Remaining: -1, Counts: map[Mark]int{}}
-	var recs []orchestrator.Record
+	var recs []state.Record
 	for _, rec := range in.Records {
-		if rec.Epic != in.Epic || rec.Outcome.Class() == orchestrator.ClassIgnored {
+		if rec.Epic != in.Epic || rec.Outcome.Class() == state.ClassIgnored {
 			continue
 		}
 		recs = append(recs, rec)
 	}
-	slices.SortStableFunc(recs, func(a, b orchestrator.Record) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
 	prev := -1
 	sessions := map[string]int{}
-	tasks := map[string]int{}
+	var tasks usage.Sums[string]
 	for i, rec := range recs {
 		c := Cycle{Seq: i + 1, Time: rec.Time, Session: rec.Session, Agent: rec.Agent, N: rec.Cycle, Max: rec.Max,
 			Outcome: rec.Outcome, Block: rec.Block, Why: rec.Why, Remaining: -1, Task: rec.Task}
@@ -178,15 +179,12 @@ func Build(in Input) Report {
 			s.Agent = c.Agent
 		}
 		if c.Task != "" && c.HasCost {
-			t, ok := tasks[c.Task]
-			if !ok {
-				t = len(r.Tasks)
-				tasks[c.Task] = t
-				r.Tasks = append(r.Tasks, Task{ID: c.Task})
-			}
-			r.Tasks[t].Cycles++
-			r.Tasks[t].Spent = r.Tasks[t].Spent.Plus(c.Spent)
+			tasks.Add(c.Task, c.Spent)
 		}
+	}
+	for _, id := range tasks.Keys() {
+		sum, _ := tasks.Get(id)
+		r.Tasks = append(r.Tasks, Task{ID: id, Cycles: sum.Stops, Spent: sum.Spent})
 	}
 	if n := len(r.Cycles); n > 0 {
 		r.Start, r.End = r.Cycles[0].Time, r.Cycles[n-1].Time
@@ -212,15 +210,15 @@ func markOf(c Cycle) Mark {
 	switch {
 	case c.Outcome.Done():
 		return MarkComplete
-	case c.Outcome.Class() == orchestrator.ClassNeedsPerson:
+	case c.Outcome.Class() == state.ClassNeedsPerson:
 		return MarkEscalated
-	case c.Outcome == orchestrator.OutcomeRejected || c.Outcome == orchestrator.OutcomeTokenMissed:
+	case c.Outcome == state.OutcomeRejected || c.Outcome == state.OutcomeTokenMissed:
 		return MarkRejected
 	case len(c.Stuck) > 0:
 		return MarkStuck
 	case c.Closed > 0:
 		return MarkClosed
-	case c.Outcome.Class() == orchestrator.ClassError:
+	case c.Outcome.Class() == state.ClassError:
 		return MarkError
 	}
 	return MarkCycle
@@ -257,7 +255,7 @@ func (r Report) Summary() string {
 	if r.Remaining >= 0 {
 		fmt.Fprintf(&b, "Tasks: %d closed of %d counted, %d left.\n", r.Seen-r.Remaining, r.Seen, r.Remaining)
 	}
-	fmt.Fprintf(&b, "Tokens: %s, cost %s.\n", orchestrator.FormatTokens(r.Spent.Total()), r.CostText(r.Spent))
+	fmt.Fprintf(&b, "Tokens: %s, cost %s.\n", usage.FormatTokens(r.Spent.Total()), r.CostText(r.Spent))
 	var marks []string
 	for _, m := range []Mark{MarkRejected, MarkEscalated, MarkStuck, MarkError} {
 		if n := r.Counts[m]; n > 0 {
@@ -274,13 +272,13 @@ func (r Report) Summary() string {
 }
 
 // CostText is a cost in dollars, marked when some tokens have no price.
-func (r Report) CostText(s orchestrator.Spent) string {
+func (r Report) CostText(s usage.Spent) string {
 	out := fmt.Sprintf("$%.2f", s.Cost)
 	if s.Cost == 0 && s.Unpriced > 0 {
 		return "unknown"
 	}
 	if s.Unpriced > 0 {
-		out += " (+" + orchestrator.FormatTokens(s.Unpriced) + " unpriced tokens)"
+		out += " (+" + usage.FormatTokens(s.Unpriced) + " unpriced tokens)"
 	}
 	if s.Partial {
 		out += " at least"

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // The geometry of the charts, computed here so that the template only
@@ -116,9 +116,9 @@ func (r Report) ClosedBars() Bars {
 // TokenBars is the chart of tokens per cycle.
 func (r Report) TokenBars() Bars {
 	return r.bars(func(c Cycle) float64 { return float64(c.Spent.Total()) },
-		func(v float64) string { return orchestrator.FormatTokens(int64(v)) },
+		func(v float64) string { return usage.FormatTokens(int64(v)) },
 		func(c Cycle) string {
-			return fmt.Sprintf("#%d %s: %s tokens, %s", c.Seq, c.Outcome, orchestrator.FormatTokens(c.Spent.Total()), r.CostText(c.Spent))
+			return fmt.Sprintf("#%d %s: %s tokens, %s", c.Seq, c.Outcome, usage.FormatTokens(c.Spent.Total()), r.CostText(c.Spent))
 		},
 		"tokens per decision")
 }

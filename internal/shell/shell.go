@@ -1,6 +1,6 @@
 // Package shell runs a project's shell commands (the command checker's
 // `go test ./...` and the like) with a timeout, keeping the tail of their
-// output. The orchestrator reaches it through orchestrator.CommandRunner.
+// output. The engine reaches it through engine.CommandRunner.
 package shell
 
 import (

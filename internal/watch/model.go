@@ -8,7 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Changed tells the model the state directory changed: it reloads.
@@ -27,7 +28,7 @@ type tick time.Time
 // last decisions (enter).
 type Model struct {
 	Load    func() (Snapshot, error)
-	History func(session, epic string) []orchestrator.Record
+	History func(session, epic string) []state.Record
 	Now     func() time.Time
 
 	snap          Snapshot
@@ -185,9 +186,9 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 	}
 	spent := "-"
 	if r.Spent.Total() > 0 {
-		spent = orchestrator.FormatTokens(r.Spent.Total())
+		spent = usage.FormatTokens(r.Spent.Total())
 		if r.Spent.Cost > 0 {
-			spent += " " + orchestrator.FormatCost(r.Spent.Cost)
+			spent += " " + usage.FormatCost(r.Spent.Cost)
 		}
 	}
 	line1 := fmt.Sprintf("%s %-12s %-10s %s  %s  %s", mark, cut(r.Session, 12), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles, spent)

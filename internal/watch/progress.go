@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // DefaultTallyEvery is the least time between two tracker reads of a view.
@@ -47,7 +47,7 @@ func (p *Progress) Apply(ctx context.Context, snap *Snapshot, now time.Time) {
 	next, nextAt := "", time.Time{} // the stalest epic: never read first
 	for i := range snap.Rows {
 		r := &snap.Rows[i]
-		if r.Epic == "" || r.Epic == orchestrator.NoEpic {
+		if r.Epic == "" || r.Epic == state.NoEpic {
 			continue
 		}
 		if t, ok := p.tallies[r.Epic]; ok && t.Total > 0 {

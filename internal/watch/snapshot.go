@@ -10,7 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Row is one (session, epic) loop.
@@ -21,16 +22,16 @@ type Row struct {
 	Started time.Time
 	// LastStop is the last decision's time.
 	LastStop time.Time
-	Outcome  orchestrator.Outcome
+	Outcome  state.Outcome
 	Block    bool
 	Why      string
 	Reason   string // the full reason last fed back
-	Counts   *orchestrator.Counts
+	Counts   *state.Counts
 	// Closed and Seen are the epic's progress as the decisions recorded
 	// it: Seen is the most unclosed work any decision on the epic saw,
 	// Closed how much of it is gone now.
 	Closed, Seen int
-	Spent        orchestrator.Spent
+	Spent        usage.Spent
 	Claims       []string
 	// NeedsPerson: the loop stopped for a person (escalation, cap, no
 	// progress, budget) or runtasks failed (bd, configuration, a check).
@@ -62,7 +63,7 @@ const historyWindow = 2000
 
 // Load reads a snapshot: every session's state, its claims, and the epic's
 // progress from the last decisions. maxFor gives an epic's cycle cap.
-func Load(store *orchestrator.Store, maxFor func(epic string) int, now time.Time) (Snapshot, error) {
+func Load(store *state.Store, maxFor func(epic string) int, now time.Time) (Snapshot, error) {
 	states, err := store.List()
 	if err != nil {
 		return Snapshot{}, err
@@ -77,7 +78,7 @@ func Load(store *orchestrator.Store, maxFor func(epic string) int, now time.Time
 			r.LastStop, r.Outcome, r.Block, r.Why, r.Counts = l.Time, l.Outcome, l.Block, l.Why, l.Counts
 			outcome = l.Outcome
 		}
-		if outcome == orchestrator.OutcomeEnded {
+		if outcome == state.OutcomeEnded {
 			outcome = st.Ended
 		}
 		r.NeedsPerson = needsPerson(outcome) && !r.Block
@@ -86,7 +87,7 @@ func Load(store *orchestrator.Store, maxFor func(epic string) int, now time.Time
 				r.Claims = append(r.Claims, c.Task)
 			}
 		}
-		if st.Epic != orchestrator.NoEpic {
+		if st.Epic != state.NoEpic {
 			if _, ok := seen[st.Epic]; !ok {
 				seen[st.Epic] = mostRemaining(store, st.Epic)
 			}
@@ -109,19 +110,19 @@ func Load(store *orchestrator.Store, maxFor func(epic string) int, now time.Time
 	return snap, nil
 }
 
-func needsPerson(o orchestrator.Outcome) bool {
+func needsPerson(o state.Outcome) bool {
 	switch o {
-	case orchestrator.OutcomeCapReached, orchestrator.OutcomeBudget:
+	case state.OutcomeCapReached, state.OutcomeBudget:
 		return true
 	}
 	c := o.Class()
-	return o != "" && (c == orchestrator.ClassNeedsPerson || c == orchestrator.ClassError)
+	return o != "" && (c == state.ClassNeedsPerson || c == state.ClassError)
 }
 
 // mostRemaining is the most unclosed work a recent decision on the epic
 // recorded (0 when none counted the whole epic).
-func mostRemaining(store *orchestrator.Store, epic string) int {
-	recs, err := store.Records(orchestrator.RecordFilter{Epic: epic, Limit: historyWindow})
+func mostRemaining(store *state.Store, epic string) int {
+	recs, err := store.Records(state.RecordFilter{Epic: epic, Limit: historyWindow})
 	if err != nil {
 		return 0
 	}

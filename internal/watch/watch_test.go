@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 func TestBar(t *testing.T) {
@@ -39,18 +39,18 @@ func TestCut(t *testing.T) {
 }
 
 func TestLoadOrder(t *testing.T) {
-	store := &orchestrator.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
+	store := &state.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
 	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
-	put := func(session string, out orchestrator.Outcome, block bool, at time.Time, remaining int) {
-		rec := orchestrator.Record{Time: at, Session: session, Epic: "bd-a", Outcome: out, Block: block,
-			Counts: &orchestrator.Counts{Remaining: remaining}}
+	put := func(session string, out state.Outcome, block bool, at time.Time, remaining int) {
+		rec := state.Record{Time: at, Session: session, Epic: "bd-a", Outcome: out, Block: block,
+			Counts: &state.Counts{Remaining: remaining}}
 		store.Append(rec)
-		store.Update(session, "bd-a", func(st *orchestrator.State) error { st.Last = &rec; return nil })
+		store.Update(session, "bd-a", func(st *state.State) error { st.Last = &rec; return nil })
 	}
-	put("newest", orchestrator.OutcomeContinue, true, now, 2)
-	put("older", orchestrator.OutcomeContinue, true, now.Add(-time.Hour), 4)
-	put("capped", orchestrator.OutcomeCapReached, false, now.Add(-2*time.Hour), 3)
-	put("warned", orchestrator.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3) // the warning block: goes on
+	put("newest", state.OutcomeContinue, true, now, 2)
+	put("older", state.OutcomeContinue, true, now.Add(-time.Hour), 4)
+	put("capped", state.OutcomeCapReached, false, now.Add(-2*time.Hour), 3)
+	put("warned", state.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3) // the warning block: goes on
 	snap, err := Load(store, func(string) int { return 50 }, now)
 	if err != nil {
 		t.Fatal(err)

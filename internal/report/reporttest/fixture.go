@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/headless"
-	"github.com/runtasks/runtasks/internal/orchestrator"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // T0 is when the fixture's first decision was made.
@@ -16,18 +17,18 @@ var T0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 // Log is an epic's decisions and runs.
 type Log struct {
 	Epic    string
-	Records []orchestrator.Record
+	Records []state.Record
 	Runs    []headless.RunState
 	// Now is when the report of it is made.
 	Now time.Time
 }
 
-func counts(remaining int) *orchestrator.Counts {
-	return &orchestrator.Counts{Ready: 1, Remaining: remaining}
+func counts(remaining int) *state.Counts {
+	return &state.Counts{Ready: 1, Remaining: remaining}
 }
 
-func spent(in, out int64, cost float64) *orchestrator.Spent {
-	return &orchestrator.Spent{Tokens: orchestrator.Tokens{Input: in, Output: out, CacheRead: 10 * in}, Cost: cost, Models: []string{"claude-sonnet-4-5"}}
+func spent(in, out int64, cost float64) *usage.Spent {
+	return &usage.Spent{Tokens: usage.Tokens{Input: in, Output: out, CacheRead: 10 * in}, Cost: cost, Models: []string{"claude-sonnet-4-5"}}
 }
 
 // Fixture is an epic of four tasks worked by two sessions: one closes two
@@ -38,16 +39,16 @@ func Fixture() Log {
 	return Log{
 		Epic: "bd-e1",
 		Now:  at(200),
-		Records: []orchestrator.Record{
-			{Time: at(0), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "4 ready", Counts: counts(4), Usage: spent(1000, 200, 0.05), Task: "bd-e1.1"},
-			{Time: at(12), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 2, Max: 50, Why: "3 ready", Counts: counts(3), Usage: spent(3000, 900, 0.21), Task: "bd-e1.1"},
-			{Time: at(30), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: orchestrator.OutcomeRejected, Block: true, Cycle: 3, Max: 50, Why: `promise rejected: 2 tasks open <script>alert("x")</script>`, Counts: counts(2), Usage: spent(2500, 700, 0.18), Task: "bd-e1.2"},
-			{Time: at(31), Session: "s-other", Epic: "bd-other", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 1, Why: "another epic", Counts: counts(9)},
-			{Time: at(44), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: orchestrator.OutcomeEscalated, Cycle: 0, Max: 50, Why: "only blocked work remains: bd-e1.3 blocked", Counts: counts(2), Usage: spent(800, 100, 0.03), Task: "bd-e1.2"},
-			{Time: at(45), Session: "s-alpha", Epic: "bd-e1", Outcome: orchestrator.OutcomeSubagent, Why: "a subagent stopped"},
-			{Time: at(90), Session: "s-beta", Epic: "bd-e1", Agent: "codex", Outcome: orchestrator.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "1 ready", Counts: counts(2),
-				Actions: []string{"bd-e1.3 stuck (in progress 3h, no update): status set to blocked, note appended"}, Usage: &orchestrator.Spent{Tokens: orchestrator.Tokens{Input: 5000, Output: 1200}, Unpriced: 6200, Models: []string{"gpt-5-codex"}}, Task: "bd-e1.4"},
-			{Time: at(120), Session: "s-beta", Epic: "bd-e1", Agent: "codex", Outcome: orchestrator.OutcomeComplete, Cycle: 0, Max: 50, Why: "promise confirmed by beads", Counts: counts(0), Usage: spent(900, 300, 0.04), Task: "bd-e1.4"},
+		Records: []state.Record{
+			{Time: at(0), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "4 ready", Counts: counts(4), Usage: spent(1000, 200, 0.05), Task: "bd-e1.1"},
+			{Time: at(12), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: state.OutcomeContinue, Block: true, Cycle: 2, Max: 50, Why: "3 ready", Counts: counts(3), Usage: spent(3000, 900, 0.21), Task: "bd-e1.1"},
+			{Time: at(30), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: state.OutcomeRejected, Block: true, Cycle: 3, Max: 50, Why: `promise rejected: 2 tasks open <script>alert("x")</script>`, Counts: counts(2), Usage: spent(2500, 700, 0.18), Task: "bd-e1.2"},
+			{Time: at(31), Session: "s-other", Epic: "bd-other", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Why: "another epic", Counts: counts(9)},
+			{Time: at(44), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: state.OutcomeEscalated, Cycle: 0, Max: 50, Why: "only blocked work remains: bd-e1.3 blocked", Counts: counts(2), Usage: spent(800, 100, 0.03), Task: "bd-e1.2"},
+			{Time: at(45), Session: "s-alpha", Epic: "bd-e1", Outcome: state.OutcomeSubagent, Why: "a subagent stopped"},
+			{Time: at(90), Session: "s-beta", Epic: "bd-e1", Agent: "codex", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "1 ready", Counts: counts(2),
+				Actions: []string{"bd-e1.3 stuck (in progress 3h, no update): status set to blocked, note appended"}, Usage: &usage.Spent{Tokens: usage.Tokens{Input: 5000, Output: 1200}, Unpriced: 6200, Models: []string{"gpt-5-codex"}}, Task: "bd-e1.4"},
+			{Time: at(120), Session: "s-beta", Epic: "bd-e1", Agent: "codex", Outcome: state.OutcomeComplete, Cycle: 0, Max: 50, Why: "promise confirmed by beads", Counts: counts(0), Usage: spent(900, 300, 0.04), Task: "bd-e1.4"},
 		},
 		Runs: []headless.RunState{
 			{RunID: "20260302-103000-ab12", Epic: "bd-e1", Agent: "codex", Status: "complete", StartedAt: at(89), EndedAt: at(121), Closed: 4, Total: 4, Why: "promise confirmed by beads",

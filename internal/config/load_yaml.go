@@ -1,0 +1,6 @@
+package config
+
+import "github.com/knadh/koanf/parsers/yaml"
+
+// cfgParseYAML parses a project.yaml into nested maps.
+var cfgParseYAML = yaml.Parser().Unmarshal

@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
+)
+
+// budget is the budget stage: once workflow.budget is spent (the
+// session's loop, or every session's loop on the epic, this stop's usage
+// included) the stop is allowed as an escalation that names the budget;
+// the checks are skipped.
+func (d *decider) budget() (Decision, bool) {
+	b := d.cfg.Workflow.Budget
+	if b == (config.Budget{}) {
+		return Decision{}, false
+	}
+	s := d.st.Spent
+	epic := s
+	if d.epic() != "" {
+		epic = s.Plus(d.in.OthersSpent[d.epic()])
+	}
+	var spent string
+	switch {
+	case b.SessionTokens > 0 && s.Total() >= int64(b.SessionTokens):
+		spent = fmt.Sprintf("session budget spent: %s of %s tokens", usage.FormatTokens(s.Total()), usage.FormatTokens(int64(b.SessionTokens)))
+	case b.SessionCost > 0 && s.Cost >= b.SessionCost:
+		spent = fmt.Sprintf("session budget spent: %s of %s", usage.FormatCost(s.Cost), usage.FormatCost(b.SessionCost))
+	case d.epic() != "" && b.EpicTokens > 0 && epic.Total() >= int64(b.EpicTokens):
+		spent = fmt.Sprintf("epic %s budget spent: %s of %s tokens", d.epic(), usage.FormatTokens(epic.Total()), usage.FormatTokens(int64(b.EpicTokens)))
+	case d.epic() != "" && b.EpicCost > 0 && epic.Cost >= b.EpicCost:
+		spent = fmt.Sprintf("epic %s budget spent: %s of %s", d.epic(), usage.FormatCost(epic.Cost), usage.FormatCost(b.EpicCost))
+	default:
+		return Decision{}, false
+	}
+	return Decision{Outcome: state.OutcomeBudget, Why: spent + "; checks skipped",
+		SystemMessage: "runtasks: " + spent + " (workflow.budget); stop allowed with the checks skipped. " +
+			"A person decides: raise the budget or arm the session again."}, true
+}

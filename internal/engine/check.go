@@ -1,0 +1,525 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
+)
+
+// Verdict statuses.
+const (
+	VerdictComplete   = "complete"
+	VerdictIncomplete = "incomplete"
+	VerdictSkipped    = "skipped" // nothing to judge (no epic, no transcript…)
+	VerdictError      = "error"   // the check could not run (setup problem)
+)
+
+// Verdict is one checker's answer.
+type Verdict struct {
+	Check  string `json:"check"`
+	Status string `json:"status"`
+	// Summary is one line: why this verdict.
+	Summary string `json:"summary,omitempty"`
+	// Feedback lists what is missing, most important first (all of it;
+	// FeedbackText cuts it to feedback_limit).
+	Feedback []string  `json:"feedback,omitempty"`
+	Children []Verdict `json:"children,omitempty"`
+
+	// stop is the beads checker's own decision when it does not simply pass
+	// (a block, an escalation…): in the stop hook it is the answer.
+	stop *Decision
+}
+
+// CommandRunner runs a shell command in a directory; shell.Runner
+// implements it (through a small adapter in the caller).
+type CommandRunner interface {
+	Run(ctx context.Context, dir, command string, timeout time.Duration) (CommandResult, error)
+}
+
+// CommandResult is how a command ended.
+type CommandResult struct {
+	ExitCode int
+	Output   []byte // the tail of stdout and stderr
+	TimedOut bool
+}
+
+// CheckContext is what a checker may look at: the hook input (with the
+// final message and the transcript path), beads, the project directory, the
+// clock, and a command runner.
+type CheckContext struct {
+	Input  Input
+	Config *config.Config
+	Env    Env
+	Dir    string
+	Runner CommandRunner
+	// Transcript is the agent's transcript file ("" when there is none).
+	Transcript string
+
+	d *decider // runs the stop-hook rules for the beads checker
+	// completeDecision is the beads checker's decision, kept for the stop
+	// hook's answer when every check passes.
+	completeDecision *Decision
+}
+
+// Now is the check's clock.
+func (cc *CheckContext) Now() time.Time { return cc.Env.Now }
+
+// Checker is one completion check.
+type Checker interface {
+	Name() string
+	Check(ctx context.Context, cc *CheckContext) Verdict
+}
+
+// Checkers are workflow.checks as checkers; none when workflow.checks is
+// empty (the stop hook then applies its plain rules). A spec Load would
+// refuse (only in a Config made by hand) is a checker that reports its
+// problem.
+func Checkers(cfg *config.Config) []Checker {
+	if len(cfg.Workflow.Checks) == 0 {
+		return nil
+	}
+	return buildChecks(cfg.Workflow.Checks)
+}
+
+// BuildChecks turns checks into checkers, as Checkers does; an empty list
+// is the built-in chain: beads, promise, done_token — which, with the beads
+// checker judging promises and the done token itself, is the stop hook's
+// default policy. A spec Load would refuse is an error.
+func BuildChecks(specs []config.CheckSpec) ([]Checker, error) {
+	if len(specs) == 0 {
+		return []Checker{beadsCheck{name: "beads"}}, nil
+	}
+	for i, s := range specs {
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("workflow.checks[%d]%v", i, err)
+		}
+	}
+	return buildChecks(specs), nil
+}
+
+// buildChecks builds each spec; one with a problem becomes a checker that
+// reports it.
+func buildChecks(specs []config.CheckSpec) []Checker {
+	var out []Checker
+	for i, s := range specs {
+		if err := s.Validate(); err != nil {
+			out = append(out, invalidCheck{name: checkName(s), why: fmt.Sprintf("workflow.checks[%d]%v", i, err)})
+			continue
+		}
+		out = append(out, buildCheck(s))
+	}
+	return out
+}
+
+// checkName is a check's name: its name, else its type.
+func checkName(s config.CheckSpec) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Type
+}
+
+// buildCheck makes the checker of a valid spec.
+func buildCheck(s config.CheckSpec) Checker {
+	name := checkName(s)
+	switch s.Type {
+	case "beads":
+		return beadsCheck{name: name}
+	case "promise":
+		return promiseCheck{name: name, texts: s.Texts}
+	case "done_token":
+		return doneTokenCheck{name: name, prefix: s.Prefix}
+	case "command":
+		return commandCheck{name: name, run: s.Run, dir: s.Dir, timeout: s.Timeout, tail: s.TailLines}
+	case "files":
+		return filesCheck{name: name, paths: s.Paths, nonEmpty: s.NonEmpty, template: s.Template}
+	case "plan":
+		return planCheck{name: name, required: s.Required}
+	case "results":
+		return resultsCheck{name: name}
+	case "composite":
+		c := compositeCheck{name: name, any: s.Mode == "any"}
+		for _, sub := range s.Checks {
+			c.checks = append(c.checks, buildCheck(sub))
+		}
+		return c
+	}
+	return invalidCheck{name: name, why: fmt.Sprintf("unknown checker %q", s.Type)}
+}
+
+// invalidCheck stands for a spec that could not be built: it cannot run.
+type invalidCheck struct{ name, why string }
+
+func (c invalidCheck) Name() string { return c.name }
+
+func (c invalidCheck) Check(context.Context, *CheckContext) Verdict {
+	return Verdict{Check: c.name, Status: VerdictError, Summary: c.why}
+}
+
+// RunChecks runs the checkers in order as one all_must_pass composite: it
+// stops at the first incomplete or failing one. It returns each verdict run
+// and the overall status.
+func RunChecks(ctx context.Context, checks []Checker, cc *CheckContext) ([]Verdict, string) {
+	c := compositeCheck{name: "checks", checks: checks}
+	v := c.Check(ctx, cc)
+	return v.Children, v.Status
+}
+
+// FeedbackText is a verdict's feedback as lines, at most limit items and
+// a count of the rest (limit 0: all).
+func FeedbackText(items []string, limit int) []string {
+	if limit <= 0 || len(items) <= limit {
+		return items
+	}
+	return append(append([]string(nil), items[:limit]...), fmt.Sprintf("and %d more", len(items)-limit))
+}
+
+// beadsCheck is the stop hook's rules (decide.go) as a checker: complete
+// when beads confirms the epic done (or a promise, or the done token, as the
+// rules accept); incomplete when the rules block; any other end (escalation,
+// checkpoint, bd error) is carried as the hook's decision.
+type beadsCheck struct{ name string }
+
+func (c beadsCheck) Name() string { return c.name }
+
+func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
+	v := Verdict{Check: c.name}
+	d := cc.decider(ctx)
+	if d.epic() == "" && !d.cfg.Workflow.DoneToken.Required {
+		v.Status, v.Summary = VerdictSkipped, "no epic to judge"
+		return v
+	}
+	var dec Decision
+	if d.epic() == "" {
+		dec = d.tokenOnly()
+	} else {
+		dec = d.withEpic()
+	}
+	v.Summary = dec.Why
+	switch {
+	case dec.Outcome == state.OutcomeComplete || dec.Outcome == state.OutcomeTokenDone || dec.Outcome == state.OutcomeAccepted:
+		v.Status = VerdictComplete
+	case dec.Outcome == state.OutcomeBeadsError:
+		v.Status = VerdictError
+	default:
+		v.Status = VerdictIncomplete
+		for _, is := range d.activeIssues() {
+			v.Feedback = append(v.Feedback, is.ID+" "+oneLine(is.Title, 80)+" ["+is.Status+"]")
+		}
+		if len(v.Feedback) == 0 {
+			for _, is := range d.waitingIssues() {
+				v.Feedback = append(v.Feedback, is.ID+" "+oneLine(is.Title, 80)+" ["+is.Status+"] needs a person")
+			}
+		}
+	}
+	if v.Status != VerdictComplete {
+		v.stop = &dec
+	}
+	cc.completeDecision = &dec
+	return v
+}
+
+// promiseCheck: complete when the final message holds a configured promise
+// (whose condition allow_exit_on turns on), or one of texts.
+type promiseCheck struct {
+	name  string
+	texts []string
+}
+
+func (c promiseCheck) Name() string { return c.name }
+
+func (c promiseCheck) Check(_ context.Context, cc *CheckContext) Verdict {
+	v := Verdict{Check: c.name}
+	if strings.TrimSpace(cc.Input.FinalMessage) == "" {
+		v.Status, v.Summary = VerdictSkipped, "no final message"
+		return v
+	}
+	promises := cc.Config.Promises()
+	if len(c.texts) > 0 {
+		promises = nil
+		for _, t := range c.texts {
+			promises = append(promises, config.Promise{Text: t, Condition: config.CondAlways})
+		}
+	}
+	for _, p := range FindPromises(cc.Input.FinalMessage, promises) {
+		if len(c.texts) > 0 || cc.Config.AllowsExitOn(p.Condition) {
+			v.Status, v.Summary = VerdictComplete, fmt.Sprintf("promise %q made", p.Text)
+			return v
+		}
+	}
+	v.Status, v.Summary = VerdictIncomplete, "no completion promise in the final message"
+	var texts []string
+	for _, p := range promises {
+		if len(c.texts) > 0 || cc.Config.AllowsExitOn(p.Condition) {
+			texts = append(texts, p.Text)
+		}
+	}
+	v.Feedback = []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}
+	return v
+}
+
+// doneTokenCheck: complete when the final message holds this session's
+// done line.
+type doneTokenCheck struct{ name, prefix string }
+
+func (c doneTokenCheck) Name() string { return c.name }
+
+func (c doneTokenCheck) Check(_ context.Context, cc *CheckContext) Verdict {
+	v := Verdict{Check: c.name}
+	prefix := c.prefix
+	if prefix == "" {
+		prefix = cc.Config.Workflow.DoneToken.Prefix
+	}
+	if cc.Input.SessionID == "" {
+		v.Status, v.Summary = VerdictSkipped, "no session id"
+		return v
+	}
+	if HasDoneToken(cc.Input.FinalMessage, prefix, cc.Input.SessionID) {
+		v.Status, v.Summary = VerdictComplete, "done token printed"
+		return v
+	}
+	v.Status, v.Summary = VerdictIncomplete, "done token not printed"
+	v.Feedback = []string{"print " + prefix + "::<session id> on a line of its own when everything is done"}
+	return v
+}
+
+// commandCheck runs a shell command in the project; incomplete with the
+// tail of its output when it fails or times out.
+type commandCheck struct {
+	name, run, dir string
+	timeout        time.Duration
+	tail           int
+}
+
+func (c commandCheck) Name() string { return c.name }
+
+func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
+	v := Verdict{Check: c.name}
+	if cc.Runner == nil {
+		v.Status, v.Summary = VerdictError, "no command runner"
+		return v
+	}
+	dir := cc.Dir
+	if c.dir != "" {
+		dir = resolve(cc.Dir, c.dir)
+	}
+	res, err := cc.Runner.Run(ctx, dir, c.run, c.timeout)
+	switch {
+	case err != nil:
+		v.Status, v.Summary = VerdictError, fmt.Sprintf("`%s` could not run: %s", c.run, oneLine(err.Error(), 200))
+		return v
+	case res.TimedOut:
+		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("`%s` timed out after %s", c.run, config.FormatDuration(c.timeout))
+	case res.ExitCode != 0:
+		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("`%s` failed (exit %d)", c.run, res.ExitCode)
+	default:
+		v.Status, v.Summary = VerdictComplete, fmt.Sprintf("`%s` passed", c.run)
+		return v
+	}
+	v.Feedback = []string{v.Summary + "; the end of its output:\n" + tailLines(res.Output, c.tail)}
+	return v
+}
+
+// tailLines is the last n lines of out.
+func tailLines(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(bytes.ToValidUTF8(out, []byte("?"))), "\n"), "\n")
+	if n > 0 && len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func resolve(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+// filesCheck: paths that must exist, optionally non-empty, optionally
+// changed from a template file.
+type filesCheck struct {
+	name     string
+	paths    []string
+	nonEmpty bool
+	template string
+}
+
+func (c filesCheck) Name() string { return c.name }
+
+func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
+	v := Verdict{Check: c.name}
+	var tmpl []byte
+	if c.template != "" {
+		b, err := agentfile.Read(resolve(cc.Dir, c.template), agentfile.MaxText)
+		if err != nil {
+			v.Status, v.Summary = VerdictError, "template unreadable: "+oneLine(err.Error(), 200)
+			return v
+		}
+		tmpl = b
+	}
+	for _, p := range c.paths {
+		b, err := agentfile.Read(resolve(cc.Dir, p), agentfile.MaxText)
+		switch {
+		case err != nil && os.IsNotExist(err):
+			v.Feedback = append(v.Feedback, p+" is missing")
+		case err != nil:
+			v.Feedback = append(v.Feedback, p+" is unreadable: "+oneLine(err.Error(), 120))
+		case c.nonEmpty && len(bytes.TrimSpace(b)) == 0:
+			v.Feedback = append(v.Feedback, p+" is empty")
+		case tmpl != nil && bytes.Equal(bytes.TrimSpace(b), bytes.TrimSpace(tmpl)):
+			v.Feedback = append(v.Feedback, p+" is unchanged from "+c.template)
+		}
+	}
+	if len(v.Feedback) > 0 {
+		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d of %d file(s) not ready", len(v.Feedback), len(c.paths))
+		return v
+	}
+	v.Status, v.Summary = VerdictComplete, fmt.Sprintf("%d file(s) ready", len(c.paths))
+	return v
+}
+
+// planCheck: the agent's own plan in its transcript must be all completed.
+type planCheck struct {
+	name     string
+	required bool
+}
+
+func (c planCheck) Name() string { return c.name }
+
+func (c planCheck) Check(_ context.Context, cc *CheckContext) Verdict {
+	v := Verdict{Check: c.name}
+	path := cc.Transcript
+	if path == "" {
+		path = cc.Input.TranscriptPath
+	}
+	if path == "" {
+		v.Status, v.Summary = VerdictSkipped, "no transcript"
+		if c.required {
+			v.Status = VerdictIncomplete
+			v.Feedback = []string{"no transcript to read a plan from"}
+		}
+		return v
+	}
+	items, found, err := ReadPlan(path)
+	switch {
+	case err != nil:
+		v.Status, v.Summary = VerdictError, "transcript: "+oneLine(err.Error(), 200)
+		return v
+	case !found:
+		v.Status, v.Summary = VerdictSkipped, "no plan in the transcript"
+		if c.required {
+			v.Status = VerdictIncomplete
+			v.Feedback = []string{"make a plan (TodoWrite / update_plan) and work it to the end"}
+		}
+		return v
+	}
+	for _, it := range items {
+		if it.Status != PlanCompleted {
+			v.Feedback = append(v.Feedback, fmt.Sprintf("%s [%s]", oneLine(it.Text, 100), it.Status))
+		}
+	}
+	if len(v.Feedback) > 0 {
+		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d of %d plan item(s) not completed", len(v.Feedback), len(items))
+		return v
+	}
+	v.Status, v.Summary = VerdictComplete, fmt.Sprintf("all %d plan item(s) completed", len(items))
+	return v
+}
+
+// resultsCheck: the RESULTS.md of every task this session claimed must be
+// written (changed from its template).
+type resultsCheck struct{ name string }
+
+func (c resultsCheck) Name() string { return c.name }
+
+func (c resultsCheck) Check(_ context.Context, cc *CheckContext) Verdict {
+	v := Verdict{Check: c.name}
+	if len(cc.Input.Claims) == 0 {
+		v.Status, v.Summary = VerdictSkipped, "no claimed tasks"
+		return v
+	}
+	for _, u := range state.UntouchedResults(cc.Input.Claims) {
+		v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, state.ResultsFile)+" (task "+u.Task+") is not written")
+	}
+	if len(v.Feedback) > 0 {
+		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d result file(s) not written", len(v.Feedback))
+		return v
+	}
+	v.Status, v.Summary = VerdictComplete, "results written"
+	return v
+}
+
+// compositeCheck: all_must_pass (default) stops at the first incomplete or
+// failing check; any stops at the first complete one. Nestable.
+type compositeCheck struct {
+	name   string
+	any    bool
+	checks []Checker
+}
+
+func (c compositeCheck) Name() string { return c.name }
+
+func (c compositeCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
+	v := Verdict{Check: c.name}
+	judged := 0
+	for _, ch := range c.checks {
+		sub := ch.Check(ctx, cc)
+		v.Children = append(v.Children, sub)
+		if sub.stop != nil && v.stop == nil {
+			v.stop = sub.stop
+		}
+		switch sub.Status {
+		case VerdictSkipped:
+			continue
+		case VerdictError:
+			v.Status, v.Summary = VerdictError, sub.Check+": "+sub.Summary
+			return v
+		case VerdictComplete:
+			judged++
+			if c.any {
+				v.Status, v.Summary, v.stop = VerdictComplete, sub.Check+": "+sub.Summary, nil
+				return v
+			}
+		case VerdictIncomplete:
+			judged++
+			v.Feedback = append(v.Feedback, sub.Feedback...)
+			if !c.any {
+				v.Status, v.Summary = VerdictIncomplete, sub.Check+": "+sub.Summary
+				return v
+			}
+		}
+	}
+	switch {
+	case judged == 0:
+		v.Status, v.Summary = VerdictSkipped, "nothing to judge"
+	case c.any:
+		var why []string
+		for _, sub := range v.Children {
+			if sub.Status == VerdictIncomplete {
+				why = append(why, sub.Check+": "+sub.Summary)
+			}
+		}
+		v.Status, v.Summary = VerdictIncomplete, "none passed ("+strings.Join(why, "; ")+")"
+	default:
+		v.Status, v.Summary = VerdictComplete, "all passed"
+	}
+	return v
+}
+
+// decider gives the beads checker the stop-hook rules over this check's
+// input, state and environment.
+func (cc *CheckContext) decider(ctx context.Context) *decider {
+	if cc.d == nil {
+		cc.d = &decider{ctx: ctx, in: cc.Input, cfg: cc.Config, env: cc.Env}
+	}
+	return cc.d
+}

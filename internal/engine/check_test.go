@@ -1,0 +1,276 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
+)
+
+type fakeRunner struct {
+	res   CommandResult
+	err   error
+	calls []string
+}
+
+func (f *fakeRunner) Run(_ context.Context, dir, command string, timeout time.Duration) (CommandResult, error) {
+	f.calls = append(f.calls, dir+"|"+command+"|"+timeout.String())
+	return f.res, f.err
+}
+
+// cfgCheckSpecs decodes workflow.checks items as Load does (from a
+// project.yaml written as JSON, which YAML reads).
+func cfgCheckSpecs(t *testing.T, items ...any) []config.CheckSpec {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"workflow": map[string]any{"checks": items}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), config.ProjectFile)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.Load(config.LoadOptions{ConfigFile: path})
+	if err != nil {
+		t.Fatalf("checks %v: %v", items, err)
+	}
+	return cfg.Workflow.Checks
+}
+
+func TestReadPlan(t *testing.T) {
+	for _, tt := range []struct {
+		file  string
+		found bool
+		want  string
+	}{
+		{"claude.jsonl", true, "Write parser=completed Test parser=in_progress"},
+		{"codex.jsonl", true, "Read code=completed Fix bug=completed"},
+		{"codex-exec.jsonl", true, "Plan=completed Ship=pending"},
+	} {
+		items, found, err := ReadPlan(filepath.Join("testdata", "plan", tt.file))
+		if err != nil || found != tt.found {
+			t.Fatalf("%s: found %v err %v", tt.file, found, err)
+		}
+		var got []string
+		for _, it := range items {
+			got = append(got, it.Text+"="+it.Status)
+		}
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("%s: %v, want %s", tt.file, got, tt.want)
+		}
+	}
+	noplan := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(noplan, []byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"TodoWrite is a tool"}]}}`+"\n"), 0o644)
+	if _, found, err := ReadPlan(noplan); found || err != nil {
+		t.Errorf("prose mention: found %v err %v", found, err)
+	}
+	if _, _, err := ReadPlan(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("missing transcript: want an error")
+	}
+}
+
+func TestCheckers(t *testing.T) {
+	dir := t.TempDir()
+	template := "# Results\n\n(to be written)\n"
+	for name, content := range map[string]string{
+		"tmpl.md": template, "same.md": template,
+		"done.md": "# Results\n\nAll good.\n", "empty.md": "  \n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := func(f string) string { p, _ := filepath.Abs(filepath.Join("testdata", "plan", f)); return p }
+	pass := &fakeRunner{res: CommandResult{ExitCode: 0}}
+	fail := &fakeRunner{res: CommandResult{ExitCode: 1, Output: []byte("line1\nline2\nline3\n--- FAIL: TestX\nFAIL\n")}}
+	timeout := &fakeRunner{res: CommandResult{ExitCode: -1, TimedOut: true, Output: []byte("still running")}}
+	broken := &fakeRunner{err: errors.New("exec: sh: not found")}
+
+	tests := []struct {
+		name     string
+		spec     any
+		msg      string // final message
+		session  string
+		runner   CommandRunner
+		tr       *fakeTracker
+		status   string
+		feedback string // substring of the joined feedback
+	}{
+		{name: "beads complete", spec: "beads", tr: epic(nil), status: VerdictComplete},
+		{name: "beads work left", spec: "beads", tr: epic([]string{"e.1"}), status: VerdictIncomplete, feedback: "e.1 Task e.1 [open]"},
+		{name: "beads only blocked", spec: "beads", tr: epic(nil, issue("e.2", "blocked")), status: VerdictIncomplete, feedback: "e.2 Task e.2 [blocked] needs a person"},
+		{name: "beads error", spec: "beads", tr: &fakeTracker{err: errors.New("bd broke")}, status: VerdictError},
+		{name: "promise made", spec: "promise", msg: "ok\n<promise>ALL TASKS COMPLETE</promise>", status: VerdictComplete},
+		{name: "promise missing", spec: "promise", msg: "I am done", status: VerdictIncomplete, feedback: "<promise>ALL TASKS COMPLETE</promise>"},
+		{name: "promise custom text", spec: map[string]any{"type": "promise", "texts": []any{"SHIPPED"}}, msg: "<promise>SHIPPED</promise>", status: VerdictComplete},
+		{name: "promise no message", spec: "promise", status: VerdictSkipped},
+		{name: "done token", spec: "done_token", session: "s1", msg: "TASKMASTER_DONE::s1", status: VerdictComplete},
+		{name: "done token other session", spec: "done_token", session: "s1", msg: "TASKMASTER_DONE::s2", status: VerdictIncomplete},
+		{name: "command passes", spec: map[string]any{"type": "command", "run": "go test ./..."}, runner: pass, status: VerdictComplete},
+		{name: "command fails with tail", spec: map[string]any{"type": "command", "run": "go test ./...", "tail_lines": 2}, runner: fail, status: VerdictIncomplete, feedback: "failed (exit 1); the end of its output:\n--- FAIL: TestX\nFAIL"},
+		{name: "command times out", spec: map[string]any{"type": "command", "run": "sleep 9", "timeout": "1s"}, runner: timeout, status: VerdictIncomplete, feedback: "timed out after 1s"},
+		{name: "command cannot run", spec: map[string]any{"type": "command", "run": "x"}, runner: broken, status: VerdictError},
+		{name: "files ok", spec: map[string]any{"type": "files", "paths": []any{"done.md"}, "non_empty": true, "template": "tmpl.md"}, status: VerdictComplete},
+		{name: "files missing", spec: map[string]any{"type": "files", "paths": []any{"nope.md", "done.md"}}, status: VerdictIncomplete, feedback: "nope.md is missing"},
+		{name: "files empty", spec: map[string]any{"type": "files", "paths": []any{"empty.md"}, "non_empty": true}, status: VerdictIncomplete, feedback: "empty.md is empty"},
+		{name: "files unchanged from template", spec: map[string]any{"type": "files", "paths": []any{"same.md"}, "template": "tmpl.md"}, status: VerdictIncomplete, feedback: "same.md is unchanged from tmpl.md"},
+		{name: "plan open items", spec: "plan", msg: plan("claude.jsonl"), status: VerdictIncomplete, feedback: "Test parser [in_progress]"},
+		{name: "plan all done", spec: "plan", msg: plan("codex.jsonl"), status: VerdictComplete},
+		{name: "plan absent", spec: "plan", msg: "", status: VerdictSkipped},
+		{name: "plan required", spec: map[string]any{"type": "plan", "required": true}, msg: "", status: VerdictIncomplete},
+		{name: "composite any", spec: map[string]any{"type": "composite", "mode": "any", "checks": []any{"promise", map[string]any{"type": "files", "paths": []any{"done.md"}}}}, msg: "no promise", status: VerdictComplete},
+		{name: "composite all nested", spec: map[string]any{"type": "composite", "checks": []any{
+			map[string]any{"type": "files", "paths": []any{"done.md"}},
+			map[string]any{"type": "composite", "mode": "any", "checks": []any{"promise", map[string]any{"type": "files", "paths": []any{"nope.md"}}}}}},
+			msg: "no promise", status: VerdictIncomplete, feedback: "nope.md is missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checks, err := BuildChecks(cfgCheckSpecs(t, tt.spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := testConfig()
+			cfg.Root = dir
+			in := Input{SessionID: tt.session, FinalMessage: tt.msg}
+			if strings.HasSuffix(tt.msg, ".jsonl") {
+				in = Input{TranscriptPath: tt.msg}
+			}
+			in.Epic = cfg.Workflow.Epic
+			tr := tt.tr
+			if tr == nil {
+				tr = epic(nil)
+			}
+			cc := &CheckContext{Input: in, Config: cfg, Env: Env{Beads: tr, Now: time.Now()}, Dir: dir, Runner: tt.runner}
+			vs, status := RunChecks(context.Background(), checks, cc)
+			if status != tt.status || len(vs) != 1 {
+				t.Fatalf("status %s (%+v), want %s", status, vs, tt.status)
+			}
+			fb := strings.Join(allFeedback(vs[0]), "\n")
+			if tt.feedback != "" && !strings.Contains(fb, tt.feedback) {
+				t.Errorf("feedback %q lacks %q", fb, tt.feedback)
+			}
+		})
+	}
+}
+
+func allFeedback(v Verdict) []string {
+	out := append([]string(nil), v.Feedback...)
+	for _, c := range v.Children {
+		out = append(out, allFeedback(c)...)
+	}
+	return out
+}
+
+// TestCheckersOfConfig: workflow.checks as Load decodes them (see
+// config's TestLoadEveryKeyFromFile) become their checkers; no checks,
+// no checkers.
+func TestCheckersOfConfig(t *testing.T) {
+	cfg := &config.Config{Workflow: config.Workflow{Checks: []config.CheckSpec{{Type: "beads"},
+		{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}}}}
+	want := []Checker{beadsCheck{name: "beads"},
+		commandCheck{name: "command", run: "go test ./...", timeout: 10 * time.Minute, tail: 20}}
+	if got := Checkers(cfg); !reflect.DeepEqual(got, want) {
+		t.Errorf("checkers = %#v, want %#v", got, want)
+	}
+	if got := Checkers(&config.Config{}); got != nil {
+		t.Errorf("no checks: checkers = %#v, want none", got)
+	}
+}
+
+func TestCheckShortCircuit(t *testing.T) {
+	r := &fakeRunner{res: CommandResult{ExitCode: 0}}
+	checks, _ := BuildChecks(cfgCheckSpecs(t, map[string]any{"type": "files", "paths": []any{"nope"}}, map[string]any{"type": "command", "run": "x"}))
+	cfg := testConfig()
+	cfg.Root = t.TempDir()
+	vs, st := RunChecks(context.Background(), checks, &CheckContext{Config: cfg, Dir: cfg.Root, Runner: r, Env: Env{Beads: epic(nil)}})
+	if st != VerdictIncomplete || len(vs) != 1 || len(r.calls) != 0 {
+		t.Fatalf("all_must_pass did not stop at the first failure: %s %+v %v", st, vs, r.calls)
+	}
+}
+
+func TestFeedbackText(t *testing.T) {
+	got := FeedbackText([]string{"a", "b", "c", "d", "e"}, 3)
+	if strings.Join(got, "|") != "a|b|c|and 2 more" {
+		t.Fatalf("got %v", got)
+	}
+	if got := FeedbackText([]string{"a", "b"}, 3); len(got) != 2 {
+		t.Fatalf("got %v", got)
+	}
+}
+
+// TestDecideWithChecks: the stop hook with workflow.checks.
+func TestDecideWithChecks(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	cfgWith := func(checks ...any) *config.Config {
+		cfg := testConfig()
+		cfg.Root = t.TempDir()
+		cfg.Workflow.Checks = cfgCheckSpecs(t, checks...)
+		cfg.Workflow.FeedbackLimit = 3
+		return cfg
+	}
+	in := Input{SessionID: "s"}
+	cmd := map[string]any{"type": "command", "run": "go test ./..."}
+
+	// beads blocks first: the rules' own block, the command is not run.
+	r := &fakeRunner{res: CommandResult{ExitCode: 1}}
+	dec, st := decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Beads: epic([]string{"e.1"}), Runner: r, Now: now, Prompt: "P"})
+	if !dec.Block || dec.Outcome != state.OutcomeContinue || len(r.calls) != 0 || st.Cycles != 1 {
+		t.Fatalf("beads block: %+v %v", dec, r.calls)
+	}
+	// beads complete, command fails: blocked with the tail, feedback capped.
+	r = &fakeRunner{res: CommandResult{ExitCode: 2, Output: []byte("boom\n")}}
+	files := map[string]any{"type": "files", "paths": []any{"a", "b", "c", "d", "e"}}
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
+	if !dec.Block || dec.Outcome != state.OutcomeIncomplete || !strings.Contains(dec.Reason, "boom") || !strings.Contains(dec.Reason, "- and 3 more") || !strings.Contains(dec.Reason, "\nP\n") {
+		t.Fatalf("command failure: %+v", dec)
+	}
+	// beads complete, command passes: the beads completion, checks noted.
+	r = &fakeRunner{res: CommandResult{ExitCode: 0}}
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 4}, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
+	if dec.Block || dec.Outcome != state.OutcomeComplete || !strings.Contains(dec.Why, "all checks passed") {
+		t.Fatalf("all pass: %+v", dec)
+	}
+	// Only blocked work: the beads escalation, command not run.
+	r = &fakeRunner{}
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Beads: epic(nil, issue("e.2", "blocked")), Runner: r, Now: now})
+	if dec.Block || dec.Outcome != state.OutcomeEscalated || len(r.calls) != 0 {
+		t.Fatalf("escalation: %+v", dec)
+	}
+	// Cycle budget spent: checks skipped, stop allowed.
+	r = &fakeRunner{}
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 50}, cfgWith(cmd), Env{Beads: epic(nil), Runner: r, Now: now})
+	if dec.Block || dec.Outcome != state.OutcomeCapReached || len(r.calls) != 0 || !strings.Contains(dec.Why, "checks skipped") {
+		t.Fatalf("cap: %+v", dec)
+	}
+	// max_duration spent: checks skipped.
+	cfg := cfgWith(cmd)
+	cfg.Workflow.MaxDuration = time.Hour
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Beads: epic(nil), Runner: r, Now: now})
+	if dec.Block || dec.Outcome != state.OutcomeCapReached || len(r.calls) != 0 {
+		t.Fatalf("max_duration: %+v", dec)
+	}
+	// A check that cannot run allows the stop and says why.
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith(cmd), Env{Beads: epic(nil), Runner: &fakeRunner{err: errors.New("no sh")}, Now: now})
+	if dec.Block || dec.Outcome != state.OutcomeCheckError || !strings.Contains(dec.SystemMessage, "no sh") {
+		t.Fatalf("check error: %+v", dec)
+	}
+	// Repeated failing checks are not a no-progress stall: only the cap ends them.
+	r = &fakeRunner{res: CommandResult{ExitCode: 1}}
+	st = state.State{}
+	for i := 0; i < 8; i++ {
+		dec, st = decideCfg(ctx, in, st, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now})
+		if !dec.Block || dec.Outcome != state.OutcomeIncomplete {
+			t.Fatalf("stop %d: %+v", i+1, dec)
+		}
+	}
+}

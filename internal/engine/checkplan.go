@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+)
+
+// Plan item statuses (Claude Code TodoWrite and Codex update_plan share them).
+const (
+	PlanPending    = "pending"
+	PlanInProgress = "in_progress"
+	PlanCompleted  = "completed"
+)
+
+// PlanItem is one item of the agent's own plan.
+type PlanItem struct {
+	Text   string `json:"text"`
+	Status string `json:"status"`
+}
+
+// ReadPlan reads the agent's latest plan from a transcript: the last Claude
+// Code TodoWrite call ({"todos":[{content,status}]}), Codex update_plan call
+// ({"plan":[{step,status}]}) or Codex exec todo_list item
+// ({"items":[{text,completed}]}). found is false when the transcript holds
+// no plan. The file is read once, line by line.
+func ReadPlan(path string) (items []PlanItem, found bool, err error) {
+	f, _, err := agentfile.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, rerr := r.ReadBytes('\n')
+		if len(line) > 0 && planHint(line) {
+			if p, ok := planFromLine(line); ok {
+				items, found = p, true
+			}
+		}
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				return items, found, nil
+			}
+			return nil, false, rerr
+		}
+	}
+}
+
+func planHint(line []byte) bool {
+	s := string(line)
+	return strings.Contains(s, "TodoWrite") || strings.Contains(s, "update_plan") || strings.Contains(s, "todo_list")
+}
+
+type planTodos struct {
+	Todos []struct {
+		Content string `json:"content"`
+		Status  string `json:"status"`
+	} `json:"todos"`
+	Plan []struct {
+		Step   string `json:"step"`
+		Status string `json:"status"`
+	} `json:"plan"`
+}
+
+func (p planTodos) items() ([]PlanItem, bool) {
+	switch {
+	case p.Todos != nil:
+		out := make([]PlanItem, 0, len(p.Todos))
+		for _, t := range p.Todos {
+			out = append(out, PlanItem{Text: t.Content, Status: t.Status})
+		}
+		return out, true
+	case p.Plan != nil:
+		out := make([]PlanItem, 0, len(p.Plan))
+		for _, t := range p.Plan {
+			out = append(out, PlanItem{Text: t.Step, Status: t.Status})
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// planFromLine decodes one transcript line that may hold a plan.
+func planFromLine(line []byte) ([]PlanItem, bool) {
+	var raw struct {
+		Type    string `json:"type"`
+		Message struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+		Payload *struct {
+			Type      string `json:"type"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"payload"`
+		Item *struct {
+			Type  string `json:"type"`
+			Items []struct {
+				Text      string `json:"text"`
+				Completed bool   `json:"completed"`
+			} `json:"items"`
+		} `json:"item"`
+	}
+	if json.Unmarshal(line, &raw) != nil {
+		return nil, false
+	}
+	switch {
+	case raw.Type == "assistant" && len(raw.Message.Content) > 0:
+		// Claude Code: a tool_use block named TodoWrite; the last one wins.
+		var blocks []struct {
+			Type  string    `json:"type"`
+			Name  string    `json:"name"`
+			Input planTodos `json:"input"`
+		}
+		if json.Unmarshal(raw.Message.Content, &blocks) != nil {
+			return nil, false
+		}
+		var out []PlanItem
+		ok := false
+		for _, b := range blocks {
+			if b.Type == "tool_use" && b.Name == "TodoWrite" {
+				if it, k := b.Input.items(); k {
+					out, ok = it, true
+				}
+			}
+		}
+		return out, ok
+	case raw.Payload != nil && raw.Payload.Type == "function_call" && raw.Payload.Name == "update_plan":
+		// Codex rollout: the arguments are a JSON string.
+		var p planTodos
+		if json.Unmarshal([]byte(raw.Payload.Arguments), &p) != nil {
+			return nil, false
+		}
+		return p.items()
+	case raw.Item != nil && raw.Item.Type == "todo_list":
+		// codex exec --json: item.updated / item.completed with todo_list.
+		out := make([]PlanItem, 0, len(raw.Item.Items))
+		for _, t := range raw.Item.Items {
+			st := PlanPending
+			if t.Completed {
+				st = PlanCompleted
+			}
+			out = append(out, PlanItem{Text: t.Text, Status: st})
+		}
+		return out, true
+	}
+	return nil, false
+}

@@ -1,0 +1,766 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
+)
+
+// Env is what Decide reads besides the input, the state and the config.
+type Env struct {
+	Beads     Tracker
+	Workspace Workspace // nil: the checkpoint promise cannot check git
+	// Worktrees lists git worktrees for stuck-task detection; nil turns the
+	// detection off.
+	Worktrees WorktreeLister
+	// Runner runs the command checker's shell commands; nil makes a
+	// command check an error.
+	Runner CommandRunner
+	// Prompt is the rendered orchestration prompt, re-fed at every block
+	// ("" without an epic).
+	Prompt string
+	Now    time.Time
+	// Verdicts makes the engine judge through the checkers even when none
+	// are configured (the built-in beads check), so that the decision
+	// carries each check's verdict (runtasks check).
+	Verdicts bool
+}
+
+// EventCheck is the Input.Event of runtasks check: it judges without a
+// session.
+const EventCheck = "check"
+
+// Driven reports whether runtasks drives this stop at all: an epic is set
+// (in.Epic, resolved by Stop) or the done-token contract is on, the hook is
+// enabled, and the session has an id (runtasks check judges without one). A
+// stop that is not driven is allowed silently.
+func Driven(in Input, cfg *config.Config) bool {
+	return cfg.Workflow.StopHook.Enabled &&
+		(in.Epic != "" || cfg.Workflow.DoneToken.Required || in.Event == EventCheck) &&
+		(strings.TrimSpace(in.SessionID) != "" || in.Event == EventCheck)
+}
+
+// Decide is the decision at one stop. It asks beads only what the decision
+// needs: the epic's ready work first; the rest of the subtree only when
+// nothing is ready or a completion is claimed. Its stages, in order: the
+// rules (or the configured checks), stuck work, the claimed tasks'
+// RESULTS.md, then the counters. It returns the decision and the session's
+// new state; Stop persists both.
+func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, env Env) (Decision, state.State) {
+	d := decider{ctx: ctx, in: in, st: st, cfg: cfg, env: env}
+	counted, cursor := in.Usage.Since(st.UsageCursor)
+	var spent *usage.Spent
+	if len(counted.Models) > 0 || cursor != "" {
+		s := usage.Spend(cfg.Usage.Prices, counted)
+		spent = &s
+		d.st.Spent = d.st.Spent.Plus(s)
+	}
+	if cursor != "" {
+		d.st.UsageCursor = cursor
+	}
+	dec := d.decide()
+	if len(d.stuck) > 0 {
+		dec = d.withStuck(dec)
+	}
+	dec = d.results(dec)
+	switch {
+	case dec.Block:
+		d.st.Cycles++
+		if d.st.FirstBlockAt.IsZero() {
+			d.st.FirstBlockAt = env.Now
+		}
+	case dec.Outcome.Ends():
+		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
+			LastReason: d.st.LastReason}
+	}
+	if dec.Block {
+		d.st.LastReason = dec.Reason
+	}
+	if !dec.Block && dec.Outcome.Final() {
+		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now
+	}
+	d.st.UpdatedAt = env.Now
+	dec.Epic, dec.Cycle, dec.Usage = in.Epic, d.st.Cycles, spent
+	return dec, d.st
+}
+
+// results is the claimed-task stage: a stop that ends the work as done
+// (or an undriven session's stop) is blocked while a task the session
+// claimed still has its untouched RESULTS.md template. Those blocks are
+// counted in the state and capped by max_cycles; at the cap the stop is
+// allowed with a word to the person.
+func (d *decider) results(dec Decision) Decision {
+	if dec.Block || len(d.in.Claims) == 0 || !(dec.Outcome.Done() || dec.Outcome == state.OutcomeNotDriven) {
+		return dec
+	}
+	untouched := state.UntouchedResults(d.in.Claims)
+	if len(untouched) == 0 {
+		d.st.ResultsBlocks = 0
+		return dec
+	}
+	if max := d.cfg.Workflow.StopHook.MaxCycles; max > 0 && d.st.ResultsBlocks >= max {
+		d.st.ResultsBlocks = 0
+		dec.SystemMessage = strings.TrimSpace(dec.SystemMessage + " " + fmt.Sprintf(
+			"runtasks: %d claimed task(s) still have an unwritten RESULTS.md after %d blocks; stop allowed.", len(untouched), max))
+		return dec
+	}
+	d.st.ResultsBlocks++
+	return Decision{Block: true, Reason: state.ResultsReason(untouched), Outcome: state.OutcomeResultsMissing,
+		Why: fmt.Sprintf("RESULTS.md untouched for %d claimed task(s)", len(untouched)), Counts: dec.Counts}
+}
+
+type decider struct {
+	ctx context.Context
+	in  Input
+	st  state.State
+	cfg *config.Config
+	env Env
+
+	ready    []beads.Issue
+	rest     []beads.Issue // every unclosed descendant, once read
+	restRead bool
+
+	live  []LiveTask  // in-progress tasks whose worktree exists
+	stuck []StuckTask // in-progress tasks found stuck, with their action
+}
+
+// withStuck adds the stuck tasks found at this stop to the decision: the
+// actions for the caller to apply, and a word in every message.
+func (d *decider) withStuck(dec Decision) Decision {
+	sum := d.stuckSummary()
+	dec.Stuck = d.stuck
+	dec.Why += " · " + sum
+	if dec.SystemMessage != "" {
+		dec.SystemMessage += " runtasks: " + sum + "."
+	} else if !dec.Block {
+		dec.SystemMessage = "runtasks: " + sum + "."
+	}
+	if dec.Block && dec.Reason != "" {
+		dec.Reason = "runtasks: " + sum + ".\n\n" + dec.Reason
+	}
+	return dec
+}
+
+func (d *decider) epic() string { return d.in.Epic }
+
+// followUp is what a block reason ends with: the orchestration prompt with
+// an epic; the done-token instructions under the contract alone.
+func (d *decider) followUp() string {
+	if d.epic() != "" {
+		return d.env.Prompt
+	}
+	if d.cfg.Workflow.DoneToken.Required {
+		return d.tokenInstructions()
+	}
+	return ""
+}
+
+func (d *decider) decide() Decision {
+	sh := d.cfg.Workflow.StopHook
+	switch {
+	case !sh.Enabled:
+		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}
+	case !Driven(d.in, d.cfg):
+		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven"}
+	case d.in.Subagent && sh.SubagentStop != "drive":
+		return Decision{Outcome: state.OutcomeSubagent, Why: "subagent stop allowed"}
+	case d.in.BackgroundTasks > 0:
+		return Decision{Outcome: state.OutcomeBackground,
+			Why: fmt.Sprintf("%d background task(s) still running; the session will be woken", d.in.BackgroundTasks)}
+	case d.st.Ended != "":
+		return Decision{Outcome: state.OutcomeEnded,
+			Why: fmt.Sprintf("the loop ended (%s) at %s; arm the session again to drive it", d.st.Ended, d.st.EndedAt.UTC().Format(time.RFC3339))}
+	}
+	if d.cfg.Workflow.MaxDuration > 0 && !d.st.FirstBlockAt.IsZero() &&
+		d.env.Now.Sub(d.st.FirstBlockAt) >= d.cfg.Workflow.MaxDuration {
+		why := fmt.Sprintf("max_duration %s spent since the first block", d.cfg.Workflow.MaxDuration)
+		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
+	}
+	if dec, spent := d.budget(); spent {
+		return dec
+	}
+	if len(d.cfg.Workflow.Checks) > 0 || d.env.Verdicts {
+		return d.withChecks()
+	}
+	if d.epic() == "" {
+		return d.tokenOnly()
+	}
+	return d.withEpic()
+}
+
+// withChecks runs workflow.checks in order (all must pass). The beads
+// checker is the rules above; its block, escalation or error is the answer
+// as it would be without checks. Another checker's incomplete verdict
+// blocks with its feedback (at most feedback_limit items).
+func (d *decider) withChecks() Decision {
+	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
+		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
+		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
+	}
+	checks := Checkers(d.cfg)
+	if len(checks) == 0 {
+		// runtasks check without workflow.checks: the built-in chain,
+		// which is the stop hook's own rules.
+		checks = []Checker{beadsCheck{name: "beads"}}
+	}
+	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, Dir: d.cfg.Root, Runner: d.env.Runner, d: d}
+	top := compositeCheck{name: "checks", checks: checks}.Check(d.ctx, cc)
+	dec := d.checked(top, cc)
+	dec.Verdicts = top.Children
+	return dec
+}
+
+// checked turns the checks' overall verdict into the decision.
+func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
+	if top.stop != nil && top.Status != VerdictComplete {
+		return *top.stop
+	}
+	var counts state.Counts
+	if cc.completeDecision != nil {
+		counts = cc.completeDecision.Counts
+	}
+	switch top.Status {
+	case VerdictError:
+		why := "check error: " + top.Summary
+		return Decision{Outcome: state.OutcomeCheckError, Why: why, Counts: counts,
+			SystemMessage: "runtasks: a completion check could not run (" + top.Summary + "); stop allowed."}
+	case VerdictIncomplete:
+		fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit)
+		head := "runtasks: not done yet: " + top.Summary
+		if len(fb) > 0 {
+			head += ":\n- " + strings.Join(fb, "\n- ")
+		}
+		reason := head
+		if f := d.followUp(); f != "" {
+			reason += "\n\n" + f
+		}
+		line := "runtasks: " + d.cycleLabel() + " · check " + top.Summary
+		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
+			Reason: reason + "\n\n" + line})
+	case VerdictSkipped:
+		return Decision{Outcome: state.OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
+	}
+	if cc.completeDecision != nil {
+		dec := *cc.completeDecision
+		dec.Why += "; all checks passed"
+		return dec
+	}
+	return Decision{Outcome: state.OutcomeComplete, Why: "all checks passed", Counts: counts,
+		SystemMessage: "runtasks: every completion check passed."}
+}
+
+// tokenOnly is the TASKMASTER_DONE contract without an epic.
+func (d *decider) tokenOnly() Decision {
+	dt := d.cfg.Workflow.DoneToken
+	if HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID) {
+		return Decision{Outcome: state.OutcomeTokenDone, Why: "done token printed"}
+	}
+	return d.block(Decision{
+		Outcome: state.OutcomeTokenMissed,
+		Why:     "done token not printed",
+		Reason:  d.tokenReason("the done line has not been printed"),
+	})
+}
+
+func (d *decider) withEpic() Decision {
+	sh := d.cfg.Workflow.StopHook
+	claims := d.claims()
+	dt := d.cfg.Workflow.DoneToken
+	token := dt.Required && HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID)
+
+	ready, err := d.env.Beads.Ready(d.ctx, d.epic())
+	if err != nil {
+		return d.beadsError(err)
+	}
+	d.ready = ready
+
+	// The common case: ready work remains, nothing is claimed. One query decides.
+	if len(ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !token && !dt.Required {
+		return d.keepGoing(nil)
+	}
+
+	if err := d.readRest(); err != nil {
+		return d.beadsError(err)
+	}
+	d.handleStuck()
+	c := d.counts()
+	if c.Ready+c.InProgress == 0 && c.Open > 0 {
+		// Open work that is neither ready nor waiting: the two reads raced
+		// a change (its blocker closed in between, by another agent). Ask
+		// again what is ready rather than call the epic blocked.
+		ready, err := d.env.Beads.Ready(d.ctx, d.epic())
+		if err != nil {
+			return d.beadsError(err)
+		}
+		d.ready = ready
+		c = d.counts()
+	}
+
+	// Under the done-token contract the done line is the only way out
+	// (and beads must agree): a promise alone never ends the loop.
+	if dt.Required {
+		return d.judgeToken(token, c)
+	}
+	for _, p := range claims {
+		if dec, ok := d.judge(p, c); ok {
+			return dec
+		}
+	}
+	return d.noClaim(c, claims)
+}
+
+// claims lists the promises in the final message whose condition is on.
+func (d *decider) claims() []config.Promise {
+	var out []config.Promise
+	for _, p := range FindPromises(d.in.FinalMessage, d.cfg.Promises()) {
+		if d.cfg.AllowsExitOn(p.Condition) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// judge decides on one claimed promise. ok is false when the claim neither
+// ends nor blocks the stop by itself (the next claim or rule decides).
+func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
+	active := c.Ready + c.InProgress
+	switch p.Condition {
+	case config.CondAlways:
+		return Decision{Outcome: state.OutcomeAccepted, Why: fmt.Sprintf("promise %q accepted", p.Text), Counts: c}, true
+	case config.CondAllComplete:
+		switch {
+		case c.Remaining == 0:
+			return d.complete(c, fmt.Sprintf("promise %q confirmed by beads", p.Text)), true
+		case active > 0:
+			return d.reject(c, fmt.Sprintf("completion rejected: %d remain", c.Remaining), d.activeIssues()), true
+		default:
+			return d.escalate(c, fmt.Sprintf("promise %q: only blocked or deferred work remains", p.Text)), true
+		}
+	case config.CondAllBlocked:
+		switch {
+		case c.Remaining == 0:
+			return d.complete(c, "nothing remains"), true
+		case active > 0:
+			return d.reject(c, fmt.Sprintf("blocked claim rejected: %d ready, %d in progress", c.Ready, c.InProgress), d.activeIssues()), true
+		default:
+			return d.escalate(c, fmt.Sprintf("promise %q confirmed: all remaining work is blocked", p.Text)), true
+		}
+	case config.CondContextCheckpoint:
+		if !d.cfg.Workflow.StopHook.CheckpointRequiresClean || d.env.Workspace == nil {
+			return d.checkpoint(c, "context checkpoint accepted"), true
+		}
+		dirty, err := d.env.Workspace.Uncommitted(d.ctx)
+		if err != nil {
+			// Not a git work tree, or git failed: cannot check; do not trap the agent.
+			return d.checkpoint(c, "context checkpoint accepted (git status unavailable: "+oneLine(err.Error(), 120)+")"), true
+		}
+		dirty = d.cfg.OwnFiles(dirty) // runtasks' own files are not the agent's work
+		if len(dirty) == 0 {
+			return d.checkpoint(c, "context checkpoint accepted: work committed"), true
+		}
+		head := fmt.Sprintf("checkpoint rejected: commit your work first (%d uncommitted: %s)",
+			len(dirty), strings.Join(firstN(dirty, 3), ", "))
+		return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
+			Reason: head + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)}), true
+	}
+	return Decision{}, false
+}
+
+func (d *decider) judgeToken(token bool, c state.Counts) Decision {
+	active := c.Ready + c.InProgress
+	if !token {
+		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.epic())
+		if c.Remaining == 0 {
+			status = "beads shows " + d.epic() + " complete; the done line has not been printed"
+		}
+		return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed", Counts: c,
+			Reason: d.tokenReason(status)})
+	}
+	switch {
+	case c.Remaining == 0:
+		dec := d.complete(c, "done token printed and beads agrees")
+		dec.Outcome = state.OutcomeTokenDone
+		return dec
+	case active > 0:
+		return d.reject(c, fmt.Sprintf("done token rejected: %d remain", c.Remaining), d.activeIssues())
+	default:
+		return d.escalate(c, "done token printed; only blocked or deferred work remains")
+	}
+}
+
+// noClaim applies the default rules when nothing (valid) is claimed.
+func (d *decider) noClaim(c state.Counts, claims []config.Promise) Decision {
+	sh := d.cfg.Workflow.StopHook
+	switch {
+	case c.Remaining == 0:
+		return d.complete(c, "no work remains")
+	case (c.Ready > 0 && sh.CheckReadyTasks) || (c.InProgress > 0 && sh.CheckInProgress):
+		return d.keepGoing(&c)
+	case c.Ready+c.InProgress == 0:
+		return d.escalate(c, "all remaining work is blocked or deferred")
+	default:
+		why := fmt.Sprintf("work remains (%d ready, %d in progress) but the stop hook's checks are off", c.Ready, c.InProgress)
+		return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: "runtasks: " + why + "."}
+	}
+}
+
+func (d *decider) keepGoing(c *state.Counts) Decision {
+	counts := d.readyOnlyCounts()
+	if c != nil {
+		counts = *c
+	}
+	why := fmt.Sprintf("%d ready", counts.Ready)
+	if counts.InProgress > 0 {
+		why += fmt.Sprintf(", %d in progress", counts.InProgress)
+	}
+	reason := d.env.Prompt + "\n\n" + d.stateLine(counts)
+	if live := d.liveLines(); live != "" {
+		reason = live + "\n\n" + reason
+		why += fmt.Sprintf(" (%d in worktrees)", len(d.live))
+	}
+	dec := Decision{Outcome: state.OutcomeContinue, Why: "work remains: " + why, Counts: counts, Reason: reason}
+	return d.block(dec)
+}
+
+func (d *decider) reject(c state.Counts, head string, open []beads.Issue) Decision {
+	lines := []string{head + ":"}
+	for _, is := range firstN(open, 3) {
+		lines = append(lines, fmt.Sprintf("- %s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
+	}
+	if more := len(open) - 3; more > 0 {
+		lines = append(lines, fmt.Sprintf("- and %d more", more))
+	}
+	msg := strings.Join(lines, "\n")
+	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
+		Reason: msg + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
+}
+
+func (d *decider) complete(c state.Counts, why string) Decision {
+	return Decision{Outcome: state.OutcomeComplete, Why: why, Counts: c,
+		SystemMessage: fmt.Sprintf("runtasks: epic %s complete: every task is closed.", d.epic())}
+}
+
+func (d *decider) checkpoint(c state.Counts, why string) Decision {
+	return Decision{Outcome: state.OutcomeCheckpoint, Why: why, Counts: c,
+		SystemMessage: "runtasks: " + why + "; resume the session to continue " + d.epic() + "."}
+}
+
+func (d *decider) escalate(c state.Counts, why string) Decision {
+	waiting := d.waitingIssues()
+	var names []string
+	for _, is := range firstN(waiting, 3) {
+		s := is.ID + " " + oneLine(is.Title, 60)
+		if len(is.BlockedBy) > 0 {
+			s += " (blocked by " + strings.Join(firstN(is.BlockedBy, 3), ", ") + ")"
+		} else {
+			s += " (" + is.Status + ")"
+		}
+		names = append(names, s)
+	}
+	msg := fmt.Sprintf("runtasks: %s needs a person: %d task(s) blocked or deferred: %s", d.epic(), len(waiting), strings.Join(names, "; "))
+	if more := len(waiting) - 3; more > 0 {
+		msg += fmt.Sprintf("; and %d more", more)
+	}
+	return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: msg}
+}
+
+func (d *decider) beadsError(err error) Decision {
+	msg := oneLine(err.Error(), 400)
+	why := "beads error: " + msg
+	if d.cfg.Workflow.StopHook.OnBeadsError == "block" {
+		return d.block(Decision{Outcome: state.OutcomeBeadsError, Why: why,
+			Reason: "runtasks could not read beads for " + d.epic() + ": " + msg +
+				"\nFix the tracker (run `bd ready --parent " + d.epic() + "` to see the error), then go on.\n\n" +
+				d.env.Prompt + "\n\nruntasks: " + d.cycleLabel() + " · beads error"})
+	}
+	return Decision{Outcome: state.OutcomeBeadsError, Why: why,
+		SystemMessage: "runtasks: could not read beads, stop allowed: " + msg}
+}
+
+// block turns an intended block into the final decision: it enforces the
+// cycle caps and the no-progress rule.
+func (d *decider) block(dec Decision) Decision {
+	dec.Block = true
+	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
+		why := fmt.Sprintf("max cycles reached (%d/%d)", d.st.Cycles, max)
+		return Decision{Outcome: state.OutcomeCapReached, Why: why, Counts: dec.Counts,
+			SystemMessage: fmt.Sprintf("runtasks: %s; stop allowed with work left (%s).", why, dec.Why)}
+	}
+	// The no-progress rule watches beads; a failing check (tests being
+	// fixed) is bounded by max_cycles and max_duration instead.
+	if dec.Outcome == state.OutcomeBeadsError || dec.Outcome == state.OutcomeIncomplete || d.epic() == "" {
+		return dec
+	}
+	return d.progress(dec)
+}
+
+// progress applies the no-progress rule to a block. Beads has not moved
+// when the epic's whole unclosed subtree (ids, statuses, update times) is
+// unchanged. The one-query path reads only the ready list: there the ready
+// list's fingerprint stands in for the subtree, and before the warning or
+// the release the subtree itself is read and compared, so every path of
+// the decision feeds the same rule.
+func (d *decider) progress(dec Decision) Decision {
+	n := d.cfg.Workflow.NoProgressCycles
+	readyFP := fingerprint(d.ready)
+	moved := readyFP != d.st.ReadyFingerprint
+	if d.restRead {
+		full := fingerprint(d.rest)
+		moved = moved || (d.st.Fingerprint != "" && full != d.st.Fingerprint)
+		d.st.Fingerprint = full
+	}
+	d.st.ReadyFingerprint = readyFP
+	if moved {
+		d.st.Unchanged, d.st.NoProgressWarned = 0, false
+		return dec
+	}
+	d.st.Unchanged++
+	if n <= 0 || d.st.Unchanged < n {
+		return dec
+	}
+	// The ready list looks stale: confirm with the whole subtree before
+	// calling it a stall (an agent may be changing in-progress work).
+	if !d.restRead {
+		if err := d.readRest(); err != nil {
+			return dec
+		}
+		full := fingerprint(d.rest)
+		if full != d.st.Fingerprint {
+			d.st.Fingerprint = full
+			d.st.Unchanged = n - 1
+			return dec
+		}
+	}
+	if !d.st.NoProgressWarned {
+		d.st.NoProgressWarned = true
+		why := fmt.Sprintf("no progress: beads unchanged for %d blocks", d.st.Unchanged)
+		dec.Outcome = state.OutcomeNoProgress
+		dec.Why = why
+		dec.Reason = fmt.Sprintf("runtasks: no progress: the beads state of %s has not changed for %d cycles.\n"+
+			"If you are stuck, say so now: for each task you cannot move, run "+
+			"`bd update <id> --status blocked --append-notes \"<what it needs>\"` and report the blockers. "+
+			"If you can move, close or update a task now.\n\n%s", d.epic(), d.st.Unchanged, d.stateLine(dec.Counts))
+		return dec
+	}
+	why := fmt.Sprintf("no progress: beads unchanged for %d blocks after a warning", d.st.Unchanged)
+	return Decision{Outcome: state.OutcomeNoProgress, Why: why, Counts: dec.Counts,
+		SystemMessage: "runtasks: " + why + "; stop allowed. " + d.epic() + " needs a look from a person."}
+}
+
+func (d *decider) maxCycles() int {
+	max := d.cfg.Workflow.StopHook.MaxCycles
+	if d.epic() == "" {
+		max = 0
+	}
+	if t := d.cfg.Workflow.DoneToken; t.Required && t.Max > 0 && (max == 0 || t.Max < max) {
+		max = t.Max
+	}
+	return max
+}
+
+func (d *decider) readRest() error {
+	if d.restRead {
+		return nil
+	}
+	rest, err := d.env.Beads.Subtree(d.ctx, d.epic())
+	if err != nil {
+		return err
+	}
+	if len(rest) == 0 && len(d.ready) == 0 {
+		// ready --parent returns [] for an unknown epic: make sure it exists.
+		if _, err := d.env.Beads.Show(d.ctx, d.epic()); err != nil {
+			return fmt.Errorf("epic %s: %w", d.epic(), err)
+		}
+	}
+	d.rest, d.restRead = rest, true
+	return nil
+}
+
+func (d *decider) readySet() map[string]bool {
+	m := make(map[string]bool, len(d.ready))
+	for _, is := range d.ready {
+		m[is.ID] = true
+	}
+	return m
+}
+
+// class sorts one unclosed issue into a Counts bucket.
+func class(is beads.Issue, ready map[string]bool) string {
+	switch {
+	case ready[is.ID]:
+		return "ready"
+	case is.Status == beads.StatusInProgress || is.Status == beads.StatusHooked:
+		return "in_progress"
+	case is.Status == beads.StatusBlocked || len(is.BlockedBy) > 0:
+		return "blocked"
+	case is.Status == beads.StatusDeferred || is.Status == beads.StatusPinned:
+		return "deferred"
+	}
+	return "open"
+}
+
+func (d *decider) counts() state.Counts {
+	ready := d.readySet()
+	c := state.Counts{Ready: len(d.ready)}
+	for _, is := range d.rest {
+		switch class(is, ready) {
+		case "in_progress":
+			c.InProgress++
+		case "blocked":
+			c.Blocked++
+		case "deferred":
+			c.Deferred++
+		case "open":
+			c.Open++
+		}
+	}
+	// Ready issues come from the ready query, so one closed between the two
+	// queries still counts: a race errs towards going on, never towards done.
+	c.Remaining = c.Ready + c.InProgress + c.Blocked + c.Deferred + c.Open
+	return c
+}
+
+func (d *decider) readyOnlyCounts() state.Counts {
+	return state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
+}
+
+// activeIssues lists ready then in-progress issues.
+func (d *decider) activeIssues() []beads.Issue {
+	out := append([]beads.Issue(nil), d.ready...)
+	ready := d.readySet()
+	for _, is := range d.rest {
+		if class(is, ready) == "in_progress" {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+// waitingIssues lists what is neither ready nor in progress.
+func (d *decider) waitingIssues() []beads.Issue {
+	var out []beads.Issue
+	ready := d.readySet()
+	for _, is := range d.rest {
+		if k := class(is, ready); k != "ready" && k != "in_progress" {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+// stateLine is the short line appended to every block reason. Its size does
+// not grow with the number of tasks or cycles.
+// cycleLabel is "cycle N/MAX" for the block being made ("cycle N" uncapped).
+func (d *decider) cycleLabel() string {
+	if max := d.maxCycles(); max > 0 {
+		return fmt.Sprintf("cycle %d/%d", d.st.Cycles+1, max)
+	}
+	return fmt.Sprintf("cycle %d", d.st.Cycles+1)
+}
+
+func (d *decider) stateLine(c state.Counts) string {
+	parts := []string{"runtasks: " + d.cycleLabel(), fmt.Sprintf("%d ready", c.Ready)}
+	if n := min(d.cfg.Workflow.StopHook.NextIDs, len(d.ready)); n > 0 {
+		ids := make([]string, 0, n)
+		for _, is := range firstN(d.ready, n) {
+			ids = append(ids, is.ID)
+		}
+		parts[1] += " (next: " + strings.Join(ids, ", ") + ")"
+	}
+	if c.Remaining >= 0 {
+		parts = append(parts, fmt.Sprintf("%d in progress", c.InProgress), fmt.Sprintf("%d blocked", c.Blocked))
+		if c.Deferred > 0 {
+			parts = append(parts, fmt.Sprintf("%d deferred", c.Deferred))
+		}
+		parts = append(parts, fmt.Sprintf("%d remain", c.Remaining))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// tokenReason is the brief TASKMASTER block reason. It never contains the
+// done line itself, so an echo of it in the transcript cannot satisfy the
+// contract.
+func (d *decider) tokenReason(status string) string {
+	label := fmt.Sprintf("TASKMASTER (%d)", d.st.Cycles+1)
+	if max := d.maxCycles(); max > 0 {
+		label = fmt.Sprintf("TASKMASTER (%d/%d)", d.st.Cycles+1, max)
+	}
+	var b strings.Builder
+	b.WriteString(label + ": stop blocked. ")
+	if d.in.ToolErrors {
+		b.WriteString("Errors were detected in the latest tool results. ")
+	}
+	b.WriteString("Status: " + status + ".\n")
+	b.WriteString(d.tokenInstructions())
+	if d.epic() != "" {
+		b.WriteString("\n\n" + d.env.Prompt)
+	}
+	return b.String()
+}
+
+// tokenInstructions tell the agent how to end under the done-token
+// contract, without ever spelling the done line itself.
+func (d *decider) tokenInstructions() string {
+	return "Before stopping, go through the completion checklist (skill completion-checklist): " +
+		"re-read the user's messages, the task list, the plan, errors, loose ends, blockers, and check honestly.\n" +
+		fmt.Sprintf("When, and only when, everything is truly done, print one line made of %s, then two colons, then your session id %s, with nothing else on that line.",
+			d.cfg.Workflow.DoneToken.Prefix, d.in.SessionID)
+}
+
+// fingerprint hashes ids, statuses and update times.
+func fingerprint(issues []beads.Issue) string {
+	rows := make([]string, 0, len(issues))
+	for _, is := range issues {
+		rows = append(rows, is.ID+"\x00"+is.Status+"\x00"+is.UpdatedAt.UTC().Format(time.RFC3339Nano))
+	}
+	sort.Strings(rows)
+	h := sha256.New()
+	for _, r := range rows {
+		h.Write([]byte(r))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func firstN[T any](s []T, n int) []T {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// oneLine collapses whitespace and cuts s to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// NewRecord is the decision-log entry for one decision. st is the state
+// after the decision.
+func NewRecord(in Input, epic string, d Decision, st state.State, cfg *config.Config, now time.Time) state.Record {
+	r := state.Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event,
+		Outcome: d.Outcome, Block: d.Block, Cycle: st.Cycles, Max: cfg.Workflow.StopHook.MaxCycles,
+		Why: d.Why, Actions: d.Actions}
+	r.Usage = d.Usage
+	r.Task = state.LatestClaim(in.Claims)
+	// Zero counts are real after a completion (beads was read and showed
+	// nothing); elsewhere they mean beads was not read.
+	complete := d.Outcome == state.OutcomeComplete || (d.Outcome == state.OutcomeTokenDone && epic != "" && epic != state.NoEpic)
+	if d.Counts != (state.Counts{}) || complete {
+		c := d.Counts
+		r.Counts = &c
+	}
+	return r
+}

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"html"
+	"strings"
+
+	"github.com/runtasks/runtasks/internal/config"
+)
+
+// FindPromises returns the configured promises that msg claims, in the
+// order of promises. A promise is claimed by a whole <promise>TEXT</promise>
+// element whose inner text equals the promise's text once both are
+// whitespace-normalised (trimmed, runs of whitespace collapsed to one
+// space) and compared without regard to case. The tag name is matched
+// without regard to case too; tags with attributes do not count. The
+// XML-escaped form &lt;promise&gt;TEXT&lt;/promise&gt; counts as well,
+// because Codex escapes block reasons and models copy what they read.
+//
+// A tag element in prose counts wherever it stands. What does not count:
+// the phrase without tags, and any tag inside a fenced code block (``` or
+// ~~~, closed or running to the end), an inline code span (`…`), or a
+// quoted line ("> …").
+func FindPromises(msg string, promises []config.Promise) []config.Promise {
+	if len(promises) == 0 || !strings.Contains(asciiLower(msg), "promise") {
+		return nil
+	}
+	claimed := promiseTexts(maskCode(msg))
+	var out []config.Promise
+	for _, p := range promises {
+		want := normalizeSpace(p.Text)
+		if want == "" {
+			continue
+		}
+		for _, c := range claimed {
+			if strings.EqualFold(c, want) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// HasDoneToken reports whether msg holds the done line PREFIX::SESSIONID:
+// a line of its own (surrounding whitespace aside) with this exact session
+// id, outside code blocks, inline code and quotes. A prefix written with
+// its trailing "::" is accepted. An empty prefix or session id never
+// matches.
+func HasDoneToken(msg, prefix, sessionID string) bool {
+	prefix = strings.TrimSuffix(strings.TrimSpace(prefix), "::")
+	sessionID = strings.TrimSpace(sessionID)
+	if prefix == "" || sessionID == "" {
+		return false
+	}
+	want := prefix + "::" + sessionID
+	if !strings.Contains(msg, want) {
+		return false
+	}
+	for line := range strings.SplitSeq(maskCode(msg), "\n") {
+		if strings.TrimSpace(line) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeSpace trims s and collapses each run of whitespace to a space.
+func normalizeSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// tag forms that make a promise element: raw and XML-escaped.
+var promiseTags = []struct {
+	open, close string
+	escaped     bool
+}{
+	{"<promise>", "</promise>", false},
+	{"&lt;promise&gt;", "&lt;/promise&gt;", true},
+}
+
+// promiseTexts lists the normalised inner texts of the promise elements in
+// s. The search runs once over s per tag form: when an opening tag has no
+// closing tag after it, none further on has one either.
+func promiseTexts(s string) []string {
+	lower := asciiLower(s)
+	var out []string
+	for _, t := range promiseTags {
+		pos := 0
+		for {
+			o := strings.Index(lower[pos:], t.open)
+			if o < 0 {
+				break
+			}
+			start := pos + o + len(t.open)
+			c := strings.Index(lower[start:], t.close)
+			if c < 0 {
+				break
+			}
+			end := start + c
+			// Of several opening tags before one closing tag, the last one
+			// makes the element.
+			if k := strings.LastIndex(lower[start:end], t.open); k >= 0 {
+				start += k + len(t.open)
+			}
+			inner := s[start:end]
+			if t.escaped {
+				inner = html.UnescapeString(inner)
+			}
+			out = append(out, normalizeSpace(inner))
+			pos = end + len(t.close)
+		}
+	}
+	return out
+}
+
+// asciiLower lowers ASCII letters only, so byte offsets stay valid for s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// maskCode returns msg with code and quotes blanked out: every byte of a
+// fenced code block, a quoted line or an inline code span becomes a NUL
+// (not whitespace, so no element can match across a masked part). Newlines
+// are kept, so offsets and lines still match msg.
+func maskCode(msg string) string {
+	b := []byte(msg)
+	blank := func(from, to int) {
+		for i := from; i < to; i++ {
+			if b[i] != '\n' {
+				b[i] = masked
+			}
+		}
+	}
+	var (
+		fence    byte // '`' or '~' while inside a fenced block
+		fenceLen int
+		para     = -1 // start of the current paragraph, -1 between paragraphs
+	)
+	endPara := func(at int) {
+		if para >= 0 {
+			maskInlineCode(b[para:at])
+			para = -1
+		}
+	}
+	for start := 0; start < len(b); {
+		end := start + strings.IndexByte(msg[start:], '\n')
+		if end < start {
+			end = len(b)
+		}
+		line := msg[start:end]
+		trimmed := strings.TrimLeft(line, " \t")
+		switch {
+		case fence != 0:
+			if c, n := fenceRun(trimmed); c == fence && n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
+				fence = 0
+			}
+			blank(start, end)
+		case isFenceOpen(trimmed):
+			endPara(start)
+			fence, fenceLen = fenceRun(trimmed)
+			blank(start, end)
+		case strings.HasPrefix(trimmed, ">"):
+			endPara(start)
+			blank(start, end)
+		case strings.TrimSpace(line) == "":
+			endPara(start)
+		default:
+			if para < 0 {
+				para = start
+			}
+		}
+		start = end + 1
+	}
+	endPara(len(b))
+	return string(b)
+}
+
+// masked replaces the bytes maskCode hides.
+const masked = 0
+
+// fenceRun returns the fence character and run length at the start of s,
+// if s starts with three or more backticks or tildes.
+func fenceRun(s string) (byte, int) {
+	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
+		return 0, 0
+	}
+	n := 0
+	for n < len(s) && s[n] == s[0] {
+		n++
+	}
+	if n < 3 {
+		return 0, 0
+	}
+	return s[0], n
+}
+
+// isFenceOpen reports whether a left-trimmed line opens a fenced block. As
+// in CommonMark, a backtick fence's info string holds no backtick (so
+// "```x```" is inline code, not a fence).
+func isFenceOpen(s string) bool {
+	c, n := fenceRun(s)
+	if c == 0 {
+		return false
+	}
+	return c == '~' || !strings.Contains(s[n:], "`")
+}
+
+// maskInlineCode blanks the inline code spans of one paragraph: a run of n
+// backticks up to the next run of exactly n backticks. A run with no
+// partner is literal text.
+func maskInlineCode(p []byte) {
+	type run struct{ at, n int }
+	var runs []run
+	for i := 0; i < len(p); {
+		if p[i] != '`' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(p) && p[j] == '`' {
+			j++
+		}
+		runs = append(runs, run{i, j - i})
+		i = j
+	}
+	if len(runs) < 2 {
+		return
+	}
+	// next[k] is the index of the next run with the same length as runs[k].
+	next := make([]int, len(runs))
+	last := map[int]int{}
+	for k := len(runs) - 1; k >= 0; k-- {
+		next[k] = -1
+		if j, ok := last[runs[k].n]; ok {
+			next[k] = j
+		}
+		last[runs[k].n] = k
+	}
+	for k := 0; k < len(runs); {
+		j := next[k]
+		if j < 0 {
+			k++
+			continue
+		}
+		for i := runs[k].at; i < runs[j].at+runs[j].n; i++ {
+			if p[i] != '\n' {
+				p[i] = masked
+			}
+		}
+		k = j + 1
+	}
+}

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/prompts"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
+)
+
+// StopRequest is one stop for Stop to decide.
+type StopRequest struct {
+	// Input is the stop, normalised by the agent's adapter. Its Epic is
+	// resolved by Stop; its Claims come from the session's binding.
+	Input Input
+	// EpicFromFlag says the configuration's epic was given on the command
+	// line (--epic): it wins over the session's binding.
+	EpicFromFlag bool
+	// DryRun judges without changing anything: a fresh state, no decision
+	// log, no beads changes, no binding released (runtasks check).
+	DryRun bool
+	// Rearm clears an ended loop before deciding: the caller is the one
+	// that asked for the session to be driven (runtasks run going on after
+	// a checkpoint).
+	Rearm bool
+}
+
+// Ports are the engine's ways to the outside world.
+type Ports struct {
+	Beads     Tracker
+	Workspace Workspace // nil: the checkpoint promise cannot check git
+	// Worktrees lists git worktrees for stuck-task detection; nil turns the
+	// detection off.
+	Worktrees WorktreeLister
+	// Updater moves stuck tasks; nil reports them without moving them.
+	Updater StatusUpdater
+	// Runner runs the command checks.
+	Runner CommandRunner
+	// Usage reads the stop's token usage from the agent's transcript; nil
+	// keeps the Input's (runtasks run reads it from the agent's events).
+	// It runs only for a driven session.
+	Usage usage.UsageReader
+	Now   func() time.Time
+}
+
+// Stop is the one stop transaction that every entry point goes through
+// (runtasks stop-hook, runtasks run, runtasks check). It resolves the epic
+// (--epic > the session's binding > RUNTASKS_EPIC > workflow.epic; the
+// configuration is never changed), decides whether the session is driven,
+// renders the orchestration prompt once, runs Decide under the session's
+// state lock, applies its effects (stuck tasks moved, the binding released
+// when the loop ends for good) and records the decision.
+//
+// Every failure still returns a usable Decision that allows the stop and
+// tells the person why (its SystemMessage); the error says what failed, for
+// the caller's log.
+func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, error) {
+	in := req.Input
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	if !cfg.Workflow.StopHook.Enabled {
+		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, nil
+	}
+
+	var binding state.Binding
+	var bindErr error
+	if in.SessionID != "" {
+		binding, bindErr = s.Binding(in.SessionID)
+		if bindErr != nil {
+			warn(s, "session binding unreadable; judging without it: %v", bindErr)
+		}
+	}
+	in.Claims = binding.Claims
+	in.Epic = cfg.Workflow.Epic
+	fromBinding := false
+	if !req.EpicFromFlag && binding.Epic != "" {
+		in.Epic, fromBinding = binding.Epic, true
+	}
+	// An undriven session is left alone, unless a task it claimed still
+	// waits for its RESULTS.md (Decide's results stage then blocks).
+	if !Driven(in, cfg) && len(state.UntouchedResults(in.Claims)) == 0 {
+		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven", Epic: in.Epic}, nil
+	}
+
+	env := Env{Beads: p.Beads, Workspace: p.Workspace, Worktrees: p.Worktrees, Runner: p.Runner,
+		Now: now(), Verdicts: req.DryRun}
+	if in.Epic != "" {
+		prompt, err := RenderPrompt(cfg, in.Epic, in.SessionID)
+		if err != nil {
+			return failed(in.Epic, err), err
+		}
+		env.Prompt = prompt
+	}
+
+	if req.DryRun {
+		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: stateKey(in.Epic)}, cfg, env)
+		return dec, nil
+	}
+
+	key := stateKey(in.Epic)
+	var (
+		dec Decision
+		rec state.Record
+	)
+	_, err := s.Update(in.SessionID, key, func(st *state.State) error {
+		// Arming again after the loop ended starts it afresh (arm times
+		// are kept to the second).
+		if st.Ended != "" && (req.Rearm || (binding.Epic == in.Epic && !binding.ArmedAt.IsZero() &&
+			!binding.ArmedAt.Before(st.EndedAt.Truncate(time.Second)))) {
+			*st = state.State{Session: st.Session, Epic: st.Epic}
+		}
+		var mark *usage.UsageMark
+		if p.Usage != nil {
+			// The mark is where this loop's previous stop read. A session
+			// armed since (for this epic again, after working on another or
+			// unarmed) reads back to its previous stop instead: what it did
+			// in between is not this loop's.
+			var from usage.UsageMark
+			if st.UsageMark != nil && !binding.ArmedAt.After(st.UpdatedAt) {
+				from = *st.UsageMark
+			}
+			if u, m, err := p.Usage(from); err != nil {
+				warn(s, "could not read the token usage; recorded without it: %v", err)
+			} else {
+				in.Usage, mark = u, &m
+			}
+		}
+		var next state.State
+		dec, next = Decide(ctx, in, *st, cfg, env)
+		if mark == nil {
+			mark = st.UsageMark // not read: the next stop reads from the same place
+		}
+		next.UsageMark = mark
+		if len(dec.Stuck) > 0 && p.Updater != nil {
+			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
+		}
+		if dec.Outcome.Final() && fromBinding {
+			if err := release(s, in.SessionID, in.Epic); err != nil {
+				warn(s, "could not release the session's binding: %v", err)
+			} else {
+				dec.Released = true
+				dec.Why += "; the session's binding to " + in.Epic + " is released"
+			}
+		}
+		rec = NewRecord(in, key, dec, next, cfg, env.Now)
+		next.Last = &rec
+		*st = next
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("state: %w", err)
+		return failed(in.Epic, err), err
+	}
+	if err := s.Append(rec); err != nil {
+		warn(s, "decision log: %v", err)
+	}
+	return dec, nil
+}
+
+// release unbinds session from epic (its claims stay).
+func release(s *state.Store, session, epic string) error {
+	_, err := s.UpdateBinding(session, func(b *state.Binding) error {
+		if b.Epic == epic {
+			b.Epic, b.ArmedAt = "", time.Time{}
+		}
+		return nil
+	})
+	return err
+}
+
+// stateKey is the state's epic key: the epic, or NoEpic.
+func stateKey(epic string) string {
+	if epic == "" {
+		return state.NoEpic
+	}
+	return epic
+}
+
+// warn passes a problem recovered from to the store's Warn.
+func warn(s *state.Store, format string, args ...any) {
+	if s.Warn != nil {
+		s.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// failed is the decision when runtasks itself cannot decide: the stop is
+// allowed and the person told.
+func failed(epic string, err error) Decision {
+	msg := oneLine(err.Error(), 400)
+	return Decision{Outcome: state.OutcomeError, Why: "runtasks error: " + msg, Epic: epic,
+		SystemMessage: "runtasks: " + msg + "; stop allowed."}
+}
+
+// RenderPrompt renders the orchestration prompt (prompts.run_tasks, else
+// the embedded one) for an epic and a session.
+func RenderPrompt(cfg *config.Config, epic, session string) (string, error) {
+	tmpl, err := prompts.Load(cfg.PromptPath())
+	if err != nil {
+		return "", err
+	}
+	return prompts.Render(tmpl, prompts.Data{Epic: epic, Session: session, MaxCycles: cfg.Workflow.StopHook.MaxCycles})
+}
+
+// ConfigErrorDecision is the answer to a stop when the configuration could
+// not be read: the stop is allowed and the person told that runtasks is off
+// for the project until the file is fixed.
+func ConfigErrorDecision(err error) Decision {
+	msg := oneLine(err.Error(), 600)
+	return Decision{Outcome: state.OutcomeConfigError, Why: "configuration error: " + msg,
+		SystemMessage: "runtasks is off for this project until its configuration is fixed: " + msg +
+			" (check it with `runtasks config validate`)."}
+}
+
+// RecordConfigError writes a configuration error to the decision log, so
+// that runtasks status shows why runtasks is off.
+func RecordConfigError(s *state.Store, in Input, dec Decision, now time.Time) error {
+	return s.Append(state.Record{Time: now.UTC(), Session: in.SessionID, Epic: state.NoEpic, Agent: in.Agent, Event: in.Event,
+		Outcome: dec.Outcome, Why: dec.Why})
+}

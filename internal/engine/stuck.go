@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/git"
+)
+
+// Stuck actions (workflow.stuck_action).
+const (
+	StuckBlock  = "block"  // status blocked, with a note
+	StuckReopen = "reopen" // back to open, for another agent
+	StuckReport = "report" // change nothing, say it
+)
+
+// WorktreeLister lists the project's git worktrees; git.Repo implements it.
+type WorktreeLister interface {
+	Worktrees(ctx context.Context) ([]git.Worktree, error)
+}
+
+// StatusUpdater changes issues in beads; *beads.Client implements it.
+type StatusUpdater interface {
+	SetStatus(ctx context.Context, id, status string) (beads.Issue, error)
+	AppendNotes(ctx context.Context, id, text string) (beads.Issue, error)
+}
+
+// StuckTask is an in-progress task the engine found stuck, with the action
+// the caller must apply to it (ApplyStuck).
+type StuckTask struct {
+	ID     string `json:"id"`
+	Title  string `json:"title,omitempty"`
+	Reason string `json:"reason"` // why it is stuck
+	Action string `json:"action"` // block, reopen or report
+	// Reclaim: its bd lease expired, so it is given back with bd reclaim
+	// (open and unassigned, as runtasks run's workers do) when reopened.
+	Reclaim bool `json:"reclaim,omitempty"`
+}
+
+// Reclaimer gives back issues whose bd lease expired; *beads.Client
+// implements it.
+type Reclaimer interface {
+	Reclaim(ctx context.Context, ids ...string) ([]string, error)
+}
+
+// LiveTask is an in-progress task whose worktree still exists: someone may
+// still be working on it.
+type LiveTask struct {
+	ID       string `json:"id"`
+	Worktree string `json:"worktree"`
+	// Holder and LeaseExpiresAt are set for a task live by its bd lease
+	// alone (a worker renewing it, maybe on another machine).
+	Holder         string    `json:"holder,omitempty"`
+	LeaseExpiresAt time.Time `json:"lease_expires_at,omitzero"`
+}
+
+// LeaseRunning reports whether the task's bd lease has not expired at now:
+// its holder renews it (bd heartbeat), wherever it runs.
+func LeaseRunning(is beads.Issue, now time.Time) bool {
+	return !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt)
+}
+
+// LeaseExpired reports whether the task has a bd lease and it has expired
+// at now: nothing renewed it, so bd reclaim would give it back.
+func LeaseExpired(is beads.Issue, now time.Time) bool {
+	return !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt)
+}
+
+// WorktreePath is the task's worktree path under root for a pattern such as
+// ".worktrees/agent-{id}".
+func WorktreePath(root, pattern, id string) string {
+	p := strings.ReplaceAll(pattern, "{id}", id)
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(root, p)
+}
+
+// findWorktree finds the task's worktree among wts, by path (or its tail
+// relative to the root, so a symlinked root still matches) or by branch
+// (the pattern's last element, e.g. agent-{id}).
+func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, bool) {
+	want := WorktreePath(root, pattern, id)
+	rel := filepath.Clean(strings.ReplaceAll(pattern, "{id}", id))
+	branch := filepath.Base(rel)
+	for _, wt := range wts[min(1, len(wts)):] { // the first is the main work tree
+		p := filepath.Clean(wt.Path)
+		if p == want || (!filepath.IsAbs(rel) && strings.HasSuffix(p, string(filepath.Separator)+rel)) ||
+			(wt.Branch != "" && (wt.Branch == branch || wt.Branch == rel)) {
+			return wt, true
+		}
+	}
+	return git.Worktree{}, false
+}
+
+// ClassifyInProgress sorts in-progress tasks into live ones (their worktree
+// exists) and stuck ones:
+//   - a task claimed by this session is never stuck (it is being stopped);
+//   - a task whose worktree exists is live, unless it started longer than
+//     stuck_after ago;
+//   - a task whose bd lease is running is live (its holder renews it, as
+//     runtasks run's workers do, maybe on another machine), unless it
+//     started longer than stuck_after ago;
+//   - otherwise a task is stuck when its worktree is gone (the project has
+//     other linked worktrees, or this task's worktree was seen at an earlier
+//     stop: seen), its bd lease has expired while worktrees are in use (a
+//     lone agent on the main tree is never stuck by its lease), or it
+//     started longer than
+//     stuck_after ago.
+//
+// wts is nil when the worktrees are unknown (not a git repository); then
+// only the lease and started_at rules apply. It is pure.
+func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
+	pattern, after := cfg.Workflow.Worktrees.Pattern, cfg.Workflow.StuckAfter
+	inUse := len(wts) > 1
+	action := cfg.Workflow.StuckAction
+	if action == "" {
+		action = StuckBlock
+	}
+	for _, is := range inProgress {
+		if slices.Contains(mine, is.ID) {
+			continue
+		}
+		old := after > 0 && !is.StartedAt.IsZero() && now.Sub(is.StartedAt) >= after
+		oldWhy := fmt.Sprintf("started %s ago (stuck_after %s)", config.FormatDuration(now.Sub(is.StartedAt).Truncate(time.Minute)), config.FormatDuration(after))
+		if pattern != "" {
+			if wt, ok := findWorktree(wts, cfg.Root, pattern, is.ID); ok && !wt.Prunable {
+				if old {
+					stuck = append(stuck, StuckTask{ID: is.ID, Title: is.Title, Reason: oldWhy, Action: action})
+				} else {
+					live = append(live, LiveTask{ID: is.ID, Worktree: wt.Path})
+				}
+				continue
+			}
+		}
+		if LeaseRunning(is, now) && !old {
+			live = append(live, LiveTask{ID: is.ID, Holder: is.Assignee, LeaseExpiresAt: is.LeaseExpiresAt})
+			continue
+		}
+		var why string
+		switch {
+		case (inUse || slices.Contains(seen, is.ID)) && pattern != "" && wts != nil:
+			why = "worktree " + strings.ReplaceAll(pattern, "{id}", is.ID) + " is gone"
+		case inUse && LeaseExpired(is, now):
+			// An agent working alone on the main tree does not renew its
+			// lease: it keeps its task until stuck_after. Where worktrees
+			// are in use, an expired lease is a holder that stopped.
+			why = "bd lease expired at " + is.LeaseExpiresAt.UTC().Format(time.RFC3339)
+		case old:
+			why = oldWhy
+		default:
+			continue
+		}
+		t := StuckTask{ID: is.ID, Title: is.Title, Reason: why, Action: action}
+		if LeaseExpired(is, now) && action != StuckReport {
+			// Its holder stopped renewing it: bd's recovery is to give it
+			// back for another worker, not to block it.
+			t.Action, t.Reclaim = StuckReopen, true
+		}
+		stuck = append(stuck, t)
+	}
+	return live, stuck
+}
+
+// StuckNote is the note appended to a stuck task.
+func StuckNote(t StuckTask, now time.Time) string {
+	return fmt.Sprintf("Agent exited without completing (runtasks, %s): %s.", now.UTC().Format(time.RFC3339), t.Reason)
+}
+
+// ApplyStuck carries out the actions the engine decided for stuck tasks,
+// one bd call at a time, and returns one line per task for the decision
+// log. A failed change is said, not hidden.
+func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now time.Time) []string {
+	var lines []string
+	for _, t := range stuck {
+		var status string
+		switch t.Action {
+		case StuckBlock:
+			status = beads.StatusBlocked
+		case StuckReopen:
+			status = beads.StatusOpen
+		default:
+			lines = append(lines, fmt.Sprintf("%s stuck (%s): reported, not changed", t.ID, t.Reason))
+			continue
+		}
+		if bd == nil {
+			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: beads cannot be updated", t.ID, t.Reason, status))
+			continue
+		}
+		if rc, ok := bd.(Reclaimer); ok && t.Reclaim {
+			// bd reclaim clears the assignee too: bd refuses another
+			// actor's claim on a task still assigned.
+			got, err := rc.Reclaim(ctx, t.ID)
+			switch {
+			case err != nil:
+				lines = append(lines, fmt.Sprintf("%s stuck (%s): could not reclaim: %s", t.ID, t.Reason, oneLine(err.Error(), 200)))
+				continue
+			case len(got) == 0:
+				lines = append(lines, fmt.Sprintf("%s stuck (%s): not reclaimed (bd: its lease is live again, or the task moved)", t.ID, t.Reason))
+				continue
+			}
+		} else if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
+			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: %s", t.ID, t.Reason, status, oneLine(err.Error(), 200)))
+			continue
+		}
+		line := fmt.Sprintf("%s stuck (%s): status set to %s", t.ID, t.Reason, status)
+		if _, ok := bd.(Reclaimer); ok && t.Reclaim {
+			line = fmt.Sprintf("%s stuck (%s): given back with bd reclaim (open, unassigned)", t.ID, t.Reason)
+		}
+		if _, err := bd.AppendNotes(ctx, t.ID, StuckNote(t, now)); err != nil {
+			line += "; note not written: " + oneLine(err.Error(), 200)
+		} else {
+			line += ", note appended"
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// handleStuck runs at a stop with no ready work but in-progress tasks: it
+// finds stuck tasks, records the actions to take in the decision, and
+// updates its view of the subtree as those actions will leave it (a blocked
+// task counts as blocked, a reopened one as ready when nothing blocks it, a
+// reported one as waiting for a person).
+func (d *decider) handleStuck() {
+	if d.env.Worktrees == nil {
+		return
+	}
+	ready := d.readySet()
+	var inProgress []beads.Issue
+	for _, is := range d.rest {
+		if class(is, ready) == "in_progress" {
+			inProgress = append(inProgress, is)
+		}
+	}
+	if len(inProgress) == 0 || len(d.ready) > 0 {
+		return
+	}
+	wts, err := d.env.Worktrees.Worktrees(d.ctx)
+	if err != nil {
+		wts = nil // not a git repository: judge by lease and started_at only
+	}
+	var mine []string
+	for _, c := range d.in.Claims {
+		mine = append(mine, c.Task)
+	}
+	d.live, d.stuck = ClassifyInProgress(inProgress, wts, mine, d.st.Worktrees, d.cfg, d.env.Now)
+	if wts != nil {
+		d.st.Worktrees = nil
+		for _, l := range d.live {
+			d.st.Worktrees = append(d.st.Worktrees, l.ID)
+		}
+	}
+	if len(d.stuck) == 0 {
+		return
+	}
+	byID := map[string]StuckTask{}
+	for _, t := range d.stuck {
+		byID[t.ID] = t
+	}
+	rest := make([]beads.Issue, len(d.rest))
+	for i, is := range d.rest {
+		if t, ok := byID[is.ID]; ok {
+			switch t.Action {
+			case StuckReopen:
+				is.Status = beads.StatusOpen
+				if len(is.BlockedBy) == 0 {
+					d.ready = append(d.ready, is)
+				}
+			default:
+				is.Status = beads.StatusBlocked
+			}
+		}
+		rest[i] = is
+	}
+	d.rest = rest
+}
+
+// stuckSummary names the stuck tasks and what happens to them, for the log
+// and the messages.
+func (d *decider) stuckSummary() string {
+	if len(d.stuck) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, t := range firstN(d.stuck, 3) {
+		parts = append(parts, t.ID+" ("+t.Reason+")")
+	}
+	s := fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), stuckVerb(d.stuck[0].Action), strings.Join(parts, "; "))
+	if more := len(d.stuck) - 3; more > 0 {
+		s += fmt.Sprintf("; and %d more", more)
+	}
+	return s
+}
+
+func stuckVerb(action string) string {
+	switch action {
+	case StuckReopen:
+		return "reopened"
+	case StuckReport:
+		return "reported"
+	}
+	return "set to blocked"
+}
+
+// liveLines tells the orchestrator to wait for tasks still worked in their
+// worktrees.
+func (d *decider) liveLines() string {
+	if len(d.live) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("In progress in their worktrees (wait for each, then verify its work and merge it):")
+	for _, l := range firstN(d.live, 3) {
+		if l.Worktree == "" {
+			fmt.Fprintf(&b, "\n- %s held by %s (bd lease until %s)", l.ID, l.Holder, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
+			continue
+		}
+		b.WriteString("\n- " + l.ID + " in " + l.Worktree)
+	}
+	if more := len(d.live) - 3; more > 0 {
+		fmt.Fprintf(&b, "\n- and %d more", more)
+	}
+	return b.String()
+}

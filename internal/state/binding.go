@@ -1,0 +1,255 @@
+package state
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+)
+
+// bindingsDir holds one binding file (and one lock file) per session.
+const bindingsDir = "bindings"
+
+// Binding ties one agent session to what it was asked to do: the epic it is
+// armed for (the /run-tasks skill, runtasks arm) and the tasks it claimed
+// (runtasks claim, the prompt hook). The stop hook drives an armed session
+// without a static --epic; other sessions stay untouched.
+type Binding struct {
+	Session string `json:"session"`
+	// Epic is the epic the session is armed for ("" = not armed).
+	Epic    string    `json:"epic,omitempty"`
+	ArmedAt time.Time `json:"armed_at,omitzero"`
+	// Claims are the tasks the session claimed, oldest first.
+	Claims    []ClaimedRun `json:"claims,omitempty"`
+	UpdatedAt time.Time    `json:"updated_at,omitzero"`
+}
+
+// Empty reports whether the binding holds nothing worth keeping.
+func (b Binding) Empty() bool { return b.Epic == "" && len(b.Claims) == 0 }
+
+// Claim returns the session's claim of task, if any.
+func (b Binding) Claim(task string) (ClaimedRun, bool) {
+	for _, c := range b.Claims {
+		if c.Task == task {
+			return c, true
+		}
+	}
+	return ClaimedRun{}, false
+}
+
+// AddClaim records a claim, replacing an earlier claim of the same task.
+func (b *Binding) AddClaim(c ClaimedRun) {
+	for i := range b.Claims {
+		if b.Claims[i].Task == c.Task {
+			b.Claims[i] = c
+			return
+		}
+	}
+	b.Claims = append(b.Claims, c)
+}
+
+// BindingPath is the file holding session's binding: always directly inside
+// Dir/bindings, whatever the id contains (a sanitised readable prefix and a
+// hash of the id, as for state files).
+func (s *Store) BindingPath(session string) (string, error) {
+	if session == "" {
+		return "", ErrNoSession
+	}
+	if s.Dir == "" {
+		return "", errors.New("state directory not set")
+	}
+	sum := sha256.Sum256([]byte(session))
+	name := safePrefix(session) + "_" + hex.EncodeToString(sum[:])[:32] + stateExt
+	return filepath.Join(s.Dir, bindingsDir, name), nil
+}
+
+// Binding reads session's binding: a zero Binding with Session set when the
+// session is not bound. A corrupt file is reported through Warn and read as
+// no binding (it is replaced at the next update).
+func (s *Store) Binding(session string) (Binding, error) {
+	path, err := s.BindingPath(session)
+	if err != nil {
+		return Binding{}, err
+	}
+	b, err := readBinding(path, session)
+	if errors.Is(err, errCorrupt) {
+		s.warn("%v; ignored", err)
+		return Binding{Session: session}, nil
+	}
+	return b, err
+}
+
+func readBinding(path, session string) (Binding, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Binding{Session: session}, nil
+	}
+	if err != nil {
+		return Binding{}, fmt.Errorf("read binding: %w", err)
+	}
+	var b Binding
+	if err := json.Unmarshal(data, &b); err != nil {
+		return Binding{}, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
+	}
+	if b.Session != session {
+		return Binding{}, fmt.Errorf("%w %s: it holds session %q", errCorrupt, path, b.Session)
+	}
+	return b, nil
+}
+
+// UpdateBinding loads session's binding, calls fn on it and writes it back
+// under the session's lock, atomically. A binding fn leaves empty is
+// removed. If fn returns an error nothing is written.
+func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding, error) {
+	path, err := s.BindingPath(session)
+	if err != nil {
+		return Binding{}, err
+	}
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
+		return Binding{}, err
+	}
+	unlock, err := s.lock(path)
+	if err != nil {
+		return Binding{}, err
+	}
+	defer unlock()
+	removeTemps(path)
+	b, err := readBinding(path, session)
+	if errors.Is(err, errCorrupt) {
+		s.warn("%v; replaced", err)
+		b, err = Binding{Session: session}, nil
+	}
+	if err != nil {
+		return Binding{}, err
+	}
+	if err := fn(&b); err != nil {
+		return Binding{}, err
+	}
+	b.Session = session
+	if b.Empty() {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return Binding{}, fmt.Errorf("remove binding: %w", err)
+		}
+		return b, nil
+	}
+	b.UpdatedAt = s.now().UTC().Round(0)
+	if err := writeJSONAtomic(path, b, true); err != nil {
+		return Binding{}, err
+	}
+	return b, nil
+}
+
+// Bindings lists every binding, most recently updated first. Unreadable
+// files are reported through Warn and skipped.
+func (s *Store) Bindings() ([]Binding, error) {
+	if s.Dir == "" {
+		return nil, errors.New("state directory not set")
+	}
+	dir := filepath.Join(s.Dir, bindingsDir)
+	names, err := stateFiles(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list bindings: %w", err)
+	}
+	var out []Binding
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var b Binding
+		if err == nil {
+			err = json.Unmarshal(data, &b)
+		}
+		if err == nil {
+			if p, perr := s.BindingPath(b.Session); perr != nil || filepath.Base(p) != name {
+				err = errors.New("not the binding its name says")
+			}
+		}
+		if err != nil {
+			s.warn("binding %s: %v; skipped", name, err)
+			continue
+		}
+		out = append(out, b)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].Session < out[j].Session
+	})
+	return out, nil
+}
+
+// ResultsFile is the run-folder file a claimed task's results go in.
+const ResultsFile = "RESULTS.md"
+
+// ResultsDigest is the digest recorded for a RESULTS.md as written from
+// its template (ClaimedRun.ResultsSHA256).
+func ResultsDigest(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
+
+// UntouchedResults returns the claims whose RESULTS.md is still the
+// template it was created from (same digest), or is missing: the work of
+// those tasks is not written up, so a stop is incomplete. Claims recorded
+// without a digest are not judged.
+func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
+	var out []ClaimedRun
+	for _, c := range claims {
+		if c.ResultsSHA256 == "" || c.RunDir == "" {
+			continue
+		}
+		data, err := agentfile.Read(filepath.Join(c.RunDir, ResultsFile), agentfile.MaxText)
+		if err != nil || ResultsDigest(data) == c.ResultsSHA256 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ResultsReason is the block reason naming untouched RESULTS.md files.
+func ResultsReason(untouched []ClaimedRun) string {
+	var b strings.Builder
+	b.WriteString("runtasks: the results of your claimed task")
+	if len(untouched) > 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(" are not written yet. Before you stop, fill in:\n")
+	for _, c := range untouched {
+		fmt.Fprintf(&b, "- %s (task %s)", filepath.Join(c.RunDir, ResultsFile), c.Task)
+		if err := ResultsProblem(c); err != nil {
+			fmt.Fprintf(&b, ": not read: %v; replace it with a regular file", err)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("with what was done, how it was verified, and what is left.")
+	return b.String()
+}
+
+// ResultsProblem says why a claim's RESULTS.md cannot be judged: an
+// *agentfile.Error for a file that is not a regular file (a FIFO, a
+// device, a directory) or is larger than agentfile.MaxText. It is nil for
+// a readable file and for a missing one (that is "not written yet"). Such
+// a file counts as not written (UntouchedResults); this is what to tell
+// the agent and the person about it.
+func ResultsProblem(c ClaimedRun) error {
+	if c.RunDir == "" {
+		return nil
+	}
+	_, err := agentfile.Read(filepath.Join(c.RunDir, ResultsFile), agentfile.MaxText)
+	var ae *agentfile.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return nil
+}

@@ -1,0 +1,686 @@
+package state
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
+)
+
+// OutcomeReset marks a decision-log record written by runtasks reset: the
+// session's counters were cleared by hand.
+const OutcomeReset Outcome = "reset"
+
+// Names inside the state directory.
+const (
+	// DecisionLog is the append-only decision log, one JSON Record a line.
+	DecisionLog = "decisions.jsonl"
+	// sessionsDir holds one state file (and one lock file) per (session, epic).
+	sessionsDir = "sessions"
+
+	stateExt   = ".json"
+	lockExt    = ".lock"
+	tmpInfix   = ".tmp-"
+	corruptExt = ".corrupt-"
+)
+
+// DefaultLockWait bounds how long Update waits for another runtasks process
+// holding the same session's lock.
+const DefaultLockWait = 20 * time.Second
+
+// ErrNoSession is returned for an empty session id: callers treat the
+// session as not bound and leave it alone.
+var ErrNoSession = errors.New("empty session id")
+
+// Store keeps runtasks' state under one directory: a JSON file per
+// (session, epic) and the append-only decision log. Every method is safe
+// for concurrent use by goroutines and by separate processes.
+//
+// Session and epic ids come from outside (the hook's stdin); they never
+// name a file. A state file's name is a sanitised readable prefix and a
+// hash of both ids; the ids themselves live inside the JSON.
+type Store struct {
+	// Dir is the state directory, created on demand.
+	Dir string
+	// Warn, when set, receives problems that were recovered from: a corrupt
+	// state file moved aside, corrupt decision-log lines skipped.
+	Warn func(msg string)
+	// Now stamps UpdatedAt when the update leaves it zero (default time.Now).
+	Now func() time.Time
+	// LockWait bounds the wait for a session's lock (default DefaultLockWait).
+	LockWait time.Duration
+}
+
+// RecordFilter selects decision-log records. Empty fields match any value.
+type RecordFilter struct {
+	Session string
+	Epic    string
+	// Limit keeps only the last Limit matching records (0 = all).
+	Limit int
+}
+
+func (f RecordFilter) match(r *Record) bool {
+	return (f.Session == "" || r.Session == f.Session) && (f.Epic == "" || r.Epic == f.Epic)
+}
+
+func (s *Store) warn(format string, args ...any) {
+	if s.Warn != nil {
+		s.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Store) sessions() (string, error) {
+	if s.Dir == "" {
+		return "", errors.New("state directory not set")
+	}
+	return filepath.Join(s.Dir, sessionsDir), nil
+}
+
+// LogPath is the decision log's path.
+func (s *Store) LogPath() string { return filepath.Join(s.Dir, DecisionLog) }
+
+// StatePath is the file that holds the state of (session, epic). It is
+// always directly inside Dir/sessions, whatever the ids contain.
+func (s *Store) StatePath(session, epic string) (string, error) {
+	if session == "" {
+		return "", ErrNoSession
+	}
+	dir, err := s.sessions()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, stateName(session, epic)), nil
+}
+
+// stateName derives a file name from the ids: readable prefixes limited to
+// [A-Za-z0-9_-] and a hash of the length-prefixed ids (so no two pairs of
+// ids share a name, and no id can add a separator or "..").
+func stateName(session, epic string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s%d:%s", len(session), session, len(epic), epic)
+	sum := hex.EncodeToString(h.Sum(nil))[:32]
+	return safePrefix(session) + "_" + safePrefix(epic) + "_" + sum + stateExt
+}
+
+func safePrefix(id string) string {
+	const max = 24
+	var b strings.Builder
+	for i := 0; i < len(id) && b.Len() < max; i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Update loads the state of (session, epic), calls fn on it and writes the
+// result back, under the session's exclusive lock and atomically (a temp
+// file in the same directory, then a rename): concurrent updates from
+// goroutines or processes never lose one another's changes, and a killed
+// process leaves the old or the new state, never a torn one (a power cut:
+// see writeAtomic). If fn returns an error
+// nothing is written and that error is returned as is. Session and Epic are
+// kept equal to the ids; a zero UpdatedAt is stamped with Now.
+//
+// An empty session id is ErrNoSession. A corrupt state file is moved aside
+// (reported through Warn) and fn sees a fresh state.
+func (s *Store) Update(session, epic string, fn func(*State) error) (State, error) {
+	path, err := s.StatePath(session, epic)
+	if err != nil {
+		return State{}, err
+	}
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
+		return State{}, err
+	}
+	unlock, err := s.lock(path)
+	if err != nil {
+		return State{}, err
+	}
+	defer unlock()
+
+	st, err := s.readLocked(path, session, epic)
+	if err != nil {
+		return State{}, err
+	}
+	if err := fn(&st); err != nil {
+		return State{}, err
+	}
+	st.Session, st.Epic = session, epic
+	if st.UpdatedAt.IsZero() {
+		st.UpdatedAt = s.now()
+	}
+	// What is returned is what a later Get reads.
+	st.UpdatedAt, st.FirstBlockAt = st.UpdatedAt.UTC().Round(0), st.FirstBlockAt.UTC().Round(0)
+	if err := writeAtomic(path, st); err != nil {
+		return State{}, err
+	}
+	return st, nil
+}
+
+// Get reads the state of (session, epic) without changing it: a zero State
+// with Session and Epic set when there is none. A corrupt file is moved
+// aside as in Update (when the directory allows it) and the fresh state is
+// returned.
+func (s *Store) Get(session, epic string) (State, error) {
+	path, err := s.StatePath(session, epic)
+	if err != nil {
+		return State{}, err
+	}
+	st, err := readState(path, session, epic)
+	if err == nil || !errors.Is(err, errCorrupt) {
+		return st, err
+	}
+	// Corrupt: re-read under the lock, so that a good file written
+	// meanwhile is never moved aside.
+	unlock, lerr := s.lock(path)
+	if lerr != nil {
+		s.warn("%v; using a fresh state", err)
+		return State{Session: session, Epic: epic}, nil
+	}
+	defer unlock()
+	return s.readLocked(path, session, epic)
+}
+
+var errCorrupt = errors.New("corrupt state file")
+
+// readState reads one state file; errCorrupt wraps a file that is not a
+// state of these ids.
+func readState(path, session, epic string) (State, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{Session: session, Epic: epic}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("read state: %w", err)
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return State{}, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
+	}
+	if st.Session != session || st.Epic != epic {
+		return State{}, fmt.Errorf("%w %s: it holds session %q epic %q", errCorrupt, path, st.Session, st.Epic)
+	}
+	return st, nil
+}
+
+// readLocked reads the state with the lock held; a corrupt file is moved
+// aside to <name>.corrupt-<unix> and replaced by a fresh state.
+func (s *Store) readLocked(path, session, epic string) (State, error) {
+	st, err := readState(path, session, epic)
+	if err == nil || !errors.Is(err, errCorrupt) {
+		return st, err
+	}
+	aside := fmt.Sprintf("%s%s%d", path, corruptExt, s.now().Unix())
+	for i := 1; ; i++ {
+		if _, serr := os.Lstat(aside); errors.Is(serr, fs.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s%s%d.%d", path, corruptExt, s.now().Unix(), i)
+	}
+	if rerr := os.Rename(path, aside); rerr != nil {
+		s.warn("%v; could not move it aside: %v; starting a fresh state", err, rerr)
+	} else {
+		s.warn("%v; moved to %s; starting a fresh state", err, filepath.Base(aside))
+	}
+	return State{Session: session, Epic: epic}, nil
+}
+
+// writeAtomic writes st to path under the session's lock, through a temp
+// file and a rename (writeFileAtomic), so that a process killed at any
+// point (kill -9) leaves the old or the new state, never a torn one: what
+// was written is in the page cache, which outlives the process. Neither
+// file nor directory is synced: a state is rewritten at every stop, and an
+// fsync costs more than the rest of the stop. A power cut may lose the
+// last updates, or leave a state file empty; that file reads as corrupt
+// and is moved aside (docs/state.md).
+func writeAtomic(path string, st State) error {
+	data, err := encodeState(st)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return writeFileAtomic(path, data, false)
+}
+
+// encodeState is a state as its file holds it: one line of JSON, with <,
+// > and & as they are (the last reason holds them; escaped, they made the
+// file larger and slower to read back at every stop).
+func encodeState(st State) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(st); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// writeJSONAtomic writes v as indented JSON through a temp file and a
+// rename (writeFileAtomic).
+func writeJSONAtomic(path string, v any, durable bool) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return writeFileAtomic(path, append(data, '\n'), durable)
+}
+
+// writeFileAtomic writes data through a temp file in the same directory
+// and a rename, so a reader sees the old file or the new one, never a torn
+// one. The caller holds path's lock, so the temp file has one name
+// (tempPath): a writer killed before its rename leaves that file, and the
+// next writer truncates and replaces it, with no directory listing at
+// every stop. durable also syncs the file and the directory
+// (the rare writes a person asked for, such as a session's binding).
+func writeFileAtomic(path string, data []byte, durable bool) error {
+	dir := filepath.Dir(path)
+	name := tempPath(path)
+	tmp, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(0o644) // whatever the umask or a leftover file's mode
+	}
+	if werr == nil && durable {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(name, path)
+	}
+	if werr != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
+	}
+	if durable {
+		syncDir(dir)
+	}
+	return nil
+}
+
+// syncDir makes a rename durable; failure only weakens durability. Only
+// the rare writes a person asked for (a session's binding) pay for it.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// tempPath is the temp file a locked writer of path writes before its
+// rename.
+func tempPath(path string) string { return path + tmpInfix + "w" }
+
+// removeTemps deletes temp files a killed writer left for path. The caller
+// holds path's lock, so no live writer owns them.
+func removeTemps(path string) {
+	matches, _ := filepath.Glob(globEscape(path) + tmpInfix + "*")
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
+func globEscape(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(p)
+}
+
+// lock takes the exclusive lock of a state file: flock on <state>.lock,
+// waiting at most LockWait. The lock file is checked to still be the one at
+// its path once locked, so that Reset may remove it safely.
+func (s *Store) lock(path string) (unlock func(), err error) {
+	wait := s.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	lockPath := strings.TrimSuffix(path, stateExt) + lockExt
+	for {
+		f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("lock state: %w", err)
+		}
+		if !tryFlock(f) {
+			// A blocking flock queues fairly and wakes at once; it cannot be
+			// interrupted, so on timeout it is left to finish and release.
+			done := make(chan error, 1)
+			go func() { done <- flock(f) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					f.Close()
+					return nil, fmt.Errorf("lock state %s: %w", lockPath, err)
+				}
+			case <-timer.C:
+				go func() {
+					if <-done == nil {
+						unlockFile(f)
+					}
+					f.Close()
+				}()
+				return nil, fmt.Errorf("lock state %s: still held by another runtasks after %s", lockPath, wait)
+			}
+		}
+		// Removed or replaced while we waited: lock the file now there.
+		held, herr := f.Stat()
+		now, nerr := os.Stat(lockPath)
+		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			return func() { unlockFile(f); f.Close() }, nil
+		}
+		unlockFile(f)
+		f.Close()
+	}
+}
+
+// stateFiles names the finished state files in dir (no temporary files);
+// a missing directory holds none.
+func stateFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.Type().IsRegular() && strings.HasSuffix(name, stateExt) && !strings.Contains(name, tmpInfix) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// List reads every state, most recently updated first. Unreadable files are
+// reported through Warn and skipped. A missing directory is no state.
+func (s *Store) List() ([]State, error) {
+	dir, err := s.sessions()
+	if err != nil {
+		return nil, err
+	}
+	names, err := stateFiles(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list states: %w", err)
+	}
+	var out []State
+	for _, name := range names {
+		st, err := listState(filepath.Join(dir, name), name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // reset meanwhile
+		}
+		if err != nil {
+			s.warn("%v", err)
+			continue
+		}
+		out = append(out, st)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		if out[i].Session != out[j].Session {
+			return out[i].Session < out[j].Session
+		}
+		return out[i].Epic < out[j].Epic
+	})
+	return out, nil
+}
+
+// listState reads the state file path (named name) without the session's
+// lock: a rename replaces it whole.
+func listState(path, name string) (State, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, err
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("read state %s: %w", name, err)
+	}
+	var st State
+	if err = json.Unmarshal(data, &st); err == nil {
+		if st.Session != "" && stateName(st.Session, st.Epic) == name {
+			return st, nil
+		}
+		err = errors.New("not the state its name says")
+	}
+	return State{}, fmt.Errorf("%w %s: %v; skipped", errCorrupt, path, err)
+}
+
+// Reset removes the states matching session and epic ("" matches any) and
+// returns how many it removed. The decision log is kept.
+func (s *Store) Reset(session, epic string) (int, error) {
+	cleared, err := s.Clear(session, epic)
+	return len(cleared), err
+}
+
+// Clear is Reset returning the states it removed, as they were.
+func (s *Store) Clear(session, epic string) ([]State, error) {
+	states, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var cleared []State
+	for _, st := range states {
+		if (session != "" && st.Session != session) || (epic != "" && st.Epic != epic) {
+			continue
+		}
+		path, err := s.StatePath(st.Session, st.Epic)
+		if err != nil {
+			return cleared, err
+		}
+		old, removed, err := s.remove(path, st.Session, st.Epic)
+		if err != nil {
+			return cleared, err
+		}
+		if removed {
+			cleared = append(cleared, old)
+		}
+	}
+	return cleared, nil
+}
+
+// remove deletes one state file, its temp files and its lock file, under
+// the lock.
+func (s *Store) remove(path, session, epic string) (State, bool, error) {
+	unlock, err := s.lock(path)
+	if err != nil {
+		return State{}, false, err
+	}
+	defer unlock()
+	removeTemps(path)
+	st, err := readState(path, session, epic)
+	if err != nil && !errors.Is(err, errCorrupt) {
+		return State{}, false, err
+	}
+	if err := os.Remove(path); errors.Is(err, fs.ErrNotExist) {
+		return State{}, false, nil
+	} else if err != nil {
+		return State{}, false, fmt.Errorf("reset state: %w", err)
+	}
+	// Waiters on this lock file notice it is gone and lock a new one.
+	os.Remove(strings.TrimSuffix(path, stateExt) + lockExt)
+	return st, true, nil
+}
+
+// Append adds one record to the decision log with a single O_APPEND write,
+// so records appended concurrently never interleave.
+func (s *Store) Append(r Record) error {
+	if s.Dir == "" {
+		return errors.New("state directory not set")
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode record: %w", err)
+	}
+	line = append(line, '\n')
+	if err := EnsureStateDir(s.Dir); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.LogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("decision log: %w", err)
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return fmt.Errorf("decision log: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("decision log: %w", err)
+	}
+	return nil
+}
+
+// Records reads the decision log in order, oldest first, keeping the
+// records f selects. With a Limit it reads the file backwards from the end
+// and stops once it has Limit records, so its cost does not grow with the
+// log. Corrupt lines are skipped and reported once through Warn. A missing
+// log is no records.
+func (s *Store) Records(f RecordFilter) ([]Record, error) {
+	file, _, err := agentfile.Open(s.LogPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decision log: %w", err)
+	}
+	defer file.Close()
+	var bad badLines
+	var out []Record
+	if f.Limit > 0 {
+		out, err = readBackward(file, f, &bad)
+	} else {
+		out, err = readForward(file, f, &bad)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decision log: %w", err)
+	}
+	if bad.n > 0 {
+		s.warn("%s: skipped %d corrupt line(s) (first at byte %d: %v)", s.LogPath(), bad.n, bad.firstOff, bad.firstErr)
+	}
+	return out, nil
+}
+
+type badLines struct {
+	n        int
+	firstOff int64
+	firstErr error
+}
+
+func (b *badLines) add(off int64, err error) {
+	if b.n == 0 || off < b.firstOff {
+		b.firstOff, b.firstErr = off, err
+	}
+	b.n++
+}
+
+// parseLine decodes one log line; blank lines are neither records nor
+// errors.
+func parseLine(line []byte, off int64, f RecordFilter, bad *badLines) (Record, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return Record{}, false
+	}
+	var r Record
+	if err := json.Unmarshal(line, &r); err != nil {
+		bad.add(off, err)
+		return Record{}, false
+	}
+	return r, f.match(&r)
+}
+
+func readForward(file *os.File, f RecordFilter, bad *badLines) ([]Record, error) {
+	br := bufio.NewReaderSize(file, 64<<10)
+	var out []Record
+	var off int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if r, ok := parseLine(line, off, f, bad); ok {
+				out = append(out, r)
+			}
+			off += int64(len(line))
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// readBackward reads blocks from the end, newest line first, until it has
+// f.Limit records or reaches the start; lines of any length are joined
+// across blocks.
+func readBackward(file *os.File, f RecordFilter, bad *badLines) ([]Record, error) {
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, err
+	}
+	const block = 64 << 10
+	end := fi.Size()
+	var (
+		out  []Record // newest first
+		tail []byte   // the start of the line that ends at the block boundary
+		buf  = make([]byte, block)
+	)
+	for end > 0 && len(out) < f.Limit {
+		start := max(end-block, 0)
+		n, err := file.ReadAt(buf[:end-start], start)
+		if err != nil && !(err == io.EOF && int64(n) == end-start) {
+			return nil, err
+		}
+		chunk := append(buf[:n:n], tail...)
+		// Every complete line in chunk, last first; the first (partial
+		// unless start is 0) is kept for the next block.
+		for len(out) < f.Limit {
+			i := bytes.LastIndexByte(chunk[:max(len(chunk)-1, 0)], '\n')
+			if i < 0 {
+				break
+			}
+			if r, ok := parseLine(chunk[i+1:], start+int64(i+1), f, bad); ok {
+				out = append(out, r)
+			}
+			chunk = chunk[:i+1]
+		}
+		tail = append([]byte(nil), chunk...)
+		end = start
+		if end == 0 && len(out) < f.Limit {
+			if r, ok := parseLine(tail, 0, f, bad); ok {
+				out = append(out, r)
+			}
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}

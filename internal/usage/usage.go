@@ -1,0 +1,233 @@
+// Package usage is runtasks' token accounting: the tokens a stop used, what
+// they cost at the configured prices, and the sums that runtasks status and
+// the report show. It imports none of runtasks' packages.
+package usage
+
+import (
+	"fmt"
+	"path"
+	"slices"
+)
+
+// Tokens counts API usage. Input is the input neither read from nor
+// written to the prompt cache; Output includes reasoning tokens.
+type Tokens struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read"`
+	CacheWrite int64 `json:"cache_write"`
+}
+
+// Total is every token counted.
+func (t Tokens) Total() int64 { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
+
+// Plus adds u to t.
+func (t Tokens) Plus(u Tokens) Tokens {
+	return Tokens{Input: t.Input + u.Input, Output: t.Output + u.Output,
+		CacheRead: t.CacheRead + u.CacheRead, CacheWrite: t.CacheWrite + u.CacheWrite}
+}
+
+// ModelUsage is one model's tokens.
+type ModelUsage struct {
+	Model string `json:"model"`
+	Tokens
+}
+
+// Usage is what the turns since the previous stop used, by model, as read
+// from the agent's transcript (or, for runtasks run, its result event).
+type Usage struct {
+	Models []ModelUsage
+	// Partial: the transcript read stopped at its cap before the previous
+	// stop; the sums are a lower bound.
+	Partial bool
+	// Entries are the responses one by one, newest first, back to the stop
+	// before the previous one (a transcript's responses; none for a run's
+	// result event). See Since.
+	Entries []UsageEntry
+	// Transcript: the usage was read from a transcript (Entries may be
+	// empty: nothing written yet).
+	Transcript bool
+}
+
+// UsageMark is where a usage read of a transcript ended: the next read
+// goes on from Offset in the same file (Path). A zero mark reads the turns
+// since the previous stop, backwards.
+type UsageMark struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	// Model is the model in use at Offset, for a client that names it
+	// only at a turn's start (Codex).
+	Model string `json:"model,omitempty"`
+}
+
+// UsageReader reads a stop's usage from the agent's transcript: what was
+// written after from, and the mark to keep for the next stop.
+type UsageReader func(from UsageMark) (Usage, UsageMark, error)
+
+// StartCursor is the cursor of a loop that stopped before any response
+// was counted: the next stop counts every response it reads, the late
+// ones included.
+const StartCursor = "-"
+
+// UsageEntry is one API response's usage: ID is the client's id for it;
+// Earlier marks one written before the previous stop.
+type UsageEntry struct {
+	ID    string
+	Model string
+	Tokens
+	Earlier bool
+}
+
+// Since is the usage to count at this stop, given the id of the last
+// response counted before (cursor): the responses newer than it, which
+// catches a response the client wrote to its transcript only after the
+// previous stop's hook ran. Without entries it is Models; with a cursor
+// not found among them, the responses since the previous stop. next is
+// the cursor to keep ("" keeps the old one).
+func (u Usage) Since(cursor string) (counted Usage, next string) {
+	switch {
+	case len(u.Entries) == 0 && u.Transcript && cursor == "":
+		// Nothing written yet (a client that writes after the hook ran):
+		// what is written by the next stop is counted then.
+		return Usage{Partial: u.Partial}, StartCursor
+	case len(u.Entries) == 0:
+		return Usage{Models: u.Models, Partial: u.Partial}, ""
+	}
+	k := -1
+	switch cursor {
+	case "":
+	case StartCursor:
+		k = len(u.Entries)
+	default:
+		k = slices.IndexFunc(u.Entries, func(e UsageEntry) bool { return e.ID == cursor })
+	}
+	out := Usage{Partial: u.Partial && k < 0}
+	for i, e := range u.Entries {
+		if (k >= 0 && i >= k) || (k < 0 && e.Earlier) {
+			break
+		}
+		out.add(e.Model, e.Tokens)
+	}
+	return out, u.Entries[0].ID
+}
+
+func (u *Usage) add(model string, t Tokens) {
+	for i := range u.Models {
+		if u.Models[i].Model == model {
+			u.Models[i].Tokens = u.Models[i].Tokens.Plus(t)
+			return
+		}
+	}
+	u.Models = append(u.Models, ModelUsage{Model: model, Tokens: t})
+}
+
+// Spent is tokens and what they cost.
+type Spent struct {
+	Tokens
+	// Cost is in US dollars, for the tokens of priced models only.
+	Cost float64 `json:"cost_usd,omitempty"`
+	// Unpriced counts the tokens of models without a price (their cost is
+	// unknown).
+	Unpriced int64 `json:"unpriced_tokens,omitempty"`
+	// Models names the models, in the order first met.
+	Models []string `json:"models,omitempty"`
+	// Partial: some transcript read was cut at its cap (a lower bound).
+	Partial bool `json:"partial,omitempty"`
+}
+
+// IsZero reports whether nothing was spent or recorded.
+func (s Spent) IsZero() bool {
+	return s.Tokens == (Tokens{}) && s.Cost == 0 && s.Unpriced == 0 && len(s.Models) == 0 && !s.Partial
+}
+
+// Plus adds o to s.
+func (s Spent) Plus(o Spent) Spent {
+	out := Spent{Tokens: s.Tokens.Plus(o.Tokens), Cost: s.Cost + o.Cost, Unpriced: s.Unpriced + o.Unpriced,
+		Models: slices.Clone(s.Models), Partial: s.Partial || o.Partial}
+	for _, m := range o.Models {
+		if !slices.Contains(out.Models, m) {
+			out.Models = append(out.Models, m)
+		}
+	}
+	return out
+}
+
+// Priced reports whether every token has a known cost.
+func (s Spent) Priced() bool { return s.Unpriced == 0 }
+
+// Price is what one model's tokens cost, in US dollars per million tokens
+// (usage.prices). Model is a glob (path.Match: "claude-sonnet-4*").
+type Price struct {
+	Model      string  `koanf:"model" json:"model"`
+	Input      float64 `koanf:"input" json:"input"`
+	Output     float64 `koanf:"output" json:"output"`
+	CacheRead  float64 `koanf:"cache_read" json:"cache_read"`
+	CacheWrite float64 `koanf:"cache_write" json:"cache_write"`
+}
+
+// PriceFor is the first price of prices (usage.prices) whose model
+// pattern matches model.
+func PriceFor(prices []Price, model string) (Price, bool) {
+	if model == "" {
+		return Price{}, false
+	}
+	for _, p := range prices {
+		if ok, _ := path.Match(p.Model, model); ok {
+			return p, true
+		}
+	}
+	return Price{}, false
+}
+
+// Spend prices a stop's usage with the price table (usage.prices); the
+// tokens of a model without a price are counted without a cost.
+func Spend(prices []Price, u Usage) Spent {
+	var s Spent
+	for _, m := range u.Models {
+		s.Tokens = s.Tokens.Plus(m.Tokens)
+		if m.Model != "" && !slices.Contains(s.Models, m.Model) {
+			s.Models = append(s.Models, m.Model)
+		}
+		p, ok := PriceFor(prices, m.Model)
+		if !ok {
+			s.Unpriced += m.Total()
+			continue
+		}
+		s.Cost += (float64(m.Input)*p.Input + float64(m.Output)*p.Output +
+			float64(m.CacheRead)*p.CacheRead + float64(m.CacheWrite)*p.CacheWrite) / 1e6
+	}
+	s.Partial = u.Partial
+	return s
+}
+
+// FormatTokens is a short token count: 950, 12.3k, 4.56M.
+func FormatTokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d", n)
+	case n < 1_000_000:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e3)) + "k"
+	}
+	return trimZero(fmt.Sprintf("%.2f", float64(n)/1e6)) + "M"
+}
+
+// FormatCost is a dollar amount: $0.0123, $1.23, $1234.
+func FormatCost(c float64) string {
+	switch {
+	case c < 1:
+		return fmt.Sprintf("$%.4f", c)
+	case c < 1000:
+		return fmt.Sprintf("$%.2f", c)
+	}
+	return fmt.Sprintf("$%.0f", c)
+}
+
+func trimZero(s string) string {
+	for len(s) > 1 && s[len(s)-1] == '0' {
+		s = s[:len(s)-1]
+	}
+	if s[len(s)-1] == '.' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
