@@ -23,12 +23,3 @@ func TestRecordCodec(t *testing.T) {
 		`{"time":"2026-11-27T04:02:01.367307385Z","session":"s-1","epic":"bd-e","agent":"claude","event":"Stop","outcome":"continue","block":true,"cycle":8,"max":100,"why":"work remains: 2 ready","counts":{"ready":2,"in_progress":-1,"blocked":-1,"deferred":-1,"open":-1,"remaining":-1}}`,
 		`{"time":"2026-11-27T04:02:01Z","actions":null,"usage":{"cost_usd":1e-7}}`)
 }
-
-// The config cache's entries: what runtasks config decode prints and a
-// hook reads at every stop.
-func TestCacheEntryCodec(t *testing.T) {
-	jsoncodectest.Equivalent[cfgCacheEntry](t, true,
-		`{"build":"/bin/runtasks-hook 8876674 1795746042744390518","values":{"claim.patterns":"[\"(?i)^work on (bd-[a-z0-9.]+)\"]","workflow.epic":"\"bd-e\""},"defaults":["beads.bin","log.level"]}`,
-		`{"build":"b","values":{"k":null},"defaults":null,"errors":[{"source":"project.yaml","key":"workflow.epic","msg":"expected text"},null]}`,
-		`{"build":"b","values":{"k":1}}`, `{"build":"b","values":[]}`, `{"build":"b","errors":{}}`)
-}

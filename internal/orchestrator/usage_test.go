@@ -126,7 +126,6 @@ func TestDecideBudget(t *testing.T) {
 			cfg.Usage.Prices = []Price{{Model: "m-*", Input: 1, Output: 1}}
 			// A command check that must not run once the budget is spent.
 			cfg.Workflow.Checks = []CheckSpec{{Type: "beads"}}
-			cfg.checkers = buildChecks(cfg.Workflow.Checks)
 			tr := epic([]string{"bd-e.1"})
 			in := Input{SessionID: "s1", Event: "Stop", Epic: tt.epic, Usage: tt.usage, OthersSpent: tt.others}
 			dec, st := Decide(context.Background(), in, State{Session: "s1", Epic: "bd-e", Spent: tt.spent, Cycles: 3, FirstBlockAt: now.Add(-time.Hour)}, cfg, Env{Beads: tr, Now: now})
