@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 )
@@ -32,7 +31,7 @@ project.yaml, .beads or .git. See docs/configuration.md.`,
   runtasks config validate`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newConfigShowCmd(f), newConfigValidateCmd(f), newConfigDecodeCmd(f))
+	cmd.AddCommand(newConfigShowCmd(f), newConfigValidateCmd(f))
 	setExitStatus(cmd, `  0  shown, or the file is valid
   4  usage or configuration error (each problem on its own line: source,
      key, what is wrong)`)
@@ -162,20 +161,25 @@ type configValidateOptions struct {
 	// File is the file to check; "" = the one Load would read (Find).
 	File string
 	Find func() (root, file string, err error)
+	// Environ's RUNTASKS_* (and TASKMASTER_*) values are checked too.
+	Environ []string
 }
 
 func newConfigValidateCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate [FILE]",
-		Short: "Check a project.yaml",
-		Long: `validate checks a project.yaml on its own: YAML syntax, unknown keys (with
-the closest known key when it looks misspelt), types and values: every
-number within its range, every check in workflow.checks with its options.
-It prints "FILE: ok", or every problem, one a line, and exits with status 1.
+		Short: "Check a project.yaml and the RUNTASKS_* variables",
+		Long: `validate checks a project.yaml: YAML syntax, unknown keys (with the closest
+known key when it looks misspelt), types and values: every number within
+its range, every check in workflow.checks with its options. The values of
+the RUNTASKS_* (and TASKMASTER_*) variables in the environment are checked
+too: an empty RUNTASKS_MAX_CYCLES= is an error every command would report.
+It prints "FILE: ok", or every problem, one a line (the file and line, or
+the variable), and exits with status 4.
 
 Without FILE it checks the file that other commands read: --config, else
-$RUNTASKS_CONFIG, else project.yaml in the project root. The environment
-and flags are not checked here; runtasks config show checks every layer.`,
+$RUNTASKS_CONFIG, else project.yaml in the project root. Flags are not
+checked here; runtasks config show checks every layer.`,
 		Example: `  runtasks config validate
   runtasks config validate project.yaml.example
   runtasks config validate --config ci/project.yaml`,
@@ -185,7 +189,7 @@ and flags are not checked here; runtasks config show checks every layer.`,
 			if err != nil {
 				return err
 			}
-			opts := &configValidateOptions{Out: f.Out, Err: f.Err}
+			opts := &configValidateOptions{Out: f.Out, Err: f.Err, Environ: f.Environ()}
 			if len(args) == 1 {
 				opts.File = args[0]
 				if !filepath.IsAbs(opts.File) {
@@ -218,8 +222,14 @@ func runConfigValidate(o *configValidateOptions) error {
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
-	if err := config.ValidateYAML(path, data); err != nil {
-		return configError(o.Err, err)
+	var problems config.ErrorList
+	for _, err := range []error{config.ValidateYAML(path, data), config.ValidateEnv(o.Environ)} {
+		if list, ok := err.(config.ErrorList); ok {
+			problems = append(problems, list...)
+		}
+	}
+	if len(problems) > 0 {
+		return configError(o.Err, problems)
 	}
 	_, err = fmt.Fprintf(o.Out, "%s: ok\n", path)
 	return err
@@ -236,53 +246,4 @@ func configError(w io.Writer, err error) error {
 		fmt.Fprintln(w, e)
 	}
 	return exitCode(engine.ExitUsage, errSilent)
-}
-
-type configDecodeOptions struct {
-	In       io.Reader
-	Out      io.Writer
-	Source   string
-	BuildKey string // the asking runtasks-hook's; must be this build's
-	Own      string // this build's key
-}
-
-// newConfigDecodeCmd is the hidden command runtasks-hook runs (beside
-// it) to have a project.yaml decoded: the hook-only build links no YAML
-// parser, and keeps what this prints in its configuration cache
-// (config.LoadOptions.DecodeFile).
-func newConfigDecodeCmd(f *Factory) *cobra.Command {
-	o := &configDecodeOptions{In: f.In, Out: f.Out, Own: ownBuildKey()}
-	cmd := &cobra.Command{
-		Use:    "decode --source FILE --build-key KEY",
-		Short:  "Decode a project.yaml read on stdin for runtasks-hook",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runConfigDecode(o)
-		},
-	}
-	cmd.Flags().StringVar(&o.Source, "source", "", "the file the content is (named in its problems)")
-	cmd.Flags().StringVar(&o.BuildKey, "build-key", "", "the build of the runtasks-hook asking")
-	setExitStatus(cmd, `  0  decoded: the entry (values, or the file's problems) is on stdout
-  4  another build asks, or the input cannot be read`)
-	return cmd
-}
-
-func runConfigDecode(o *configDecodeOptions) error {
-	if o.BuildKey != o.Own || o.Own == "" {
-		return exitCode(engine.ExitUsage, fmt.Errorf("runtasks-hook and runtasks are not the same build (build both again: make install)"))
-	}
-	data, err := io.ReadAll(io.LimitReader(o.In, agentfile.MaxText+1))
-	if err != nil {
-		return exitCode(engine.ExitUsage, err)
-	}
-	if len(data) > agentfile.MaxText {
-		return exitCode(engine.ExitUsage, fmt.Errorf("%s: larger than %d bytes", o.Source, agentfile.MaxText))
-	}
-	out, err := config.DecodeFileEntry(o.Source, data)
-	if err != nil {
-		return exitCode(engine.ExitUsage, err)
-	}
-	_, err = o.Out.Write(append(out, '\n'))
-	return err
 }

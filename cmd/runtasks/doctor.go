@@ -162,7 +162,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) bool {
 	cfg := o.Cfg
 	if cfg == nil {
 		// The rest of the checks still run, on the defaults.
-		emit(doctorCheck{levelError, "config", "configuration: " + oneLine(o.CfgErr), "correct project.yaml (runtasks config show lists the keys)"})
+		emit(doctorCheck{levelError, "config", "configuration: " + oneLine(o.CfgErr), "correct the project.yaml or the variable it names (runtasks config show lists the keys)"})
 		var err error
 		cfg, err = defaultConfig(o.Root, o.Environ)
 		if err != nil {

@@ -1,24 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
-	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/trust"
 )
 
@@ -62,13 +56,7 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.C
 		MainWorktree: mainWorktree,
 		RequireTrust: checker,
 		Warn:         f.warn,
-		Cache:        configCache(f),
 	}
-	ctx := context.Background()
-	if cmd != nil && cmd.Context() != nil {
-		ctx = cmd.Context()
-	}
-	opts.DecodeFile = func(src string, data []byte) ([]byte, error) { return f.decodeWithRuntasks(ctx, src, data) }
 	if opts.StartDir == "" {
 		wd, err := f.Getwd()
 		if err != nil {
@@ -81,59 +69,6 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.C
 		opts.ConfigFile, _ = opts.Flags.GetString("config")
 	}
 	return config.Load(opts)
-}
-
-// decodeWithRuntasks has runtasks, beside this executable, decode a
-// project.yaml's content (runtasks config decode): the hook-only build
-// (runtasks-hook) links no YAML parser, and keeps the answer in its
-// configuration cache, so this runs once per content of the file. The
-// full runtasks parses the file itself and never calls it.
-func (f *Factory) decodeWithRuntasks(ctx context.Context, src string, data []byte) ([]byte, error) {
-	exe, err := f.Executable()
-	if err != nil {
-		return nil, err
-	}
-	bin := filepath.Join(filepath.Dir(exe), "runtasks")
-	ctx, cancel := context.WithTimeout(ctx, decodeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "config", "decode", "--source", src, "--build-key", ownBuildKey())
-	cmd.Stdin = bytes.NewReader(data)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	g := shell.NewContextGroup(cmd, shell.Terminate, time.Second)
-	err = cmd.Run()
-	g.Reap()
-	if err != nil {
-		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		if msg = strings.TrimPrefix(msg, "runtasks: "); msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("runtasks-hook decodes it with the runtasks beside it, %s, which failed: %s (make install puts both there)", bin, msg)
-	}
-	return stdout.Bytes(), nil
-}
-
-// decodeTimeout bounds runtasks config decode.
-const decodeTimeout = 10 * time.Second
-
-// configCache is where the hooks keep the decoded values of each trusted
-// project.yaml (config.ConfigCache), for this binary as it is on
-// disk: a rebuilt or replaced runtasks decodes afresh. nil when either is
-// unknown.
-func configCache(f *Factory) *config.ConfigCache {
-	cache := beads.CacheDir(f.Environ())
-	if cache == "" {
-		return nil
-	}
-	exe, err := f.Executable()
-	if err != nil {
-		return nil
-	}
-	fi, err := os.Stat(exe)
-	if err != nil {
-		return nil
-	}
-	return &config.ConfigCache{Dir: filepath.Join(cache, "config"), Build: fmt.Sprintf("%s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())}
 }
 
 type trustOptions struct {

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -37,10 +39,13 @@ func TestCheckOptionProblems(t *testing.T) {
 		{map[string]any{"type": "composite", "checks": []any{}}, ".checks: must list at least one check"},
 		{map[string]any{"type": "plan", "name": ""}, ".name: must be a non-empty string"},
 	} {
+		// The spec as the only item of workflow.checks (JSON is YAML).
+		doc, _ := json.Marshal(map[string]any{"workflow": map[string]any{"checks": []any{tt.spec}}})
 		var got []string
-		var spec CheckSpec
-		for _, p := range cfgFlatten(cfgDecode(tt.spec, &spec, false)) {
-			got = append(got, p.sub+": "+p.msg)
+		var list ErrorList
+		errors.As(ValidateYAML("p.yaml", doc), &list)
+		for _, e := range list {
+			got = append(got, strings.TrimPrefix(e.Key, "workflow.checks[0]")+": "+e.Msg)
 		}
 		j := strings.Join(got, "; ")
 		if (tt.want == "") != (j == "") || !strings.Contains(j, tt.want) {

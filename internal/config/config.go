@@ -2,7 +2,11 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Promise conditions: what beads (or git) must say for a <promise> to be
@@ -36,6 +40,11 @@ type Config struct {
 	Untrusted *UntrustedFile `koanf:"-"`
 }
 
+// A key's rule tag is checked on its decoded value (see cfgRule): a
+// range "min..max" (">0s..max": more than 0), "a|b|c" (one of them),
+// nonempty, regexps or conditions. Every number has a range
+// (docs/configuration.md gives each).
+
 type Workflow struct {
 	// Epic drives sessions when no session is armed for another epic.
 	Epic      string    `koanf:"epic"`
@@ -43,22 +52,22 @@ type Workflow struct {
 	DoneToken DoneToken `koanf:"done_token"`
 	// NoProgressCycles: blocks in a row with an unchanged beads snapshot
 	// before runtasks escalates (0 turns the rule off).
-	NoProgressCycles int `koanf:"no_progress_cycles"`
+	NoProgressCycles int `koanf:"no_progress_cycles" rule:"0..1000"`
 	// StuckAfter: an in-progress task started longer ago is stuck.
-	StuckAfter time.Duration `koanf:"stuck_after"`
+	StuckAfter time.Duration `koanf:"stuck_after" rule:"0s..720h"`
 	// MaxDuration: time since the first block after which checks are skipped
 	// and the stop allowed (0 = no limit).
-	MaxDuration time.Duration `koanf:"max_duration"`
+	MaxDuration time.Duration `koanf:"max_duration" rule:"0s..720h"`
 	// StuckAction: what happens to a stuck in-progress task: block (set its
 	// status to blocked with a note), reopen (back to open) or report.
-	StuckAction string    `koanf:"stuck_action"`
+	StuckAction string    `koanf:"stuck_action" rule:"block|reopen|report"`
 	Worktrees   Worktrees `koanf:"worktrees"`
 	// Checks lists the completion checkers in order, as written: a name
 	// or {type, …options}. Empty means the stop hook's plain rules (the
 	// built-in chain beads, promise, done_token). engine.Checkers builds them.
 	Checks []CheckSpec `koanf:"checks"`
 	// FeedbackLimit: items a checker's feedback names before "and N more".
-	FeedbackLimit int `koanf:"feedback_limit"`
+	FeedbackLimit int `koanf:"feedback_limit" rule:"0..1000"`
 	// Budget: tokens and cost after which the stop is allowed as an
 	// escalation (0 = no limit).
 	Budget Budget `koanf:"budget"`
@@ -70,10 +79,10 @@ type Workflow struct {
 // loop since it was armed; epic limits count every session's loop on the
 // epic. 0 is no limit.
 type Budget struct {
-	SessionTokens int     `koanf:"session_tokens"`
-	SessionCost   float64 `koanf:"session_cost"`
-	EpicTokens    int     `koanf:"epic_tokens"`
-	EpicCost      float64 `koanf:"epic_cost"`
+	SessionTokens int     `koanf:"session_tokens" rule:"0..1000000000000"`
+	SessionCost   float64 `koanf:"session_cost" rule:"0..1e+09"`
+	EpicTokens    int     `koanf:"epic_tokens" rule:"0..1000000000000"`
+	EpicCost      float64 `koanf:"epic_cost" rule:"0..1e+09"`
 }
 
 // Notify is one workflow.notify command: Run (a shell command) is started
@@ -88,7 +97,7 @@ type Notify struct {
 type Worktrees struct {
 	// Pattern is a task's worktree path relative to the project root;
 	// {id} is the task id.
-	Pattern string `koanf:"pattern"`
+	Pattern string `koanf:"pattern" rule:"nonempty"`
 }
 
 // Claim configures task claiming and session arming (runtasks claim, the
@@ -96,11 +105,11 @@ type Worktrees struct {
 type Claim struct {
 	// Patterns are regular expressions recognising a claim in a prompt;
 	// the group named id (or the first group) is the task id.
-	Patterns []string `koanf:"patterns"`
+	Patterns []string `koanf:"patterns" rule:"regexps"`
 	// ArmPatterns recognise a request to drive the session for an epic.
-	ArmPatterns []string `koanf:"arm_patterns"`
+	ArmPatterns []string `koanf:"arm_patterns" rule:"regexps"`
 	// RunsDir holds the run folders, relative to the project root.
-	RunsDir string `koanf:"runs_dir"`
+	RunsDir string `koanf:"runs_dir" rule:"nonempty"`
 	// Templates overrides the embedded run-folder templates (a directory).
 	Templates string `koanf:"templates"`
 	// Actor is the beads actor for claims (default: bd's, from git).
@@ -110,61 +119,61 @@ type Claim struct {
 // Run configures runtasks run, the headless loop driver.
 type Run struct {
 	// Agent: claude or codex.
-	Agent string `koanf:"agent"`
+	Agent string `koanf:"agent" rule:"claude|codex"`
 	// Session: fresh (a new agent session per cycle) or resume (continue
 	// the last Codex session).
-	Session string `koanf:"session"`
+	Session string `koanf:"session" rule:"fresh|resume"`
 	// ClaudeBin and CodexBin are the agent binaries.
-	ClaudeBin string `koanf:"claude_bin"`
-	CodexBin  string `koanf:"codex_bin"`
+	ClaudeBin string `koanf:"claude_bin" rule:"nonempty"`
+	CodexBin  string `koanf:"codex_bin" rule:"nonempty"`
 	// Dir holds each cycle's event log, relative to the state dir.
-	Dir string `koanf:"dir"`
+	Dir string `koanf:"dir" rule:"nonempty"`
 }
 
 type StopHook struct {
 	Enabled         bool     `koanf:"enabled"`
 	CheckReadyTasks bool     `koanf:"check_ready_tasks"`
 	CheckInProgress bool     `koanf:"check_in_progress"`
-	MaxCycles       int      `koanf:"max_cycles"`
-	AllowExitOn     []string `koanf:"allow_exit_on"`
+	MaxCycles       int      `koanf:"max_cycles" rule:"0..100000"`
+	AllowExitOn     []string `koanf:"allow_exit_on" rule:"conditions"`
 	// CompletionPromises as written in project.yaml: a string is a Promise
 	// with its Text only, an object {text, condition} sets both.
 	// Promises() gives them resolved.
 	CompletionPromises []Promise `koanf:"completion_promises"`
 	// OnBeadsError: allow (default) or block.
-	OnBeadsError string `koanf:"on_beads_error"`
+	OnBeadsError string `koanf:"on_beads_error" rule:"allow|block"`
 	// SubagentStop: allow (default) or drive (apply the same rules).
-	SubagentStop string `koanf:"subagent_stop"`
+	SubagentStop string `koanf:"subagent_stop" rule:"allow|drive"`
 	// CheckpointRequiresClean: the checkpoint promise needs a clean git tree.
 	CheckpointRequiresClean bool `koanf:"checkpoint_requires_clean"`
 	// NextIDs: how many next ready ids the state line names.
-	NextIDs int `koanf:"next_ids"`
+	NextIDs int `koanf:"next_ids" rule:"0..50"`
 }
 
 type DoneToken struct {
 	Required bool   `koanf:"required"`
-	Prefix   string `koanf:"prefix"`
+	Prefix   string `koanf:"prefix" rule:"nonempty"`
 	// Max caps blocks under the contract (0 = unlimited).
-	Max int `koanf:"max"`
+	Max int `koanf:"max" rule:"0..100000"`
 }
 
 type Beads struct {
-	Bin     string        `koanf:"bin"`
+	Bin     string        `koanf:"bin" rule:"nonempty"`
 	Dir     string        `koanf:"dir"`
-	Timeout time.Duration `koanf:"timeout"`
+	Timeout time.Duration `koanf:"timeout" rule:">0s..1h"`
 	// MaxProcesses bounds the bd processes of every runtasks of the user on
 	// this machine at once; QueueTimeout bounds a call's wait for one.
-	MaxProcesses int           `koanf:"max_processes"`
-	QueueTimeout time.Duration `koanf:"queue_timeout"`
+	MaxProcesses int           `koanf:"max_processes" rule:"1..256"`
+	QueueTimeout time.Duration `koanf:"queue_timeout" rule:">0s..1h"`
 }
 
 type StateDir struct {
-	Dir string `koanf:"dir"`
+	Dir string `koanf:"dir" rule:"nonempty"`
 }
 
 type Log struct {
 	File  string `koanf:"file"`
-	Level string `koanf:"level"`
+	Level string `koanf:"level" rule:"debug|info|warn|error"`
 }
 
 type Prompts struct {
@@ -176,8 +185,73 @@ type Prompts struct {
 // Promise is a completion promise with the condition that makes it true
 // ("" until resolved: see Config.Promises).
 type Promise struct {
-	Text      string `json:"text"`
-	Condition string `json:"condition"`
+	Text      string `koanf:"text" json:"text"`
+	Condition string `koanf:"condition" json:"condition"`
+}
+
+// CheckSpec is one workflow.checks item, decoded: the checker's type, its
+// name (the type when "") and its options. Only the options of its type
+// apply (checkOptions; see docs/checkers.md); composite checks nest.
+type CheckSpec struct {
+	Type string `koanf:"type"`
+	Name string `koanf:"name"`
+	// promise: texts that end the loop whatever allow_exit_on says.
+	Texts []string `koanf:"texts"`
+	// done_token: the done line's prefix ("": workflow.done_token.prefix).
+	Prefix string `koanf:"prefix"`
+	// command: Run in Dir (relative to the project root) within Timeout;
+	// TailLines of its output are the feedback (0: all that was kept).
+	Run       string        `koanf:"run"`
+	Dir       string        `koanf:"dir"`
+	Timeout   time.Duration `koanf:"timeout" rule:">0s..24h"`
+	TailLines int           `koanf:"tail_lines" rule:"0..10000"`
+	// files: Paths that must exist, NonEmpty, changed from Template.
+	Paths    []string `koanf:"paths"`
+	NonEmpty bool     `koanf:"non_empty"`
+	Template string   `koanf:"template"`
+	// plan: a plan must be found in the transcript.
+	Required bool `koanf:"required"`
+	// composite: all_must_pass or any, over Checks.
+	Mode   string      `koanf:"mode"`
+	Checks []CheckSpec `koanf:"checks"`
+}
+
+// Conditions lists the promise conditions, valid in allow_exit_on and in a
+// completion promise's condition.
+var Conditions = []string{CondAllComplete, CondAllBlocked, CondContextCheckpoint, CondAlways}
+
+// Defaults is the lowest configuration layer, and the only statement of
+// the defaults: a fresh value at each call (no list is shared).
+func Defaults() Config {
+	return Config{
+		Workflow: Workflow{
+			StopHook: StopHook{
+				Enabled: true, CheckReadyTasks: true, CheckInProgress: true, MaxCycles: 50,
+				AllowExitOn: []string{CondAllComplete, CondAllBlocked, CondContextCheckpoint},
+				CompletionPromises: []Promise{{Text: "ALL TASKS COMPLETE"}, {Text: "EPIC COMPLETE"},
+					{Text: "BLOCKED - NEEDS USER"}, {Text: "CONTEXT LIMIT - CHECKPOINT"}},
+				OnBeadsError: "allow", SubagentStop: "allow", CheckpointRequiresClean: true, NextIDs: 3,
+			},
+			DoneToken:        DoneToken{Prefix: "TASKMASTER_DONE"},
+			NoProgressCycles: 3,
+			StuckAfter:       2 * time.Hour,
+			StuckAction:      "block",
+			Worktrees:        Worktrees{Pattern: ".worktrees/agent-{id}"},
+			Checks:           []CheckSpec{},
+			FeedbackLimit:    3,
+			Notify:           []Notify{},
+		},
+		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second, MaxProcesses: 4, QueueTimeout: time.Minute},
+		State: StateDir{Dir: ".runtasks"},
+		Log:   Log{Level: "warn"},
+		Claim: Claim{
+			Patterns:    []string{`(?i)^\s*/?(?:claim|select|start|work on|pick up)\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
+			ArmPatterns: []string{`(?i)^\s*/(?:runtasks:)?run-tasks\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
+			RunsDir:     "runs",
+		},
+		Run:   Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs"},
+		Usage: UsageConfig{Prices: slices.Clone(usage.Prices)},
+	}
 }
 
 // PromptPath is the orchestration prompt override, resolved against the
@@ -188,4 +262,66 @@ func (c *Config) PromptPath() string {
 		return p
 	}
 	return filepath.Join(c.Root, p)
+}
+
+// Promises resolves completion_promises: a bare string takes the condition
+// of the documented text it names (ALL TASKS COMPLETE and EPIC COMPLETE:
+// all_complete; BLOCKED - NEEDS USER: all_blocked; CONTEXT LIMIT -
+// CHECKPOINT: context_checkpoint), and any other text all_complete, so that
+// beads must agree. An object without a condition resolves the same way.
+func (c *Config) Promises() []Promise {
+	out := make([]Promise, 0, len(c.Workflow.StopHook.CompletionPromises))
+	for _, p := range c.Workflow.StopHook.CompletionPromises {
+		if p.Text = strings.TrimSpace(p.Text); p.Text == "" {
+			continue
+		}
+		if p.Condition == "" {
+			p.Condition = CondAllComplete
+			for known, cond := range cfgKnownPromises {
+				if strings.EqualFold(p.Text, known) {
+					p.Condition = cond
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// cfgKnownPromises gives the documented promise texts their conditions.
+var cfgKnownPromises = map[string]string{
+	"ALL TASKS COMPLETE":         CondAllComplete,
+	"EPIC COMPLETE":              CondAllComplete,
+	"BLOCKED - NEEDS USER":       CondAllBlocked,
+	"CONTEXT LIMIT - CHECKPOINT": CondContextCheckpoint,
+}
+
+// AllowsExitOn reports whether allow_exit_on lists the condition.
+func (c *Config) AllowsExitOn(cond string) bool {
+	return slices.Contains(c.Workflow.StopHook.AllowExitOn, cond)
+}
+
+// StateDir is state.dir as an absolute path (relative to the project root).
+func (c *Config) StateDir() string {
+	return c.rooted(c.State.Dir)
+}
+
+// BeadsDir is beads.dir as an absolute path (relative to the project root);
+// "" when unset: bd then finds its store from the project root upwards.
+func (c *Config) BeadsDir() string {
+	if c.Beads.Dir == "" {
+		return ""
+	}
+	return c.rooted(c.Beads.Dir)
+}
+
+func (c *Config) rooted(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	root := c.Root
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	return filepath.Join(root, p)
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -221,141 +220,141 @@ func TestLoadFileErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		yaml string
-		want []string // each is one error line, after "PATH: "
+		want []string // each is one error line, after "PATH:" (then the line)
 	}{
 		{"misspelt key", "workflow:\n  stop_hook:\n    max_cycle: 5\n",
-			[]string{"workflow.stop_hook.max_cycle: unknown key (did you mean max_cycles?)"}},
+			[]string{"3: workflow.stop_hook.max_cycle: unknown key (did you mean max_cycles?)"}},
 		{"misspelt section", "workflow:\n  stop-hook:\n    max_cycles: 5\n",
-			[]string{"workflow.stop-hook: unknown key (did you mean stop_hook?)"}},
+			[]string{"2: workflow.stop-hook: unknown key (did you mean stop_hook?)"}},
 		{"transposed letters", "log:\n  levle: info\n",
-			[]string{"log.levle: unknown key (did you mean level?)"}},
+			[]string{"2: log.levle: unknown key (did you mean level?)"}},
 		{"key in the wrong section", "workflow:\n  max_cycles: 5\n",
-			[]string{"workflow.max_cycles: unknown key (did you mean workflow.stop_hook.max_cycles?)"}},
+			[]string{"2: workflow.max_cycles: unknown key (did you mean workflow.stop_hook.max_cycles?)"}},
 		{"unknown key, nothing close", "colour: red\n",
-			[]string{"colour: unknown key"}},
+			[]string{"1: colour: unknown key"}},
 		{"int given a word", "workflow:\n  stop_hook:\n    max_cycles: fifty\n",
-			[]string{`workflow.stop_hook.max_cycles: expected an integer, got string "fifty"`}},
+			[]string{`3: workflow.stop_hook.max_cycles: expected an integer, got string "fifty"`}},
 		{"int given a fraction", "workflow:\n  next_ids: 1.5\n",
-			[]string{"workflow.next_ids: unknown key (did you mean workflow.stop_hook.next_ids?)"}},
+			[]string{"2: workflow.next_ids: unknown key (did you mean workflow.stop_hook.next_ids?)"}},
 		{"int given a fraction in place", "workflow:\n  stop_hook:\n    next_ids: 1.5\n",
-			[]string{"workflow.stop_hook.next_ids: expected an integer, got number 1.5"}},
+			[]string{"3: workflow.stop_hook.next_ids: expected an integer, got number 1.5"}},
 		{"bool given a string", "workflow:\n  stop_hook:\n    enabled: \"yes\"\n",
-			[]string{`workflow.stop_hook.enabled: expected true or false, got string "yes"`}},
+			[]string{`3: workflow.stop_hook.enabled: expected true or false, got string "yes"`}},
 		{"bool given a quoted true", "workflow:\n  stop_hook:\n    enabled: \"true\"\n",
-			[]string{`workflow.stop_hook.enabled: expected true or false, got string "true"`}},
+			[]string{`3: workflow.stop_hook.enabled: expected true or false, got string "true"`}},
 		{"int given a quoted number", "workflow:\n  stop_hook:\n    max_cycles: \"50\"\n",
-			[]string{`workflow.stop_hook.max_cycles: expected an integer, got string "50"`}},
+			[]string{`3: workflow.stop_hook.max_cycles: expected an integer, got string "50"`}},
 		{"list given a string", "workflow:\n  stop_hook:\n    allow_exit_on: all_complete\n",
-			[]string{`workflow.stop_hook.allow_exit_on: expected a list, got string "all_complete"`}},
+			[]string{`3: workflow.stop_hook.allow_exit_on: expected a list, got string "all_complete"`}},
 		{"list item not a string", "workflow:\n  stop_hook:\n    allow_exit_on: [all_complete, [x]]\n",
-			[]string{"workflow.stop_hook.allow_exit_on[1]: expected a string, got a list"}},
+			[]string{"3: workflow.stop_hook.allow_exit_on[1]: expected a string, got a list"}},
 		{"section given a scalar", "workflow: 5\n",
-			[]string{"workflow: expected a mapping of keys, got number 5"}},
+			[]string{"1: workflow: expected a mapping of keys, got number 5"}},
 		{"string given a number", "workflow:\n  epic: 123\n",
-			[]string{"workflow.epic: expected a string, got number 123 (quote it to make it a string)"}},
+			[]string{"2: workflow.epic: expected a string, got number 123 (quote it to make it a string)"}},
 		{"negative max_cycles", "workflow:\n  stop_hook:\n    max_cycles: -1\n",
-			[]string{"workflow.stop_hook.max_cycles: must be 0 or more, got -1"}},
+			[]string{"3: workflow.stop_hook.max_cycles: must be 0 or more, got -1"}},
 		{"negative next_ids", "workflow:\n  stop_hook:\n    next_ids: -3\n",
-			[]string{"workflow.stop_hook.next_ids: must be 0 or more, got -3"}},
+			[]string{"3: workflow.stop_hook.next_ids: must be 0 or more, got -3"}},
 		{"negative done_token.max", "workflow:\n  done_token:\n    max: -1\n",
-			[]string{"workflow.done_token.max: must be 0 or more, got -1"}},
+			[]string{"3: workflow.done_token.max: must be 0 or more, got -1"}},
 		{"negative no_progress_cycles", "workflow:\n  no_progress_cycles: -1\n",
-			[]string{"workflow.no_progress_cycles: must be 0 or more, got -1"}},
+			[]string{"2: workflow.no_progress_cycles: must be 0 or more, got -1"}},
 		{"unknown exit condition", "workflow:\n  stop_hook:\n    allow_exit_on: [all_complete, sometimes]\n",
-			[]string{`workflow.stop_hook.allow_exit_on[1]: unknown condition "sometimes" (want one of all_complete, all_blocked, context_checkpoint, always)`}},
+			[]string{`3: workflow.stop_hook.allow_exit_on[1]: unknown condition "sometimes" (want one of all_complete, all_blocked, context_checkpoint, always)`}},
 		{"bad on_beads_error", "workflow:\n  stop_hook:\n    on_beads_error: ignore\n",
-			[]string{`workflow.stop_hook.on_beads_error: must be one of allow, block, got "ignore"`}},
+			[]string{`3: workflow.stop_hook.on_beads_error: must be one of allow, block, got "ignore"`}},
 		{"bad subagent_stop", "workflow:\n  stop_hook:\n    subagent_stop: block\n",
-			[]string{`workflow.stop_hook.subagent_stop: must be one of allow, drive, got "block"`}},
+			[]string{`3: workflow.stop_hook.subagent_stop: must be one of allow, drive, got "block"`}},
 		{"bad log level", "log:\n  level: verbose\n",
-			[]string{`log.level: must be one of debug, info, warn, error, got "verbose"`}},
+			[]string{`2: log.level: must be one of debug, info, warn, error, got "verbose"`}},
 		{"negative duration", "workflow:\n  stuck_after: -1h\n",
-			[]string{"workflow.stuck_after: must not be negative, got -1h"}},
+			[]string{"2: workflow.stuck_after: must not be negative, got -1h"}},
 		{"negative max_duration", "workflow:\n  max_duration: -30s\n",
-			[]string{"workflow.max_duration: must not be negative, got -30s"}},
+			[]string{"2: workflow.max_duration: must not be negative, got -30s"}},
 		{"zero timeout", "beads:\n  timeout: 0s\n",
-			[]string{"beads.timeout: must be more than 0, got 0s"}},
+			[]string{"2: beads.timeout: must be more than 0, got 0s"}},
 		{"duration without a unit", "workflow:\n  stuck_after: 90\n",
-			[]string{`workflow.stuck_after: expected a duration with a unit such as "90s" or "2h", got number 90`}},
+			[]string{`2: workflow.stuck_after: expected a duration with a unit such as "90s" or "2h", got number 90`}},
 		{"duration not a duration", "workflow:\n  max_duration: soon\n",
-			[]string{`workflow.max_duration: expected a duration such as "90s" or "2h", got string "soon"`}},
+			[]string{`2: workflow.max_duration: expected a duration such as "90s" or "2h", got string "soon"`}},
 		{"empty bd", "beads:\n  bin: \"\"\n",
-			[]string{"beads.bin: must not be empty"}},
+			[]string{"2: beads.bin: must not be empty"}},
 		{"empty prefix", "workflow:\n  done_token:\n    prefix: \"\"\n",
-			[]string{"workflow.done_token.prefix: must not be empty"}},
+			[]string{"3: workflow.done_token.prefix: must not be empty"}},
 		{"promises not a list", "workflow:\n  stop_hook:\n    completion_promises: DONE\n",
-			[]string{`workflow.stop_hook.completion_promises: expected a list of promises, got string "DONE"`}},
+			[]string{`3: workflow.stop_hook.completion_promises: expected a list of promises, got string "DONE"`}},
 		{"empty promise", "workflow:\n  stop_hook:\n    completion_promises: [\"OK\", \"  \"]\n",
-			[]string{"workflow.stop_hook.completion_promises[1]: empty promise text"}},
+			[]string{"3: workflow.stop_hook.completion_promises[1]: empty promise text"}},
 		{"empty promise object", "workflow:\n  stop_hook:\n    completion_promises:\n      - {text: \"\", condition: always}\n",
-			[]string{"workflow.stop_hook.completion_promises[0].text: empty promise text"}},
+			[]string{"4: workflow.stop_hook.completion_promises[0].text: empty promise text"}},
 		{"unknown promise condition", "workflow:\n  stop_hook:\n    completion_promises:\n      - {text: X, condition: whenever}\n",
-			[]string{`workflow.stop_hook.completion_promises[0].condition: unknown condition "whenever" (want one of all_complete, all_blocked, context_checkpoint, always)`}},
+			[]string{`4: workflow.stop_hook.completion_promises[0].condition: unknown condition "whenever" (want one of all_complete, all_blocked, context_checkpoint, always)`}},
 		{"misspelt promise field", "workflow:\n  stop_hook:\n    completion_promises:\n      - {txt: X}\n",
 			[]string{
-				"workflow.stop_hook.completion_promises[0].txt: unknown key (did you mean text?) (a promise has text and condition)",
-				"workflow.stop_hook.completion_promises[0].text: missing: a promise object needs its text",
+				"4: workflow.stop_hook.completion_promises[0].txt: unknown key (did you mean text?) (a promise has text and condition)",
+				"4: workflow.stop_hook.completion_promises[0].text: missing: a promise object needs its text",
 			}},
 		{"promise of the wrong type", "workflow:\n  stop_hook:\n    completion_promises: [5]\n",
-			[]string{"workflow.stop_hook.completion_promises[0]: expected a string or {text, condition}, got number 5"}},
+			[]string{"3: workflow.stop_hook.completion_promises[0]: expected a string or {text, condition}, got number 5"}},
 		// Ranges: next_ids sizes a slice in the stop hook, so a huge one
 		// must never get through (it panicked, or ran out of memory).
 		{"next_ids the largest int", "workflow:\n  stop_hook:\n    next_ids: 9223372036854775807\n",
-			[]string{"workflow.stop_hook.next_ids: must be at most 50, got 9223372036854775807"}},
+			[]string{"3: workflow.stop_hook.next_ids: must be at most 50, got 9223372036854775807"}},
 		{"next_ids 2^32", "workflow:\n  stop_hook:\n    next_ids: 4294967296\n",
-			[]string{"workflow.stop_hook.next_ids: must be at most 50, got 4294967296"}},
+			[]string{"3: workflow.stop_hook.next_ids: must be at most 50, got 4294967296"}},
 		{"next_ids one too many", "workflow:\n  stop_hook:\n    next_ids: 51\n",
-			[]string{"workflow.stop_hook.next_ids: must be at most 50, got 51"}},
+			[]string{"3: workflow.stop_hook.next_ids: must be at most 50, got 51"}},
 		{"int beyond int64", "workflow:\n  stop_hook:\n    next_ids: 18446744073709551615\n",
-			[]string{"workflow.stop_hook.next_ids: out of range, got number 18446744073709551615"}},
+			[]string{"3: workflow.stop_hook.next_ids: out of range, got number 18446744073709551615"}},
 		{"int as a huge float", "workflow:\n  stop_hook:\n    max_cycles: 1e30\n",
-			[]string{"workflow.stop_hook.max_cycles: out of range, got number 1e+30"}},
+			[]string{"3: workflow.stop_hook.max_cycles: out of range, got number 1e+30"}},
 		{"max_cycles too high", "workflow:\n  stop_hook:\n    max_cycles: 100001\n",
-			[]string{"workflow.stop_hook.max_cycles: must be at most 100000, got 100001"}},
+			[]string{"3: workflow.stop_hook.max_cycles: must be at most 100000, got 100001"}},
 		{"done_token.max too high", "workflow:\n  done_token:\n    max: 1000000\n",
-			[]string{"workflow.done_token.max: must be at most 100000, got 1000000"}},
+			[]string{"3: workflow.done_token.max: must be at most 100000, got 1000000"}},
 		{"no_progress_cycles too high", "workflow:\n  no_progress_cycles: 1001\n",
-			[]string{"workflow.no_progress_cycles: must be at most 1000, got 1001"}},
+			[]string{"2: workflow.no_progress_cycles: must be at most 1000, got 1001"}},
 		{"feedback_limit out of range", "workflow:\n  feedback_limit: -1\n",
-			[]string{"workflow.feedback_limit: must be 0 or more, got -1"}},
+			[]string{"2: workflow.feedback_limit: must be 0 or more, got -1"}},
 		{"stuck_after too long", "workflow:\n  stuck_after: 721h\n",
-			[]string{"workflow.stuck_after: must be at most 720h, got 721h"}},
+			[]string{"2: workflow.stuck_after: must be at most 720h, got 721h"}},
 		{"max_duration too long", "workflow:\n  max_duration: 1000h\n",
-			[]string{"workflow.max_duration: must be at most 720h, got 1000h"}},
+			[]string{"2: workflow.max_duration: must be at most 720h, got 1000h"}},
 		{"beads.timeout too long", "beads:\n  timeout: 2h\n",
-			[]string{"beads.timeout: must be at most 1h, got 2h"}},
+			[]string{"2: beads.timeout: must be at most 1h, got 2h"}},
 		{"no bd process allowed", "beads:\n  max_processes: 0\n",
-			[]string{"beads.max_processes: must be 1 or more, got 0"}},
+			[]string{"2: beads.max_processes: must be 1 or more, got 0"}},
 		{"zero queue timeout", "beads:\n  queue_timeout: 0s\n",
-			[]string{"beads.queue_timeout: must be more than 0, got 0s"}},
+			[]string{"2: beads.queue_timeout: must be more than 0, got 0s"}},
 		{"list given a mapping", "workflow:\n  stop_hook:\n    allow_exit_on: {a: 1}\n",
-			[]string{"workflow.stop_hook.allow_exit_on: expected a list, got a mapping"}},
+			[]string{"3: workflow.stop_hook.allow_exit_on: expected a list, got a mapping"}},
 		{"promise condition not a string", "workflow:\n  stop_hook:\n    completion_promises:\n      - {text: X, condition: 5}\n",
-			[]string{"workflow.stop_hook.completion_promises[0].condition: expected a string, got number 5 (quote it to make it a string)"}},
+			[]string{"4: workflow.stop_hook.completion_promises[0].condition: expected a string, got number 5 (quote it to make it a string)"}},
 		// workflow.checks: each item and option named, nested ones too.
 		{"checks not a list", "workflow:\n  checks: beads\n",
-			[]string{`workflow.checks: expected a list of checks, got string "beads"`}},
+			[]string{`2: workflow.checks: expected a list of checks, got string "beads"`}},
 		{"unknown checker", "workflow:\n  checks: [beads, tests]\n",
-			[]string{`workflow.checks[1]: unknown checker "tests" (want one of beads, promise, done_token, command, files, plan, results, composite)`}},
+			[]string{`2: workflow.checks[1]: unknown checker "tests" (want one of beads, promise, done_token, command, files, plan, results, composite)`}},
 		{"checker option misspelt", "workflow:\n  checks:\n    - {type: command, run: make, timout: 5m}\n",
-			[]string{"workflow.checks[0].timout: unknown option for the command checker (known: dir, name, run, tail_lines, timeout) (did you mean timeout?)"}},
+			[]string{"3: workflow.checks[0].timout: unknown option for the command checker (known: dir, name, run, tail_lines, timeout) (did you mean timeout?)"}},
 		{"checker options wrong", "workflow:\n  checks:\n    - {type: command, run: \"\", timeout: 2d, tail_lines: x}\n",
 			[]string{
-				`workflow.checks[0].timeout: expected a duration such as "90s" or "2h", got string "2d"`,
-				`workflow.checks[0].tail_lines: expected an integer, got string "x"`,
+				`3: workflow.checks[0].timeout: expected a duration such as "90s" or "2h", got string "2d"`,
+				`3: workflow.checks[0].tail_lines: expected an integer, got string "x"`,
 			}},
 		{"checker option out of range", "workflow:\n  checks:\n    - {type: command, run: make, timeout: 25h, tail_lines: 99999}\n",
 			[]string{
-				"workflow.checks[0].timeout: must be at most 24h, got 25h",
-				"workflow.checks[0].tail_lines: must be at most 10000, got 99999",
+				"3: workflow.checks[0].timeout: must be at most 24h, got 25h",
+				"3: workflow.checks[0].tail_lines: must be at most 10000, got 99999",
 			}},
 		{"nested check", "workflow:\n  checks:\n    - beads\n    - type: composite\n      mode: any\n      checks:\n        - promise\n        - {type: files, paths: []}\n",
-			[]string{"workflow.checks[1].checks[1].paths: must list at least one path"}},
+			[]string{"8: workflow.checks[1].checks[1].paths: must list at least one path"}},
 		{"every problem reported", "workflow:\n  epic: [a]\n  stop_hook:\n    max_cycles: -2\nlog:\n  levels: x\n",
 			[]string{
-				"workflow.epic: expected a string, got a list",
-				"workflow.stop_hook.max_cycles: must be 0 or more, got -2",
-				"log.levels: unknown key (did you mean level?)",
+				"2: workflow.epic: expected a string, got a list",
+				"4: workflow.stop_hook.max_cycles: must be 0 or more, got -2",
+				"6: log.levels: unknown key (did you mean level?)",
 			}},
 	}
 	for _, tt := range tests {
@@ -369,7 +368,7 @@ func TestLoadFileErrors(t *testing.T) {
 			}
 			var want []string
 			for _, w := range tt.want {
-				want = append(want, path+": "+w)
+				want = append(want, path+":"+w)
 			}
 			got := strings.Split(err.Error(), "\n")
 			slices.Sort(got)
@@ -508,7 +507,7 @@ func TestLoadEnvErrors(t *testing.T) {
 			[]string{`env RUNTASKS_BEADS__TIMEOUT: beads.timeout: expected a duration such as "90s" or "2h", got string ""`}},
 		{"file and env both reported", "log:\n  level: loud\n", []string{"RUNTASKS_LOG_LEVEL=louder"},
 			[]string{
-				`FILE: log.level: must be one of debug, info, warn, error, got "loud"`,
+				`FILE:2: log.level: must be one of debug, info, warn, error, got "loud"`,
 				`env RUNTASKS_LOG_LEVEL: log.level: must be one of debug, info, warn, error, got "louder"`,
 			}},
 	}
@@ -874,7 +873,7 @@ func TestConfigKeysCoverTheStruct(t *testing.T) {
 		}
 	}
 	if len(keys) != 46 {
-		t.Errorf("ConfigKeys has %d keys, want 46 (a new field? document it in defaults.yaml, project.yaml.example and docs/configuration.md): %v", len(keys), keys)
+		t.Errorf("ConfigKeys has %d keys, want 46 (a new field? give it its default in Defaults() and document it in project.yaml.example and docs/configuration.md): %v", len(keys), keys)
 	}
 }
 
@@ -933,14 +932,14 @@ func TestProjectYAMLExample(t *testing.T) {
 	walk(doc.Content[0], "")
 }
 
-func TestDefaultsYAMLIsValid(t *testing.T) {
-	l := cfgFileLayer(SourceDefault, cfgDefaultsYAML)
-	if errs := append(l.errs, l.check()...); len(errs) > 0 {
-		t.Fatal(ErrorList(errs))
+// cfgCheckSpecs decodes workflow.checks items as Load does.
+func cfgCheckSpecs(t *testing.T, items ...any) []CheckSpec {
+	t.Helper()
+	var specs []CheckSpec
+	if err := cfgDecode(items, &specs, false, nil); err != nil {
+		t.Fatalf("checks %v: %v", items, cfgFlatten(err))
 	}
-	if len(l.vals) != len(ConfigKeys()) {
-		t.Errorf("defaults.yaml sets %d keys, want all %d", len(l.vals), len(ConfigKeys()))
-	}
+	return specs
 }
 
 // TestRangesDocumented: every number has a range, and
@@ -964,8 +963,8 @@ func TestRangesDocumented(t *testing.T) {
 		default:
 			continue
 		}
-		r, ok := cfgRules[key].(fmt.Stringer)
-		if !ok {
+		r := cfgRangeText(cfgSchema.byKey[key].rule)
+		if r == "" {
 			t.Errorf("%s is a number without a range", key)
 			continue
 		}
@@ -973,25 +972,134 @@ func TestRangesDocumented(t *testing.T) {
 		if row == "" {
 			row = rows[strings.TrimPrefix(key, "workflow.stop_hook.")]
 		}
-		if want := "Range: " + r.String() + "."; !strings.Contains(row, want) {
+		if want := "Range: " + r + "."; !strings.Contains(row, want) {
 			t.Errorf("docs/configuration.md: the row of %s lacks %q: %q", key, want, row)
 		}
 	}
-	for opt, r := range map[string]fmt.Stringer{"timeout": checkTimeoutRange, "tail_lines": checkTailRange} {
-		if want := "range: " + r.String(); !strings.Contains(rows["command"], want) {
+	for _, opt := range []string{"timeout", "tail_lines"} {
+		f, _ := reflect.TypeFor[CheckSpec]().FieldByName(map[string]string{"timeout": "Timeout", "tail_lines": "TailLines"}[opt])
+		r := cfgRangeText(f.Tag.Get("rule"))
+		if want := "range: " + r; r == "" || !strings.Contains(rows["command"], want) {
 			t.Errorf("docs/configuration.md: the command checker's %s lacks %q: %q", opt, want, rows["command"])
 		}
 	}
 }
 
-// The embedded defaults are not checked at every Load (a stop's cost):
-// this test is their check.
-func TestDefaultsLayerValid(t *testing.T) {
-	l := cfgFileLayer(SourceDefault, cfgDefaultsYAML)
-	if errs := append(l.errs, l.check()...); len(errs) > 0 {
-		t.Fatalf("the embedded defaults do not check out: %v", ErrorList(errs))
+// cfgRangeText is a range rule as docs/configuration.md writes it: "0 to
+// 50", "0s to 720h", "more than 0s, at most 1h"; "" when it is no range.
+func cfgRangeText(rule string) string {
+	lo, hi, ok := strings.Cut(rule, "..")
+	switch {
+	case !ok:
+		return ""
+	case strings.HasPrefix(lo, ">"):
+		return "more than " + lo[1:] + ", at most " + hi
 	}
-	if len(l.vals) != len(cfgSchema.leaves) {
-		t.Errorf("the defaults set %d keys, the schema has %d", len(l.vals), len(cfgSchema.leaves))
+	return lo + " to " + hi
+}
+
+// TestLoadProblemsNameTheirLayer: every problem names its key and its
+// layer: the file and the line, the variable, or the flag; an unknown key
+// comes with the nearest known one.
+func TestLoadProblemsNameTheirLayer(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		env  []string
+		args []string
+		want []KeyError // Source FILE = the project.yaml
+	}{
+		{name: "unknown key, with its line and the nearest key",
+			file: "workflow:\n  epic: bd-e\n  stop_hook:\n    max_cycles: 5\n    alow_exit_on: [always]\n",
+			want: []KeyError{{"FILE", 5, "workflow.stop_hook.alow_exit_on", "unknown key (did you mean allow_exit_on?)"}}},
+		{name: "unknown section",
+			file: "workflow:\n  epic: bd-e\nbead:\n  bin: bd\n",
+			want: []KeyError{{"FILE", 3, "bead", "unknown key (did you mean beads?)"}}},
+		{name: "wrong type in the file, in a list item",
+			file: "workflow:\n  notify:\n    - run: echo\n      events: [complete]\n      timeout: 5\n",
+			want: []KeyError{{"FILE", 5, "workflow.notify[0].timeout", `expected a duration with a unit such as "90s" or "2h", got number 5`}}},
+		{name: "wrong type in the environment",
+			env:  []string{"RUNTASKS_WORKFLOW__STOP_HOOK__CHECK_IN_PROGRESS=yes please"},
+			want: []KeyError{{"env RUNTASKS_WORKFLOW__STOP_HOOK__CHECK_IN_PROGRESS", 0, "workflow.stop_hook.check_in_progress", `expected true or false, got string "yes please"`}}},
+		{name: "an empty RUNTASKS_MAX_CYCLES names the variable",
+			env:  []string{"RUNTASKS_MAX_CYCLES="},
+			want: []KeyError{{"env RUNTASKS_MAX_CYCLES", 0, "workflow.stop_hook.max_cycles", `expected an integer, got string ""`}}},
+		{name: "an empty alias of a text key that must not be empty",
+			env:  []string{"RUNTASKS_STATE_DIR="},
+			want: []KeyError{{"env RUNTASKS_STATE_DIR", 0, "state.dir", "must not be empty"}}},
+		{name: "a wrong value from a flag",
+			args: []string{"--log-level", "loud"},
+			want: []KeyError{{"flag --log-level", 0, "log.level", `must be one of debug, info, warn, error, got "loud"`}}},
+		{name: "every layer at once, lowest first",
+			file: "log:\n  level: loud\n", env: []string{"RUNTASKS_BEADS__TIMEOUT=0"}, args: []string{"--max-cycles=-1"},
+			want: []KeyError{
+				{"FILE", 2, "log.level", `must be one of debug, info, warn, error, got "loud"`},
+				{"env RUNTASKS_BEADS__TIMEOUT", 0, "beads.timeout", "must be more than 0, got 0s"},
+				{"flag --max-cycles", 0, "workflow.stop_hook.max_cycles", "must be 0 or more, got -1"},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := cfgProject(t, tt.file)
+			_, _, err := Load(LoadOptions{StartDir: dir, Environ: tt.env, Flags: cfgFlags(t, tt.args...)})
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("Load error = %v, want an ErrorList", err)
+			}
+			var got []KeyError
+			for _, e := range list {
+				got = append(got, *e)
+			}
+			for i := range tt.want {
+				if tt.want[i].Source == "FILE" {
+					tt.want[i].Source = filepath.Join(dir, ProjectFile)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("problems:\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadListReplacedWhole: a list in a higher layer replaces the list
+// below it whole, whatever their lengths, and the source is the layer's.
+func TestLoadListReplacedWhole(t *testing.T) {
+	const file = "workflow:\n  stop_hook:\n    allow_exit_on: [always, all_blocked, all_complete, context_checkpoint]\n" +
+		"    completion_promises: [A, B, C, D, E]\n  checks: [beads, plan, results]\n"
+	tests := []struct {
+		name    string
+		file    string
+		env     []string
+		key     string
+		want    any
+		wantSrc string // FILE = the project.yaml
+	}{
+		{"the file's shorter list over the defaults", "workflow:\n  stop_hook:\n    allow_exit_on: [always]\n", nil,
+			"workflow.stop_hook.allow_exit_on", []string{CondAlways}, "FILE"},
+		{"the file's longer list over the defaults", file, nil,
+			"workflow.stop_hook.allow_exit_on", []string{CondAlways, CondAllBlocked, CondAllComplete, CondContextCheckpoint}, "FILE"},
+		{"a shorter list from the environment", file, []string{"RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON=all_blocked"},
+			"workflow.stop_hook.allow_exit_on", []string{CondAllBlocked}, "env RUNTASKS_WORKFLOW__STOP_HOOK__ALLOW_EXIT_ON"},
+		{"an empty list from the environment", file, []string{"RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES="},
+			"workflow.stop_hook.completion_promises", []Promise{}, "env RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES"},
+		{"promises, one over five", file, []string{"RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES=Z"},
+			"workflow.stop_hook.completion_promises", []Promise{{Text: "Z"}}, "env RUNTASKS_WORKFLOW__STOP_HOOK__COMPLETION_PROMISES"},
+		{"checks, one over three", file, []string{"RUNTASKS_WORKFLOW__CHECKS=promise"},
+			"workflow.checks", []CheckSpec{{Type: "promise"}}, "env RUNTASKS_WORKFLOW__CHECKS"},
+		{"the file's list when the environment sets none", file, []string{"RUNTASKS_EPIC=x"},
+			"workflow.checks", []CheckSpec{{Type: "beads"}, {Type: "plan"}, {Type: "results"}}, "FILE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := cfgProject(t, tt.file)
+			cfg, src := cfgLoad(t, LoadOptions{StartDir: dir, Environ: tt.env})
+			if got, _ := cfg.Value(tt.key); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s = %#v, want %#v", tt.key, got, tt.want)
+			}
+			if want := strings.ReplaceAll(tt.wantSrc, "FILE", filepath.Join(dir, ProjectFile)); src[tt.key] != want {
+				t.Errorf("source of %s = %q, want %q", tt.key, src[tt.key], want)
+			}
+		})
 	}
 }

@@ -2,18 +2,13 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/usage"
 )
-
-// Configuration of token accounting, budgets and notify: rules and the
-// strict decoding of their list items.
 
 // UsageConfig configures token accounting (the usage section).
 type UsageConfig struct {
@@ -35,62 +30,28 @@ var NotifyEnvNames = []string{"RUNTASKS_EVENT", "RUNTASKS_OUTCOME", "RUNTASKS_SE
 // NotifyTimeout is a notify command's time limit when none is given.
 const NotifyTimeout = 30 * time.Second
 
-var (
-	cfgPriceType  = reflect.TypeFor[usage.Price]()
-	cfgNotifyType = reflect.TypeFor[Notify]()
-)
-
-// cfgStrictObjectHook: a usage.prices or workflow.notify item is a
-// mapping of its own keys only (a misspelt key is an error, not ignored).
-func cfgStrictObjectHook(_, to reflect.Type, data any) (any, error) {
-	if to != cfgPriceType && to != cfgNotifyType {
-		return data, nil
-	}
-	m, ok := data.(map[string]any)
-	if !ok {
-		if reflect.TypeOf(data) == to {
-			return data, nil
-		}
-		return nil, cfgTypeError(to, data)
-	}
-	var known []string
-	for i := range to.NumField() {
-		known = append(known, to.Field(i).Tag.Get("koanf"))
-	}
-	var probs cfgProblems
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !slices.Contains(known, k) {
-			probs = append(probs, cfgProblem{"." + k, "unknown key (want " + strings.Join(known, ", ") + ")"})
-		}
-	}
-	if probs != nil {
-		return nil, probs
-	}
-	return data, nil
-}
-
-func cfgPricesRule(v any) []cfgProblem {
-	var probs []cfgProblem
-	for i, p := range v.([]usage.Price) {
+func cfgPricesRule(prices []usage.Price) (probs cfgProblems) {
+	for i, p := range prices {
 		at := fmt.Sprintf("[%d]", i)
 		if strings.TrimSpace(p.Model) == "" {
 			probs = append(probs, cfgProblem{at + ".model", "missing: the model (a glob such as claude-sonnet-4*)"})
 		} else if _, err := path.Match(p.Model, ""); err != nil {
 			probs = append(probs, cfgProblem{at + ".model", "invalid pattern: " + err.Error()})
 		}
-		for name, n := range map[string]float64{"input": p.Input, "output": p.Output, "cache_read": p.CacheRead, "cache_write": p.CacheWrite} {
-			if n < 0 || n > 1e6 {
-				probs = append(probs, cfgProblem{at + "." + name, fmt.Sprintf("must be 0 to 1e+06 dollars per million tokens, got %g", n)})
+		for _, n := range []struct {
+			name string
+			v    float64
+		}{{"input", p.Input}, {"output", p.Output}, {"cache_read", p.CacheRead}, {"cache_write", p.CacheWrite}} {
+			if n.v < 0 || n.v > 1e6 {
+				probs = append(probs, cfgProblem{at + "." + n.name, fmt.Sprintf("must be 0 to 1e+06 dollars per million tokens, got %g", n.v)})
 			}
 		}
 	}
-	slices.SortFunc(probs, func(a, b cfgProblem) int { return strings.Compare(a.sub, b.sub) })
 	return probs
 }
 
-func cfgNotifyRule(v any) []cfgProblem {
-	var probs []cfgProblem
-	for i, n := range v.([]Notify) {
+func cfgNotifyRule(notify []Notify) (probs cfgProblems) {
+	for i, n := range notify {
 		at := fmt.Sprintf("[%d]", i)
 		if strings.TrimSpace(n.Run) == "" {
 			probs = append(probs, cfgProblem{at + ".run", "missing: the command to run"})

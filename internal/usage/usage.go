@@ -165,6 +165,23 @@ type Price struct {
 	CacheWrite float64 `koanf:"cache_write" json:"cache_write"`
 }
 
+// Prices is the shipped price table, in US dollars per million tokens,
+// first match wins (globs): the providers' published list prices when it
+// was written. A project's usage.prices replaces the whole list; a model
+// that matches nothing is counted in tokens only.
+var Prices = []Price{
+	{"claude-opus-4-5*", 5, 25, 0.5, 6.25},
+	{"claude-opus-4*", 15, 75, 1.5, 18.75},
+	{"claude-sonnet-4*", 3, 15, 0.3, 3.75},
+	{"claude-3-7-sonnet*", 3, 15, 0.3, 3.75},
+	{"claude-haiku-4*", 1, 5, 0.1, 1.25},
+	{"claude-3-5-haiku*", 0.8, 4, 0.08, 1},
+	{"gpt-5*-mini*", 0.25, 2, 0.025, 0},
+	{"gpt-5*", 1.25, 10, 0.125, 0},
+	{"gemini-2.5-pro*", 1.25, 10, 0.31, 0},
+	{"gemini-2.5-flash*", 0.3, 2.5, 0.075, 0},
+}
+
 // PriceFor is the first price of prices (usage.prices) whose model
 // pattern matches model.
 func PriceFor(prices []Price, model string) (Price, bool) {
