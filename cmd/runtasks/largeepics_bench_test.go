@@ -31,10 +31,10 @@ var largeEpicSizes = []int{20, 200, 1000}
 // 200- and 1,000-task ones in open sub-epics of 50, the way large epics are
 // cut), 25 other epics of 30 tasks, and 50 top-level tasks; in every epic
 // 40 % of the tasks closed, 5 % in progress, 10 % waiting on a blocker, the
-// rest open. Of the other epics, as in a real team's store, four are in
+// rest open. Of the other epics, as in a real team's store, five are in
 // progress, one was closed with --force while its tasks are open and one
 // is deferred: their ready tasks hang under epics that are not ready.
-// About 2,050 issues. It returns the JSONL and the epics' ids.
+// 2,072 issues. It returns the JSONL and the epics' ids.
 func largeStoreJSONL(prefix string) ([]byte, []string) {
 	var b bytes.Buffer
 	n := 0
@@ -96,7 +96,7 @@ func largeStoreJSONL(prefix string) ([]byte, []string) {
 		e := fmt.Sprintf("%s-o%d", prefix, k)
 		status := "open"
 		switch {
-		case k%5 == 3: // 3, 8, 13, 18
+		case k%5 == 3: // 3, 8, 13, 18, 23
 			status = "in_progress"
 		case k == 10:
 			status = "closed"
@@ -204,7 +204,15 @@ func BenchmarkLargeEpics(b *testing.B) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	s.BD("import", file)
+	// On a loaded machine the server can drop a connection mid-import
+	// (i/o timeout); bd's import resumes where it stopped when run again.
+	imported := false
+	for try := 0; try < 3 && !imported; try++ {
+		imported = s.BDMaybe("import", file)
+	}
+	if !imported {
+		b.Fatal("bd import into the server store failed three times")
+	}
 	b.Logf("server store imported in %s", time.Since(start).Round(time.Second))
 	modes = append(modes, mode{"server", s.Root, s.Env, epics})
 
