@@ -134,12 +134,15 @@ func IsKind(err error, kind ErrorKind) bool {
 // bd answers --parent with a recursive query that grows with the epic and
 // the store (docs/engine.md#ready-under-an-epic); every ready issue of the
 // store (bd ready --limit 0) costs a fraction of it at scale. Each ready
-// issue carries its parents, so an issue whose ancestors up to the epic are
-// all ready too is proved in or out of the epic by that one answer. When a
-// path runs through an issue that is not ready (in progress, deferred,
-// closed…), its fresh parents come from one bd list read; when even that
-// cannot tell (a closed ancestor), bd is asked the slow, exact way. One bd
-// process in the common case; every bd failure is an error, never "no work".
+// issue carries its parents, so an issue whose chains of parents all run
+// through ready issues is proved in or out of the epic by that one answer.
+// An issue whose chain reaches the epic is in, one whose every chain ends
+// outside it (at a top-level issue, or in a cycle) is out, whatever the
+// store holds elsewhere. Only a chain that passes through an issue that is
+// not ready (in progress, deferred, closed…) and might still lead to the
+// epic needs more facts: those few issues are read by id (bd list --id …
+// --all), up the chain, one bd process a step (placeReady). One bd process
+// in the common case; every bd failure is an error, never "no work".
 //
 // An unknown epic gives an empty list: bd does not validate it; use Show
 // for that.
@@ -151,18 +154,7 @@ func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, unsure := Under(epic, all, nil)
-	if len(unsure) == 0 {
-		return in, nil
-	}
-	var open []Issue
-	if err := c.query(ctx, &open, "list", "--json", "--limit", "0"); err != nil {
-		return nil, err
-	}
-	if in, unsure = Under(epic, all, open); len(unsure) == 0 {
-		return in, nil
-	}
-	return c.ReadyParent(ctx, epic)
+	return placeReady(ctx, epic, all, c)
 }
 
 // ReadyAll lists every ready issue of the store (bd ready --limit 0), bd's
@@ -185,16 +177,104 @@ func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) 
 	return issues, err
 }
 
+// ListIDs reads the named issues in any status and of any type (bd list
+// --id a,b --all, templates, gates and infrastructure issues included):
+// each with its current parent links. An id bd does not know is absent
+// from the answer, not an error.
+func (c *Client) ListIDs(ctx context.Context, ids []string) ([]Issue, error) {
+	args := []string{"list", "--json", "--limit", "0", "--all", "--include-templates", "--include-gates", "--include-infra",
+		"--id", strings.Join(ids, ",")}
+	if err := checkID(args, ids...); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if strings.Contains(id, ",") {
+			return nil, &Error{Kind: KindNotFound, Args: args, Code: -1, Msg: fmt.Sprintf("bad issue id %q: an id holds no comma", id)}
+		}
+	}
+	var issues []Issue
+	err := c.query(ctx, &issues, args...)
+	return issues, err
+}
+
+// linkReader is what placeReady asks bd beyond the ready answer: a
+// *Client, or a fake in the tests.
+type linkReader interface {
+	ListIDs(ctx context.Context, ids []string) ([]Issue, error)
+	ReadyParent(ctx context.Context, epic string) ([]Issue, error)
+}
+
+// maxLinkReads bounds the steps up a chain of issues that are not ready
+// (one bd list --id each) before Ready asks bd ready --parent instead: a
+// chain of that many sub-epics none of which is ready is rare, and more
+// reads would cost what the slow query does.
+const maxLinkReads = 3
+
+// placeReady picks the epic's descendants from ready (every ready issue of
+// the store, in bd's order). While an issue's place depends on the parents
+// of issues the answers so far do not hold (Under's missing), it reads
+// those issues by id, with the hierarchical ids above them (E.2 above
+// E.2.1: where a sub-epic's parent most likely is, saving a step), and
+// places again. When bd does not know an issue a chain names (a deleted
+// parent, a wisp, an external reference), or the chain is still open after
+// maxLinkReads steps, it asks bd ready --parent, the exact answer.
+func placeReady(ctx context.Context, epic string, ready []Issue, r linkReader) ([]Issue, error) {
+	var known []Issue
+	have := make(map[string]bool, len(ready))
+	for _, is := range ready {
+		have[is.ID] = true
+	}
+	asked := map[string]bool{}
+	for step := 0; ; step++ {
+		in, missing := Under(epic, ready, known)
+		if len(missing) == 0 {
+			return in, nil
+		}
+		if step == maxLinkReads || slices.ContainsFunc(missing, func(id string) bool {
+			return asked[id] || strings.Contains(id, ",") // gone, or not an id bd list --id can name
+		}) {
+			return r.ReadyParent(ctx, epic)
+		}
+		var ids []string
+		for _, id := range missing {
+			for a := id; a != epic; {
+				if !have[a] && !asked[a] && !strings.Contains(a, ",") {
+					asked[a] = true
+					ids = append(ids, a)
+				}
+				i := strings.LastIndexByte(a, '.')
+				if i <= 0 {
+					break
+				}
+				a = a[:i]
+			}
+		}
+		got, err := r.ListIDs(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, is := range got {
+			if !have[is.ID] {
+				have[is.ID] = true
+				known = append(known, is)
+			}
+		}
+	}
+}
+
 // Under picks from ready (every ready issue of the store, in bd's order)
 // the descendants of epic, as bd ready --parent would list them. An issue is
 // under the epic when one of its ancestor paths (parent-child links, any
 // number of parents) reaches it, or when it has no parent link at all and
-// its id is hierarchical under the epic's (E.n, as bd numbers children). The parents of a ready issue are read from
-// ready itself, those of any other issue from known (bd list's unclosed
-// issues, read after ready); an ancestor found in neither leaves the
-// answer unsure: unsure lists the ready issues that could not be placed,
-// and then in must not be used.
-func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
+// its id is hierarchical under the epic's (E.n, as bd numbers children).
+// The parents of a ready issue are read from ready itself, those of any
+// other issue from known (issues read by id after ready). An issue none of
+// whose paths reaches the epic is out when every path ends at a top-level
+// issue or in a cycle, whatever lies elsewhere in the store. Otherwise a
+// path runs into an ancestor held by neither list, whose parents might
+// lead to the epic: missing lists those ancestors (sorted), the facts still
+// needed, and then in must not be used.
+func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 	parents := make(map[string][]string, len(ready)+len(known))
 	for _, is := range known {
 		parents[is.ID] = is.parentIDs()
@@ -203,26 +283,22 @@ func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
 		parents[is.ID] = is.parentIDs()
 	}
 	// Walk down the known links: from the epic, every issue reached has
-	// the epic as an ancestor; from an ancestor that is known nowhere (a
-	// closed or deleted issue, whose own parents are not at hand), every
-	// issue reached may have it.
+	// the epic as an ancestor; from an ancestor that is known nowhere,
+	// every issue reached may have it.
 	children := make(map[string][]string, len(parents))
-	var unknown []string
+	unknown := map[string]bool{}
 	for id, ps := range parents {
 		for _, p := range ps {
 			children[p] = append(children[p], id)
 			if _, ok := parents[p]; !ok && p != epic {
-				unknown = append(unknown, p)
+				unknown[p] = true
 			}
 		}
 	}
-	reach := func(from ...string) map[string]bool {
+	reach := func(from string) map[string]bool {
 		seen := make(map[string]bool)
-		queue := append([]string(nil), from...)
-		for len(queue) > 0 {
-			id := queue[0]
-			queue = queue[1:]
-			for _, c := range children[id] {
+		for queue := []string{from}; len(queue) > 0; queue = queue[1:] {
+			for _, c := range children[queue[0]] {
 				if !seen[c] {
 					seen[c] = true
 					queue = append(queue, c)
@@ -231,7 +307,9 @@ func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
 		}
 		return seen
 	}
-	under, maybe := reach(epic), reach(unknown...)
+	under := reach(epic)
+	// open holds the ready issues not yet placed in the epic.
+	open := make(map[string]bool, len(ready))
 	for _, is := range ready {
 		switch {
 		case is.ID == epic:
@@ -241,11 +319,22 @@ func Under(epic string, ready, known []Issue) (in []Issue, unsure []string) {
 			// bd's rule for a hierarchical id whose parent link is gone
 			// (bd update --parent ""): still the epic's, by its id.
 			in = append(in, is)
-		case maybe[is.ID]:
-			unsure = append(unsure, is.ID)
+		default:
+			open[is.ID] = true
 		}
 	}
-	return in, unsure
+	// An unknown ancestor matters only when a ready issue below it is not
+	// in yet: that issue's place hangs on the ancestor's parents.
+	for u := range unknown {
+		for id := range reach(u) {
+			if open[id] {
+				missing = append(missing, u)
+				break
+			}
+		}
+	}
+	slices.Sort(missing)
+	return in, missing
 }
 
 // Subtree lists every unclosed, unpinned descendant of the epic (the whole

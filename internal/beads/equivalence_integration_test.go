@@ -23,13 +23,18 @@ import (
 // store: two top-level epics with sub-epics nested three deep, tasks in
 // every status, blocking dependencies, deferrals (a status, and a
 // defer_until on a parent, which hides its children), parents closed while
-// their children are open, and top-level tasks. After the import and after
-// each round of random changes (statuses, closes, tasks and sub-epics moved
-// in and out of the epic with bd update --parent, a second parent, new
-// dependencies, new tasks) both answers are compared for the epic, the
-// other epic and a sub-epic, and Subtree (what the engine counts) must hold
-// every issue bd calls ready under it. The seed is logged; RUNTASKS_EQ_SEED replays
-// one.
+// their children are open, top-level tasks, and the shapes of a real team's
+// store both inside the epic and outside it (epics in progress, closed with
+// --force while their tasks are open, deferred, deferred until a date, one
+// not ready under another), most ids numbered under their parent's as bd
+// numbers them. After the import and after each round of random changes
+// (statuses, closes, deferrals of epics outside the epic, tasks and
+// sub-epics moved in and out of the epic with bd update --parent, a second
+// parent, new dependencies, new tasks) both answers are compared for the
+// epic, the other epic, a sub-epic and an epic outside, and Subtree (what
+// the engine counts) must hold every issue bd calls ready under it. Ready
+// reads at most maxLinkReads lists of issues that are not ready before it
+// asks bd ready --parent. The seed is logged; RUNTASKS_EQ_SEED replays one.
 func TestIntegrationReadyEquivalence(t *testing.T) {
 	t.Parallel()
 	g, s, rng, seed := newGenStore(t, "eq")
@@ -38,7 +43,7 @@ func TestIntegrationReadyEquivalence(t *testing.T) {
 	routes := map[string]int{}
 	compare := func(round int) {
 		t.Helper()
-		for _, epic := range []string{g.epic, g.other, g.pick(rng, g.subEpicsOf(g.epic))} {
+		for _, epic := range []string{g.epic, g.other, g.pick(rng, g.subEpicsOf(g.epic)), g.pick(rng, g.outside())} {
 			os.Remove(calls)
 			got, err := fast.Ready(ctx, epic)
 			if err != nil {
@@ -49,8 +54,14 @@ func TestIntegrationReadyEquivalence(t *testing.T) {
 				t.Fatalf("round %d: bd ready --parent %s: %v", round, epic, err)
 			}
 			log, _ := os.ReadFile(calls)
-			route := map[int]string{1: "ready", 2: "ready+list", 3: "ready+list+parent"}[strings.Count(string(log), "\n")]
+			lists, parent := strings.Count(string(log), "list --json"), strings.Count(string(log), "--parent")
+			route := "ready" + strings.Repeat("+list", lists) + strings.Repeat("+parent", parent)
 			routes[route]++
+			// Every issue a chain names exists here: bd ready --parent is
+			// asked only once the reads up the chains ran out.
+			if lists > maxLinkReads || parent > 1 || parent == 1 && lists < maxLinkReads {
+				t.Errorf("round %d, epic %s: bd calls\n%s", round, epic, log)
+			}
 			if !slices.Equal(ids(got), ids(want)) {
 				t.Errorf("round %d, epic %s (route %s): Ready = %v, bd ready --parent = %v\nseed %d\n%s",
 					round, epic, route, ids(got), ids(want), seed, g.describe())
@@ -72,7 +83,7 @@ func TestIntegrationReadyEquivalence(t *testing.T) {
 		}
 	}
 	compare(0)
-	for round := 1; round <= 3; round++ {
+	for round := 1; round <= 4; round++ {
 		for range 5 {
 			g.change(t, rng, s)
 		}
@@ -138,6 +149,7 @@ type genStore struct {
 	parent      map[string][]string
 	epics       map[string]bool
 	status      map[string]string
+	kids        map[string]int // children numbered under each parent
 	n           int
 	log         []string
 }
@@ -151,21 +163,38 @@ type genIssue struct {
 	Deferred bool // defer_until in the future
 }
 
+// maxLinkReads is beads' bound on the lists Ready reads up chains of issues
+// that are not ready.
+const maxLinkReads = 3
+
 var statuses = []string{beads.StatusOpen, beads.StatusOpen, beads.StatusOpen, beads.StatusInProgress,
 	beads.StatusBlocked, beads.StatusDeferred, beads.StatusClosed}
 
-// generate makes about 70 issues: two epics, each with sub-epics three
-// deep, tasks under every level, and top-level tasks.
+// generate makes about 120 issues: two epics, each with sub-epics three
+// deep, tasks under every level, top-level tasks, and in the epic, in the
+// other one and at the top level the shapes of a real team's store (shape).
+// Two children in three are numbered under their parent (E.3, as bd
+// numbers them), the rest get ids of their own.
 func generate(rng *rand.Rand, prefix string) *genStore {
-	g := &genStore{prefix: prefix, parent: map[string][]string{}, epics: map[string]bool{}, status: map[string]string{}}
-	add := func(typ, parent string) string {
+	g := &genStore{prefix: prefix, parent: map[string][]string{}, epics: map[string]bool{}, status: map[string]string{},
+		kids: map[string]int{}}
+	// add adds an issue, of a random status when st is empty.
+	add := func(typ, parent, st string) string {
 		g.n++
 		id := fmt.Sprintf("%s-g%d", prefix, g.n)
-		st := statuses[rng.IntN(len(statuses))]
-		if typ == beads.TypeEpic && rng.IntN(3) > 0 {
-			st = beads.StatusOpen
+		if parent != "" && rng.IntN(3) > 0 {
+			g.kids[parent]++
+			id = fmt.Sprintf("%s.%d", parent, g.kids[parent])
 		}
-		is := genIssue{ID: id, Type: typ, Status: st, Parent: parent, Deferred: st == beads.StatusOpen && rng.IntN(12) == 0}
+		deferred := false
+		if st == "" {
+			st = statuses[rng.IntN(len(statuses))]
+			if typ == beads.TypeEpic && rng.IntN(3) > 0 {
+				st = beads.StatusOpen
+			}
+			deferred = st == beads.StatusOpen && rng.IntN(12) == 0
+		}
+		is := genIssue{ID: id, Type: typ, Status: st, Parent: parent, Deferred: deferred}
 		if len(g.issues) > 0 && rng.IntN(5) == 0 {
 			is.Blocks = []string{g.issues[rng.IntN(len(g.issues))].ID}
 		}
@@ -182,21 +211,44 @@ func generate(rng *rand.Rand, prefix string) *genStore {
 	var tree func(parent string, depth int)
 	tree = func(parent string, depth int) {
 		for range 2 + rng.IntN(3) {
-			add("task", parent)
+			add("task", parent, "")
 		}
 		if depth < 3 {
 			for range 1 + rng.IntN(2) {
-				tree(add(beads.TypeEpic, parent), depth+1)
+				tree(add(beads.TypeEpic, parent, ""), depth+1)
 			}
 		}
 	}
-	g.epic = add(beads.TypeEpic, "")
-	g.issues[0].Status, g.status[g.epic] = beads.StatusOpen, beads.StatusOpen
+	// shape adds under parent (or at the top) an epic in progress, one
+	// closed while its tasks are open, one deferred, one deferred until a
+	// date (its children are not ready), and an epic in progress holding
+	// a closed one: each with open tasks, whose place hangs on epics that
+	// are not ready.
+	shape := func(parent string) {
+		withTasks := func(e string) {
+			for range 2 {
+				add("task", e, beads.StatusOpen)
+			}
+		}
+		for _, st := range []string{beads.StatusInProgress, beads.StatusClosed, beads.StatusDeferred} {
+			withTasks(add(beads.TypeEpic, parent, st))
+		}
+		until := add(beads.TypeEpic, parent, beads.StatusDeferred)
+		g.issues[len(g.issues)-1].Deferred = true
+		withTasks(until)
+		outer := add(beads.TypeEpic, parent, beads.StatusInProgress)
+		withTasks(outer)
+		withTasks(add(beads.TypeEpic, outer, beads.StatusClosed))
+	}
+	g.epic = add(beads.TypeEpic, "", beads.StatusOpen)
 	tree(g.epic, 1)
-	g.other = add(beads.TypeEpic, "")
+	shape(g.epic)
+	g.other = add(beads.TypeEpic, "", "")
 	tree(g.other, 2)
+	shape(g.other)
+	shape("")
 	for range 4 {
-		add("task", "")
+		add("task", "", "")
 	}
 	return g
 }
@@ -269,6 +321,17 @@ func (g *genStore) subEpicsOf(root string) []string {
 	return out
 }
 
+// outside lists the epics that are not under the epic.
+func (g *genStore) outside() []string {
+	var out []string
+	for _, id := range g.ids() {
+		if g.epics[id] && !g.under(id, g.epic) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // change makes one random change with the real bd.
 func (g *genStore) change(t *testing.T, rng *rand.Rand, s *beadstest.Store) {
 	t.Helper()
@@ -292,7 +355,7 @@ func (g *genStore) change(t *testing.T, rng *rand.Rand, s *beadstest.Store) {
 		g.log = append(g.log, strings.Join(args, " "))
 		return true
 	}
-	switch rng.IntN(8) {
+	switch rng.IntN(10) {
 	case 0, 1: // statuses, several at once
 		st := []string{beads.StatusOpen, beads.StatusInProgress, beads.StatusBlocked, beads.StatusDeferred}[rng.IntN(4)]
 		ids := []string{id, g.pick(rng, all), g.pick(rng, all)}
@@ -348,6 +411,37 @@ func (g *genStore) change(t *testing.T, rng *rand.Rand, s *beadstest.Store) {
 		}
 		g.parent[v.ID] = []string{parent}
 		g.status[v.ID] = beads.StatusOpen
+	case 8, 9: // an epic outside the epic changes: worked on, closed with its tasks open, deferred, back
+		e := g.pick(rng, g.outside())
+		if e == g.epic {
+			return
+		}
+		switch rng.IntN(6) {
+		case 0:
+			do("update", e, "--status", beads.StatusInProgress)
+			g.status[e] = beads.StatusInProgress
+		case 1:
+			if g.status[e] != beads.StatusClosed {
+				do("close", e, "--force", "--reason", "generated")
+				g.status[e] = beads.StatusClosed
+			}
+		case 2:
+			do("defer", e)
+			g.status[e] = beads.StatusDeferred
+		case 3:
+			do("defer", e, "--until", "2099-01-01")
+			g.status[e] = beads.StatusDeferred
+		case 4:
+			if g.status[e] == beads.StatusDeferred {
+				do("undefer", e)
+				g.status[e] = beads.StatusOpen
+			}
+		case 5:
+			if g.status[e] == beads.StatusClosed {
+				do("reopen", e)
+				g.status[e] = beads.StatusOpen
+			}
+		}
 	}
 }
 

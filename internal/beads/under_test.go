@@ -28,10 +28,10 @@ func iss(id, status string, parents ...string) beads.Issue {
 func TestUnder(t *testing.T) {
 	open, wip := beads.StatusOpen, beads.StatusInProgress
 	tests := []struct {
-		name       string
-		ready      []beads.Issue
-		known      []beads.Issue
-		in, unsure []string
+		name        string
+		ready       []beads.Issue
+		known       []beads.Issue
+		in, missing []string
 	}{
 		{
 			name:  "flat epic: the epic itself and other work are left out",
@@ -50,10 +50,38 @@ func TestUnder(t *testing.T) {
 			in:    []string{"e.1", "e.1.1", "e.1.1.1"},
 		},
 		{
-			name:   "under a sub-epic that is not ready and not known: unsure",
-			ready:  []beads.Issue{iss("e.1", open, "e"), iss("e.2.1", open, "e.2"), iss("x.1", open, "x")},
-			in:     []string{"e.1"},
-			unsure: []string{"e.2.1", "x.1"},
+			name:    "under a sub-epic that is not ready and not known: its parents are missing",
+			ready:   []beads.Issue{iss("e.1", open, "e"), iss("e.2.1", open, "e.2"), iss("x.1", open, "x")},
+			in:      []string{"e.1"},
+			missing: []string{"e.2", "x"},
+		},
+		{
+			name:  "a chain that ends at a top-level issue is out, whatever is unknown elsewhere in it",
+			ready: []beads.Issue{iss("x.1", open, "x"), iss("x", open), iss("y.1.1", open, "y.1")},
+			known: []beads.Issue{iss("y.1", beads.StatusClosed, "y"), iss("y", wip)},
+		},
+		{
+			name:  "an issue already in does not need its other, unknown parent",
+			ready: []beads.Issue{iss("t", open, "e", "u")},
+			in:    []string{"t"},
+		},
+		{
+			name:  "an unknown issue with nothing ready below it is not needed",
+			ready: []beads.Issue{iss("e.1", open, "e")},
+			known: []beads.Issue{iss("z", wip, "w")},
+			in:    []string{"e.1"},
+		},
+		{
+			name:    "up a chain: a known closed sub-epic whose parent is not known yet",
+			ready:   []beads.Issue{iss("t", open, "b")},
+			known:   []beads.Issue{iss("b", wip, "a")},
+			missing: []string{"a"},
+		},
+		{
+			name:  "a chain through a closed and a deferred sub-epic reaches the epic",
+			ready: []beads.Issue{iss("t", open, "b")},
+			known: []beads.Issue{iss("b", beads.StatusDeferred, "a"), iss("a", beads.StatusClosed, "e")},
+			in:    []string{"t"},
 		},
 		{
 			name:  "a sub-epic in progress, known from the list",
@@ -77,9 +105,9 @@ func TestUnder(t *testing.T) {
 			in:    []string{"x.1", "e.1"},
 		},
 		{
-			name:   "a second parent that cannot be placed leaves it unsure",
-			ready:  []beads.Issue{iss("x.1", open, "x", "y"), iss("x", open)},
-			unsure: []string{"x.1"},
+			name:    "a second parent that cannot be placed is missing",
+			ready:   []beads.Issue{iss("x.1", open, "x", "y"), iss("x", open)},
+			missing: []string{"y"},
 		},
 		{
 			name:  "a parent cycle away from the epic is outside it",
@@ -97,7 +125,7 @@ func TestUnder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in, unsure := beads.Under("e", tt.ready, tt.known)
+			in, missing := beads.Under("e", tt.ready, tt.known)
 			var got []string
 			for _, is := range in {
 				got = append(got, is.ID)
@@ -105,22 +133,23 @@ func TestUnder(t *testing.T) {
 			if !slices.Equal(got, tt.in) {
 				t.Errorf("in = %v, want %v (bd's order kept)", got, tt.in)
 			}
-			if !slices.Equal(unsure, tt.unsure) {
-				t.Errorf("unsure = %v, want %v", unsure, tt.unsure)
+			if !slices.Equal(missing, tt.missing) {
+				t.Errorf("missing = %v, want %v", missing, tt.missing)
 			}
 		})
 	}
 }
 
-// TestReadyRoutes checks which bd queries Ready runs: one cheap query when
-// the ready answer proves every issue in or out, a bd list read when a path
-// runs through an issue that is not ready, and bd ready --parent when even
-// that cannot tell. A failure on any route is an error, never "no work".
+// TestReadyRoutes checks the bd processes Ready runs: one cheap query when
+// the ready answer proves every issue in or out, a bd list of the issues a
+// chain runs through when they are not ready, and bd ready --parent when bd
+// does not know one of them. A failure on any route is an error, never "no
+// work". (placeReady's shapes: TestPlaceReady.)
 func TestReadyRoutes(t *testing.T) {
 	const (
 		flat   = `[{"id":"e","status":"open","issue_type":"epic"},{"id":"e.1","status":"open","parent":"e"},{"id":"x.1","status":"open","parent":"x"},{"id":"x","status":"open"}]`
 		nested = `[{"id":"e.2.1","status":"open","parent":"e.2"},{"id":"e.1","status":"open","parent":"e"}]`
-		list   = `[{"id":"e","status":"open"},{"id":"e.2","status":"in_progress","parent":"e"}]`
+		list   = `[{"id":"e.2","status":"in_progress","parent":"e"}]`
 	)
 	tests := []struct {
 		name  string
@@ -136,18 +165,18 @@ func TestReadyRoutes(t *testing.T) {
 			calls: "ready --json --limit 0\n",
 		},
 		{
-			name:  "a sub-epic in progress: one list read",
+			name:  "a sub-epic in progress: one list of it",
 			files: map[string]string{"ready.json": nested, "list.json": list},
 			want:  []string{"e.1", "e.2.1"},
-			calls: "ready --json --limit 0\nlist --json --limit 0\n",
+			calls: "ready --json --limit 0\nlist --json --limit 0 --all --include-templates --include-gates --include-infra --id e.2\n",
 		},
 		{
 			// The fake answers ready --parent with the same file: the
 			// slow route returns it as it is.
-			name:  "a closed ancestor: the slow query",
-			files: map[string]string{"ready.json": nested, "list.json": `[{"id":"e","status":"open"}]`},
+			name:  "an ancestor bd does not know: the slow query",
+			files: map[string]string{"ready.json": nested, "list.json": `[]`},
 			want:  []string{"e.1", "e.2.1"},
-			calls: "ready --json --limit 0\nlist --json --limit 0\nready --json --limit 0 --parent e\n",
+			calls: "ready --json --limit 0\nlist --json --limit 0 --all --include-templates --include-gates --include-infra --id e.2\nready --json --limit 0 --parent e\n",
 		},
 		{
 			name:  "ready fails",
@@ -156,10 +185,16 @@ func TestReadyRoutes(t *testing.T) {
 			err:   "boom",
 		},
 		{
-			name:  "the list read fails",
+			name:  "the list fails",
 			files: map[string]string{"ready.json": nested, "list.stderr": "Error: list boom\n", "list.rc": "1"},
-			calls: "ready --json --limit 0\nlist --json --limit 0\n",
+			calls: "ready --json --limit 0\nlist --json --limit 0 --all --include-templates --include-gates --include-infra --id e.2\n",
 			err:   "list boom",
+		},
+		{
+			name:  "the list prints garbage",
+			files: map[string]string{"ready.json": nested, "list.json": "No issues found."},
+			calls: "ready --json --limit 0\nlist --json --limit 0 --all --include-templates --include-gates --include-infra --id e.2\n",
+			err:   "unexpected output",
 		},
 		{
 			name:  "garbage",
