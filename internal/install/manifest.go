@@ -76,6 +76,11 @@ func openManifest(dir, root string, write bool) (*manifest, error) {
 		return nil, fmt.Errorf("install record %s: %w (move it away to start afresh)", m.path, err)
 	}
 	m.Root = root
+	m.makeMaps()
+	return m, nil
+}
+
+func (m *manifest) makeMaps() {
 	if m.Settings == nil {
 		m.Settings = map[string]*settingsRecord{}
 	}
@@ -85,7 +90,6 @@ func openManifest(dir, root string, write bool) (*manifest, error) {
 	if m.Dirs == nil {
 		m.Dirs = map[string][]string{}
 	}
-	return m, nil
 }
 
 func (m *manifest) close() {
@@ -95,15 +99,10 @@ func (m *manifest) close() {
 	}
 }
 
-func (m *manifest) empty() bool {
-	return len(m.Settings) == 0 && len(m.Files) == 0 && len(m.Dirs) == 0
-}
-
 // save writes the record atomically, or removes it when it is empty.
 func (m *manifest) save() error {
-	if m.empty() {
-		err := os.Remove(m.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if len(m.Settings) == 0 && len(m.Files) == 0 && len(m.Dirs) == 0 {
+		if err := os.Remove(m.path); !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -121,15 +120,7 @@ func (m *manifest) clone() *manifest {
 	b, _ := json.Marshal(m)
 	c := &manifest{path: m.path, lock: m.lock}
 	json.Unmarshal(b, c)
-	if c.Settings == nil {
-		c.Settings = map[string]*settingsRecord{}
-	}
-	if c.Files == nil {
-		c.Files = map[string]*sharedFile{}
-	}
-	if c.Dirs == nil {
-		c.Dirs = map[string][]string{}
-	}
+	c.makeMaps()
 	return c
 }
 
