@@ -11,13 +11,6 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// The settings file is edited as a HuJSON syntax tree (github.com/tailscale/
-// hujson): every byte install does not add stays where it was, comments,
-// key order, indentation and trailing commas included. What install adds
-// is written in the file's own style (indent unit, one line or many), and
-// what it adds is recorded (settingsRecord) so that uninstall takes out
-// exactly that and gives the file back byte for byte.
-
 // settingsRecord is what install wrote into one settings file.
 type settingsRecord struct {
 	Agent string `json:"agent"`
@@ -76,26 +69,19 @@ type kv struct {
 }
 
 func (o ordered) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := []byte{'{'}
 	for i, e := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := marshal(e.k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
+		k, _ := marshal(e.k)
 		v, err := marshal(e.v)
 		if err != nil {
 			return nil, err
 		}
-		b.Write(v)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, k...), ':'), v...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // marshal is json.Marshal without HTML escaping (commands hold & and <).
@@ -131,20 +117,12 @@ func (e *shapeError) Error() string {
 	return fmt.Sprintf("line %d: %q is %s, want %s", e.line, e.key, kindName(e.got), e.want)
 }
 
+var kindNames = map[hujson.Kind]string{'n': "null", 't': "a boolean", 'f': "a boolean", '"': "a string",
+	'0': "a number", '{': "an object", '[': "a list"}
+
 func kindName(k hujson.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	case '[':
-		return "a list"
+	if s, ok := kindNames[k]; ok {
+		return s
 	}
 	return "a value"
 }
@@ -323,15 +301,20 @@ func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settings
 	}
 	nv.BeforeExtra = hujson.Extra(before)
 	if n := len(arr.Elements); n > 0 {
-		last := &arr.Elements[n-1]
-		if last.AfterExtra != nil {
-			nv.AfterExtra = hujson.Extra{} // keep the trailing comma
-		} else {
-			last.AfterExtra = hujson.Extra{}
-		}
+		followComma(&arr.Elements[n-1], &nv)
 	}
 	arr.Elements = append(arr.Elements, nv)
 	return nil
+}
+
+// followComma puts nv after last: nv takes over last's trailing comma (a
+// non-nil AfterExtra), or last gets the comma between them.
+func followComma(last, nv *hujson.Value) {
+	if last.AfterExtra != nil {
+		nv.AfterExtra = hujson.Extra{}
+	} else {
+		last.AfterExtra = hujson.Extra{}
+	}
 }
 
 // appendMember adds "name": x at the end of the object at path.
@@ -365,12 +348,7 @@ func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, r
 	key, _ := marshal(name)
 	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(key)}, Value: nv}
 	if n := len(obj.Members); n > 0 {
-		last := &obj.Members[n-1].Value
-		if last.AfterExtra != nil {
-			m.Value.AfterExtra = hujson.Extra{}
-		} else {
-			last.AfterExtra = hujson.Extra{}
-		}
+		followComma(&obj.Members[n-1].Value, &m.Value)
 	}
 	obj.Members = append(obj.Members, m)
 	return nil
@@ -383,13 +361,7 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	if d.compact {
 		return "", false
 	}
-	var after *hujson.Extra
-	switch c := v.Value.(type) {
-	case *hujson.Object:
-		after = &c.AfterExtra
-	case *hujson.Array:
-		after = &c.AfterExtra
-	}
+	after := closing(v)
 	outer := d.lineIndent(v.StartOffset)
 	if !slices.ContainsFunc(rec.Restore, func(r restoreExtra) bool { return slices.Equal(r.Path, path) }) {
 		rec.Restore = append(rec.Restore, restoreExtra{Path: slices.Clone(path), Extra: string(*after)})
@@ -443,14 +415,12 @@ func pathKey(p []string) string { return strings.Join(p, "\x00") }
 // no longer wanted are removed; an entry already present exactly as wanted
 // but not owned (the user's) is left alone and not added twice.
 func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsRecord) (*settingsRecord, error) {
-	rec := &settingsRecord{}
-	if old != nil {
-		rec.Agent, rec.NewFile, rec.Blank = old.Agent, old.NewFile, old.Blank
-		rec.Created = slices.Clone(old.Created)
-		rec.Restore = slices.Clone(old.Restore)
+	if old == nil {
+		old = &settingsRecord{}
 	}
-	// Check every shape first: an error leaves nothing half done (the
-	// tree is discarded anyway, but the message names the first problem).
+	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
+		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
+	// Check every shape first, so that the message names the first problem.
 	for _, w := range wants {
 		if err := d.checkList(w.path); err != nil {
 			return nil, err
@@ -475,11 +445,9 @@ func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsReco
 		}
 		wanted[pathKey(w.path)] = true
 		var mine []string
-		if old != nil {
-			for _, o := range old.Owned {
-				if slices.Equal(o.Path, w.path) {
-					mine = append(mine, o.Value)
-				}
+		for _, o := range old.Owned {
+			if slices.Equal(o.Path, w.path) {
+				mine = append(mine, o.Value)
 			}
 		}
 		v, err := d.lookup(w.path)
@@ -527,15 +495,8 @@ func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsReco
 		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want)})
 	}
 	// Entries an earlier install wrote for events no longer wanted.
-	if old != nil {
-		var stale []ownedEntry
-		for _, o := range old.Owned {
-			if !wanted[pathKey(o.Path)] {
-				stale = append(stale, o)
-			}
-		}
-		d.remove(&settingsRecord{Owned: stale})
-	}
+	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool { return wanted[pathKey(o.Path)] })
+	d.remove(&settingsRecord{Owned: stale})
 	return rec, nil
 }
 
@@ -543,16 +504,10 @@ func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsReco
 // install needs: objects on the way, a list at the end.
 func (d *doc) checkList(path []string) error {
 	v, err := d.lookup(path)
-	if err != nil {
-		return err
+	if err == nil && v != nil && v.Value.Kind() != '[' {
+		err = &shapeError{lineAt(d.src, v.StartOffset), strings.Join(path, "."), v.Value.Kind(), "a list"}
 	}
-	if v == nil {
-		return nil
-	}
-	if v.Value.Kind() != '[' {
-		return &shapeError{lineAt(d.src, v.StartOffset), strings.Join(path, "."), v.Value.Kind(), "a list"}
-	}
-	return nil
+	return err
 }
 
 // create adds the missing members on path, the last one a list holding x.
@@ -633,21 +588,19 @@ func (d *doc) remove(rec *settingsRecord) int {
 		touched[pathKey(parentPath)] = true
 	}
 	for _, r := range rec.Restore {
-		if !touched[pathKey(r.Path)] {
-			continue
-		}
-		v, err := d.lookup(r.Path)
-		if err != nil || v == nil || !isEmpty(*v) {
-			continue
-		}
-		switch c := v.Value.(type) {
-		case *hujson.Object:
-			c.AfterExtra = hujson.Extra(r.Extra)
-		case *hujson.Array:
-			c.AfterExtra = hujson.Extra(r.Extra)
+		if v, err := d.lookup(r.Path); touched[pathKey(r.Path)] && err == nil && v != nil && isEmpty(*v) {
+			*closing(v) = hujson.Extra(r.Extra)
 		}
 	}
 	return n
+}
+
+// closing is the whitespace before a container's closing bracket.
+func closing(v *hujson.Value) *hujson.Extra {
+	if c, ok := v.Value.(*hujson.Object); ok {
+		return &c.AfterExtra
+	}
+	return &v.Value.(*hujson.Array).AfterExtra
 }
 
 func isEmpty(v hujson.Value) bool {

@@ -46,10 +46,9 @@ func handler(o Options, ev eventSpec) ordered {
 }
 
 // ours reports whether a hook command runs runtasks' stop-hook,
-// prompt-hook or session-hook: its program is exe or a file named
-// runtasks, or runtasks-hook: the hook-only build that earlier versions
-// installed beside runtasks, recognised so that doctor still reports such
-// a stale entry (install replaces it where it holds a record of it).
+// prompt-hook or session-hook: its program is exe or a file named runtasks
+// or runtasks-hook (the hook-only build of earlier versions, so that
+// doctor still reports such a stale entry).
 func ours(cmd, exe string) bool {
 	w := shellWords(cmd)
 	if len(w) < 2 || !slices.Contains(ourSubcommands, w[1]) {
