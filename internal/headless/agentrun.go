@@ -117,7 +117,15 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 		return rec, sum, nil // the caller reports the interrupt or the deadline
 	}
 	if waitErr != nil {
-		return rec, sum, fmt.Errorf("%s exited with %v%s", r.agent, waitErr, r.errTail(sum, stderr.Name()))
+		tail := sum.Error
+		if tail == "" { // the last line of its stderr
+			s := strings.TrimSpace(string(readTail(stderr.Name(), 4096)))
+			tail = s[strings.LastIndexByte(s, '\n')+1:]
+		}
+		if tail != "" {
+			tail = ": " + oneLine(tail, 300)
+		}
+		return rec, sum, fmt.Errorf("%s exited with %v%s", r.agent, waitErr, tail)
 	}
 	if sum.Error != "" {
 		return rec, sum, fmt.Errorf("%s reported an error: %s", r.agent, sum.Error)
@@ -228,26 +236,14 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 	}
 }
 
-// createLog creates a cycle log, readable by its owner only: it holds what
-// the agent's tools printed.
+// createLog creates a cycle log, readable by its owner only (it holds what
+// the agent's tools printed).
 func createLog(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
 	}
 	return f, nil
-}
-
-func (r *runner) errTail(sum Summary, stderrPath string) string {
-	if sum.Error != "" {
-		return ": " + oneLine(sum.Error, 300)
-	}
-	b := readTail(stderrPath, 4096)
-	if s := strings.TrimSpace(string(b)); s != "" {
-		lines := strings.Split(s, "\n")
-		return ": " + oneLine(lines[len(lines)-1], 300)
-	}
-	return ""
 }
 
 // readTail reads at most the last n bytes of a file.

@@ -398,9 +398,6 @@ func oneLine(s string, n int) string {
 // tab, and bidirectional overrides. Whatever runtasks prints that an agent,
 // a task title or bd wrote goes through it, on a terminal and in plain mode.
 func Clean(s string) string {
-	if isPlain(s) {
-		return s
-	}
 	s = ansi.Strip(s)
 	return strings.Map(func(r rune) rune {
 		switch {
@@ -413,15 +410,4 @@ func Clean(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// isPlain reports whether s is printable ASCII (and newlines, tabs): the
-// common case, left as it is.
-func isPlain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
-			return false
-		}
-	}
-	return true
 }

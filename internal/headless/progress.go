@@ -61,10 +61,7 @@ type progress struct {
 
 // Elapsed formats a duration as m:ss or h:mm:ss.
 func Elapsed(d time.Duration) string {
-	s := int(d.Round(time.Second) / time.Second)
-	if s < 0 {
-		s = 0
-	}
+	s := max(int(d.Round(time.Second)/time.Second), 0)
 	if s >= 3600 {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 	}
@@ -76,10 +73,7 @@ func Bar(done, total, width int) string {
 	if total <= 0 {
 		return "[" + strings.Repeat("-", width) + "]"
 	}
-	n := done * width / total
-	if n > width {
-		n = width
-	}
+	n := min(done*width/total, width)
 	return "[" + strings.Repeat("#", n) + strings.Repeat("-", width-n) + "]"
 }
 
@@ -91,9 +85,10 @@ func (p *progress) tally() string {
 	return fmt.Sprintf("%d/%d closed (%+d this run)", p.closed, p.total, p.closed-p.closedAtStart)
 }
 
-func (p *progress) cols() int {
-	if p.width != nil {
-		if w := p.width(); w > 0 {
+// cols is the terminal's width now (DefaultWidth when width does not say).
+func cols(width func() int) int {
+	if width != nil {
+		if w := width(); w > 0 {
 			return w
 		}
 	}
@@ -103,7 +98,7 @@ func (p *progress) cols() int {
 // status is the live line on a terminal, cut to cols-1 columns (the last
 // column stays free: some terminals wrap on writing it).
 func (p *progress) status() string {
-	cols := p.cols()
+	cols := cols(p.width)
 	bar := 20
 	if cols < 100 {
 		bar = 10

@@ -158,19 +158,14 @@ type runner struct {
 	dir    string
 	p      *progress
 	log    *log.Logger
-	// parent is Run's ctx (an interrupt), the agent's ctx may end earlier
+	// parent is Run's ctx (an interrupt); the agent's may end earlier
 	// (--max-duration).
-	parent context.Context
-	// agentRunning is set while an agent runs (the live line's tally
-	// refresh runs only then).
-	agentRunning atomic.Bool
-	// usage is the last agent run's token usage, for its decision.
-	usage usage.Usage
-	// workDir is where the agent runs ("" = the project root); a worker's
-	// task worktree.
-	workDir string
-	// stopWhy, when set, says why the agent's context ended other than an
-	// interrupt or --max-duration (a worker's lease lost).
+	parent       context.Context
+	agentRunning atomic.Bool // the live line's tally is refreshed only then
+	usage        usage.Usage // the last agent run's, for its decision
+	workDir      string      // where the agent runs ("" = the project root)
+	// stopWhy says why the agent's context ended when it is neither an
+	// interrupt nor --max-duration (a worker's lease lost).
 	stopWhy atomic.Value
 }
 
@@ -180,15 +175,12 @@ type runner struct {
 // log.
 func Run(ctx context.Context, o Options) (Result, error) {
 	r, err := newRunner(o)
-	if err != nil {
-		// The configuration, the flags or the agent's binary: nothing ran.
+	if err != nil { // nothing ran
 		return Result{Code: ExitSetup}, err
 	}
 	return r.run(ctx)
 }
 
-// withDefaults fills what the caller left unset: the clock, where the
-// progress and the log go, the agent's grace and the live tally's period.
 func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -268,18 +260,17 @@ func newRunner(o Options) (*runner, error) {
 		return nil, err
 	}
 	r.store = &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { r.log.Warn(msg) }}
-	r.state = RunState{RunID: o.RunID, Epic: r.epic, Agent: r.agent, SessionMode: cfg.Run.Session,
+	r.state = RunState{RunID: o.RunID, Epic: r.epic, Agent: r.agent, SessionMode: cfg.Run.Session, PID: os.Getpid(),
 		EngineSession: engineSession, Status: "running", MaxCycles: r.max, StartedAt: o.Now(), Cycles: []CycleRecord{}}
 	if o.MaxDuration > 0 {
 		r.state.MaxDuration = o.MaxDuration.String()
 	}
-	r.state.PID = os.Getpid()
 	r.p = &progress{out: o.Out, tty: o.TTY, now: o.Now, start: r.state.StartedAt, max: r.max, width: o.Width}
 	return r, nil
 }
 
 // taken is the error for a run id whose folder exists.
-func (r *runner) taken() error { return &takenError{id: r.o.RunID, dir: r.relDir()} }
+func (r *runner) taken() error { return &takenError{id: r.o.RunID, dir: relTo(r.cfg.Root, r.dir)} }
 
 // takenError is a run id an earlier run holds: a usage error.
 type takenError struct{ id, dir string }
@@ -325,7 +316,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
 	r.p.closedAtStart = t.Closed
 	r.p.Tally(t.Closed, t.Total)
-	r.p.Printf("runtasks run: epic %s · %s · up to %d cycles%s · log %s", r.epic, r.agent, r.max, r.durationNote(), r.relDir())
+	limit := fmt.Sprintf("up to %d cycles", r.max)
+	if r.o.MaxDuration > 0 {
+		limit += " or " + r.o.MaxDuration.String()
+	}
+	r.p.Printf("runtasks run: epic %s · %s · %s · log %s", r.epic, r.agent, limit, relTo(r.cfg.Root, r.dir))
 
 	// Nothing left: the engine says so without starting an agent. It is
 	// asked without counting a cycle first (a dry run); only an end is
@@ -531,18 +526,4 @@ func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 		r.p.Tally(t.Closed, t.Total)
 	}
 	c.Closed, c.Total = r.state.Closed, r.state.Total
-}
-
-func (r *runner) durationNote() string {
-	if r.o.MaxDuration > 0 {
-		return " or " + r.o.MaxDuration.String()
-	}
-	return ""
-}
-
-func (r *runner) relDir() string {
-	if rel, err := filepath.Rel(r.cfg.Root, r.dir); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return r.dir
 }

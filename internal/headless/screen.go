@@ -61,12 +61,7 @@ func (w slotWriter) Write(p []byte) (int, error) {
 }
 
 func (s *screen) redraw() {
-	cols := DefaultWidth
-	if s.width != nil {
-		if c := s.width(); c > 0 {
-			cols = c
-		}
-	}
+	cols := cols(s.width)
 	var b strings.Builder
 	if s.drawn {
 		fmt.Fprintf(&b, "\x1b[%dA", len(s.lines))

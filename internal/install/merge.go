@@ -93,58 +93,47 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	hv, err := d.lookup([]string{"hooks"})
-	if err != nil || hv == nil {
-		return nil, err
-	}
-	hooks, ok := hv.Value.(*hujson.Object)
-	if !ok {
+	hooks, _ := member(d.root, "hooks").Value.(*hujson.Object)
+	if hooks == nil {
 		return nil, nil
 	}
 	var out []Entry
-	add := func(ev string, h hujson.Value) {
-		obj, ok := h.Value.(*hujson.Object)
-		if !ok {
-			return
-		}
-		i := memberIndex(obj, "command")
-		if i < 0 {
-			return
-		}
-		lit, ok := obj.Members[i].Value.Value.(hujson.Literal)
-		if !ok || lit.Kind() != '"' {
-			return
-		}
-		if cmd := lit.String(); ours(cmd, "") {
-			words := shellWords(cmd)
-			out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
-		}
-	}
 	for _, m := range hooks.Members {
 		ev := m.Name.Value.(hujson.Literal).String()
-		arr, ok := m.Value.Value.(*hujson.Array)
-		if !ok {
-			continue
-		}
-		for _, item := range arr.Elements {
-			if !sp.grouped {
-				add(ev, item)
-				continue
+		for _, item := range elements(m.Value) {
+			handlers := []hujson.Value{item}
+			if sp.grouped {
+				handlers = elements(member(item, "hooks"))
 			}
-			g, ok := item.Value.(*hujson.Object)
-			if !ok {
-				continue
-			}
-			if i := memberIndex(g, "hooks"); i >= 0 {
-				if list, ok := g.Members[i].Value.Value.(*hujson.Array); ok {
-					for _, h := range list.Elements {
-						add(ev, h)
-					}
+			for _, h := range handlers {
+				lit, ok := member(h, "command").Value.(hujson.Literal)
+				if cmd := lit.String(); ok && lit.Kind() == '"' && ours(cmd, "") {
+					words := shellWords(cmd)
+					out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// member is the value of obj's member name (the zero Value when obj is no
+// object or has no such member).
+func member(obj hujson.Value, name string) hujson.Value {
+	if o, ok := obj.Value.(*hujson.Object); ok {
+		if i := memberIndex(o, name); i >= 0 {
+			return o.Members[i].Value
+		}
+	}
+	return hujson.Value{}
+}
+
+// elements are the elements of a list (none for any other value).
+func elements(list hujson.Value) []hujson.Value {
+	if a, ok := list.Value.(*hujson.Array); ok {
+		return a.Elements
+	}
+	return nil
 }
 
 // shellQuote quotes s for /bin/sh when it needs it.
