@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/prompts"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Tracker is what a claim asks of beads; *beads.Client implements it.
 type Tracker interface {
-	// Show reads one issue; an unknown id is a beads.KindNotFound error.
-	Show(ctx context.Context, id string) (beads.Issue, error)
+	Shower
 	// ClaimID claims one issue for the actor (bd update --claim): status
 	// in_progress, assignee the actor; idempotent for the same actor.
 	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error)
@@ -255,7 +255,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		res.Again = true
 		res.RunDir, res.ClaimedAt = prior.RunDir, prior.ClaimedAt
 		res.RunID = filepath.Base(prior.RunDir)
-		for _, name := range runFileNames() {
+		for _, name := range prompts.RunFiles {
 			res.Files = append(res.Files, filepath.Join(prior.RunDir, name))
 		}
 		return res, nil

@@ -31,8 +31,6 @@ type RunData struct {
 	ClaimedAt string
 }
 
-func runFileNames() []string { return prompts.RunFiles }
-
 // RunID names a run folder: run-YYYYMMDD-HHMMSS-<task id> (UTC).
 func RunID(task string, at time.Time) string {
 	return "run-" + at.UTC().Format("20060102-150405") + "-" + sanitize(task, 80)
@@ -111,7 +109,7 @@ func runData(r Request, res *Result) RunData {
 // template fails the claim before beads is changed.
 func checkTemplates(r Request, res *Result) error {
 	d := runData(r, res)
-	for _, name := range runFileNames() {
+	for _, name := range prompts.RunFiles {
 		if _, err := RenderRunFile(r.Templates, name, d); err != nil {
 			return err
 		}
@@ -146,7 +144,7 @@ func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	}
 	d.RunID = id
 	contents := make(map[string][]byte)
-	for _, name := range runFileNames() {
+	for _, name := range prompts.RunFiles {
 		b, err := RenderRunFile(r.Templates, name, d)
 		if err != nil {
 			os.RemoveAll(dir)
@@ -155,7 +153,7 @@ func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 		contents[name] = b
 	}
 	res.RunID, res.RunDir, res.Files = id, dir, nil
-	for _, name := range runFileNames() {
+	for _, name := range prompts.RunFiles {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, contents[name], 0o644); err != nil {
 			return state.ClaimedRun{}, err

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // Tracked lists the files under path (a file or a directory, relative to
@@ -17,13 +16,7 @@ func (r Repo) Tracked(ctx context.Context, path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for _, f := range strings.Split(string(out), "\x00") {
-		if f != "" {
-			files = append(files, f)
-		}
-	}
-	return files, nil
+	return strings.FieldsFunc(string(out), func(r rune) bool { return r == 0 }), nil
 }
 
 // Ignored reports whether git ignores path (which need not exist), by the
@@ -34,8 +27,7 @@ func (r Repo) Ignored(ctx context.Context, path string) (bool, error) {
 		return true, nil
 	}
 	// check-ignore exits 1 for a path that is not ignored.
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ExitCode() == 1 {
 		return false, nil
 	}
 	return false, err
@@ -57,25 +49,12 @@ func MainWorktree(ctx context.Context, dir string) (root string, ok bool, err er
 	return mainWorktreeByGit(ctx, dir)
 }
 
-// revParseTimeout bounds the git rev-parse of mainWorktreeByGit. It is
-// set here, when git has to run, rather than by the caller: most answers
-// come from the files, and a context with a timer costs a stop hook more
-// than reading them.
-const revParseTimeout = 10 * time.Second
-
 // mainWorktreeByGit is MainWorktree as git answers it.
 func mainWorktreeByGit(ctx context.Context, dir string) (root string, ok bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, revParseTimeout)
-	defer cancel()
 	out, err := Repo{Dir: dir}.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			// Not a repository, or not a work tree (exit 128).
-			return "", false, nil
-		}
-		if errors.Is(err, exec.ErrNotFound) {
-			return "", false, nil
+		if _, ok := errors.AsType[*exec.ExitError](err); ok || errors.Is(err, exec.ErrNotFound) {
+			return "", false, nil // not a repository or not a work tree (exit 128), or no git
 		}
 		return "", false, err
 	}

@@ -41,30 +41,17 @@ func ParseWorktrees(out []byte) []Worktree {
 	if !strings.Contains(string(out), sep) {
 		sep = "\n"
 	}
-	var (
-		list []Worktree
-		cur  *Worktree
-	)
+	var list []Worktree
 	for _, line := range strings.Split(string(out), sep) {
-		if line == "" {
-			if cur != nil {
-				list = append(list, *cur)
-				cur = nil
-			}
-			continue
-		}
 		key, val, _ := strings.Cut(line, " ")
 		if key == "worktree" {
-			if cur != nil {
-				list = append(list, *cur)
-			}
-			cur = &Worktree{Path: val}
+			list = append(list, Worktree{Path: val})
 			continue
 		}
-		if cur == nil {
+		if len(list) == 0 {
 			continue
 		}
-		switch key {
+		switch cur := &list[len(list)-1]; key {
 		case "HEAD":
 			cur.Head = val
 		case "branch":
@@ -78,9 +65,6 @@ func ParseWorktrees(out []byte) []Worktree {
 		case "prunable":
 			cur.Prunable = true
 		}
-	}
-	if cur != nil {
-		list = append(list, *cur)
 	}
 	return list
 }

@@ -7,8 +7,6 @@
 package notify
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,8 +90,10 @@ func (e Event) Summary() string {
 		subject += " " + e.Epic
 	}
 	s := subject + " " + what
-	if e.Session != "" {
-		s += " (session " + shorten(e.Session, 12) + ")"
+	if r := []rune(e.Session); len(r) > 12 {
+		s += " (session " + string(r[:12]) + "…)"
+	} else if e.Session != "" {
+		s += " (session " + e.Session + ")"
 	}
 	return s + ": " + e.Why
 }
@@ -120,10 +120,6 @@ func (e Event) Env() []string {
 	}
 	return env
 }
-
-// EnvNames are the variables Env sets that are not configuration keys:
-// the configuration's environment layer ignores them.
-var EnvNames = config.NotifyEnvNames
 
 // Commands are the configured commands that ask for event.
 func Commands(cfg *config.Config, event string) []config.Notify {
@@ -176,21 +172,3 @@ type Job struct {
 
 // MaxJob bounds a job's JSON (it is read from a pipe).
 const MaxJob = 1 << 20
-
-func shorten(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
-
-func (j Job) marshal() ([]byte, error) {
-	b, err := json.Marshal(j)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxJob {
-		return nil, fmt.Errorf("notify job of %d bytes (at most %d)", len(b), MaxJob)
-	}
-	return b, nil
-}

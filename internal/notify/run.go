@@ -21,9 +21,12 @@ import (
 // group of its own, reading the job from a pipe. It returns as soon as the
 // process started; it never waits for the commands.
 func Dispatch(job Job, self string, args []string, environ []string) error {
-	data, err := job.marshal()
+	data, err := json.Marshal(job)
 	if err != nil {
 		return err
+	}
+	if len(data) > MaxJob {
+		return fmt.Errorf("notify job of %d bytes (at most %d)", len(data), MaxJob)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -85,9 +88,7 @@ func Run(ctx context.Context, job Job, environ []string) []Outcome {
 	out := make([]Outcome, len(job.Commands))
 	var wg sync.WaitGroup
 	for i, n := range job.Commands {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			timeout := n.Timeout
 			if timeout <= 0 {
 				timeout = config.NotifyTimeout
@@ -110,7 +111,7 @@ func Run(ctx context.Context, job Job, environ []string) []Outcome {
 				}
 			}
 			out[i] = o
-		}()
+		})
 	}
 	wg.Wait()
 	return out
