@@ -53,13 +53,6 @@ type wantEntry struct {
 	value any // marshals to the entry (ordered: see ordered)
 }
 
-// wantScalar is a top-level member install adds when it is missing
-// (Cursor's "version": 1).
-type wantScalar struct {
-	name  string
-	value any
-}
-
 // ordered is a JSON object that marshals its keys in order.
 type ordered []kv
 
@@ -164,10 +157,7 @@ func lineAt(b []byte, off int) int {
 // first level of nesting), or two spaces.
 func indentUnit(b []byte) string {
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		n := 0
-		for n < len(line) && (line[n] == ' ' || line[n] == '\t') {
-			n++
-		}
+		n := len(leadingSpace(line))
 		if n > 0 && n < len(line) && line[n] != '\r' {
 			if line[0] == '\t' {
 				return "\t"
@@ -182,13 +172,11 @@ func indentUnit(b []byte) string {
 // the original bytes.
 func (d *doc) lineIndent(off int) string {
 	off = min(max(off, 0), len(d.src))
-	start := bytes.LastIndexByte(d.src[:off], '\n') + 1
-	end := start
-	for end < len(d.src) && (d.src[end] == ' ' || d.src[end] == '\t') {
-		end++
-	}
-	return string(d.src[start:end])
+	return string(leadingSpace(d.src[bytes.LastIndexByte(d.src[:off], '\n')+1:]))
 }
+
+// leadingSpace is b's leading run of spaces and tabs.
+func leadingSpace(b []byte) []byte { return b[:len(b)-len(bytes.TrimLeft(b, " \t"))] }
 
 func (d *doc) pack() []byte { return d.root.Pack() }
 
@@ -265,11 +253,7 @@ func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string
 		}
 		return "\n", true, ""
 	}
-	n := 0
-	for n < len(before) && (before[n] == ' ' || before[n] == '\t') {
-		n++
-	}
-	return string(before[:n]), false, ""
+	return string(leadingSpace(before)), false, ""
 }
 
 // appendElement adds x at the end of arr (the value at path) in the
@@ -277,11 +261,9 @@ func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string
 func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) error {
 	arr := v.Value.(*hujson.Array)
 	var (
-		before    string
-		ind       string
-		multiline bool
+		before, ind        string
+		multiline, oneLine bool
 	)
-	oneLine := false
 	if n := len(arr.Elements); n > 0 {
 		last := arr.Elements[n-1]
 		before, multiline, ind = siblingStyle(last.BeforeExtra)
@@ -290,10 +272,7 @@ func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settings
 			oneLine = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
 		}
 	} else {
-		ind, multiline = d.emptyContainer(v, path, rec)
-		if multiline {
-			before = "\n" + ind
-		}
+		before, ind, multiline = d.emptyContainer(v, path, rec)
 	}
 	nv, err := d.newValue(x, ind, !multiline || oneLine)
 	if err != nil {
@@ -332,13 +311,8 @@ func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, r
 		if vb := last.Value.BeforeExtra; !bytes.ContainsAny(vb, "\n/") {
 			colon = string(vb)
 		}
-	} else {
-		ind, multiline = d.emptyContainer(v, path, rec)
-		if multiline {
-			before = "\n" + ind
-		} else {
-			colon = ""
-		}
+	} else if before, ind, multiline = d.emptyContainer(v, path, rec); !multiline {
+		colon = ""
 	}
 	nv, err := d.newValue(x, ind, !multiline)
 	if err != nil {
@@ -355,11 +329,12 @@ func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, r
 }
 
 // emptyContainer prepares an empty object or array for its first element:
-// the indentation of that element and whether it goes on its own line. The
-// closing bracket moves to its own line; the whitespace it had is recorded.
-func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (string, bool) {
+// the whitespace before that element, its indentation and whether it goes
+// on its own line. The closing bracket moves to its own line; the
+// whitespace it had is recorded.
+func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (before, ind string, multiline bool) {
 	if d.compact {
-		return "", false
+		return "", "", false
 	}
 	after := closing(v)
 	outer := d.lineIndent(v.StartOffset)
@@ -370,7 +345,7 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	if !bytes.HasSuffix(trimmed, []byte("\n")) {
 		*after = append(append(hujson.Extra(nil), *after...), "\n"+outer...)
 	}
-	return outer + d.unit, true
+	return "\n" + outer + d.unit, outer + d.unit, true
 }
 
 // removeAt removes element i of a container, keeping the comma style of
@@ -409,12 +384,13 @@ func fixLast(goneAfter hujson.Extra, i, n int, at func(int) *hujson.Value, after
 
 func pathKey(p []string) string { return strings.Join(p, "\x00") }
 
-// install puts the wanted entries into the document. rec is what an
+// install puts the wanted entries into the document, and the top-level
+// scalars (Cursor's "version": 1) where they are missing. rec is what an
 // earlier install recorded for this file (nil: none); the result is the
 // new record. Entries rec owns are updated where they stand; owned entries
 // no longer wanted are removed; an entry already present exactly as wanted
 // but not owned (the user's) is left alone and not added twice.
-func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsRecord) (*settingsRecord, error) {
+func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*settingsRecord, error) {
 	if old == nil {
 		old = &settingsRecord{}
 	}
@@ -428,14 +404,14 @@ func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsReco
 	}
 	root := d.root.Value.(*hujson.Object)
 	for _, s := range scalars {
-		if memberIndex(root, s.name) >= 0 {
+		if memberIndex(root, s.k) >= 0 {
 			continue
 		}
-		if err := d.appendMember(&d.root, nil, s.name, s.value, rec); err != nil {
+		if err := d.appendMember(&d.root, nil, s.k, s.v, rec); err != nil {
 			return nil, err
 		}
-		val, _ := marshal(s.value)
-		rec.Created = append(rec.Created, createdMember{Path: []string{s.name}, Value: string(val)})
+		val, _ := marshal(s.v)
+		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(val)})
 	}
 	wanted := map[string]bool{}
 	for _, w := range wants {

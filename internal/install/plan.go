@@ -133,7 +133,7 @@ func Uninstall(ctx context.Context, o Options) (*Result, error) {
 }
 
 // wants are the entries install writes for the agent.
-func wants(o Options) ([]wantEntry, []wantScalar, []string) {
+func wants(o Options) ([]wantEntry, []kv, []string) {
 	sp := specs[o.Agent]
 	var (
 		out  []wantEntry
@@ -152,9 +152,9 @@ func wants(o Options) ([]wantEntry, []wantScalar, []string) {
 		}
 		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry})
 	}
-	var scalars []wantScalar
+	var scalars []kv
 	if o.Agent == hook.Cursor {
-		scalars = append(scalars, wantScalar{"version", 1})
+		scalars = []kv{{"version", 1}}
 	}
 	return out, scalars, cmds
 }
