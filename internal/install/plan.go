@@ -244,29 +244,23 @@ func (p *plan) settings(path string, remove bool) error {
 
 // sharedFiles plans the skills and project.yaml.
 func (p *plan) sharedFiles(remove bool) error {
-	type shared struct {
-		path    string
-		content []byte
+	plan := func(path string, content []byte) error {
+		if remove {
+			return p.removeShared(path)
+		}
+		return p.addShared(path, content)
 	}
-	var files []shared
 	for _, name := range Skills {
 		content, err := prompts.Read("skills/" + name + "/SKILL.md")
 		if err != nil {
 			return fmt.Errorf("skill %s: %w", name, err)
 		}
-		files = append(files, shared{filepath.Join(p.o.root(), specs[p.o.Agent].skillsDir, name, "SKILL.md"), []byte(content)})
+		if err := plan(filepath.Join(p.o.root(), specs[p.o.Agent].skillsDir, name, "SKILL.md"), []byte(content)); err != nil {
+			return err
+		}
 	}
 	if !p.o.Global {
-		files = append(files, shared{filepath.Join(p.o.ProjectDir, "project.yaml"), runtasks.ProjectYAMLExample})
-	}
-	for _, f := range files {
-		var err error
-		if remove {
-			err = p.removeShared(f.path)
-		} else {
-			err = p.addShared(f.path, f.content)
-		}
-		if err != nil {
+		if err := plan(filepath.Join(p.o.ProjectDir, "project.yaml"), runtasks.ProjectYAMLExample); err != nil {
 			return err
 		}
 	}
