@@ -109,15 +109,10 @@ type claudeLine struct {
 	Message   struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
-	// result
-	IsError bool     `json:"is_error"`
-	Result  string   `json:"result"`
-	NumTurn int      `json:"num_turns"`
-	Errors  []string `json:"errors"`
-	// system/hook_started, hook_response
-	HookName string `json:"hook_name"`
-	// system/notification
-	Text string `json:"text"`
+	IsError  bool     `json:"is_error"` // result
+	Result   string   `json:"result"`
+	Errors   []string `json:"errors"`
+	HookName string   `json:"hook_name"` // system/hook_started
 	// result: tokens by model
 	ModelUsage map[string]struct {
 		InputTokens              int64 `json:"inputTokens"`

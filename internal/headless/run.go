@@ -345,7 +345,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	defer cancel()
 	defer r.ticker(ctx)()
 
-	prompt, resumeID, rearm := r.prompt, "", false
+	prompt, resumeID, how := r.prompt, "", 0
 	for cycle := 1; ; cycle++ {
 		r.p.Cycle(cycle)
 		rec, sum, runErr := r.runAgent(runCtx, cycle, prompt, resumeID)
@@ -366,16 +366,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			return r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", cycle, runErr))
 		}
 
-		how := 0
-		if rearm {
-			how = decideRearm
-		}
 		if sum.Usage != nil {
 			r.usage = *sum.Usage
 		}
 		dec, err := r.decide(ctx, sum.FinalMessage, how)
-		r.usage = usage.Usage{}
-		rearm = false
+		r.usage, how = usage.Usage{}, 0
 		if ctx.Err() != nil {
 			// Ctrl-C while beads was read: the decision is not to be trusted.
 			r.tally(ctx, last)
@@ -411,7 +406,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 					fmt.Sprintf("max cycles reached (%d/%d) after a checkpoint", cycle, r.max), nil)
 			}
 			// The engine ended the loop; this driver goes on with it.
-			prompt, resumeID, rearm = r.prompt, "", true
+			prompt, resumeID, how = r.prompt, "", decideRearm
 			r.save()
 		default:
 			return r.finish(ctx, dec)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -64,7 +63,6 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	if err != nil {
 		return rep, err
 	}
-	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {
 		return rep, fmt.Errorf("start codex app-server: %w", err)
 	}
@@ -82,11 +80,7 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	}()
 
 	rd := bufio.NewReaderSize(stdout, 1<<20)
-	send := func(v any) error {
-		b, _ := json.Marshal(v)
-		_, err := stdin.Write(append(b, '\n'))
-		return err
-	}
+	send := json.NewEncoder(stdin).Encode
 	// call sends a request and waits for its response, skipping
 	// notifications and server requests.
 	call := func(id int, method string, params any) (json.RawMessage, error) {
