@@ -229,7 +229,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		return Result{}, &HeldError{Task: is.ID, Holder: is.Assignee, Since: is.StartedAt}
 	}
 	res := Result{Hierarchy: h, Session: r.Session, Actor: r.Actor, ClaimedAt: r.Now.UTC().Truncate(time.Second), Root: r.Root}
-	if err := checkTemplates(r, &res); err != nil {
+	if _, err := renderAll(r, runData(r, &res)); err != nil {
 		return Result{}, err
 	}
 	claimed, err := t.ClaimID(ctx, is.ID, r.Actor)
