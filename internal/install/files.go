@@ -3,7 +3,6 @@ package install
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,35 +44,22 @@ func resolve(path string) (string, error) {
 	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
 }
 
-// readRegular reads a regular file, at most maxSettings bytes (nil for a
+// readRegular reads a regular file of at most maxSettings bytes (nil for a
 // missing file).
 func readRegular(path string) ([]byte, fs.FileMode, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, 0o644, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	if !fi.Mode().IsRegular() {
+	case !fi.Mode().IsRegular():
 		return nil, 0, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSettings+1))
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(b) > maxSettings {
+	case fi.Size() > maxSettings:
 		return nil, 0, fmt.Errorf("%s is larger than %d MiB", path, maxSettings>>20)
 	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, fi.Mode().Perm(), nil
+	b, err := os.ReadFile(path)
+	return b, fi.Mode().Perm(), err
 }
 
 // checkWritable refuses a file (or the directory it would go into) that
