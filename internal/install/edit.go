@@ -516,20 +516,12 @@ func (d *doc) remove(rec *settingsRecord) int {
 	touched := map[string]bool{}
 	n := 0
 	for _, o := range rec.Owned {
-		v, err := d.lookup(o.Path)
-		if err != nil || v == nil {
-			continue
-		}
-		arr, ok := v.Value.(*hujson.Array)
-		if !ok {
-			continue
-		}
-		for i, e := range arr.Elements {
-			if minified(e) == o.Value {
-				removeAt(arr, i)
+		// lookup gives nil for a missing member and for a wrong shape.
+		if v, _ := d.lookup(o.Path); v != nil {
+			if i := slices.IndexFunc(elements(*v), func(e hujson.Value) bool { return minified(e) == o.Value }); i >= 0 {
+				removeAt(v.Value, i)
 				touched[pathKey(o.Path)] = true
 				n++
-				break
 			}
 		}
 	}
@@ -537,15 +529,15 @@ func (d *doc) remove(rec *settingsRecord) int {
 	slices.SortStableFunc(created, func(a, b createdMember) int { return len(b.Path) - len(a.Path) })
 	for _, c := range created {
 		parentPath := c.Path[:len(c.Path)-1]
-		pv, err := d.lookup(parentPath)
-		if err != nil || pv == nil {
+		pv, _ := d.lookup(parentPath)
+		if pv == nil {
 			continue
 		}
 		obj, ok := pv.Value.(*hujson.Object)
-		if !ok {
-			continue
+		j := -1
+		if ok {
+			j = memberIndex(obj, c.Path[len(c.Path)-1])
 		}
-		j := memberIndex(obj, c.Path[len(c.Path)-1])
 		if j < 0 {
 			continue
 		}
@@ -564,7 +556,7 @@ func (d *doc) remove(rec *settingsRecord) int {
 		touched[pathKey(parentPath)] = true
 	}
 	for _, r := range rec.Restore {
-		if v, err := d.lookup(r.Path); touched[pathKey(r.Path)] && err == nil && v != nil && isEmpty(*v) {
+		if v, _ := d.lookup(r.Path); touched[pathKey(r.Path)] && v != nil && isEmpty(*v) {
 			*closing(v) = hujson.Extra(r.Extra)
 		}
 	}
