@@ -415,16 +415,11 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 	}
 	wanted := map[string]bool{}
 	for _, w := range wants {
-		want, err := marshal(w.value)
-		if err != nil {
-			return nil, err
-		}
+		want, _ := marshal(w.value) // strings and numbers: no error
 		wanted[pathKey(w.path)] = true
-		var mine []string
-		for _, o := range old.Owned {
-			if slices.Equal(o.Path, w.path) {
-				mine = append(mine, o.Value)
-			}
+		mine := func(e hujson.Value) bool {
+			m := minified(e)
+			return slices.ContainsFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
 		}
 		v, err := d.lookup(w.path)
 		if err != nil {
@@ -440,7 +435,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		arr := v.Value.(*hujson.Array)
 		found := -1
 		for i := 0; i < len(arr.Elements); i++ {
-			if !slices.Contains(mine, minified(arr.Elements[i])) {
+			if !mine(arr.Elements[i]) {
 				continue
 			}
 			if found >= 0 { // a second copy of ours: one is enough
