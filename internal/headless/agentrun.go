@@ -15,6 +15,46 @@ import (
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
+// Agents runtasks run can drive.
+const (
+	AgentClaude = "claude"
+	AgentCodex  = "codex"
+)
+
+// Session modes (run.session).
+const (
+	SessionFresh  = "fresh"
+	SessionResume = "resume"
+)
+
+// Command is the argument list (without the binary) that starts one
+// non-interactive agent run with prompt. resumeID is the session to
+// continue ("" = a fresh session); only Codex resumes. extra are the user's
+// arguments (after -- on the command line).
+//
+// The prompt is data: it comes after "--", so a prompt that starts with
+// "-" or "---" (a YAML front matter, a list) is never read as an option,
+// and a variadic option in extra (--allowedTools A B) cannot swallow it.
+//
+//	claude -p --output-format stream-json --verbose EXTRA… -- PROMPT
+//	codex exec --json EXTRA… -- PROMPT
+//	codex exec --json EXTRA… resume SESSION_ID -- PROMPT
+func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
+	switch agent {
+	case AgentClaude:
+		args := []string{"-p", "--output-format", "stream-json", "--verbose"}
+		args = append(args, extra...)
+		return append(args, "--", prompt), nil
+	case AgentCodex:
+		args := append([]string{"exec", "--json"}, extra...)
+		if resumeID != "" {
+			args = append(args, "resume", resumeID)
+		}
+		return append(args, "--", prompt), nil
+	}
+	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
+}
+
 // MaxLine is the longest line of an agent's event stream that is parsed
 // (8 MiB). A longer line is kept in the cycle's log, not parsed: it is
 // skipped with one warning per cycle, so runtasks' memory stays flat
@@ -27,14 +67,11 @@ const MaxLine = 8 << 20
 const lingerAfterExit = 2 * time.Second
 
 // runAgent starts one agent run in its own process group, follows its event
-// stream and waits for it.
-//
-// When ctx ends (Ctrl-C, SIGTERM, SIGHUP, --max-duration) the whole group
-// gets SIGINT, then SIGKILL after Grace; a closed Options.Kill (a second
-// Ctrl-C) kills it at once. When the agent exits, whatever it left in its
-// group (a server, `sleep 600 &`) gets SIGTERM, then SIGKILL; the stream is
-// closed even when a process outside the group still holds it. runAgent
-// returns within Grace and about a second of ctx's end.
+// stream and waits for it (supervise says how it is stopped). When the
+// agent exits, whatever it left in its group (a server, `sleep 600 &`) gets
+// SIGTERM, then SIGKILL; the stream is closed even when a process outside
+// the group still holds it. It returns within Grace and about a second of
+// ctx's end.
 func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID string) (CycleRecord, Summary, error) {
 	name := fmt.Sprintf("cycle-%03d", cycle)
 	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}

@@ -170,9 +170,8 @@ type runner struct {
 }
 
 // Run drives the epic until the engine ends the loop, the budget is spent,
-// the agent fails or ctx is cancelled (Ctrl-C). The error is non-nil only
-// with Code ExitError; every end is recorded in run.json and the decision
-// log.
+// the agent fails or ctx is cancelled (Ctrl-C). Every end is recorded in
+// run.json and the decision log.
 func Run(ctx context.Context, o Options) (Result, error) {
 	r, err := newRunner(o)
 	if err != nil { // nothing ran
@@ -459,10 +458,8 @@ const (
 	decideDryRun             // judge without recording or counting
 )
 
-// decide ends a cycle through the stop transaction every entry point
-// shares (orchestrator's Stop), under the run's engine session and with the
-// stop hook's ports: what is ready under the epic is the hook's answer
-// (beads.Client.Ready), asked the same way.
+// decide ends a cycle through engine.Stop, the stop hook's transaction,
+// under the run's engine session and with the stop hook's ports.
 func (r *runner) decide(ctx context.Context, final string, how int) (engine.Decision, error) {
 	ports := r.o.Ports
 	if ports.Beads == nil {
