@@ -273,10 +273,8 @@ type codexItem struct {
 	Message  string `json:"message"`
 	Command  string `json:"command"`
 	ExitCode *int   `json:"exit_code"`
-	Status   string `json:"status"`
 	Changes  []struct {
 		Path string `json:"path"`
-		Kind string `json:"kind"`
 	} `json:"changes"`
 	Server string `json:"server"`
 	Tool   string `json:"tool"`

@@ -113,15 +113,7 @@ func (p *progress) status() string {
 
 // Fit cuts a one-line, clean s to at most cols terminal columns (wide
 // characters count two), ending it with "…" when cut.
-func Fit(s string, cols int) string {
-	if cols <= 0 {
-		return ""
-	}
-	if ansi.StringWidth(s) <= cols {
-		return s
-	}
-	return ansi.Truncate(s, cols, "…")
-}
+func Fit(s string, cols int) string { return ansi.Truncate(s, cols, "…") }
 
 func (p *progress) clear() {
 	if p.tty && p.drawn {
