@@ -2,6 +2,7 @@ package headless
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -216,40 +217,32 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 // (one warning per cycle); memory stays bounded by MaxLine.
 func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Summary) {
 	br := bufio.NewReaderSize(src, 64<<10)
-	var (
-		line     []byte
-		skipping bool
-		skipped  int
-		warned   bool
-		lastNL   = true
-	)
+	var line []byte
+	skipped, warned, lastNL := 0, false, true // skipped: the bytes of a line over MaxLine
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
 			log.Write(chunk)
 			lastNL = chunk[len(chunk)-1] == '\n'
 		}
-		if !skipping && len(line)+len(chunk) > MaxLine {
-			skipping, skipped = true, len(line)
-			line = nil
-		}
-		if skipping {
-			skipped += len(chunk)
-		} else {
+		if skipped == 0 && len(line)+len(chunk) <= MaxLine {
 			line = append(line, chunk...)
+		} else {
+			skipped += len(line) + len(chunk)
+			line = line[:0]
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		switch {
-		case skipping:
+		case skipped > 0:
 			sum.BadLines++
 			if !warned {
 				warned = true
 				r.log.Warn("skipped an agent event longer than the line cap (kept in the cycle log)", "bytes", skipped, "cap", MaxLine)
 			}
-			skipping = false
-		case len(strings.TrimSpace(string(line))) > 0:
+			skipped = 0
+		case len(bytes.TrimSpace(line)) > 0:
 			ev, perr := parse(line)
 			if perr != nil {
 				sum.BadLines++

@@ -46,16 +46,16 @@ func handler(o Options, ev eventSpec) ordered {
 }
 
 // ours reports whether a hook command runs runtasks' stop-hook,
-// prompt-hook or session-hook: its program is exe or a file named runtasks
-// or runtasks-hook (the hook-only build of earlier versions, so that
-// doctor still reports such a stale entry).
-func ours(cmd, exe string) bool {
+// prompt-hook or session-hook: its program is a file named runtasks or
+// runtasks-hook (the hook-only build of earlier versions, so that doctor
+// still reports such a stale entry).
+func ours(cmd string) bool {
 	w := shellWords(cmd)
 	if len(w) < 2 || !slices.Contains(ourSubcommands, w[1]) {
 		return false
 	}
 	base := strings.TrimSuffix(filepath.Base(w[0]), ".exe")
-	return w[0] == exe || base == "runtasks" || base == "runtasks-hook"
+	return base == "runtasks" || base == "runtasks-hook"
 }
 
 // Entry is one runtasks hook found in a settings file.
@@ -107,7 +107,7 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 			}
 			for _, h := range handlers {
 				lit, ok := member(h, "command").Value.(hujson.Literal)
-				if cmd := lit.String(); ok && lit.Kind() == '"' && ours(cmd, "") {
+				if cmd := lit.String(); ok && lit.Kind() == '"' && ours(cmd) {
 					words := shellWords(cmd)
 					out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
 				}
