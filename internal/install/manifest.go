@@ -76,11 +76,6 @@ func openManifest(dir, root string, write bool) (*manifest, error) {
 		return nil, fmt.Errorf("install record %s: %w (move it away to start afresh)", m.path, err)
 	}
 	m.Root = root
-	m.makeMaps()
-	return m, nil
-}
-
-func (m *manifest) makeMaps() {
 	if m.Settings == nil {
 		m.Settings = map[string]*settingsRecord{}
 	}
@@ -90,6 +85,7 @@ func (m *manifest) makeMaps() {
 	if m.Dirs == nil {
 		m.Dirs = map[string][]string{}
 	}
+	return m, nil
 }
 
 func (m *manifest) close() {
@@ -112,16 +108,6 @@ func (m *manifest) save() error {
 		return err
 	}
 	return writeAtomic(m.path, append(b, '\n'), 0o600)
-}
-
-// clone is a deep copy (plans change a copy; the original is saved only
-// when the plan is applied).
-func (m *manifest) clone() *manifest {
-	b, _ := json.Marshal(m)
-	c := &manifest{path: m.path, lock: m.lock}
-	json.Unmarshal(b, c)
-	c.makeMaps()
-	return c
 }
 
 func addHolder(list []string, h string) []string {

@@ -22,8 +22,7 @@ import (
 // and the record it leaves.
 type plan struct {
 	o      Options
-	m      *manifest // the record as it will be after the change
-	orig   *manifest // as it was (locked; saved through m)
+	m      *manifest // the record (locked), as it will be after the change
 	res    *Result
 	holder string
 	// dirs: directories to create, in order.
@@ -48,7 +47,7 @@ func (o Options) root() string {
 }
 
 // newPlan works out the change: the settings file, then the shared files;
-// in a dry run it also computes the diffs. p.orig.close must be called.
+// in a dry run it also computes the diffs. p.m.close must be called.
 func newPlan(o Options, remove bool) (*plan, error) {
 	settings, err := SettingsPath(o)
 	if err != nil {
@@ -65,7 +64,7 @@ func newPlan(o Options, remove bool) (*plan, error) {
 	if o.Global {
 		holder += " --global"
 	}
-	p := &plan{o: o, orig: m, m: m.clone(), res: &Result{Agent: o.Agent, Settings: settings}, holder: holder}
+	p := &plan{o: o, m: m, res: &Result{Agent: o.Agent, Settings: settings}, holder: holder}
 	if err = p.settings(settings, remove); err == nil {
 		err = p.sharedFiles(remove)
 	}
@@ -91,7 +90,7 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer p.orig.close()
+	defer p.m.close()
 	res := p.res
 	var (
 		tr    *TrustReport
@@ -119,7 +118,7 @@ func Uninstall(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer p.orig.close()
+	defer p.m.close()
 	if o.DryRun {
 		return p.res, nil
 	}
