@@ -151,43 +151,32 @@ func shellQuote(s string) string {
 func shellWords(s string) []string {
 	var (
 		out  []string
-		cur  strings.Builder
-		in   bool
-		quot rune
+		cur  []byte
+		in   bool // a word has started (it may be empty: '')
+		quot byte
 	)
-	flush := func() {
-		if in {
-			out = append(out, cur.String())
-			cur.Reset()
-			in = false
-		}
-	}
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case quot != 0:
-			if r == quot {
-				quot = 0
-			} else if r == '\\' && quot == '"' && i+1 < len(rs) {
-				i++
-				cur.WriteRune(rs[i])
-			} else {
-				cur.WriteRune(r)
-			}
-		case r == '\'' || r == '"':
-			quot, in = r, true
-		case r == '\\' && i+1 < len(rs):
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quot != 0 && c == quot:
+			quot = 0
+		case c == '\\' && i+1 < len(s) && quot != '\'':
 			i++
-			cur.WriteRune(rs[i])
-			in = true
-		case r == ' ' || r == '\t' || r == '\n':
-			flush()
+			cur, in = append(cur, s[i]), true
+		case quot != 0:
+			cur = append(cur, c)
+		case c == '\'' || c == '"':
+			quot, in = c, true
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				out = append(out, string(cur))
+				cur, in = cur[:0], false
+			}
 		default:
-			cur.WriteRune(r)
-			in = true
+			cur, in = append(cur, c), true
 		}
 	}
-	flush()
+	if in {
+		out = append(out, string(cur))
+	}
 	return out
 }
