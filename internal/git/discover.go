@@ -74,13 +74,24 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 			return "", false, false // a .git directory that shares another's: git knows
 		}
 	case fi.Mode().IsRegular():
-		var err error
-		if gitdir, err = readPointer(dotgit, "gitdir: ", top); err != nil {
+		data, err := readSmall(dotgit)
+		line, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+		if err != nil || !found || line == "" || strings.ContainsAny(line, "\n\r") {
 			return "", false, false
 		}
-		common = gitdir
-		if c, err := readPointer(filepath.Join(gitdir, "commondir"), "", gitdir); err == nil {
-			common = c
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(top, line)
+		}
+		gitdir, common = filepath.Clean(line), filepath.Clean(line)
+		if data, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
+			c := strings.TrimSpace(string(data))
+			if c == "" || strings.ContainsAny(c, "\n\r") {
+				return "", false, false
+			}
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(gitdir, c)
+			}
+			common = filepath.Clean(c)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return "", false, false
 		}
@@ -170,23 +181,6 @@ func plainConfig(path, gitdir, top string) bool {
 		}
 	}
 	return true
-}
-
-// readPointer reads a file holding one path (a .git file's "gitdir: X", a
-// commondir) after prefix, relative to base.
-func readPointer(path, prefix, base string) (string, error) {
-	data, err := readSmall(path)
-	if err != nil {
-		return "", err
-	}
-	line, found := strings.CutPrefix(strings.TrimSpace(string(data)), prefix)
-	if !found || line == "" || strings.ContainsAny(line, "\n\r") {
-		return "", errors.New(path + ": not a path")
-	}
-	if !filepath.IsAbs(line) {
-		line = filepath.Join(base, line)
-	}
-	return filepath.Clean(line), nil
 }
 
 // readSmall reads a small git file (at most 64 KiB; more is an error).
