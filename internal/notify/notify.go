@@ -73,10 +73,8 @@ type Event struct {
 	Message string        `json:"message,omitempty"`
 	Counts  *state.Counts `json:"counts,omitempty"`
 	Usage   *usage.Spent  `json:"usage,omitempty"`
-	// Spent is the session's loop since it was armed, when known.
-	Spent   *usage.Spent `json:"spent,omitempty"`
-	Project string       `json:"project"`
-	Time    time.Time    `json:"time"`
+	Project string        `json:"project"`
+	Time    time.Time     `json:"time"`
 }
 
 // NewEvent describes one decision's event.
