@@ -46,7 +46,7 @@ const (
 var ourSubcommands = []string{StopHook, PromptHook, SessionHook}
 
 // Skills are the embedded skills (prompts/skills/<name>/SKILL.md) that
-// install writes for the agent; a name prompts does not hold is skipped.
+// install writes for the agent.
 var Skills = []string{"run-tasks", "completion-checklist"}
 
 // Options says what to install where.
@@ -75,8 +75,8 @@ type Options struct {
 	// Trust trusts the installed Codex hooks (nil: no trust step; the
 	// result says what the user must do).
 	Trust func(ctx context.Context, settings string, isOurs func(command string) bool) (TrustReport, error)
-	// ManifestDir holds the install records ("" = $XDG_STATE_HOME/runtasks/
-	// install, else Home/.local/state/runtasks/install).
+	// ManifestDir holds the install records ("" =
+	// Home/.local/state/runtasks/install).
 	ManifestDir string
 }
 
