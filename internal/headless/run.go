@@ -426,16 +426,17 @@ func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error
 	return r.end(ctx, code, dec.Outcome, dec.Why, nil)
 }
 
-var statusOf = map[int]string{
-	ExitComplete: "complete", ExitError: "error", ExitLimit: "limit",
-	ExitNeedsPerson: "needs_person", ExitInterrupted: "interrupted", ExitSetup: "error",
+// ends are each exit status's run.json status and word in the last line.
+var ends = map[int]struct{ status, word string }{
+	ExitComplete: {"complete", "complete"}, ExitError: {"error", "failed"}, ExitLimit: {"limit", "stopped"},
+	ExitNeedsPerson: {"needs_person", "needs a person"}, ExitInterrupted: {"interrupted", "interrupted"}, ExitSetup: {"error", "failed"},
 }
 
 // end records the run's end in run.json (and, for ends the engine did not
 // decide, in the decision log) and prints the last line.
 func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why string, err error) (Result, error) {
 	now := r.o.Now()
-	r.state.Status, r.state.Outcome, r.state.Why = statusOf[code], outcome, why
+	r.state.Status, r.state.Outcome, r.state.Why = ends[code].status, outcome, why
 	r.state.EndedAt, r.state.UpdatedAt = now, now
 	r.state.ExitCode = &code
 	if outcome == OutcomeInterrupted {
@@ -445,10 +446,8 @@ func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why s
 	r.p.Done()
 	res := Result{Code: code, RunID: r.o.RunID, Dir: r.dir, Cycles: len(r.state.Cycles), Outcome: outcome, Why: why,
 		Tally: beads.Tally{Closed: r.state.Closed, Total: r.state.Total}, ClosedThisRun: r.state.Closed - r.state.ClosedAtStart}
-	word := map[int]string{ExitComplete: "complete", ExitError: "failed", ExitLimit: "stopped",
-		ExitNeedsPerson: "needs a person", ExitInterrupted: "interrupted", ExitSetup: "failed"}[code]
 	fmt.Fprintln(r.o.Out, Clean(fmt.Sprintf("runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d",
-		r.epic, word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)))
+		r.epic, ends[code].word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)))
 	return res, err
 }
 
