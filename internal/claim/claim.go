@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/prompts"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Tracker is what a claim asks of beads; *beads.Client implements it.
 type Tracker interface {
-	// Show reads one issue; an unknown id is a beads.KindNotFound error.
-	Show(ctx context.Context, id string) (beads.Issue, error)
+	Shower
 	// ClaimID claims one issue for the actor (bd update --claim): status
 	// in_progress, assignee the actor; idempotent for the same actor.
 	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error)
@@ -229,7 +229,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		return Result{}, &HeldError{Task: is.ID, Holder: is.Assignee, Since: is.StartedAt}
 	}
 	res := Result{Hierarchy: h, Session: r.Session, Actor: r.Actor, ClaimedAt: r.Now.UTC().Truncate(time.Second), Root: r.Root}
-	if err := checkTemplates(r, &res); err != nil {
+	if _, err := renderAll(r, runData(r, &res)); err != nil {
 		return Result{}, err
 	}
 	claimed, err := t.ClaimID(ctx, is.ID, r.Actor)
@@ -255,7 +255,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		res.Again = true
 		res.RunDir, res.ClaimedAt = prior.RunDir, prior.ClaimedAt
 		res.RunID = filepath.Base(prior.RunDir)
-		for _, name := range runFileNames() {
+		for _, name := range prompts.RunFiles {
 			res.Files = append(res.Files, filepath.Join(prior.RunDir, name))
 		}
 		return res, nil
@@ -273,4 +273,52 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// Shower reads one issue; *beads.Client implements it.
+type Shower interface {
+	// Show reads one issue; an unknown id is a beads.KindNotFound error.
+	Show(ctx context.Context, id string) (beads.Issue, error)
+}
+
+// Arm binds session to epic in store, so that its Stop hook drives that
+// epic, after asking beads: an id beads does not know (ErrUnknown) or a
+// closed issue (ErrClosed) arms nothing. Arming again for the same epic
+// keeps the first ArmedAt. It returns the epic as beads has it and the
+// binding as written. The prompt hook (/run-tasks <id>) and runtasks arm
+// both arm through it.
+func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string, now time.Time) (beads.Issue, state.Binding, error) {
+	is, err := t.Show(ctx, epic)
+	if beads.IsKind(err, beads.KindNotFound) {
+		return beads.Issue{}, state.Binding{}, fmt.Errorf("%w %s", ErrUnknown, epic)
+	}
+	if err != nil {
+		return beads.Issue{}, state.Binding{}, err
+	}
+	if is.Status == beads.StatusClosed {
+		return is, state.Binding{}, fmt.Errorf("%s: %w", epic, ErrClosed)
+	}
+	b, err := store.UpdateBinding(session, func(b *state.Binding) error {
+		if b.Epic != epic {
+			b.ArmedAt = now.UTC().Truncate(time.Second)
+		}
+		b.Epic = epic
+		return nil
+	})
+	if err != nil {
+		return is, state.Binding{}, err
+	}
+	return is, b, nil
+}
+
+// ArmFailureText is the context injected when a prompt asked to arm the
+// session and it was not armed.
+func ArmFailureText(epic string, err error) string {
+	switch {
+	case errors.Is(err, ErrUnknown):
+		return fmt.Sprintf("runtasks: session not armed: beads has no issue %s.", epic)
+	case errors.Is(err, ErrClosed):
+		return fmt.Sprintf("runtasks: session not armed: %s is closed.", epic)
+	}
+	return fmt.Sprintf("runtasks: session not armed: %v", err)
 }

@@ -69,10 +69,14 @@ func (r Result) Text() string {
 // FailureText is the context injected when a claim did not happen: the
 // agent (and the user) learn why, and that nothing was changed.
 func FailureText(id string, err error) string {
+	var (
+		epic *EpicError
+		held *HeldError
+	)
 	switch {
-	case isEpic(err):
+	case errors.As(err, &epic):
 		return fmt.Sprintf("runtasks: nothing claimed: %v.", err)
-	case isHeld(err):
+	case errors.As(err, &held):
 		return fmt.Sprintf("runtasks: task not claimed: %v. Nothing was changed; pick another task or ask its holder.", err)
 	case errors.Is(err, ErrUnknown):
 		return fmt.Sprintf("runtasks: task not claimed: beads has no issue %s. Nothing was created.", id)
@@ -80,16 +84,6 @@ func FailureText(id string, err error) string {
 		return fmt.Sprintf("runtasks: task not claimed: %s is closed.", id)
 	}
 	return fmt.Sprintf("runtasks: claiming %s failed: %v", id, err)
-}
-
-func isEpic(err error) bool {
-	var e *EpicError
-	return errors.As(err, &e)
-}
-
-func isHeld(err error) bool {
-	var h *HeldError
-	return errors.As(err, &h)
 }
 
 // ArmText is the context injected when a session is armed for an epic.

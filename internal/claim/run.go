@@ -31,8 +31,6 @@ type RunData struct {
 	ClaimedAt string
 }
 
-func runFileNames() []string { return prompts.RunFiles }
-
 // RunID names a run folder: run-YYYYMMDD-HHMMSS-<task id> (UTC).
 func RunID(task string, at time.Time) string {
 	return "run-" + at.UTC().Format("20060102-150405") + "-" + sanitize(task, 80)
@@ -107,16 +105,18 @@ func runData(r Request, res *Result) RunData {
 	}
 }
 
-// checkTemplates renders every run-folder template once, so that a broken
-// template fails the claim before beads is changed.
-func checkTemplates(r Request, res *Result) error {
-	d := runData(r, res)
-	for _, name := range runFileNames() {
-		if _, err := RenderRunFile(r.Templates, name, d); err != nil {
-			return err
+// renderAll renders every run-folder template. Claim renders them once
+// before it claims, so that a broken template changes nothing in beads.
+func renderAll(r Request, d RunData) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, name := range prompts.RunFiles {
+		b, err := RenderRunFile(r.Templates, name, d)
+		if err != nil {
+			return nil, err
 		}
+		out[name] = b
 	}
-	return nil
+	return out, nil
 }
 
 // writeRun creates the run folder exclusively (a second claim in the same
@@ -129,33 +129,26 @@ func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	if err := state.MkdirIgnored(parent); err != nil {
 		return state.ClaimedRun{}, err
 	}
-	dir, id := "", ""
-	for i := 1; ; i++ {
-		id = base
-		if i > 1 {
-			id = fmt.Sprintf("%s-%d", base, i)
-		}
-		dir = filepath.Join(parent, id)
-		err := os.Mkdir(dir, 0o755)
+	id := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(filepath.Join(parent, id), 0o755)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, fs.ErrExist) || i > 100 {
+		if !errors.Is(err, fs.ErrExist) || i > 101 {
 			return state.ClaimedRun{}, err
 		}
+		id = fmt.Sprintf("%s-%d", base, i)
 	}
+	dir := filepath.Join(parent, id)
 	d.RunID = id
-	contents := make(map[string][]byte)
-	for _, name := range runFileNames() {
-		b, err := RenderRunFile(r.Templates, name, d)
-		if err != nil {
-			os.RemoveAll(dir)
-			return state.ClaimedRun{}, err
-		}
-		contents[name] = b
+	contents, err := renderAll(r, d)
+	if err != nil {
+		os.RemoveAll(dir)
+		return state.ClaimedRun{}, err
 	}
 	res.RunID, res.RunDir, res.Files = id, dir, nil
-	for _, name := range runFileNames() {
+	for _, name := range prompts.RunFiles {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, contents[name], 0o644); err != nil {
 			return state.ClaimedRun{}, err

@@ -11,17 +11,12 @@ import (
 // Worktree is one entry of `git worktree list --porcelain`.
 type Worktree struct {
 	// Path is the worktree's directory as git prints it (absolute).
-	Path string `json:"path"`
-	// Head is the checked-out commit.
-	Head string `json:"head,omitempty"`
+	Path string
 	// Branch is the checked-out branch without refs/heads/; empty when
 	// detached or bare.
-	Branch   string `json:"branch,omitempty"`
-	Bare     bool   `json:"bare,omitempty"`
-	Detached bool   `json:"detached,omitempty"`
-	Locked   bool   `json:"locked,omitempty"`
+	Branch string
 	// Prunable is set when git knows the worktree's directory is gone.
-	Prunable bool `json:"prunable,omitempty"`
+	Prunable bool
 }
 
 // Worktrees lists the repository's worktrees, the main one first.
@@ -34,53 +29,24 @@ func (r Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 }
 
 // ParseWorktrees decodes `git worktree list --porcelain -z` output: NUL-
-// terminated attribute lines, an empty one ending each worktree. Output
-// without -z (newline-terminated) is accepted too.
+// terminated attribute lines, an empty one ending each worktree.
 func ParseWorktrees(out []byte) []Worktree {
-	sep := "\x00"
-	if !strings.Contains(string(out), sep) {
-		sep = "\n"
-	}
-	var (
-		list []Worktree
-		cur  *Worktree
-	)
-	for _, line := range strings.Split(string(out), sep) {
-		if line == "" {
-			if cur != nil {
-				list = append(list, *cur)
-				cur = nil
-			}
-			continue
-		}
+	var list []Worktree
+	for _, line := range strings.Split(string(out), "\x00") {
 		key, val, _ := strings.Cut(line, " ")
 		if key == "worktree" {
-			if cur != nil {
-				list = append(list, *cur)
-			}
-			cur = &Worktree{Path: val}
+			list = append(list, Worktree{Path: val})
 			continue
 		}
-		if cur == nil {
+		if len(list) == 0 {
 			continue
 		}
-		switch key {
-		case "HEAD":
-			cur.Head = val
+		switch cur := &list[len(list)-1]; key {
 		case "branch":
 			cur.Branch = strings.TrimPrefix(val, "refs/heads/")
-		case "bare":
-			cur.Bare = true
-		case "detached":
-			cur.Detached = true
-		case "locked":
-			cur.Locked = true
 		case "prunable":
 			cur.Prunable = true
 		}
-	}
-	if cur != nil {
-		list = append(list, *cur)
 	}
 	return list
 }

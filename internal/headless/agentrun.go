@@ -2,6 +2,7 @@ package headless
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,46 @@ import (
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
+// Agents runtasks run can drive.
+const (
+	AgentClaude = "claude"
+	AgentCodex  = "codex"
+)
+
+// Session modes (run.session).
+const (
+	SessionFresh  = "fresh"
+	SessionResume = "resume"
+)
+
+// Command is the argument list (without the binary) that starts one
+// non-interactive agent run with prompt. resumeID is the session to
+// continue ("" = a fresh session); only Codex resumes. extra are the user's
+// arguments (after -- on the command line).
+//
+// The prompt is data: it comes after "--", so a prompt that starts with
+// "-" or "---" (a YAML front matter, a list) is never read as an option,
+// and a variadic option in extra (--allowedTools A B) cannot swallow it.
+//
+//	claude -p --output-format stream-json --verbose EXTRA… -- PROMPT
+//	codex exec --json EXTRA… -- PROMPT
+//	codex exec --json EXTRA… resume SESSION_ID -- PROMPT
+func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
+	switch agent {
+	case AgentClaude:
+		args := []string{"-p", "--output-format", "stream-json", "--verbose"}
+		args = append(args, extra...)
+		return append(args, "--", prompt), nil
+	case AgentCodex:
+		args := append([]string{"exec", "--json"}, extra...)
+		if resumeID != "" {
+			args = append(args, "resume", resumeID)
+		}
+		return append(args, "--", prompt), nil
+	}
+	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
+}
+
 // MaxLine is the longest line of an agent's event stream that is parsed
 // (8 MiB). A longer line is kept in the cycle's log, not parsed: it is
 // skipped with one warning per cycle, so runtasks' memory stays flat
@@ -27,14 +68,11 @@ const MaxLine = 8 << 20
 const lingerAfterExit = 2 * time.Second
 
 // runAgent starts one agent run in its own process group, follows its event
-// stream and waits for it.
-//
-// When ctx ends (Ctrl-C, SIGTERM, SIGHUP, --max-duration) the whole group
-// gets SIGINT, then SIGKILL after Grace; a closed Options.Kill (a second
-// Ctrl-C) kills it at once. When the agent exits, whatever it left in its
-// group (a server, `sleep 600 &`) gets SIGTERM, then SIGKILL; the stream is
-// closed even when a process outside the group still holds it. runAgent
-// returns within Grace and about a second of ctx's end.
+// stream and waits for it (supervise says how it is stopped). When the
+// agent exits, whatever it left in its group (a server, `sleep 600 &`) gets
+// SIGTERM, then SIGKILL; the stream is closed even when a process outside
+// the group still holds it. It returns within Grace and about a second of
+// ctx's end.
 func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID string) (CycleRecord, Summary, error) {
 	name := fmt.Sprintf("cycle-%03d", cycle)
 	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}
@@ -117,7 +155,15 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 		return rec, sum, nil // the caller reports the interrupt or the deadline
 	}
 	if waitErr != nil {
-		return rec, sum, fmt.Errorf("%s exited with %v%s", r.agent, waitErr, r.errTail(sum, stderr.Name()))
+		tail := sum.Error
+		if tail == "" { // the last line of its stderr
+			s := strings.TrimSpace(string(readTail(stderr.Name(), 4096)))
+			tail = s[strings.LastIndexByte(s, '\n')+1:]
+		}
+		if tail != "" {
+			tail = ": " + oneLine(tail, 300)
+		}
+		return rec, sum, fmt.Errorf("%s exited with %v%s", r.agent, waitErr, tail)
 	}
 	if sum.Error != "" {
 		return rec, sum, fmt.Errorf("%s reported an error: %s", r.agent, sum.Error)
@@ -171,40 +217,32 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 // (one warning per cycle); memory stays bounded by MaxLine.
 func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Summary) {
 	br := bufio.NewReaderSize(src, 64<<10)
-	var (
-		line     []byte
-		skipping bool
-		skipped  int
-		warned   bool
-		lastNL   = true
-	)
+	var line []byte
+	skipped, warned, lastNL := 0, false, true // skipped: the bytes of a line over MaxLine
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
 			log.Write(chunk)
 			lastNL = chunk[len(chunk)-1] == '\n'
 		}
-		if !skipping && len(line)+len(chunk) > MaxLine {
-			skipping, skipped = true, len(line)
-			line = nil
-		}
-		if skipping {
-			skipped += len(chunk)
-		} else {
+		if skipped == 0 && len(line)+len(chunk) <= MaxLine {
 			line = append(line, chunk...)
+		} else {
+			skipped += len(line) + len(chunk)
+			line = line[:0]
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		switch {
-		case skipping:
+		case skipped > 0:
 			sum.BadLines++
 			if !warned {
 				warned = true
 				r.log.Warn("skipped an agent event longer than the line cap (kept in the cycle log)", "bytes", skipped, "cap", MaxLine)
 			}
-			skipping = false
-		case len(strings.TrimSpace(string(line))) > 0:
+			skipped = 0
+		case len(bytes.TrimSpace(line)) > 0:
 			ev, perr := parse(line)
 			if perr != nil {
 				sum.BadLines++
@@ -228,26 +266,14 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 	}
 }
 
-// createLog creates a cycle log, readable by its owner only: it holds what
-// the agent's tools printed.
+// createLog creates a cycle log, readable by its owner only (it holds what
+// the agent's tools printed).
 func createLog(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
 	}
 	return f, nil
-}
-
-func (r *runner) errTail(sum Summary, stderrPath string) string {
-	if sum.Error != "" {
-		return ": " + oneLine(sum.Error, 300)
-	}
-	b := readTail(stderrPath, 4096)
-	if s := strings.TrimSpace(string(b)); s != "" {
-		lines := strings.Split(s, "\n")
-		return ": " + oneLine(lines[len(lines)-1], 300)
-	}
-	return ""
 }
 
 // readTail reads at most the last n bytes of a file.

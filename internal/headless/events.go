@@ -109,15 +109,10 @@ type claudeLine struct {
 	Message   struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
-	// result
-	IsError bool     `json:"is_error"`
-	Result  string   `json:"result"`
-	NumTurn int      `json:"num_turns"`
-	Errors  []string `json:"errors"`
-	// system/hook_started, hook_response
-	HookName string `json:"hook_name"`
-	// system/notification
-	Text string `json:"text"`
+	IsError  bool     `json:"is_error"` // result
+	Result   string   `json:"result"`
+	Errors   []string `json:"errors"`
+	HookName string   `json:"hook_name"` // system/hook_started
 	// result: tokens by model
 	ModelUsage map[string]struct {
 		InputTokens              int64 `json:"inputTokens"`
@@ -278,10 +273,8 @@ type codexItem struct {
 	Message  string `json:"message"`
 	Command  string `json:"command"`
 	ExitCode *int   `json:"exit_code"`
-	Status   string `json:"status"`
 	Changes  []struct {
 		Path string `json:"path"`
-		Kind string `json:"kind"`
 	} `json:"changes"`
 	Server string `json:"server"`
 	Tool   string `json:"tool"`
@@ -398,9 +391,6 @@ func oneLine(s string, n int) string {
 // tab, and bidirectional overrides. Whatever runtasks prints that an agent,
 // a task title or bd wrote goes through it, on a terminal and in plain mode.
 func Clean(s string) string {
-	if isPlain(s) {
-		return s
-	}
 	s = ansi.Strip(s)
 	return strings.Map(func(r rune) rune {
 		switch {
@@ -413,15 +403,4 @@ func Clean(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// isPlain reports whether s is printable ASCII (and newlines, tabs): the
-// common case, left as it is.
-func isPlain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -61,10 +62,7 @@ type progress struct {
 
 // Elapsed formats a duration as m:ss or h:mm:ss.
 func Elapsed(d time.Duration) string {
-	s := int(d.Round(time.Second) / time.Second)
-	if s < 0 {
-		s = 0
-	}
+	s := max(int(d.Round(time.Second)/time.Second), 0)
 	if s >= 3600 {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 	}
@@ -76,10 +74,7 @@ func Bar(done, total, width int) string {
 	if total <= 0 {
 		return "[" + strings.Repeat("-", width) + "]"
 	}
-	n := done * width / total
-	if n > width {
-		n = width
-	}
+	n := min(done*width/total, width)
 	return "[" + strings.Repeat("#", n) + strings.Repeat("-", width-n) + "]"
 }
 
@@ -91,9 +86,10 @@ func (p *progress) tally() string {
 	return fmt.Sprintf("%d/%d closed (%+d this run)", p.closed, p.total, p.closed-p.closedAtStart)
 }
 
-func (p *progress) cols() int {
-	if p.width != nil {
-		if w := p.width(); w > 0 {
+// cols is the terminal's width now (DefaultWidth when width does not say).
+func cols(width func() int) int {
+	if width != nil {
+		if w := width(); w > 0 {
 			return w
 		}
 	}
@@ -103,7 +99,7 @@ func (p *progress) cols() int {
 // status is the live line on a terminal, cut to cols-1 columns (the last
 // column stays free: some terminals wrap on writing it).
 func (p *progress) status() string {
-	cols := p.cols()
+	cols := cols(p.width)
 	bar := 20
 	if cols < 100 {
 		bar = 10
@@ -117,15 +113,7 @@ func (p *progress) status() string {
 
 // Fit cuts a one-line, clean s to at most cols terminal columns (wide
 // characters count two), ending it with "…" when cut.
-func Fit(s string, cols int) string {
-	if cols <= 0 {
-		return ""
-	}
-	if ansi.StringWidth(s) <= cols {
-		return s
-	}
-	return ansi.Truncate(s, cols, "…")
-}
+func Fit(s string, cols int) string { return ansi.Truncate(s, cols, "…") }
 
 func (p *progress) clear() {
 	if p.tty && p.drawn {
@@ -212,4 +200,78 @@ func (p *progress) currentAction() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.action
+}
+
+// screen shows the workers of a run: on a terminal one live line per
+// worker, redrawn in place (its latest line, cut to the width); elsewhere
+// every line, prefixed with its worker ("w2 …").
+type screen struct {
+	mu    sync.Mutex
+	out   io.Writer
+	tty   bool
+	width func() int
+	lines []string
+	part  [][]byte // a worker's unfinished line
+	drawn bool
+}
+
+func newScreen(out io.Writer, tty bool, n int, width func() int) *screen {
+	return &screen{out: out, tty: tty, width: width, lines: make([]string, n), part: make([][]byte, n)}
+}
+
+// slot is worker i's writer.
+func (s *screen) slot(i int) io.Writer { return slotWriter{s, i} }
+
+type slotWriter struct {
+	s *screen
+	i int
+}
+
+func (w slotWriter) Write(p []byte) (int, error) {
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf := append(s.part[w.i], p...)
+	for {
+		nl := bytes.IndexByte(buf, '\n')
+		if nl < 0 {
+			break
+		}
+		line := Clean(string(buf[:nl]))
+		buf = buf[nl+1:]
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		s.lines[w.i] = line
+		if !s.tty {
+			fmt.Fprintf(s.out, "w%d %s\n", w.i+1, line)
+		}
+	}
+	s.part[w.i] = append([]byte(nil), buf...)
+	if s.tty {
+		s.redraw()
+	}
+	return len(p), nil
+}
+
+func (s *screen) redraw() {
+	cols := cols(s.width)
+	var b strings.Builder
+	if s.drawn {
+		fmt.Fprintf(&b, "\x1b[%dA", len(s.lines))
+	}
+	for i, l := range s.lines {
+		b.WriteString("\r\x1b[K" + Fit(fmt.Sprintf("w%d %s", i+1, l), cols-1) + "\n")
+	}
+	io.WriteString(s.out, b.String())
+	s.drawn = true
+}
+
+// done leaves the last lines on the terminal.
+func (s *screen) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tty && !s.drawn {
+		s.redraw()
+	}
 }

@@ -158,37 +158,28 @@ type runner struct {
 	dir    string
 	p      *progress
 	log    *log.Logger
-	// parent is Run's ctx (an interrupt), the agent's ctx may end earlier
+	// parent is Run's ctx (an interrupt); the agent's may end earlier
 	// (--max-duration).
-	parent context.Context
-	// agentRunning is set while an agent runs (the live line's tally
-	// refresh runs only then).
-	agentRunning atomic.Bool
-	// usage is the last agent run's token usage, for its decision.
-	usage usage.Usage
-	// workDir is where the agent runs ("" = the project root); a worker's
-	// task worktree.
-	workDir string
-	// stopWhy, when set, says why the agent's context ended other than an
-	// interrupt or --max-duration (a worker's lease lost).
+	parent       context.Context
+	agentRunning atomic.Bool // the live line's tally is refreshed only then
+	usage        usage.Usage // the last agent run's, for its decision
+	workDir      string      // where the agent runs ("" = the project root)
+	// stopWhy says why the agent's context ended when it is neither an
+	// interrupt nor --max-duration (a worker's lease lost).
 	stopWhy atomic.Value
 }
 
 // Run drives the epic until the engine ends the loop, the budget is spent,
-// the agent fails or ctx is cancelled (Ctrl-C). The error is non-nil only
-// with Code ExitError; every end is recorded in run.json and the decision
-// log.
+// the agent fails or ctx is cancelled (Ctrl-C). Every end is recorded in
+// run.json and the decision log.
 func Run(ctx context.Context, o Options) (Result, error) {
 	r, err := newRunner(o)
-	if err != nil {
-		// The configuration, the flags or the agent's binary: nothing ran.
+	if err != nil { // nothing ran
 		return Result{Code: ExitSetup}, err
 	}
 	return r.run(ctx)
 }
 
-// withDefaults fills what the caller left unset: the clock, where the
-// progress and the log go, the agent's grace and the live tally's period.
 func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -268,18 +259,17 @@ func newRunner(o Options) (*runner, error) {
 		return nil, err
 	}
 	r.store = &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { r.log.Warn(msg) }}
-	r.state = RunState{RunID: o.RunID, Epic: r.epic, Agent: r.agent, SessionMode: cfg.Run.Session,
+	r.state = RunState{RunID: o.RunID, Epic: r.epic, Agent: r.agent, SessionMode: cfg.Run.Session, PID: os.Getpid(),
 		EngineSession: engineSession, Status: "running", MaxCycles: r.max, StartedAt: o.Now(), Cycles: []CycleRecord{}}
 	if o.MaxDuration > 0 {
 		r.state.MaxDuration = o.MaxDuration.String()
 	}
-	r.state.PID = os.Getpid()
 	r.p = &progress{out: o.Out, tty: o.TTY, now: o.Now, start: r.state.StartedAt, max: r.max, width: o.Width}
 	return r, nil
 }
 
 // taken is the error for a run id whose folder exists.
-func (r *runner) taken() error { return &takenError{id: r.o.RunID, dir: r.relDir()} }
+func (r *runner) taken() error { return &takenError{id: r.o.RunID, dir: relTo(r.cfg.Root, r.dir)} }
 
 // takenError is a run id an earlier run holds: a usage error.
 type takenError struct{ id, dir string }
@@ -325,7 +315,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
 	r.p.closedAtStart = t.Closed
 	r.p.Tally(t.Closed, t.Total)
-	r.p.Printf("runtasks run: epic %s · %s · up to %d cycles%s · log %s", r.epic, r.agent, r.max, r.durationNote(), r.relDir())
+	limit := fmt.Sprintf("up to %d cycles", r.max)
+	if r.o.MaxDuration > 0 {
+		limit += " or " + r.o.MaxDuration.String()
+	}
+	r.p.Printf("runtasks run: epic %s · %s · %s · log %s", r.epic, r.agent, limit, relTo(r.cfg.Root, r.dir))
 
 	// Nothing left: the engine says so without starting an agent. It is
 	// asked without counting a cycle first (a dry run); only an end is
@@ -350,7 +344,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	defer cancel()
 	defer r.ticker(ctx)()
 
-	prompt, resumeID, rearm := r.prompt, "", false
+	prompt, resumeID, how := r.prompt, "", 0
 	for cycle := 1; ; cycle++ {
 		r.p.Cycle(cycle)
 		rec, sum, runErr := r.runAgent(runCtx, cycle, prompt, resumeID)
@@ -371,16 +365,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			return r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", cycle, runErr))
 		}
 
-		how := 0
-		if rearm {
-			how = decideRearm
-		}
 		if sum.Usage != nil {
 			r.usage = *sum.Usage
 		}
 		dec, err := r.decide(ctx, sum.FinalMessage, how)
-		r.usage = usage.Usage{}
-		rearm = false
+		r.usage, how = usage.Usage{}, 0
 		if ctx.Err() != nil {
 			// Ctrl-C while beads was read: the decision is not to be trusted.
 			r.tally(ctx, last)
@@ -416,7 +405,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 					fmt.Sprintf("max cycles reached (%d/%d) after a checkpoint", cycle, r.max), nil)
 			}
 			// The engine ended the loop; this driver goes on with it.
-			prompt, resumeID, rearm = r.prompt, "", true
+			prompt, resumeID, how = r.prompt, "", decideRearm
 			r.save()
 		default:
 			return r.finish(ctx, dec)
@@ -437,16 +426,17 @@ func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error
 	return r.end(ctx, code, dec.Outcome, dec.Why, nil)
 }
 
-var statusOf = map[int]string{
-	ExitComplete: "complete", ExitError: "error", ExitLimit: "limit",
-	ExitNeedsPerson: "needs_person", ExitInterrupted: "interrupted", ExitSetup: "error",
+// ends are each exit status's run.json status and word in the last line.
+var ends = map[int]struct{ status, word string }{
+	ExitComplete: {"complete", "complete"}, ExitError: {"error", "failed"}, ExitLimit: {"limit", "stopped"},
+	ExitNeedsPerson: {"needs_person", "needs a person"}, ExitInterrupted: {"interrupted", "interrupted"}, ExitSetup: {"error", "failed"},
 }
 
 // end records the run's end in run.json (and, for ends the engine did not
 // decide, in the decision log) and prints the last line.
 func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why string, err error) (Result, error) {
 	now := r.o.Now()
-	r.state.Status, r.state.Outcome, r.state.Why = statusOf[code], outcome, why
+	r.state.Status, r.state.Outcome, r.state.Why = ends[code].status, outcome, why
 	r.state.EndedAt, r.state.UpdatedAt = now, now
 	r.state.ExitCode = &code
 	if outcome == OutcomeInterrupted {
@@ -456,10 +446,8 @@ func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why s
 	r.p.Done()
 	res := Result{Code: code, RunID: r.o.RunID, Dir: r.dir, Cycles: len(r.state.Cycles), Outcome: outcome, Why: why,
 		Tally: beads.Tally{Closed: r.state.Closed, Total: r.state.Total}, ClosedThisRun: r.state.Closed - r.state.ClosedAtStart}
-	word := map[int]string{ExitComplete: "complete", ExitError: "failed", ExitLimit: "stopped",
-		ExitNeedsPerson: "needs a person", ExitInterrupted: "interrupted", ExitSetup: "failed"}[code]
 	fmt.Fprintln(r.o.Out, Clean(fmt.Sprintf("runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d",
-		r.epic, word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)))
+		r.epic, ends[code].word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)))
 	return res, err
 }
 
@@ -469,10 +457,8 @@ const (
 	decideDryRun             // judge without recording or counting
 )
 
-// decide ends a cycle through the stop transaction every entry point
-// shares (orchestrator's Stop), under the run's engine session and with the
-// stop hook's ports: what is ready under the epic is the hook's answer
-// (beads.Client.Ready), asked the same way.
+// decide ends a cycle through engine.Stop, the stop hook's transaction,
+// under the run's engine session and with the stop hook's ports.
 func (r *runner) decide(ctx context.Context, final string, how int) (engine.Decision, error) {
 	ports := r.o.Ports
 	if ports.Beads == nil {
@@ -531,18 +517,4 @@ func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 		r.p.Tally(t.Closed, t.Total)
 	}
 	c.Closed, c.Total = r.state.Closed, r.state.Total
-}
-
-func (r *runner) durationNote() string {
-	if r.o.MaxDuration > 0 {
-		return " or " + r.o.MaxDuration.String()
-	}
-	return ""
-}
-
-func (r *runner) relDir() string {
-	if rel, err := filepath.Rel(r.cfg.Root, r.dir); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return r.dir
 }

@@ -19,24 +19,16 @@ import (
 // RunFile is the name of a run's record in its folder.
 const RunFile = "run.json"
 
-// save writes run.json atomically (write, then rename).
+// save writes run.json atomically (a temp file renamed over it).
 func (r *runner) save() {
 	r.state.UpdatedAt = r.o.Now()
-	if err := writeJSON(filepath.Join(r.dir, RunFile), r.state); err != nil {
-		r.log.Warn("run record", "err", err)
+	b, err := json.MarshalIndent(r.state, "", "  ")
+	if err == nil {
+		err = renameio.WriteFile(filepath.Join(r.dir, RunFile), append(b, '\n'), 0o600, renameio.WithStaticPermissions(0o600))
 	}
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		r.log.Warn("run record", "err", fmt.Errorf("run record: %w", err))
 	}
-	// Whole or not at all: a temp file renamed over the record.
-	if err := renameio.WriteFile(path, append(b, '\n'), 0o600, renameio.WithStaticPermissions(0o600)); err != nil {
-		return fmt.Errorf("run record: %w", err)
-	}
-	return nil
 }
 
 // ReadRun reads a run's record from its folder.

@@ -277,12 +277,7 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 	if err != nil {
 		return nil, err
 	}
-	var inProgress []beads.Issue
-	for _, is := range sub {
-		if is.Status == beads.StatusInProgress {
-			inProgress = append(inProgress, is)
-		}
-	}
+	inProgress := slices.DeleteFunc(sub, func(is beads.Issue) bool { return is.Status != beads.StatusInProgress })
 	if len(inProgress) > 0 {
 		wts, _ := w.repo.Worktrees(ctx)
 		// The stop hook's stuck rule decides what is stuck; bd reclaim
@@ -308,12 +303,7 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cands []beads.Issue
-	for _, is := range ready {
-		if is.IssueType != beads.TypeEpic {
-			cands = append(cands, is)
-		}
-	}
+	cands := slices.DeleteFunc(ready, func(is beads.Issue) bool { return is.IssueType == beads.TypeEpic })
 	// Workers start at different places in the list, so that they seldom
 	// race for the same task.
 	for k := range cands {

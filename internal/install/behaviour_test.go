@@ -284,7 +284,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 // the new content, and after the next run no temporary file is left.
 func TestKillAtEveryPoint(t *testing.T) {
 	self, _ := os.Executable()
-	for _, point := range []string{"record", "written", "linked", "backup", "renamed"} {
+	for _, point := range []string{"record", "written", "backup", "renamed"} {
 		t.Run(point, func(t *testing.T) {
 			o := opts(t, hook.Claude)
 			seed := seeds[hook.Claude]
@@ -306,7 +306,7 @@ func TestKillAtEveryPoint(t *testing.T) {
 			if b, err := os.ReadFile(settings + ".runtasks.bak"); err == nil && string(b) != seed {
 				t.Errorf("backup holds %q", b)
 			}
-			// Only a kill between link and rename leaves the temporary
+			// Only a kill between write and rename leaves the temporary
 			// file (the next run removes it).
 			strays := func() []string {
 				var out []string
@@ -318,7 +318,7 @@ func TestKillAtEveryPoint(t *testing.T) {
 				})
 				return out
 			}
-			if n := len(strays()); (n > 0) != (point == "linked") {
+			if n := len(strays()); (n > 0) != (point == "written") {
 				t.Errorf("after a kill at %s: temporary files %v", point, strays())
 			}
 			// The next run finishes the job and leaves no stray file.

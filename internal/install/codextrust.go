@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -34,7 +33,6 @@ type CodexTrust struct {
 // codexHook is one item of hooks/list's answer.
 type codexHook struct {
 	Key         string `json:"key"`
-	EventName   string `json:"eventName"`
 	Command     string `json:"command"`
 	IsManaged   bool   `json:"isManaged"`
 	TrustStatus string `json:"trustStatus"`
@@ -65,7 +63,6 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	if err != nil {
 		return rep, err
 	}
-	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {
 		return rep, fmt.Errorf("start codex app-server: %w", err)
 	}
@@ -83,11 +80,7 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	}()
 
 	rd := bufio.NewReaderSize(stdout, 1<<20)
-	send := func(v any) error {
-		b, _ := json.Marshal(v)
-		_, err := stdin.Write(append(b, '\n'))
-		return err
-	}
+	send := json.NewEncoder(stdin).Encode
 	// call sends a request and waits for its response, skipping
 	// notifications and server requests.
 	call := func(id int, method string, params any) (json.RawMessage, error) {
@@ -180,45 +173,36 @@ func keyInFile(key, settings string) bool {
 		}
 		key = key[:i]
 	}
-	return filepath.Clean(key) == filepath.Clean(settings) || sameFile(key, settings)
-}
-
-func sameFile(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
+	if filepath.Clean(key) == filepath.Clean(settings) {
+		return true
+	}
+	rk, err1 := filepath.EvalSymlinks(key)
+	rs, err2 := filepath.EvalSymlinks(settings)
+	return err1 == nil && err2 == nil && rk == rs
 }
 
 // collectHooks finds every object with key and trustStatus in a
 // hooks/list result, whatever its nesting (per-cwd entries, each with
 // hooks[]).
 func collectHooks(raw json.RawMessage, out *[]codexHook) {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return
-	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch t := v.(type) {
-		case map[string]any:
-			if _, ok := t["key"].(string); ok {
-				if _, ok := t["trustStatus"]; ok {
-					b, _ := json.Marshal(t)
-					var h codexHook
-					if json.Unmarshal(b, &h) == nil {
-						*out = append(*out, h)
-					}
-					return
-				}
-			}
-			for _, e := range t {
-				walk(e)
-			}
-		case []any:
-			for _, e := range t {
-				walk(e)
-			}
+	var (
+		list []json.RawMessage
+		obj  map[string]json.RawMessage
+		h    codexHook
+	)
+	switch {
+	case json.Unmarshal(raw, &list) == nil:
+		for _, e := range list {
+			collectHooks(e, out)
+		}
+	case json.Unmarshal(raw, &obj) != nil:
+	case obj["key"] != nil && obj["trustStatus"] != nil:
+		if json.Unmarshal(raw, &h) == nil {
+			*out = append(*out, h)
+		}
+	default:
+		for _, e := range obj {
+			collectHooks(e, out)
 		}
 	}
-	walk(v)
 }

@@ -11,13 +11,6 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// The settings file is edited as a HuJSON syntax tree (github.com/tailscale/
-// hujson): every byte install does not add stays where it was, comments,
-// key order, indentation and trailing commas included. What install adds
-// is written in the file's own style (indent unit, one line or many), and
-// what it adds is recorded (settingsRecord) so that uninstall takes out
-// exactly that and gives the file back byte for byte.
-
 // settingsRecord is what install wrote into one settings file.
 type settingsRecord struct {
 	Agent string `json:"agent"`
@@ -60,13 +53,6 @@ type wantEntry struct {
 	value any // marshals to the entry (ordered: see ordered)
 }
 
-// wantScalar is a top-level member install adds when it is missing
-// (Cursor's "version": 1).
-type wantScalar struct {
-	name  string
-	value any
-}
-
 // ordered is a JSON object that marshals its keys in order.
 type ordered []kv
 
@@ -76,26 +62,19 @@ type kv struct {
 }
 
 func (o ordered) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := []byte{'{'}
 	for i, e := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := marshal(e.k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
+		k, _ := marshal(e.k)
 		v, err := marshal(e.v)
 		if err != nil {
 			return nil, err
 		}
-		b.Write(v)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, k...), ':'), v...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // marshal is json.Marshal without HTML escaping (commands hold & and <).
@@ -131,20 +110,12 @@ func (e *shapeError) Error() string {
 	return fmt.Sprintf("line %d: %q is %s, want %s", e.line, e.key, kindName(e.got), e.want)
 }
 
+var kindNames = map[hujson.Kind]string{'n': "null", 't': "a boolean", 'f': "a boolean", '"': "a string",
+	'0': "a number", '{': "an object", '[': "a list"}
+
 func kindName(k hujson.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	case '[':
-		return "a list"
+	if s, ok := kindNames[k]; ok {
+		return s
 	}
 	return "a value"
 }
@@ -186,10 +157,7 @@ func lineAt(b []byte, off int) int {
 // first level of nesting), or two spaces.
 func indentUnit(b []byte) string {
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		n := 0
-		for n < len(line) && (line[n] == ' ' || line[n] == '\t') {
-			n++
-		}
+		n := len(leadingSpace(line))
 		if n > 0 && n < len(line) && line[n] != '\r' {
 			if line[0] == '\t' {
 				return "\t"
@@ -204,13 +172,11 @@ func indentUnit(b []byte) string {
 // the original bytes.
 func (d *doc) lineIndent(off int) string {
 	off = min(max(off, 0), len(d.src))
-	start := bytes.LastIndexByte(d.src[:off], '\n') + 1
-	end := start
-	for end < len(d.src) && (d.src[end] == ' ' || d.src[end] == '\t') {
-		end++
-	}
-	return string(d.src[start:end])
+	return string(leadingSpace(d.src[bytes.LastIndexByte(d.src[:off], '\n')+1:]))
 }
+
+// leadingSpace is b's leading run of spaces and tabs.
+func leadingSpace(b []byte) []byte { return b[:len(b)-len(bytes.TrimLeft(b, " \t"))] }
 
 func (d *doc) pack() []byte { return d.root.Pack() }
 
@@ -287,11 +253,7 @@ func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string
 		}
 		return "\n", true, ""
 	}
-	n := 0
-	for n < len(before) && (before[n] == ' ' || before[n] == '\t') {
-		n++
-	}
-	return string(before[:n]), false, ""
+	return string(leadingSpace(before)), false, ""
 }
 
 // appendElement adds x at the end of arr (the value at path) in the
@@ -299,11 +261,9 @@ func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string
 func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) error {
 	arr := v.Value.(*hujson.Array)
 	var (
-		before    string
-		ind       string
-		multiline bool
+		before, ind        string
+		multiline, oneLine bool
 	)
-	oneLine := false
 	if n := len(arr.Elements); n > 0 {
 		last := arr.Elements[n-1]
 		before, multiline, ind = siblingStyle(last.BeforeExtra)
@@ -312,10 +272,7 @@ func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settings
 			oneLine = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
 		}
 	} else {
-		ind, multiline = d.emptyContainer(v, path, rec)
-		if multiline {
-			before = "\n" + ind
-		}
+		before, ind, multiline = d.emptyContainer(v, path, rec)
 	}
 	nv, err := d.newValue(x, ind, !multiline || oneLine)
 	if err != nil {
@@ -323,15 +280,20 @@ func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settings
 	}
 	nv.BeforeExtra = hujson.Extra(before)
 	if n := len(arr.Elements); n > 0 {
-		last := &arr.Elements[n-1]
-		if last.AfterExtra != nil {
-			nv.AfterExtra = hujson.Extra{} // keep the trailing comma
-		} else {
-			last.AfterExtra = hujson.Extra{}
-		}
+		followComma(&arr.Elements[n-1], &nv)
 	}
 	arr.Elements = append(arr.Elements, nv)
 	return nil
+}
+
+// followComma puts nv after last: nv takes over last's trailing comma (a
+// non-nil AfterExtra), or last gets the comma between them.
+func followComma(last, nv *hujson.Value) {
+	if last.AfterExtra != nil {
+		nv.AfterExtra = hujson.Extra{}
+	} else {
+		last.AfterExtra = hujson.Extra{}
+	}
 }
 
 // appendMember adds "name": x at the end of the object at path.
@@ -349,13 +311,8 @@ func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, r
 		if vb := last.Value.BeforeExtra; !bytes.ContainsAny(vb, "\n/") {
 			colon = string(vb)
 		}
-	} else {
-		ind, multiline = d.emptyContainer(v, path, rec)
-		if multiline {
-			before = "\n" + ind
-		} else {
-			colon = ""
-		}
+	} else if before, ind, multiline = d.emptyContainer(v, path, rec); !multiline {
+		colon = ""
 	}
 	nv, err := d.newValue(x, ind, !multiline)
 	if err != nil {
@@ -365,31 +322,21 @@ func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, r
 	key, _ := marshal(name)
 	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(key)}, Value: nv}
 	if n := len(obj.Members); n > 0 {
-		last := &obj.Members[n-1].Value
-		if last.AfterExtra != nil {
-			m.Value.AfterExtra = hujson.Extra{}
-		} else {
-			last.AfterExtra = hujson.Extra{}
-		}
+		followComma(&obj.Members[n-1].Value, &m.Value)
 	}
 	obj.Members = append(obj.Members, m)
 	return nil
 }
 
 // emptyContainer prepares an empty object or array for its first element:
-// the indentation of that element and whether it goes on its own line. The
-// closing bracket moves to its own line; the whitespace it had is recorded.
-func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (string, bool) {
+// the whitespace before that element, its indentation and whether it goes
+// on its own line. The closing bracket moves to its own line; the
+// whitespace it had is recorded.
+func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (before, ind string, multiline bool) {
 	if d.compact {
-		return "", false
+		return "", "", false
 	}
-	var after *hujson.Extra
-	switch c := v.Value.(type) {
-	case *hujson.Object:
-		after = &c.AfterExtra
-	case *hujson.Array:
-		after = &c.AfterExtra
-	}
+	after := closing(v)
 	outer := d.lineIndent(v.StartOffset)
 	if !slices.ContainsFunc(rec.Restore, func(r restoreExtra) bool { return slices.Equal(r.Path, path) }) {
 		rec.Restore = append(rec.Restore, restoreExtra{Path: slices.Clone(path), Extra: string(*after)})
@@ -398,7 +345,7 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	if !bytes.HasSuffix(trimmed, []byte("\n")) {
 		*after = append(append(hujson.Extra(nil), *after...), "\n"+outer...)
 	}
-	return outer + d.unit, true
+	return "\n" + outer + d.unit, outer + d.unit, true
 }
 
 // removeAt removes element i of a container, keeping the comma style of
@@ -437,20 +384,19 @@ func fixLast(goneAfter hujson.Extra, i, n int, at func(int) *hujson.Value, after
 
 func pathKey(p []string) string { return strings.Join(p, "\x00") }
 
-// install puts the wanted entries into the document. rec is what an
+// install puts the wanted entries into the document, and the top-level
+// scalars (Cursor's "version": 1) where they are missing. rec is what an
 // earlier install recorded for this file (nil: none); the result is the
 // new record. Entries rec owns are updated where they stand; owned entries
 // no longer wanted are removed; an entry already present exactly as wanted
 // but not owned (the user's) is left alone and not added twice.
-func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsRecord) (*settingsRecord, error) {
-	rec := &settingsRecord{}
-	if old != nil {
-		rec.Agent, rec.NewFile, rec.Blank = old.Agent, old.NewFile, old.Blank
-		rec.Created = slices.Clone(old.Created)
-		rec.Restore = slices.Clone(old.Restore)
+func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*settingsRecord, error) {
+	if old == nil {
+		old = &settingsRecord{}
 	}
-	// Check every shape first: an error leaves nothing half done (the
-	// tree is discarded anyway, but the message names the first problem).
+	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
+		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
+	// Check every shape first, so that the message names the first problem.
 	for _, w := range wants {
 		if err := d.checkList(w.path); err != nil {
 			return nil, err
@@ -458,29 +404,22 @@ func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsReco
 	}
 	root := d.root.Value.(*hujson.Object)
 	for _, s := range scalars {
-		if memberIndex(root, s.name) >= 0 {
+		if memberIndex(root, s.k) >= 0 {
 			continue
 		}
-		if err := d.appendMember(&d.root, nil, s.name, s.value, rec); err != nil {
+		if err := d.appendMember(&d.root, nil, s.k, s.v, rec); err != nil {
 			return nil, err
 		}
-		val, _ := marshal(s.value)
-		rec.Created = append(rec.Created, createdMember{Path: []string{s.name}, Value: string(val)})
+		val, _ := marshal(s.v)
+		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(val)})
 	}
 	wanted := map[string]bool{}
 	for _, w := range wants {
-		want, err := marshal(w.value)
-		if err != nil {
-			return nil, err
-		}
+		want, _ := marshal(w.value) // strings and numbers: no error
 		wanted[pathKey(w.path)] = true
-		var mine []string
-		if old != nil {
-			for _, o := range old.Owned {
-				if slices.Equal(o.Path, w.path) {
-					mine = append(mine, o.Value)
-				}
-			}
+		mine := func(e hujson.Value) bool {
+			m := minified(e)
+			return slices.ContainsFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
 		}
 		v, err := d.lookup(w.path)
 		if err != nil {
@@ -496,7 +435,7 @@ func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsReco
 		arr := v.Value.(*hujson.Array)
 		found := -1
 		for i := 0; i < len(arr.Elements); i++ {
-			if !slices.Contains(mine, minified(arr.Elements[i])) {
+			if !mine(arr.Elements[i]) {
 				continue
 			}
 			if found >= 0 { // a second copy of ours: one is enough
@@ -527,15 +466,8 @@ func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsReco
 		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want)})
 	}
 	// Entries an earlier install wrote for events no longer wanted.
-	if old != nil {
-		var stale []ownedEntry
-		for _, o := range old.Owned {
-			if !wanted[pathKey(o.Path)] {
-				stale = append(stale, o)
-			}
-		}
-		d.remove(&settingsRecord{Owned: stale})
-	}
+	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool { return wanted[pathKey(o.Path)] })
+	d.remove(&settingsRecord{Owned: stale})
 	return rec, nil
 }
 
@@ -543,16 +475,10 @@ func (d *doc) install(wants []wantEntry, scalars []wantScalar, old *settingsReco
 // install needs: objects on the way, a list at the end.
 func (d *doc) checkList(path []string) error {
 	v, err := d.lookup(path)
-	if err != nil {
-		return err
+	if err == nil && v != nil && v.Value.Kind() != '[' {
+		err = &shapeError{lineAt(d.src, v.StartOffset), strings.Join(path, "."), v.Value.Kind(), "a list"}
 	}
-	if v == nil {
-		return nil
-	}
-	if v.Value.Kind() != '[' {
-		return &shapeError{lineAt(d.src, v.StartOffset), strings.Join(path, "."), v.Value.Kind(), "a list"}
-	}
-	return nil
+	return err
 }
 
 // create adds the missing members on path, the last one a list holding x.
@@ -585,20 +511,12 @@ func (d *doc) remove(rec *settingsRecord) int {
 	touched := map[string]bool{}
 	n := 0
 	for _, o := range rec.Owned {
-		v, err := d.lookup(o.Path)
-		if err != nil || v == nil {
-			continue
-		}
-		arr, ok := v.Value.(*hujson.Array)
-		if !ok {
-			continue
-		}
-		for i, e := range arr.Elements {
-			if minified(e) == o.Value {
-				removeAt(arr, i)
+		// lookup gives nil for a missing member and for a wrong shape.
+		if v, _ := d.lookup(o.Path); v != nil {
+			if i := slices.IndexFunc(elements(*v), func(e hujson.Value) bool { return minified(e) == o.Value }); i >= 0 {
+				removeAt(v.Value, i)
 				touched[pathKey(o.Path)] = true
 				n++
-				break
 			}
 		}
 	}
@@ -606,15 +524,15 @@ func (d *doc) remove(rec *settingsRecord) int {
 	slices.SortStableFunc(created, func(a, b createdMember) int { return len(b.Path) - len(a.Path) })
 	for _, c := range created {
 		parentPath := c.Path[:len(c.Path)-1]
-		pv, err := d.lookup(parentPath)
-		if err != nil || pv == nil {
+		pv, _ := d.lookup(parentPath)
+		if pv == nil {
 			continue
 		}
 		obj, ok := pv.Value.(*hujson.Object)
-		if !ok {
-			continue
+		j := -1
+		if ok {
+			j = memberIndex(obj, c.Path[len(c.Path)-1])
 		}
-		j := memberIndex(obj, c.Path[len(c.Path)-1])
 		if j < 0 {
 			continue
 		}
@@ -633,21 +551,19 @@ func (d *doc) remove(rec *settingsRecord) int {
 		touched[pathKey(parentPath)] = true
 	}
 	for _, r := range rec.Restore {
-		if !touched[pathKey(r.Path)] {
-			continue
-		}
-		v, err := d.lookup(r.Path)
-		if err != nil || v == nil || !isEmpty(*v) {
-			continue
-		}
-		switch c := v.Value.(type) {
-		case *hujson.Object:
-			c.AfterExtra = hujson.Extra(r.Extra)
-		case *hujson.Array:
-			c.AfterExtra = hujson.Extra(r.Extra)
+		if v, _ := d.lookup(r.Path); touched[pathKey(r.Path)] && v != nil && isEmpty(*v) {
+			*closing(v) = hujson.Extra(r.Extra)
 		}
 	}
 	return n
+}
+
+// closing is the whitespace before a container's closing bracket.
+func closing(v *hujson.Value) *hujson.Extra {
+	if c, ok := v.Value.(*hujson.Object); ok {
+		return &c.AfterExtra
+	}
+	return &v.Value.(*hujson.Array).AfterExtra
 }
 
 func isEmpty(v hujson.Value) bool {

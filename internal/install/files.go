@@ -3,11 +3,9 @@ package install
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,35 +44,22 @@ func resolve(path string) (string, error) {
 	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
 }
 
-// readRegular reads a regular file, at most maxSettings bytes (nil for a
+// readRegular reads a regular file of at most maxSettings bytes (nil for a
 // missing file).
 func readRegular(path string) ([]byte, fs.FileMode, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, 0o644, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	if !fi.Mode().IsRegular() {
+	case !fi.Mode().IsRegular():
 		return nil, 0, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSettings+1))
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(b) > maxSettings {
+	case fi.Size() > maxSettings:
 		return nil, 0, fmt.Errorf("%s is larger than %d MiB", path, maxSettings>>20)
 	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, fi.Mode().Perm(), nil
+	b, err := os.ReadFile(path)
+	return b, fi.Mode().Perm(), err
 }
 
 // checkWritable refuses a file (or the directory it would go into) that
@@ -109,68 +94,42 @@ func checkWritable(path string) error {
 	}
 }
 
-// tempName is the one name a write ever gives its temporary file: a kill
-// can leave at most this file, and the next run removes it.
+// tempName is the one name a write gives its temporary file: a kill can
+// leave at most this file, and the next write of the same file (and every
+// install or uninstall) removes it.
 func tempName(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".runtasks-tmp")
 }
 
-// writeAtomic replaces path with data. The data goes into an unnamed file
-// (O_TMPFILE) in path's directory, is synced, linked under tempName and
-// renamed over path: a kill before the link leaves nothing behind, one
-// between link and rename leaves tempName, which the next write of the
-// same file (and every install or uninstall) removes. Where O_TMPFILE is
-// not supported the data is written to tempName directly.
+// writeAtomic replaces path with data: written and synced to tempName,
+// renamed over path, then the directory synced.
 func writeAtomic(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
 	tmp := tempName(path)
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	f, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, perm)
-	named := false
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		named = true
-		if err != nil {
-			return err
-		}
-	}
-	fail := func(err error) error {
-		f.Close()
-		if named {
-			os.Remove(tmp)
-		}
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
 	}
-	if err := f.Chmod(perm); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
+	if err == nil {
+		err = f.Sync()
 	}
 	atPoint("written")
-	if !named {
-		proc := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-		if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, tmp, unix.AT_SYMLINK_FOLLOW); err != nil {
-			return fail(err)
-		}
-		named = true
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	atPoint("linked")
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
 	atPoint("renamed")
-	if d, err := os.Open(dir); err == nil {
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		d.Sync()
 		d.Close()
 	}
@@ -181,8 +140,3 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 // the path the agent reads (the link, for a symlinked file), the newest
 // replacing the one before.
 func backupPath(path string) string { return path + ".runtasks.bak" }
-
-// removeTemp removes a temporary file a killed run left next to path.
-func removeTemp(path string) {
-	os.Remove(tempName(path))
-}

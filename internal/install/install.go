@@ -7,14 +7,13 @@
 //     comments, key order, indentation and trailing commas stay; what
 //     install adds is written in the file's own style.
 //   - runtasks owns only what it wrote: install records each entry it adds
-//     (the manifest, in the user's state directory), a later install
-//     updates only those, and uninstall removes exactly those, so that
-//     install followed by uninstall gives the file back byte for byte. A
-//     hook the user wrote stays, even one that runs runtasks.
-//   - A symlinked file is written through to its target, atomically, and
-//     the link stays. A value of the wrong shape, invalid JSON or a
-//     read-only file is refused with the file, line and key; nothing is
-//     changed then.
+//     (the manifest, in the user's state directory); a later install
+//     updates only those and uninstall removes exactly those, so install
+//     then uninstall gives the file back byte for byte. A hook the user
+//     wrote stays, even one that runs runtasks.
+//   - A symlinked file is written through to its target, atomically. A
+//     value of the wrong shape, invalid JSON or a read-only file is refused
+//     with the file, line and key; nothing is changed then.
 //   - One backup per settings file (FILE.runtasks.bak), written before the
 //     change; shared files (project.yaml, skills) stay while any agent's
 //     install still uses them.
@@ -47,7 +46,7 @@ const (
 var ourSubcommands = []string{StopHook, PromptHook, SessionHook}
 
 // Skills are the embedded skills (prompts/skills/<name>/SKILL.md) that
-// install writes for the agent; a name prompts does not hold is skipped.
+// install writes for the agent.
 var Skills = []string{"run-tasks", "completion-checklist"}
 
 // Options says what to install where.
@@ -76,8 +75,8 @@ type Options struct {
 	// Trust trusts the installed Codex hooks (nil: no trust step; the
 	// result says what the user must do).
 	Trust func(ctx context.Context, settings string, isOurs func(command string) bool) (TrustReport, error)
-	// ManifestDir holds the install records ("" = $XDG_STATE_HOME/runtasks/
-	// install, else Home/.local/state/runtasks/install).
+	// ManifestDir holds the install records ("" =
+	// Home/.local/state/runtasks/install).
 	ManifestDir string
 }
 
@@ -155,24 +154,20 @@ var specs = map[string]agentSpec{
 			{hook.EventPromptSubmit, PromptHook, ""},
 			{hook.EventSessionStart, SessionHook, "startup|resume|clear|compact"},
 		}},
-	hook.Codex: {dir: ".codex", file: "hooks.json", grouped: true, skillsDir: ".agents/skills",
-		events: []eventSpec{
-			{hook.EventStop, StopHook, ""},
-			{hook.EventPromptSubmit, PromptHook, ""},
-			{hook.EventSessionStart, SessionHook, "^(startup|resume|clear)$"},
-		}},
-	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills",
-		events: []eventSpec{
-			{hook.EventStop, StopHook, ""},
-			{hook.EventPromptSubmit, PromptHook, ""},
-			{hook.EventSessionStart, SessionHook, ""},
-		}},
-	hook.Cursor: {dir: ".cursor", file: "hooks.json", grouped: false, skillsDir: ".cursor/skills",
-		events: []eventSpec{
-			{hook.EventStop, StopHook, ""},
-			{hook.EventPromptSubmit, PromptHook, ""},
-			{hook.EventSessionStart, SessionHook, ""},
-		}},
+	hook.Codex:  {dir: ".codex", file: "hooks.json", grouped: true, skillsDir: ".agents/skills", events: threeEvents("^(startup|resume|clear)$")},
+	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills", events: threeEvents("")},
+	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents("")},
+}
+
+// threeEvents are the stop, prompt and session hooks; sessionMatcher is
+// the session hook's matcher.
+func threeEvents(sessionMatcher string) []eventSpec {
+	return []eventSpec{{hook.EventStop, StopHook, ""}, {hook.EventPromptSubmit, PromptHook, ""},
+		{hook.EventSessionStart, SessionHook, sessionMatcher}}
+}
+
+func unknownAgent(agent string) error {
+	return fmt.Errorf("unknown agent %q (want %s)", agent, strings.Join(hook.Agents, ", "))
 }
 
 // SettingsPath is the file install edits for agent: the project's
@@ -182,7 +177,7 @@ var specs = map[string]agentSpec{
 func SettingsPath(o Options) (string, error) {
 	sp, ok := specs[o.Agent]
 	if !ok {
-		return "", fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
+		return "", unknownAgent(o.Agent)
 	}
 	if o.Global {
 		if o.Agent == hook.Codex {
@@ -211,21 +206,19 @@ func codexHome(o Options) string {
 // tell the agent from its input (hook.Detect: Gemini's and Cursor's events
 // are their own, and Claude Code and Codex take the same context output).
 func Command(o Options, sub string) string {
-	var b strings.Builder
-	b.WriteString(shellQuote(o.Executable))
-	b.WriteString(" " + sub)
+	cmd := shellQuote(o.Executable) + " " + sub
 	if sub == StopHook {
-		b.WriteString(" --agent " + o.Agent)
+		cmd += " --agent " + o.Agent
 		if o.Epic != "" {
-			b.WriteString(" --epic " + shellQuote(o.Epic))
+			cmd += " --epic " + shellQuote(o.Epic)
 		}
 	}
-	return b.String()
+	return cmd
 }
 
 func (o Options) check() error {
 	if _, ok := specs[o.Agent]; !ok {
-		return fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
+		return unknownAgent(o.Agent)
 	}
 	if !filepath.IsAbs(o.Executable) {
 		return fmt.Errorf("the runtasks binary must be an absolute path, not %q", o.Executable)

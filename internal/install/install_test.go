@@ -171,7 +171,7 @@ func TestOurs(t *testing.T) {
 		"runtasks":                            false,
 		"  runtasks   stop-hook   --agent x ": true,
 	} {
-		if got := ours(cmd, exe); got != want {
+		if got := ours(cmd); got != want {
 			t.Errorf("ours(%q) = %v", cmd, got)
 		}
 	}

@@ -95,15 +95,10 @@ func (m *manifest) close() {
 	}
 }
 
-func (m *manifest) empty() bool {
-	return len(m.Settings) == 0 && len(m.Files) == 0 && len(m.Dirs) == 0
-}
-
 // save writes the record atomically, or removes it when it is empty.
 func (m *manifest) save() error {
-	if m.empty() {
-		err := os.Remove(m.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if len(m.Settings) == 0 && len(m.Files) == 0 && len(m.Dirs) == 0 {
+		if err := os.Remove(m.path); !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -113,24 +108,6 @@ func (m *manifest) save() error {
 		return err
 	}
 	return writeAtomic(m.path, append(b, '\n'), 0o600)
-}
-
-// clone is a deep copy (plans change a copy; the original is saved only
-// when the plan is applied).
-func (m *manifest) clone() *manifest {
-	b, _ := json.Marshal(m)
-	c := &manifest{path: m.path, lock: m.lock}
-	json.Unmarshal(b, c)
-	if c.Settings == nil {
-		c.Settings = map[string]*settingsRecord{}
-	}
-	if c.Files == nil {
-		c.Files = map[string]*sharedFile{}
-	}
-	if c.Dirs == nil {
-		c.Dirs = map[string][]string{}
-	}
-	return c
 }
 
 func addHolder(list []string, h string) []string {

@@ -46,17 +46,16 @@ func handler(o Options, ev eventSpec) ordered {
 }
 
 // ours reports whether a hook command runs runtasks' stop-hook,
-// prompt-hook or session-hook: its program is exe or a file named
-// runtasks, or runtasks-hook: the hook-only build that earlier versions
-// installed beside runtasks, recognised so that doctor still reports such
-// a stale entry (install replaces it where it holds a record of it).
-func ours(cmd, exe string) bool {
+// prompt-hook or session-hook: its program is a file named runtasks or
+// runtasks-hook (the hook-only build of earlier versions, so that doctor
+// still reports such a stale entry).
+func ours(cmd string) bool {
 	w := shellWords(cmd)
 	if len(w) < 2 || !slices.Contains(ourSubcommands, w[1]) {
 		return false
 	}
 	base := strings.TrimSuffix(filepath.Base(w[0]), ".exe")
-	return w[0] == exe || base == "runtasks" || base == "runtasks-hook"
+	return base == "runtasks" || base == "runtasks-hook"
 }
 
 // Entry is one runtasks hook found in a settings file.
@@ -94,58 +93,47 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	hv, err := d.lookup([]string{"hooks"})
-	if err != nil || hv == nil {
-		return nil, err
-	}
-	hooks, ok := hv.Value.(*hujson.Object)
-	if !ok {
+	hooks, _ := member(d.root, "hooks").Value.(*hujson.Object)
+	if hooks == nil {
 		return nil, nil
 	}
 	var out []Entry
-	add := func(ev string, h hujson.Value) {
-		obj, ok := h.Value.(*hujson.Object)
-		if !ok {
-			return
-		}
-		i := memberIndex(obj, "command")
-		if i < 0 {
-			return
-		}
-		lit, ok := obj.Members[i].Value.Value.(hujson.Literal)
-		if !ok || lit.Kind() != '"' {
-			return
-		}
-		if cmd := lit.String(); ours(cmd, "") {
-			words := shellWords(cmd)
-			out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
-		}
-	}
 	for _, m := range hooks.Members {
 		ev := m.Name.Value.(hujson.Literal).String()
-		arr, ok := m.Value.Value.(*hujson.Array)
-		if !ok {
-			continue
-		}
-		for _, item := range arr.Elements {
-			if !sp.grouped {
-				add(ev, item)
-				continue
+		for _, item := range elements(m.Value) {
+			handlers := []hujson.Value{item}
+			if sp.grouped {
+				handlers = elements(member(item, "hooks"))
 			}
-			g, ok := item.Value.(*hujson.Object)
-			if !ok {
-				continue
-			}
-			if i := memberIndex(g, "hooks"); i >= 0 {
-				if list, ok := g.Members[i].Value.Value.(*hujson.Array); ok {
-					for _, h := range list.Elements {
-						add(ev, h)
-					}
+			for _, h := range handlers {
+				lit, ok := member(h, "command").Value.(hujson.Literal)
+				if cmd := lit.String(); ok && lit.Kind() == '"' && ours(cmd) {
+					words := shellWords(cmd)
+					out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// member is the value of obj's member name (the zero Value when obj is no
+// object or has no such member).
+func member(obj hujson.Value, name string) hujson.Value {
+	if o, ok := obj.Value.(*hujson.Object); ok {
+		if i := memberIndex(o, name); i >= 0 {
+			return o.Members[i].Value
+		}
+	}
+	return hujson.Value{}
+}
+
+// elements are the elements of a list (none for any other value).
+func elements(list hujson.Value) []hujson.Value {
+	if a, ok := list.Value.(*hujson.Array); ok {
+		return a.Elements
+	}
+	return nil
 }
 
 // shellQuote quotes s for /bin/sh when it needs it.
@@ -163,43 +151,32 @@ func shellQuote(s string) string {
 func shellWords(s string) []string {
 	var (
 		out  []string
-		cur  strings.Builder
-		in   bool
-		quot rune
+		cur  []byte
+		in   bool // a word has started (it may be empty: '')
+		quot byte
 	)
-	flush := func() {
-		if in {
-			out = append(out, cur.String())
-			cur.Reset()
-			in = false
-		}
-	}
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case quot != 0:
-			if r == quot {
-				quot = 0
-			} else if r == '\\' && quot == '"' && i+1 < len(rs) {
-				i++
-				cur.WriteRune(rs[i])
-			} else {
-				cur.WriteRune(r)
-			}
-		case r == '\'' || r == '"':
-			quot, in = r, true
-		case r == '\\' && i+1 < len(rs):
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quot != 0 && c == quot:
+			quot = 0
+		case c == '\\' && i+1 < len(s) && quot != '\'':
 			i++
-			cur.WriteRune(rs[i])
-			in = true
-		case r == ' ' || r == '\t' || r == '\n':
-			flush()
+			cur, in = append(cur, s[i]), true
+		case quot != 0:
+			cur = append(cur, c)
+		case c == '\'' || c == '"':
+			quot, in = c, true
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				out = append(out, string(cur))
+				cur, in = cur[:0], false
+			}
 		default:
-			cur.WriteRune(r)
-			in = true
+			cur, in = append(cur, c), true
 		}
 	}
-	flush()
+	if in {
+		out = append(out, string(cur))
+	}
 	return out
 }

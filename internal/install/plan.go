@@ -22,8 +22,7 @@ import (
 // and the record it leaves.
 type plan struct {
 	o      Options
-	m      *manifest // the record as it will be after the change
-	orig   *manifest // as it was (locked; saved through m)
+	m      *manifest // the record (locked), as it will be after the change
 	res    *Result
 	holder string
 	// dirs: directories to create, in order.
@@ -47,7 +46,13 @@ func (o Options) root() string {
 	return o.ProjectDir
 }
 
-func newPlan(o Options, settings string) (*plan, error) {
+// newPlan works out the change: the settings file, then the shared files;
+// in a dry run it also computes the diffs. p.m.close must be called.
+func newPlan(o Options, remove bool) (*plan, error) {
+	settings, err := SettingsPath(o)
+	if err != nil {
+		return nil, err
+	}
 	if o.root() == "" {
 		return nil, errors.New("no home directory")
 	}
@@ -59,7 +64,18 @@ func newPlan(o Options, settings string) (*plan, error) {
 	if o.Global {
 		holder += " --global"
 	}
-	return &plan{o: o, orig: m, m: m.clone(), res: &Result{Agent: o.Agent, Settings: settings}, holder: holder}, nil
+	p := &plan{o: o, m: m, res: &Result{Agent: o.Agent, Settings: settings}, holder: holder}
+	if err = p.settings(settings, remove); err == nil {
+		err = p.sharedFiles(remove)
+	}
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	if o.DryRun {
+		p.diffs()
+	}
+	return p, nil
 }
 
 // Install merges runtasks' hooks into agent's settings file, writes the
@@ -70,40 +86,26 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	settings, err := SettingsPath(o)
+	p, err := newPlan(o, false)
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPlan(o, settings)
-	if err != nil {
-		return nil, err
-	}
-	defer p.orig.close()
-	if err := p.settings(settings, false); err != nil {
-		return nil, err
-	}
-	if err := p.sharedFiles(false); err != nil {
-		return nil, err
-	}
+	defer p.m.close()
 	res := p.res
-	if o.DryRun {
-		p.diffs()
-		res.Notes = append(res.Notes, notes(o, settings, nil, nil)...)
-		return res, nil
-	}
-	if err := p.apply(false); err != nil {
-		return res, err
-	}
 	var (
 		tr    *TrustReport
 		trErr error
 	)
-	if o.Agent == hook.Codex && o.Trust != nil {
-		isOurs := func(cmd string) bool { return slices.Contains(p.commands, cmd) }
-		r, err := o.Trust(ctx, settings, isOurs)
-		tr, trErr = &r, err
+	if !o.DryRun {
+		if err := p.apply(false); err != nil {
+			return res, err
+		}
+		if o.Agent == hook.Codex && o.Trust != nil {
+			r, err := o.Trust(ctx, res.Settings, func(cmd string) bool { return slices.Contains(p.commands, cmd) })
+			tr, trErr = &r, err
+		}
 	}
-	res.Notes = append(res.Notes, notes(o, settings, tr, trErr)...)
+	res.Notes = append(res.Notes, notes(o, res.Settings, tr, trErr)...)
 	return res, nil
 }
 
@@ -112,26 +114,12 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 // skills and project.yaml once no installed agent uses them and they are
 // as install wrote them, and the settings file's backup.
 func Uninstall(ctx context.Context, o Options) (*Result, error) {
-	if _, ok := specs[o.Agent]; !ok {
-		return nil, fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
-	}
-	settings, err := SettingsPath(o)
+	p, err := newPlan(o, true)
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPlan(o, settings)
-	if err != nil {
-		return nil, err
-	}
-	defer p.orig.close()
-	if err := p.settings(settings, true); err != nil {
-		return nil, err
-	}
-	if err := p.sharedFiles(true); err != nil {
-		return nil, err
-	}
+	defer p.m.close()
 	if o.DryRun {
-		p.diffs()
 		return p.res, nil
 	}
 	if err := p.apply(true); err != nil {
@@ -143,12 +131,8 @@ func Uninstall(ctx context.Context, o Options) (*Result, error) {
 	return p.res, nil
 }
 
-func skillPath(o Options, name string) string {
-	return filepath.Join(o.root(), specs[o.Agent].skillsDir, name, "SKILL.md")
-}
-
 // wants are the entries install writes for the agent.
-func wants(o Options) ([]wantEntry, []wantScalar, []string) {
+func wants(o Options) ([]wantEntry, []kv, []string) {
 	sp := specs[o.Agent]
 	var (
 		out  []wantEntry
@@ -167,9 +151,9 @@ func wants(o Options) ([]wantEntry, []wantScalar, []string) {
 		}
 		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry})
 	}
-	var scalars []wantScalar
+	var scalars []kv
 	if o.Agent == hook.Cursor {
-		scalars = append(scalars, wantScalar{"version", 1})
+		scalars = []kv{{"version", 1}}
 	}
 	return out, scalars, cmds
 }
@@ -191,8 +175,8 @@ func (p *plan) settings(path string, remove bool) error {
 	rec := p.m.Settings[path]
 	if remove && rec == nil {
 		fc.Action = Unchanged
-		if n := p.unowned(before); n > 0 {
-			p.res.Notes = append(p.res.Notes, fmt.Sprintf("%s: %d runtasks hook(s) that install did not write (or wrote before it kept a record) are left as they are.", path, n))
+		if e, _ := Entries(p.o.Agent, before); before != nil && len(e) > 0 {
+			p.res.Notes = append(p.res.Notes, fmt.Sprintf("%s: %d runtasks hook(s) that install did not write (or wrote before it kept a record) are left as they are.", path, len(e)))
 		}
 		p.res.Files = append(p.res.Files, fc)
 		return nil
@@ -238,9 +222,7 @@ func (p *plan) settings(path string, remove bool) error {
 		delete(p.m.Settings, path)
 	}
 	switch {
-	case fc.before != nil && fc.after != nil && bytes.Equal(fc.before, fc.after):
-		fc.Action = Unchanged
-	case fc.before == nil && fc.after == nil:
+	case (fc.before == nil) == (fc.after == nil) && bytes.Equal(fc.before, fc.after):
 		fc.Action = Unchanged
 	case fc.before == nil:
 		fc.Action = Created
@@ -259,40 +241,25 @@ func (p *plan) settings(path string, remove bool) error {
 	return nil
 }
 
-// unowned counts runtasks hooks in a file install holds no record of.
-func (p *plan) unowned(data []byte) int {
-	if data == nil {
-		return 0
-	}
-	e, _ := Entries(p.o.Agent, data)
-	return len(e)
-}
-
 // sharedFiles plans the skills and project.yaml.
 func (p *plan) sharedFiles(remove bool) error {
-	type shared struct {
-		path    string
-		content []byte
+	plan := func(path string, content []byte) error {
+		if remove {
+			return p.removeShared(path)
+		}
+		return p.addShared(path, content)
 	}
-	var files []shared
 	for _, name := range Skills {
 		content, err := prompts.Read("skills/" + name + "/SKILL.md")
 		if err != nil {
 			return fmt.Errorf("skill %s: %w", name, err)
 		}
-		files = append(files, shared{skillPath(p.o, name), []byte(content)})
+		if err := plan(filepath.Join(p.o.root(), specs[p.o.Agent].skillsDir, name, "SKILL.md"), []byte(content)); err != nil {
+			return err
+		}
 	}
 	if !p.o.Global {
-		files = append(files, shared{filepath.Join(p.o.ProjectDir, "project.yaml"), runtasks.ProjectYAMLExample})
-	}
-	for _, f := range files {
-		var err error
-		if remove {
-			err = p.removeShared(f.path)
-		} else {
-			err = p.addShared(f.path, f.content)
-		}
-		if err != nil {
+		if err := plan(filepath.Join(p.o.ProjectDir, "project.yaml"), runtasks.ProjectYAMLExample); err != nil {
 			return err
 		}
 	}
@@ -421,7 +388,7 @@ func (p *plan) diffs() {
 // first, then the record.
 func (p *plan) apply(remove bool) error {
 	for _, fc := range p.res.Files {
-		removeTemp(fc.target)
+		os.Remove(tempName(fc.target)) // left by a killed run
 		if fc.Action == Unchanged {
 			continue
 		}

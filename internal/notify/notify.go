@@ -7,15 +7,22 @@
 package notify
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -66,10 +73,8 @@ type Event struct {
 	Message string        `json:"message,omitempty"`
 	Counts  *state.Counts `json:"counts,omitempty"`
 	Usage   *usage.Spent  `json:"usage,omitempty"`
-	// Spent is the session's loop since it was armed, when known.
-	Spent   *usage.Spent `json:"spent,omitempty"`
-	Project string       `json:"project"`
-	Time    time.Time    `json:"time"`
+	Project string        `json:"project"`
+	Time    time.Time     `json:"time"`
 }
 
 // NewEvent describes one decision's event.
@@ -92,8 +97,10 @@ func (e Event) Summary() string {
 		subject += " " + e.Epic
 	}
 	s := subject + " " + what
-	if e.Session != "" {
-		s += " (session " + shorten(e.Session, 12) + ")"
+	if r := []rune(e.Session); len(r) > 12 {
+		s += " (session " + string(r[:12]) + "…)"
+	} else if e.Session != "" {
+		s += " (session " + e.Session + ")"
 	}
 	return s + ": " + e.Why
 }
@@ -120,10 +127,6 @@ func (e Event) Env() []string {
 	}
 	return env
 }
-
-// EnvNames are the variables Env sets that are not configuration keys:
-// the configuration's environment layer ignores them.
-var EnvNames = config.NotifyEnvNames
 
 // Commands are the configured commands that ask for event.
 func Commands(cfg *config.Config, event string) []config.Notify {
@@ -177,20 +180,136 @@ type Job struct {
 // MaxJob bounds a job's JSON (it is read from a pipe).
 const MaxJob = 1 << 20
 
-func shorten(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
+// Dispatch hands job to a detached process: self (the runtasks binary)
+// with args (the hidden notify-run command), in a session and process
+// group of its own, reading the job from a pipe. It returns as soon as the
+// process started; it never waits for the commands.
+func Dispatch(job Job, self string, args []string, environ []string) error {
+	data, err := json.Marshal(job)
+	if err != nil {
+		return err
 	}
-	return s
+	if len(data) > MaxJob {
+		return fmt.Errorf("notify job of %d bytes (at most %d)", len(data), MaxJob)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd := exec.Command(self, args...)
+	cmd.Stdin = r
+	cmd.Env = environ
+	cmd.Dir = job.Dir
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("start %s: %w", self, err)
+	}
+	// The job is written after the start, so a failed start leaves no
+	// writer blocked; the child reads it at once.
+	_, werr := w.Write(data)
+	w.Close()
+	_ = cmd.Process.Release()
+	if werr != nil {
+		return fmt.Errorf("hand the event to the notify process: %w", werr)
+	}
+	return nil
 }
 
-func (j Job) marshal() ([]byte, error) {
-	b, err := json.Marshal(j)
+// ReadJob reads a job from r (bounded).
+func ReadJob(r io.Reader) (Job, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxJob+1))
 	if err != nil {
-		return nil, err
+		return Job{}, err
 	}
-	if len(b) > MaxJob {
-		return nil, fmt.Errorf("notify job of %d bytes (at most %d)", len(b), MaxJob)
+	if len(data) > MaxJob {
+		return Job{}, fmt.Errorf("notify job larger than %d bytes", MaxJob)
 	}
-	return b, nil
+	var j Job
+	if err := json.Unmarshal(data, &j); err != nil {
+		return Job{}, fmt.Errorf("notify job: %w", err)
+	}
+	return j, nil
+}
+
+// Outcome is how one command ended.
+type Outcome struct {
+	Run      string
+	OK       bool
+	Detail   string // the exit status, the timeout, or what could not start
+	Elapsed  time.Duration
+	TimedOut bool
+}
+
+// Run runs the job's commands side by side, each within its timeout and
+// in its own process group, and returns how each ended. Each gets the
+// event as JSON on stdin and as RUNTASKS_* variables added to environ.
+func Run(ctx context.Context, job Job, environ []string) []Outcome {
+	event, _ := json.Marshal(job.Event)
+	event = append(event, '\n')
+	env := append(append([]string(nil), environ...), job.Event.Env()...)
+	out := make([]Outcome, len(job.Commands))
+	var wg sync.WaitGroup
+	for i, n := range job.Commands {
+		wg.Go(func() {
+			timeout := n.Timeout
+			if timeout <= 0 {
+				timeout = config.NotifyTimeout
+			}
+			res, err := shell.Runner{Env: env, Stdin: event}.Run(ctx, job.Dir, n.Run, timeout)
+			o := Outcome{Run: n.Run, Elapsed: res.Elapsed}
+			switch {
+			case err != nil:
+				o.Detail = err.Error()
+			case res.TimedOut:
+				o.TimedOut, o.Detail = true, fmt.Sprintf("timed out after %s; its process group was stopped", timeout)
+			case res.ExitCode != 0:
+				o.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
+			default:
+				o.OK = true
+			}
+			if !o.OK {
+				if t := lastLine(res.Output); t != "" {
+					o.Detail += ": " + t
+				}
+			}
+			out[i] = o
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// Log appends a line per command to the job's log: failures always, the
+// rest too (a person checking a recipe wants to see it ran).
+func Log(job Job, outcomes []Outcome) error {
+	if job.Log == "" {
+		return errors.New("no notify log")
+	}
+	f, err := os.OpenFile(job.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var b strings.Builder
+	for _, o := range outcomes {
+		status := "ok"
+		if !o.OK {
+			status = "FAILED: " + o.Detail
+		}
+		fmt.Fprintf(&b, "%s %s session=%s epic=%s %q %s (%s)\n", time.Now().UTC().Format(time.RFC3339), job.Event.Event,
+			job.Event.Session, job.Event.Epic, o.Run, status, o.Elapsed.Round(time.Millisecond))
+	}
+	_, err = f.WriteString(b.String())
+	return err
+}
+
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if r := []rune(l); len(r) > 200 {
+		l = string(r[:200]) + "…"
+	}
+	return l
 }
