@@ -212,7 +212,7 @@ func (d *decider) withChecks() Decision {
 		// which is the stop hook's own rules.
 		checks = []Checker{beadsCheck{name: "beads"}}
 	}
-	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, Dir: d.cfg.Root, Runner: d.env.Runner, d: d}
+	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, d: d}
 	top := compositeCheck{name: "checks", checks: checks}.Check(d.ctx, cc)
 	dec := d.checked(top, cc)
 	dec.Verdicts = top.Children
