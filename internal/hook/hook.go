@@ -200,53 +200,33 @@ type StopOutput struct {
 	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
+// usageReaders read the agents' transcripts: Claude Code's message.usage,
+// Codex's token_count events, Gemini CLI's tokens. Cursor's transcript has
+// no documented shape.
+var usageReaders = map[string]transcript.UsageReader{
+	Claude: transcript.ClaudeUsageReader,
+	Codex:  transcript.CodexUsageReader,
+	Gemini: transcript.GeminiUsageReader,
+}
+
 // Usage reads what was used since the previous stop from the agent's
 // transcript: the responses written after from (the previous stop's mark
 // in the same transcript), else the turns since the previous stop read
-// backwards; bounded either way (transcript.UsageLookback). Claude Code's
-// message.usage, Codex's token_count events, Gemini CLI's tokens.
-// Cursor's transcript has no documented shape: zero usage.
+// backwards; bounded either way (transcript.UsageLookback). Cursor's is
+// zero usage.
 func Usage(agent string, p Payload, from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
-	if p.TranscriptPath == "" {
+	r, ok := usageReaders[agent]
+	if p.TranscriptPath == "" || !ok {
 		return usage.Usage{}, usage.UsageMark{}, nil
 	}
-	var r transcript.UsageReader
-	switch agent {
-	case Claude:
-		r = transcript.ClaudeUsageReader
-	case Codex:
-		r = transcript.CodexUsageReader
-	case Gemini:
-		r = transcript.GeminiUsageReader
-	default:
-		return usage.Usage{}, usage.UsageMark{}, nil
-	}
-	var mark transcript.Mark
-	if from.Path == p.TranscriptPath {
-		mark = transcript.Mark{Offset: from.Offset, Model: from.Model}
-	}
-	u, mark, err := r.Read(p.TranscriptPath, mark)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty) {
+	u, mark, err := r.Read(p.TranscriptPath, from)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty):
 		// Nothing written yet: a client that writes its transcript after
 		// the hook ran. The next stop counts what is written by then.
 		return usage.Usage{Transcript: true}, usage.UsageMark{Path: p.TranscriptPath}, nil
-	}
-	if err != nil {
+	case err != nil:
 		return usage.Usage{}, from, fmt.Errorf("usage: %w", err)
 	}
-	return FromTranscript(u), usage.UsageMark{Path: p.TranscriptPath, Offset: mark.Offset, Model: mark.Model}, nil
-}
-
-// FromTranscript converts a transcript's usage for the engine.
-func FromTranscript(u transcript.Usage) usage.Usage {
-	out := usage.Usage{Partial: u.Partial, Transcript: true}
-	for _, m := range u.Models {
-		out.Models = append(out.Models, usage.ModelUsage{Model: m.Model, Tokens: usage.Tokens{
-			Input: m.Input, Output: m.Output, CacheRead: m.CacheRead, CacheWrite: m.CacheWrite}})
-	}
-	for _, e := range u.Entries {
-		out.Entries = append(out.Entries, usage.UsageEntry{ID: e.ID, Model: e.Model, Earlier: e.Earlier, Tokens: usage.Tokens{
-			Input: e.Input, Output: e.Output, CacheRead: e.CacheRead, CacheWrite: e.CacheWrite}})
-	}
-	return out
+	return u, mark, nil
 }

@@ -106,12 +106,13 @@ func (u Usage) Since(cursor string) (counted Usage, next string) {
 		if (k >= 0 && i >= k) || (k < 0 && e.Earlier) {
 			break
 		}
-		out.add(e.Model, e.Tokens)
+		out.Add(e.Model, e.Tokens)
 	}
 	return out, u.Entries[0].ID
 }
 
-func (u *Usage) add(model string, t Tokens) {
+// Add counts t under model.
+func (u *Usage) Add(model string, t Tokens) {
 	for i := range u.Models {
 		if u.Models[i].Model == model {
 			u.Models[i].Tokens = u.Models[i].Tokens.Plus(t)
