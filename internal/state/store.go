@@ -1,22 +1,23 @@
 package state
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/transcript"
 )
 
 // OutcomeReset marks a decision-log record written by runtasks reset: the
@@ -442,14 +443,8 @@ func (s *Store) List() ([]State, error) {
 		}
 		out = append(out, st)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
-			return out[i].UpdatedAt.After(out[j].UpdatedAt)
-		}
-		if out[i].Session != out[j].Session {
-			return out[i].Session < out[j].Session
-		}
-		return out[i].Epic < out[j].Epic
+	slices.SortStableFunc(out, func(a, b State) int {
+		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.Session, b.Session), cmp.Compare(a.Epic, b.Epic))
 	})
 	return out, nil
 }
@@ -474,14 +469,8 @@ func listState(path, name string) (State, error) {
 	return State{}, fmt.Errorf("%w %s: %v; skipped", errCorrupt, path, err)
 }
 
-// Reset removes the states matching session and epic ("" matches any) and
-// returns how many it removed. The decision log is kept.
-func (s *Store) Reset(session, epic string) (int, error) {
-	cleared, err := s.Clear(session, epic)
-	return len(cleared), err
-}
-
-// Clear is Reset returning the states it removed, as they were.
+// Clear removes the states matching session and epic ("" matches any) and
+// returns them as they were. The decision log is kept.
 func (s *Store) Clear(session, epic string) ([]State, error) {
 	states, err := s.List()
 	if err != nil {
@@ -558,13 +547,17 @@ func (s *Store) Append(r Record) error {
 	return nil
 }
 
+// maxLogLine bounds a decision-log line: records are small, and a line
+// longer than this is not read.
+const maxLogLine = 1 << 30
+
 // Records reads the decision log in order, oldest first, keeping the
-// records f selects. With a Limit it reads the file backwards from the end
-// and stops once it has Limit records, so its cost does not grow with the
-// log. Corrupt lines are skipped and reported once through Warn. A missing
-// log is no records.
+// records f selects. It reads the file backwards from the end and, with a
+// Limit, stops once it has Limit records, so that its cost does not grow
+// with the log. Corrupt lines are skipped and reported once through Warn.
+// A missing log is no records.
 func (s *Store) Records(f RecordFilter) ([]Record, error) {
-	file, _, err := agentfile.Open(s.LogPath())
+	file, fi, err := agentfile.Open(s.LogPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -572,115 +565,38 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 		return nil, fmt.Errorf("decision log: %w", err)
 	}
 	defer file.Close()
-	var bad badLines
-	var out []Record
-	if f.Limit > 0 {
-		out, err = readBackward(file, f, &bad)
-	} else {
-		out, err = readForward(file, f, &bad)
+	limit := f.Limit
+	if limit <= 0 {
+		limit = math.MaxInt
 	}
-	if err != nil {
+	var (
+		out      []Record // newest first
+		bad      int
+		firstOff int64 // the first corrupt line in the file: the last one read
+		firstErr error
+	)
+	sc := transcript.NewReverseScanner(file, fi.Size())
+	sc.Buffer(0, maxLogLine)
+	for len(out) < limit && sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			bad, firstOff, firstErr = bad+1, sc.Offset(), err
+			continue
+		}
+		if f.match(&r) {
+			out = append(out, r)
+		}
+	}
+	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("decision log: %w", err)
 	}
-	if bad.n > 0 {
-		s.warn("%s: skipped %d corrupt line(s) (first at byte %d: %v)", s.LogPath(), bad.n, bad.firstOff, bad.firstErr)
+	if bad > 0 {
+		s.warn("%s: skipped %d corrupt line(s) (first at byte %d: %v)", s.LogPath(), bad, firstOff, firstErr)
 	}
-	return out, nil
-}
-
-type badLines struct {
-	n        int
-	firstOff int64
-	firstErr error
-}
-
-func (b *badLines) add(off int64, err error) {
-	if b.n == 0 || off < b.firstOff {
-		b.firstOff, b.firstErr = off, err
-	}
-	b.n++
-}
-
-// parseLine decodes one log line; blank lines are neither records nor
-// errors.
-func parseLine(line []byte, off int64, f RecordFilter, bad *badLines) (Record, bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return Record{}, false
-	}
-	var r Record
-	if err := json.Unmarshal(line, &r); err != nil {
-		bad.add(off, err)
-		return Record{}, false
-	}
-	return r, f.match(&r)
-}
-
-func readForward(file *os.File, f RecordFilter, bad *badLines) ([]Record, error) {
-	br := bufio.NewReaderSize(file, 64<<10)
-	var out []Record
-	var off int64
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if r, ok := parseLine(line, off, f, bad); ok {
-				out = append(out, r)
-			}
-			off += int64(len(line))
-		}
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// readBackward reads blocks from the end, newest line first, until it has
-// f.Limit records or reaches the start; lines of any length are joined
-// across blocks.
-func readBackward(file *os.File, f RecordFilter, bad *badLines) ([]Record, error) {
-	fi, err := file.Stat()
-	if err != nil {
-		return nil, err
-	}
-	const block = 64 << 10
-	end := fi.Size()
-	var (
-		out  []Record // newest first
-		tail []byte   // the start of the line that ends at the block boundary
-		buf  = make([]byte, block)
-	)
-	for end > 0 && len(out) < f.Limit {
-		start := max(end-block, 0)
-		n, err := file.ReadAt(buf[:end-start], start)
-		if err != nil && !(err == io.EOF && int64(n) == end-start) {
-			return nil, err
-		}
-		chunk := append(buf[:n:n], tail...)
-		// Every complete line in chunk, last first; the first (partial
-		// unless start is 0) is kept for the next block.
-		for len(out) < f.Limit {
-			i := bytes.LastIndexByte(chunk[:max(len(chunk)-1, 0)], '\n')
-			if i < 0 {
-				break
-			}
-			if r, ok := parseLine(chunk[i+1:], start+int64(i+1), f, bad); ok {
-				out = append(out, r)
-			}
-			chunk = chunk[:i+1]
-		}
-		tail = append([]byte(nil), chunk...)
-		end = start
-		if end == 0 && len(out) < f.Limit {
-			if r, ok := parseLine(tail, 0, f, bad); ok {
-				out = append(out, r)
-			}
-		}
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
