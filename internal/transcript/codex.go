@@ -84,8 +84,8 @@ func parseCodex(line []byte) codexLine {
 				texts = append(texts, b.Text)
 			}
 		}
-		if hasText(texts) {
-			return codexLine{kind: codexAssistant, text: joinText(texts)}
+		if text := joinText(texts); text != "" {
+			return codexLine{kind: codexAssistant, text: text}
 		}
 	case "user":
 		for _, b := range blocks {

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 )
 
@@ -101,7 +102,7 @@ func (l *CodexLog) Add(line []byte) {
 		switch r.Type {
 		case "session_meta":
 			if l.SessionID == "" {
-				l.SessionID = firstNonEmpty(ev.SessionID, ev.ID)
+				l.SessionID = cmp.Or(ev.SessionID, ev.ID)
 			}
 			return
 		case "event_msg":
@@ -162,13 +163,4 @@ func (s *CodexLogScanner) Flush() {
 type CodexLogScanner struct {
 	Log     CodexLog
 	partial []byte
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -229,9 +229,6 @@ func (s *ReverseScanner) skipLong() bool {
 // Bytes returns the current line. The slice is valid until the next Scan.
 func (s *ReverseScanner) Bytes() []byte { return s.line }
 
-// Text returns the current line as a string.
-func (s *ReverseScanner) Text() string { return string(s.line) }
-
 // Offset returns the file offset at which the current line starts.
 func (s *ReverseScanner) Offset() int64 { return s.off }
 
