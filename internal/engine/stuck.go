@@ -178,47 +178,49 @@ func StuckNote(t StuckTask, now time.Time) string {
 // log. A failed change is said, not hidden.
 func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now time.Time) []string {
 	var lines []string
+	rc, canReclaim := bd.(Reclaimer)
 	for _, t := range stuck {
-		var status string
+		head := fmt.Sprintf("%s stuck (%s): ", t.ID, t.Reason)
+		var status, done string
 		switch t.Action {
 		case StuckBlock:
 			status = beads.StatusBlocked
 		case StuckReopen:
 			status = beads.StatusOpen
 		default:
-			lines = append(lines, fmt.Sprintf("%s stuck (%s): reported, not changed", t.ID, t.Reason))
+			lines = append(lines, head+"reported, not changed")
 			continue
 		}
-		if bd == nil {
-			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: beads cannot be updated", t.ID, t.Reason, status))
+		switch {
+		case bd == nil:
+			lines = append(lines, head+"could not set "+status+": beads cannot be updated")
 			continue
-		}
-		if rc, ok := bd.(Reclaimer); ok && t.Reclaim {
+		case canReclaim && t.Reclaim:
 			// bd reclaim clears the assignee too: bd refuses another
 			// actor's claim on a task still assigned.
 			got, err := rc.Reclaim(ctx, t.ID)
-			switch {
-			case err != nil:
-				lines = append(lines, fmt.Sprintf("%s stuck (%s): could not reclaim: %s", t.ID, t.Reason, oneLine(err.Error(), 200)))
-				continue
-			case len(got) == 0:
-				lines = append(lines, fmt.Sprintf("%s stuck (%s): not reclaimed (bd: its lease is live again, or the task moved)", t.ID, t.Reason))
+			if err != nil {
+				lines = append(lines, head+"could not reclaim: "+oneLine(err.Error(), 200))
 				continue
 			}
-		} else if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
-			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: %s", t.ID, t.Reason, status, oneLine(err.Error(), 200)))
-			continue
-		}
-		line := fmt.Sprintf("%s stuck (%s): status set to %s", t.ID, t.Reason, status)
-		if _, ok := bd.(Reclaimer); ok && t.Reclaim {
-			line = fmt.Sprintf("%s stuck (%s): given back with bd reclaim (open, unassigned)", t.ID, t.Reason)
+			if len(got) == 0 {
+				lines = append(lines, head+"not reclaimed (bd: its lease is live again, or the task moved)")
+				continue
+			}
+			done = "given back with bd reclaim (open, unassigned)"
+		default:
+			if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
+				lines = append(lines, head+"could not set "+status+": "+oneLine(err.Error(), 200))
+				continue
+			}
+			done = "status set to " + status
 		}
 		if _, err := bd.AppendNotes(ctx, t.ID, StuckNote(t, now)); err != nil {
-			line += "; note not written: " + oneLine(err.Error(), 200)
+			done += "; note not written: " + oneLine(err.Error(), 200)
 		} else {
-			line += ", note appended"
+			done += ", note appended"
 		}
-		lines = append(lines, line)
+		lines = append(lines, head+done)
 	}
 	return lines
 }
@@ -232,13 +234,7 @@ func (d *decider) handleStuck() {
 	if d.env.Worktrees == nil {
 		return
 	}
-	ready := d.readySet()
-	var inProgress []beads.Issue
-	for _, is := range d.rest {
-		if class(is, ready) == "in_progress" {
-			inProgress = append(inProgress, is)
-		}
-	}
+	inProgress := d.restOf("in_progress")
 	if len(inProgress) == 0 || len(d.ready) > 0 {
 		return
 	}
