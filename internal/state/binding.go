@@ -143,7 +143,11 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 		return b, nil
 	}
 	b.UpdatedAt = s.now().UTC().Round(0)
-	if err := writeJSONAtomic(path, b, true); err != nil {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return Binding{}, fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := writeFileAtomic(path, append(data, '\n'), true); err != nil {
 		return Binding{}, err
 	}
 	return b, nil

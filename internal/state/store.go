@@ -138,13 +138,11 @@ func safePrefix(id string) string {
 }
 
 // Update loads the state of (session, epic), calls fn on it and writes the
-// result back, under the session's exclusive lock and atomically (a temp
-// file in the same directory, then a rename): concurrent updates from
-// goroutines or processes never lose one another's changes, and a killed
-// process leaves the old or the new state, never a torn one (a power cut:
-// see writeAtomic). If fn returns an error
-// nothing is written and that error is returned as is. Session and Epic are
-// kept equal to the ids; a zero UpdatedAt is stamped with Now.
+// result back, under the session's exclusive lock and atomically
+// (writeFileAtomic): concurrent updates from goroutines or processes never
+// lose one another's changes. If fn returns an error nothing is written
+// and that error is returned as is. Session and Epic are kept equal to the
+// ids; a zero UpdatedAt is stamped with Now.
 //
 // An empty session id is ErrNoSession. A corrupt state file is moved aside
 // (reported through Warn) and fn sees a fresh state.
@@ -175,7 +173,11 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (State, erro
 	}
 	// What is returned is what a later Get reads.
 	st.UpdatedAt, st.FirstBlockAt = st.UpdatedAt.UTC().Round(0), st.FirstBlockAt.UTC().Round(0)
-	if err := writeAtomic(path, st); err != nil {
+	data, err := encodeState(st)
+	if err != nil {
+		return State{}, fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := writeFileAtomic(path, data, false); err != nil {
 		return State{}, err
 	}
 	return st, nil
@@ -249,22 +251,6 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 	return State{Session: session, Epic: epic}, nil
 }
 
-// writeAtomic writes st to path under the session's lock, through a temp
-// file and a rename (writeFileAtomic), so that a process killed at any
-// point (kill -9) leaves the old or the new state, never a torn one: what
-// was written is in the page cache, which outlives the process. Neither
-// file nor directory is synced: a state is rewritten at every stop, and an
-// fsync costs more than the rest of the stop. A power cut may lose the
-// last updates, or leave a state file empty; that file reads as corrupt
-// and is moved aside (docs/state.md).
-func writeAtomic(path string, st State) error {
-	data, err := encodeState(st)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	return writeFileAtomic(path, data, false)
-}
-
 // encodeState is a state as its file holds it: one line of JSON, with <,
 // > and & as they are (the last reason holds them; escaped, they made the
 // file larger and slower to read back at every stop).
@@ -272,31 +258,24 @@ func encodeState(st State) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(st); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	err := enc.Encode(st)
+	return b.Bytes(), err
 }
 
-// writeJSONAtomic writes v as indented JSON through a temp file and a
-// rename (writeFileAtomic).
-func writeJSONAtomic(path string, v any, durable bool) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	return writeFileAtomic(path, append(data, '\n'), durable)
-}
-
-// writeFileAtomic writes data through a temp file in the same directory
-// and a rename, so a reader sees the old file or the new one, never a torn
-// one. The caller holds path's lock, so the temp file has one name
-// (tempPath): a writer killed before its rename leaves that file, and the
-// next writer truncates and replaces it, with no directory listing at
-// every stop. durable also syncs the file and the directory
-// (the rare writes a person asked for, such as a session's binding).
+// writeFileAtomic writes data to path, which the caller has locked,
+// through a temp file in the same directory and a rename: a process killed
+// at any point (kill -9) leaves the old file or the new one, never a torn
+// one, since what was written is in the page cache, which outlives the
+// process. The temp file has one name (tempPath): a writer killed before
+// its rename leaves it, and the next writer truncates and replaces it,
+// with no directory listing at every stop.
+//
+// Only a durable write (the rare ones a person asked for, such as a
+// session's binding) syncs the file and the directory. A state is
+// rewritten at every stop, and an fsync costs more than the rest of the
+// stop: a power cut may lose its last updates, or leave it empty; that
+// file reads as corrupt and is moved aside (docs/state.md).
 func writeFileAtomic(path string, data []byte, durable bool) error {
-	dir := filepath.Dir(path)
 	name := tempPath(path)
 	tmp, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -320,18 +299,12 @@ func writeFileAtomic(path string, data []byte, durable bool) error {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
 	}
 	if durable {
-		syncDir(dir)
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			d.Sync() // failure only weakens durability
+			d.Close()
+		}
 	}
 	return nil
-}
-
-// syncDir makes a rename durable; failure only weakens durability. Only
-// the rare writes a person asked for (a session's binding) pay for it.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // tempPath is the temp file a locked writer of path writes before its
@@ -354,7 +327,7 @@ func globEscape(p string) string {
 
 // lock takes the exclusive lock of a state file: flock on <state>.lock,
 // waiting at most LockWait. The lock file is checked to still be the one at
-// its path once locked, so that Reset may remove it safely.
+// its path once locked, so that Clear may remove it safely.
 func (s *Store) lock(path string) (unlock func(), err error) {
 	wait := s.LockWait
 	if wait <= 0 {
