@@ -42,20 +42,17 @@ type Payload struct {
 	AgentID              string           `json:"agent_id"`
 	TurnID               string           `json:"turn_id"`
 	Model                string           `json:"model"`
-	PermissionMode       string           `json:"permission_mode"`
 	Prompt               string           `json:"prompt"`
 	Source               string           `json:"source"`
 
 	// Gemini CLI (AfterAgent): the agent's final text.
 	PromptResponse *string `json:"prompt_response"`
-	Timestamp      string  `json:"timestamp"`
 
 	// Cursor: the conversation is the session; loop_count counts the
 	// follow-ups the stop hook already caused.
 	ConversationID string   `json:"conversation_id"`
 	GenerationID   string   `json:"generation_id"`
 	WorkspaceRoots []string `json:"workspace_roots"`
-	Status         string   `json:"status"`
 	LoopCount      *int     `json:"loop_count"`
 	CursorVersion  string   `json:"cursor_version"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 )
 
 // Tokens counts API usage. Input is the input neither read from nor
@@ -223,12 +224,6 @@ func FormatCost(c float64) string {
 	return fmt.Sprintf("$%.0f", c)
 }
 
-func trimZero(s string) string {
-	for len(s) > 1 && s[len(s)-1] == '0' {
-		s = s[:len(s)-1]
-	}
-	if s[len(s)-1] == '.' {
-		s = s[:len(s)-1]
-	}
-	return s
-}
+// trimZero drops a fraction's trailing zeros, and its point when nothing
+// is left after it.
+func trimZero(s string) string { return strings.TrimSuffix(strings.TrimRight(s, "0"), ".") }
