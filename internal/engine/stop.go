@@ -13,11 +13,10 @@ import (
 
 // StopRequest is one stop for Stop to decide.
 type StopRequest struct {
-	// Input is the stop, normalised by the agent's adapter. Its Epic is
-	// resolved by Stop; its Claims come from the session's binding.
+	// Input is the stop; Stop fills its Epic and its Claims.
 	Input Input
-	// EpicFromFlag says the configuration's epic was given on the command
-	// line (--epic): it wins over the session's binding.
+	// EpicFromFlag: the configuration's epic came from --epic, which wins
+	// over the session's binding.
 	EpicFromFlag bool
 	// DryRun judges without changing anything: a fresh state, no decision
 	// log, no beads changes, no binding released (runtasks check).
@@ -28,35 +27,29 @@ type StopRequest struct {
 	Rearm bool
 }
 
-// Ports are the engine's ways to the outside world.
+// Ports are the engine's ways to the outside world (see Env for the
+// first four).
 type Ports struct {
 	Beads     Tracker
-	Workspace Workspace // nil: the checkpoint promise cannot check git
-	// Worktrees lists git worktrees for stuck-task detection; nil turns the
-	// detection off.
+	Workspace Workspace
 	Worktrees WorktreeLister
-	// Updater moves stuck tasks; nil reports them without moving them.
-	Updater StatusUpdater
-	// Runner runs the command checks.
-	Runner CommandRunner
-	// Usage reads the stop's token usage from the agent's transcript; nil
-	// keeps the Input's (runtasks run reads it from the agent's events).
-	// It runs only for a driven session.
+	Runner    CommandRunner
+	Updater   StatusUpdater // moves stuck tasks; nil reports them unmoved
+	// Usage reads a driven stop's token usage from the agent's transcript;
+	// nil keeps the Input's (runtasks run reads it from the agent's events).
 	Usage usage.UsageReader
 	Now   func() time.Time
 }
 
-// Stop is the one stop transaction that every entry point goes through
-// (runtasks stop-hook, runtasks run, runtasks check). It resolves the epic
-// (--epic > the session's binding > RUNTASKS_EPIC > workflow.epic; the
-// configuration is never changed), decides whether the session is driven,
-// renders the orchestration prompt once, runs Decide under the session's
-// state lock, applies its effects (stuck tasks moved, the binding released
-// when the loop ends for good) and records the decision.
+// Stop is the one stop transaction of every entry point (runtasks
+// stop-hook, run and check). It resolves the epic (--epic > the session's
+// binding > RUNTASKS_EPIC > workflow.epic), decides whether the session is
+// driven, renders the orchestration prompt, runs Decide under the
+// session's state lock, applies its effects (stuck tasks moved, the
+// binding released when the loop ends for good) and records the decision.
 //
-// Every failure still returns a usable Decision that allows the stop and
-// tells the person why (its SystemMessage); the error says what failed, for
-// the caller's log.
+// A failure still returns a Decision that allows the stop and tells the
+// person why; the error says what failed, for the caller's log.
 func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, error) {
 	in := req.Input
 	now := time.Now
@@ -72,7 +65,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	if in.SessionID != "" {
 		binding, bindErr = s.Binding(in.SessionID)
 		if bindErr != nil {
-			warn(s, "session binding unreadable; judging without it: %v", bindErr)
+			s.Warnf("session binding unreadable; judging without it: %v", bindErr)
 		}
 	}
 	in.Claims = binding.Claims
@@ -125,7 +118,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 				from = *st.UsageMark
 			}
 			if u, m, err := p.Usage(from); err != nil {
-				warn(s, "could not read the token usage; recorded without it: %v", err)
+				s.Warnf("could not read the token usage; recorded without it: %v", err)
 			} else {
 				in.Usage, mark = u, &m
 			}
@@ -141,7 +134,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 		if dec.Outcome.Final() && fromBinding {
 			if err := release(s, in.SessionID, in.Epic); err != nil {
-				warn(s, "could not release the session's binding: %v", err)
+				s.Warnf("could not release the session's binding: %v", err)
 			} else {
 				dec.Released = true
 				dec.Why += "; the session's binding to " + in.Epic + " is released"
@@ -157,7 +150,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		return failed(in.Epic, err), err
 	}
 	if err := s.Append(rec); err != nil {
-		warn(s, "decision log: %v", err)
+		s.Warnf("decision log: %v", err)
 	}
 	return dec, nil
 }
@@ -179,13 +172,6 @@ func stateKey(epic string) string {
 		return state.NoEpic
 	}
 	return epic
-}
-
-// warn passes a problem recovered from to the store's Warn.
-func warn(s *state.Store, format string, args ...any) {
-	if s.Warn != nil {
-		s.Warn(fmt.Sprintf(format, args...))
-	}
 }
 
 // failed is the decision when runtasks itself cannot decide: the stop is

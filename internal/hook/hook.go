@@ -36,7 +36,6 @@ type Payload struct {
 	TranscriptPath       string           `json:"transcript_path"`
 	CWD                  string           `json:"cwd"`
 	HookEventName        string           `json:"hook_event_name"`
-	StopHookActive       bool             `json:"stop_hook_active"`
 	LastAssistantMessage *string          `json:"last_assistant_message"`
 	BackgroundTasks      []BackgroundTask `json:"background_tasks"`
 	AgentID              string           `json:"agent_id"`
@@ -51,7 +50,6 @@ type Payload struct {
 	// Cursor: the conversation is the session; loop_count counts the
 	// follow-ups the stop hook already caused.
 	ConversationID string   `json:"conversation_id"`
-	GenerationID   string   `json:"generation_id"`
 	WorkspaceRoots []string `json:"workspace_roots"`
 	LoopCount      *int     `json:"loop_count"`
 	CursorVersion  string   `json:"cursor_version"`
@@ -115,17 +113,16 @@ func Detect(p Payload) string {
 // Input converts p into the engine's input. The final message is taken from
 // last_assistant_message when the agent sent it, else read from the end of
 // the transcript (assistant text only; for Gemini CLI the last model record,
-// its prompt_response only when there is no transcript). readErrors asks for the tool-error
-// flag, which costs one more read of the transcript's tail.
+// its prompt_response only when there is no transcript). readErrors asks
+// for the tool-error flag, which costs one more read of the transcript's
+// tail.
 func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 	in := engine.Input{
 		Agent:          agent,
 		Event:          p.HookEventName,
 		SessionID:      p.SessionID,
-		TurnID:         p.TurnID,
 		TranscriptPath: p.TranscriptPath,
 		CWD:            p.CWD,
-		StopHookActive: p.StopHookActive,
 		Subagent:       p.HookEventName == "SubagentStop" || p.AgentID != "",
 	}
 	for _, t := range p.BackgroundTasks {
@@ -137,16 +134,8 @@ func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 		if in.SessionID == "" {
 			in.SessionID = p.ConversationID
 		}
-		if in.TurnID == "" {
-			in.TurnID = p.GenerationID
-		}
 		if in.CWD == "" && len(p.WorkspaceRoots) > 0 {
 			in.CWD = p.WorkspaceRoots[0]
-		}
-		if p.LoopCount != nil {
-			in.LoopCount = *p.LoopCount
-			// Cursor sends no latch; a follow-up it made is the same thing.
-			in.StopHookActive = in.StopHookActive || *p.LoopCount > 0
 		}
 	}
 	var err error

@@ -83,7 +83,7 @@ func (s *Store) Binding(session string) (Binding, error) {
 	}
 	b, err := readBinding(path, session)
 	if errors.Is(err, errCorrupt) {
-		s.warn("%v; ignored", err)
+		s.Warnf("%v; ignored", err)
 		return Binding{Session: session}, nil
 	}
 	return b, err
@@ -126,7 +126,7 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 	removeTemps(path)
 	b, err := readBinding(path, session)
 	if errors.Is(err, errCorrupt) {
-		s.warn("%v; replaced", err)
+		s.Warnf("%v; replaced", err)
 		b, err = Binding{Session: session}, nil
 	}
 	if err != nil {
@@ -180,7 +180,7 @@ func (s *Store) Bindings() ([]Binding, error) {
 			}
 		}
 		if err != nil {
-			s.warn("binding %s: %v; skipped", name, err)
+			s.Warnf("binding %s: %v; skipped", name, err)
 			continue
 		}
 		out = append(out, b)

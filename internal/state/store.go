@@ -76,7 +76,8 @@ func (f RecordFilter) match(r *Record) bool {
 	return (f.Session == "" || r.Session == f.Session) && (f.Epic == "" || r.Epic == f.Epic)
 }
 
-func (s *Store) warn(format string, args ...any) {
+// Warnf passes a problem recovered from to Warn, when it is set.
+func (s *Store) Warnf(format string, args ...any) {
 	if s.Warn != nil {
 		s.Warn(fmt.Sprintf(format, args...))
 	}
@@ -200,7 +201,7 @@ func (s *Store) Get(session, epic string) (State, error) {
 	// meanwhile is never moved aside.
 	unlock, lerr := s.lock(path)
 	if lerr != nil {
-		s.warn("%v; using a fresh state", err)
+		s.Warnf("%v; using a fresh state", err)
 		return State{Session: session, Epic: epic}, nil
 	}
 	defer unlock()
@@ -244,9 +245,9 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 		aside = fmt.Sprintf("%s%s%d.%d", path, corruptExt, s.now().Unix(), i)
 	}
 	if rerr := os.Rename(path, aside); rerr != nil {
-		s.warn("%v; could not move it aside: %v; starting a fresh state", err, rerr)
+		s.Warnf("%v; could not move it aside: %v; starting a fresh state", err, rerr)
 	} else {
-		s.warn("%v; moved to %s; starting a fresh state", err, filepath.Base(aside))
+		s.Warnf("%v; moved to %s; starting a fresh state", err, filepath.Base(aside))
 	}
 	return State{Session: session, Epic: epic}, nil
 }
@@ -411,7 +412,7 @@ func (s *Store) List() ([]State, error) {
 			continue // reset meanwhile
 		}
 		if err != nil {
-			s.warn("%v", err)
+			s.Warnf("%v", err)
 			continue
 		}
 		out = append(out, st)
@@ -568,7 +569,7 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 		return nil, fmt.Errorf("decision log: %w", err)
 	}
 	if bad > 0 {
-		s.warn("%s: skipped %d corrupt line(s) (first at byte %d: %v)", s.LogPath(), bad, firstOff, firstErr)
+		s.Warnf("%s: skipped %d corrupt line(s) (first at byte %d: %v)", s.LogPath(), bad, firstOff, firstErr)
 	}
 	slices.Reverse(out)
 	return out, nil
