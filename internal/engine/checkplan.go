@@ -90,7 +90,6 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 	var raw struct {
 		Type    string `json:"type"`
 		Message struct {
-			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"message"`
 		Payload *struct {

@@ -77,8 +77,5 @@ type Decision struct {
 	// Verdicts are the completion checks' verdicts (workflow.checks, or the
 	// built-in beads check when runtasks check asks for them).
 	Verdicts []Verdict
-	// Released: the decision ended the loop for good and the session's
-	// binding to the epic was released.
-	Released bool
 	Usage    *usage.Spent // what this stop counted and its cost (nil: none known)
 }

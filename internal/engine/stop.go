@@ -136,7 +136,6 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 			if err := release(s, in.SessionID, in.Epic); err != nil {
 				s.Warnf("could not release the session's binding: %v", err)
 			} else {
-				dec.Released = true
 				dec.Why += "; the session's binding to " + in.Epic + " is released"
 			}
 		}

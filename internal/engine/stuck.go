@@ -35,7 +35,6 @@ type StatusUpdater interface {
 // the caller must apply to it (ApplyStuck).
 type StuckTask struct {
 	ID     string `json:"id"`
-	Title  string `json:"title,omitempty"`
 	Reason string `json:"reason"` // why it is stuck
 	Action string `json:"action"` // block, reopen or report
 	// Reclaim: its bd lease expired, so it is given back with bd reclaim
@@ -132,7 +131,7 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 		if pattern != "" {
 			if wt, ok := findWorktree(wts, cfg.Root, pattern, is.ID); ok && !wt.Prunable {
 				if old {
-					stuck = append(stuck, StuckTask{ID: is.ID, Title: is.Title, Reason: oldWhy, Action: action})
+					stuck = append(stuck, StuckTask{ID: is.ID, Reason: oldWhy, Action: action})
 				} else {
 					live = append(live, LiveTask{ID: is.ID, Worktree: wt.Path})
 				}
@@ -157,7 +156,7 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 		default:
 			continue
 		}
-		t := StuckTask{ID: is.ID, Title: is.Title, Reason: why, Action: action}
+		t := StuckTask{ID: is.ID, Reason: why, Action: action}
 		if LeaseExpired(is, now) && action != StuckReport {
 			// Its holder stopped renewing it: bd's recovery is to give it
 			// back for another worker, not to block it.

@@ -57,8 +57,6 @@ type Payload struct {
 
 // BackgroundTask is one entry of Claude Code's background_tasks (2.1.145+).
 type BackgroundTask struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"`
 	Status string `json:"status"`
 }
 

@@ -39,7 +39,6 @@ type rawClaudeLine struct {
 	IsVisibleInTranscriptOnly bool   `json:"isVisibleInTranscriptOnly"`
 	Message                   struct {
 		ID      string  `json:"id"`
-		Role    string  `json:"role"`
 		Content content `json:"content"`
 	} `json:"message"`
 }

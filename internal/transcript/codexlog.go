@@ -52,7 +52,6 @@ type rawCodexLogLine struct {
 	Payload json.RawMessage `json:"payload"`
 	// TUI log
 	Kind string `json:"kind"`
-	Dir  string `json:"dir"`
 }
 
 type rawCodexEvent struct {

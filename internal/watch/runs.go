@@ -15,7 +15,6 @@ type RunRow struct {
 	Cycles, Max     int
 	Closed, Total   int
 	Started         time.Time
-	Why             string
 }
 
 // LiveRuns reads runtasks run's records under dir (headless.ListRuns) and
@@ -35,7 +34,7 @@ func LiveRuns(dir string) ([]RunRow, error) {
 			continue
 		}
 		out = append(out, RunRow{ID: r.RunID, Epic: r.Epic, Agent: r.Agent, Dead: r.Status == headless.StatusDead,
-			Cycles: len(r.Cycles), Max: r.MaxCycles, Closed: r.Closed, Total: r.Total, Started: r.StartedAt, Why: r.Why})
+			Cycles: len(r.Cycles), Max: r.MaxCycles, Closed: r.Closed, Total: r.Total, Started: r.StartedAt})
 	}
 	return out, nil
 }
