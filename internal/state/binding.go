@@ -25,12 +25,10 @@ const bindingsDir = "bindings"
 // (runtasks claim, the prompt hook). The stop hook drives an armed session
 // without a static --epic; other sessions stay untouched.
 type Binding struct {
-	Session string `json:"session"`
-	// Epic is the epic the session is armed for ("" = not armed).
-	Epic    string    `json:"epic,omitempty"`
-	ArmedAt time.Time `json:"armed_at,omitzero"`
-	// Claims are the tasks the session claimed, oldest first.
-	Claims    []ClaimedRun `json:"claims,omitempty"`
+	Session   string       `json:"session"`
+	Epic      string       `json:"epic,omitempty"` // "" = not armed
+	ArmedAt   time.Time    `json:"armed_at,omitzero"`
+	Claims    []ClaimedRun `json:"claims,omitempty"` // oldest first
 	UpdatedAt time.Time    `json:"updated_at,omitzero"`
 }
 
