@@ -34,12 +34,12 @@ type StatusUpdater interface {
 // StuckTask is an in-progress task the engine found stuck, with the action
 // the caller must apply to it (ApplyStuck).
 type StuckTask struct {
-	ID     string `json:"id"`
-	Reason string `json:"reason"` // why it is stuck
-	Action string `json:"action"` // block, reopen or report
+	ID     string
+	Reason string // why it is stuck
+	Action string // block, reopen or report
 	// Reclaim: its bd lease expired, so it is given back with bd reclaim
 	// (open and unassigned, as runtasks run's workers do) when reopened.
-	Reclaim bool `json:"reclaim,omitempty"`
+	Reclaim bool
 }
 
 // Reclaimer gives back issues whose bd lease expired; *beads.Client
@@ -51,12 +51,11 @@ type Reclaimer interface {
 // LiveTask is an in-progress task whose worktree still exists: someone may
 // still be working on it.
 type LiveTask struct {
-	ID       string `json:"id"`
-	Worktree string `json:"worktree"`
+	ID, Worktree string
 	// Holder and LeaseExpiresAt are set for a task live by its bd lease
 	// alone (a worker renewing it, maybe on another machine).
-	Holder         string    `json:"holder,omitempty"`
-	LeaseExpiresAt time.Time `json:"lease_expires_at,omitzero"`
+	Holder         string
+	LeaseExpiresAt time.Time
 }
 
 // LeaseRunning reports whether the task's bd lease has not expired at now:
@@ -98,20 +97,16 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 	return git.Worktree{}, false
 }
 
-// ClassifyInProgress sorts in-progress tasks into live ones (their worktree
-// exists) and stuck ones:
-//   - a task claimed by this session is never stuck (it is being stopped);
-//   - a task whose worktree exists is live, unless it started longer than
-//     stuck_after ago;
-//   - a task whose bd lease is running is live (its holder renews it, as
-//     runtasks run's workers do, maybe on another machine), unless it
+// ClassifyInProgress sorts in-progress tasks into live ones and stuck ones:
+//   - a task claimed by this session (mine) is never stuck: it is stopping;
+//   - a task whose worktree exists, or whose bd lease is running (its
+//     holder renews it, maybe on another machine), is live unless it
 //     started longer than stuck_after ago;
 //   - otherwise a task is stuck when its worktree is gone (the project has
-//     other linked worktrees, or this task's worktree was seen at an earlier
-//     stop: seen), its bd lease has expired while worktrees are in use (a
+//     other linked worktrees, or this task's worktree was seen at an
+//     earlier stop), its bd lease expired while worktrees are in use (a
 //     lone agent on the main tree is never stuck by its lease), or it
-//     started longer than
-//     stuck_after ago.
+//     started longer than stuck_after ago.
 //
 // wts is nil when the worktrees are unknown (not a git repository); then
 // only the lease and started_at rules apply. It is pure.
