@@ -327,10 +327,16 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 			v.Feedback = append(v.Feedback, p+" is unchanged from "+c.template)
 		}
 	}
+	return judged(v, fmt.Sprintf("%d of %d file(s) not ready", len(v.Feedback), len(c.paths)),
+		fmt.Sprintf("%d file(s) ready", len(c.paths)))
+}
+
+// judged is v incomplete with summary incomplete when it has feedback,
+// else complete with summary complete.
+func judged(v Verdict, incomplete, complete string) Verdict {
+	v.Status, v.Summary = VerdictComplete, complete
 	if len(v.Feedback) > 0 {
-		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d of %d file(s) not ready", len(v.Feedback), len(c.paths))
-	} else {
-		v.Status, v.Summary = VerdictComplete, fmt.Sprintf("%d file(s) ready", len(c.paths))
+		v.Status, v.Summary = VerdictIncomplete, incomplete
 	}
 	return v
 }
@@ -367,12 +373,8 @@ func (c planCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 			v.Feedback = append(v.Feedback, fmt.Sprintf("%s [%s]", oneLine(it.Text, 100), it.Status))
 		}
 	}
-	if len(v.Feedback) > 0 {
-		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d of %d plan item(s) not completed", len(v.Feedback), len(items))
-	} else {
-		v.Status, v.Summary = VerdictComplete, fmt.Sprintf("all %d plan item(s) completed", len(items))
-	}
-	return v
+	return judged(v, fmt.Sprintf("%d of %d plan item(s) not completed", len(v.Feedback), len(items)),
+		fmt.Sprintf("all %d plan item(s) completed", len(items)))
 }
 
 // resultsCheck: the RESULTS.md of every task this session claimed must be
@@ -388,12 +390,7 @@ func (c resultsCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	for _, u := range state.UntouchedResults(cc.Input.Claims) {
 		v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, state.ResultsFile)+" (task "+u.Task+") is not written")
 	}
-	if len(v.Feedback) > 0 {
-		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d result file(s) not written", len(v.Feedback))
-	} else {
-		v.Status, v.Summary = VerdictComplete, "results written"
-	}
-	return v
+	return judged(v, fmt.Sprintf("%d result file(s) not written", len(v.Feedback)), "results written")
 }
 
 // compositeCheck: all_must_pass (default) stops at the first incomplete or

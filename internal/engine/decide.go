@@ -78,12 +78,10 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		if d.st.FirstBlockAt.IsZero() {
 			d.st.FirstBlockAt = env.Now
 		}
+		d.st.LastReason = dec.Reason
 	case dec.Outcome.Ends():
 		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
 			LastReason: d.st.LastReason}
-	}
-	if dec.Block {
-		d.st.LastReason = dec.Reason
 	}
 	if !dec.Block && dec.Outcome.Final() {
 		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now

@@ -312,7 +312,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, s
 // codexContext reports whether a user message is context Codex adds at a
 // turn's start (<environment_context>, instructions), not a prompt.
 func codexContext(raw json.RawMessage) bool {
-	var blocks codexBlocks
+	var blocks []block
 	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
 		return false
 	}
