@@ -45,9 +45,5 @@ func runLine(r RunRow, now time.Time) string {
 	if r.Dead {
 		mark, state = styleAlert.Render("!"), styleAlert.Render("dead")+": its runtasks process is gone"
 	}
-	cycles := fmt.Sprintf("cycle %d", r.Cycles)
-	if r.Max > 0 {
-		cycles += fmt.Sprintf("/%d", r.Max)
-	}
-	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, cut(r.ID, 20), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles, cut(r.Agent, 8), state)
+	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, cut(r.ID, 20), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(r.Cycles, r.Max), cut(r.Agent, 8), state)
 }
