@@ -61,11 +61,10 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	}
 
 	var binding state.Binding
-	var bindErr error
 	if in.SessionID != "" {
-		binding, bindErr = s.Binding(in.SessionID)
-		if bindErr != nil {
-			s.Warnf("session binding unreadable; judging without it: %v", bindErr)
+		var err error
+		if binding, err = s.Binding(in.SessionID); err != nil {
+			s.Warnf("session binding unreadable; judging without it: %v", err)
 		}
 	}
 	in.Claims = binding.Claims
@@ -90,12 +89,11 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		env.Prompt = prompt
 	}
 
+	key := stateKey(in.Epic)
 	if req.DryRun {
-		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: stateKey(in.Epic)}, cfg, env)
+		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: key}, cfg, env)
 		return dec, nil
 	}
-
-	key := stateKey(in.Epic)
 	var (
 		dec Decision
 		rec state.Record
@@ -107,7 +105,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 			!binding.ArmedAt.Before(st.EndedAt.Truncate(time.Second)))) {
 			*st = state.State{Session: st.Session, Epic: st.Epic}
 		}
-		var mark *usage.UsageMark
+		mark := st.UsageMark // not read: the next stop reads from the same place
 		if p.Usage != nil {
 			// The mark is where this loop's previous stop read. A session
 			// armed since (for this epic again, after working on another or
@@ -125,9 +123,6 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 		var next state.State
 		dec, next = Decide(ctx, in, *st, cfg, env)
-		if mark == nil {
-			mark = st.UsageMark // not read: the next stop reads from the same place
-		}
 		next.UsageMark = mark
 		if len(dec.Stuck) > 0 && p.Updater != nil {
 			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
