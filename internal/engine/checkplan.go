@@ -12,9 +12,8 @@ import (
 
 // Plan item statuses (Claude Code TodoWrite and Codex update_plan share them).
 const (
-	PlanPending    = "pending"
-	PlanInProgress = "in_progress"
-	PlanCompleted  = "completed"
+	PlanPending   = "pending"
+	PlanCompleted = "completed"
 )
 
 // PlanItem is one item of the agent's own plan.

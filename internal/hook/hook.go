@@ -32,17 +32,20 @@ const MaxInput = 16 << 20
 
 // Payload is a hook's stdin, the union of the fields the agents send.
 type Payload struct {
-	SessionID            string           `json:"session_id"`
-	TranscriptPath       string           `json:"transcript_path"`
-	CWD                  string           `json:"cwd"`
-	HookEventName        string           `json:"hook_event_name"`
-	LastAssistantMessage *string          `json:"last_assistant_message"`
-	BackgroundTasks      []BackgroundTask `json:"background_tasks"`
-	AgentID              string           `json:"agent_id"`
-	TurnID               string           `json:"turn_id"`
-	Model                string           `json:"model"`
-	Prompt               string           `json:"prompt"`
-	Source               string           `json:"source"`
+	SessionID            string  `json:"session_id"`
+	TranscriptPath       string  `json:"transcript_path"`
+	CWD                  string  `json:"cwd"`
+	HookEventName        string  `json:"hook_event_name"`
+	LastAssistantMessage *string `json:"last_assistant_message"`
+	AgentID              string  `json:"agent_id"`
+	TurnID               string  `json:"turn_id"`
+	Model                string  `json:"model"`
+	Prompt               string  `json:"prompt"`
+	Source               string  `json:"source"`
+	// Claude Code 2.1.145+.
+	BackgroundTasks []struct {
+		Status string `json:"status"`
+	} `json:"background_tasks"`
 
 	// Gemini CLI (AfterAgent): the agent's final text.
 	PromptResponse *string `json:"prompt_response"`
@@ -53,11 +56,6 @@ type Payload struct {
 	WorkspaceRoots []string `json:"workspace_roots"`
 	LoopCount      *int     `json:"loop_count"`
 	CursorVersion  string   `json:"cursor_version"`
-}
-
-// BackgroundTask is one entry of Claude Code's background_tasks (2.1.145+).
-type BackgroundTask struct {
-	Status string `json:"status"`
 }
 
 // ErrEmpty is returned for empty stdin.
