@@ -124,18 +124,13 @@ func stateName(session, epic string) string {
 }
 
 func safePrefix(id string) string {
-	const max = 24
-	var b strings.Builder
-	for i := 0; i < len(id) && b.Len() < max; i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
-			b.WriteByte(c)
-		default:
-			b.WriteByte('_')
+	b := []byte(id[:min(len(id), 24)])
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			b[i] = '_'
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // Update loads the state of (session, epic), calls fn on it and writes the
