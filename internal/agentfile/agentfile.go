@@ -42,22 +42,11 @@ var ErrTooLarge = errors.New("larger than the cap")
 // or errors.Is(err, ErrTooLarge) tells which.
 type Error struct {
 	Path string
-	// Kind is ErrNotRegular or ErrTooLarge.
-	Kind error
-	// What the file is ("a FIFO", "a character device", …) for
-	// ErrNotRegular.
-	What string
-	// Size and Cap for ErrTooLarge (Size is what fstat said, or Cap+1 when
-	// the file grew past the cap while it was read).
-	Size, Cap int64
+	Kind error  // ErrNotRegular or ErrTooLarge
+	why  string // "is a FIFO, not a regular file", "is larger than 10 bytes (11)"
 }
 
-func (e *Error) Error() string {
-	if e.Kind == ErrTooLarge {
-		return fmt.Sprintf("%s is larger than %d bytes (%d): not read", e.Path, e.Cap, e.Size)
-	}
-	return fmt.Sprintf("%s is %s, not a regular file: not read", e.Path, e.What)
-}
+func (e *Error) Error() string { return e.Path + " " + e.why + ": not read" }
 
 // Is matches the kind.
 func (e *Error) Is(target error) bool { return target == e.Kind }
@@ -98,7 +87,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, &Error{Path: path, Kind: ErrNotRegular, What: describe(fi.Mode())}
+		return nil, nil, &Error{path, ErrNotRegular, "is " + describe(fi.Mode()) + ", not a regular file"}
 	}
 	return f, fi, nil
 }
@@ -117,7 +106,7 @@ func Read(path string, max int64) ([]byte, error) {
 	}
 	defer f.Close()
 	if fi.Size() > max {
-		return nil, &Error{Path: path, Kind: ErrTooLarge, Size: fi.Size(), Cap: max}
+		return nil, tooLarge(path, max, fi.Size())
 	}
 	// The file may grow between the fstat and the read: read one byte
 	// more than the cap to tell. The buffer holds the size fstat gave, so
@@ -128,7 +117,11 @@ func Read(path string, max int64) ([]byte, error) {
 	}
 	data := buf.Bytes()
 	if int64(len(data)) > max {
-		return nil, &Error{Path: path, Kind: ErrTooLarge, Size: max + 1, Cap: max}
+		return nil, tooLarge(path, max, max+1) // it grew past the cap while read
 	}
 	return data, nil
+}
+
+func tooLarge(path string, max, size int64) *Error {
+	return &Error{path, ErrTooLarge, fmt.Sprintf("is larger than %d bytes (%d)", max, size)}
 }

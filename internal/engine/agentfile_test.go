@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // agentFiles makes, in dir, the files an agent can put where runtasks
@@ -51,7 +53,7 @@ func TestFilesCheckTargetsNotRegular(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var v Verdict
-			returnsWithin(t, "the files check", func() { v = tc.c.Check(context.Background(), &CheckContext{Dir: dir}) })
+			returnsWithin(t, "the files check", func() { v = tc.c.Check(context.Background(), &CheckContext{Config: &config.Config{Root: dir}}) })
 			all := v.Summary + " " + strings.Join(v.Feedback, " ")
 			if v.Status == VerdictComplete || !strings.Contains(all, tc.want) {
 				t.Errorf("verdict %s: %s; want it to say %q", v.Status, all, tc.want)

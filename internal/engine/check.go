@@ -52,16 +52,13 @@ type CommandResult struct {
 }
 
 // CheckContext is what a checker may look at: the hook input (with the
-// final message and the transcript path), beads, the project directory, the
-// clock, and a command runner.
+// final message and the transcript path), the configuration (its Root is
+// the project directory) and the environment (beads, the clock, the
+// command runner).
 type CheckContext struct {
 	Input  Input
 	Config *config.Config
 	Env    Env
-	Dir    string
-	Runner CommandRunner
-	// Transcript is the agent's transcript file ("" when there is none).
-	Transcript string
 
 	d *decider // runs the stop-hook rules for the beads checker
 	// completeDecision is the beads checker's decision, kept for the stop
@@ -69,12 +66,8 @@ type CheckContext struct {
 	completeDecision *Decision
 }
 
-// Now is the check's clock.
-func (cc *CheckContext) Now() time.Time { return cc.Env.Now }
-
 // Checker is one completion check.
 type Checker interface {
-	Name() string
 	Check(ctx context.Context, cc *CheckContext) Verdict
 }
 
@@ -83,33 +76,8 @@ type Checker interface {
 // refuse (only in a Config made by hand) is a checker that reports its
 // problem.
 func Checkers(cfg *config.Config) []Checker {
-	if len(cfg.Workflow.Checks) == 0 {
-		return nil
-	}
-	return buildChecks(cfg.Workflow.Checks)
-}
-
-// BuildChecks turns checks into checkers, as Checkers does; an empty list
-// is the built-in chain: beads, promise, done_token — which, with the beads
-// checker judging promises and the done token itself, is the stop hook's
-// default policy. A spec Load would refuse is an error.
-func BuildChecks(specs []config.CheckSpec) ([]Checker, error) {
-	if len(specs) == 0 {
-		return []Checker{beadsCheck{name: "beads"}}, nil
-	}
-	for i, s := range specs {
-		if err := s.Validate(); err != nil {
-			return nil, fmt.Errorf("workflow.checks[%d]%v", i, err)
-		}
-	}
-	return buildChecks(specs), nil
-}
-
-// buildChecks builds each spec; one with a problem becomes a checker that
-// reports it.
-func buildChecks(specs []config.CheckSpec) []Checker {
 	var out []Checker
-	for i, s := range specs {
+	for i, s := range cfg.Workflow.Checks {
 		if err := s.Validate(); err != nil {
 			out = append(out, invalidCheck{name: checkName(s), why: fmt.Sprintf("workflow.checks[%d]%v", i, err)})
 			continue
@@ -158,19 +126,8 @@ func buildCheck(s config.CheckSpec) Checker {
 // invalidCheck stands for a spec that could not be built: it cannot run.
 type invalidCheck struct{ name, why string }
 
-func (c invalidCheck) Name() string { return c.name }
-
 func (c invalidCheck) Check(context.Context, *CheckContext) Verdict {
 	return Verdict{Check: c.name, Status: VerdictError, Summary: c.why}
-}
-
-// RunChecks runs the checkers in order as one all_must_pass composite: it
-// stops at the first incomplete or failing one. It returns each verdict run
-// and the overall status.
-func RunChecks(ctx context.Context, checks []Checker, cc *CheckContext) ([]Verdict, string) {
-	c := compositeCheck{name: "checks", checks: checks}
-	v := c.Check(ctx, cc)
-	return v.Children, v.Status
 }
 
 // FeedbackText is a verdict's feedback as lines, at most limit items and
@@ -187,8 +144,6 @@ func FeedbackText(items []string, limit int) []string {
 // rules accept); incomplete when the rules block; any other end (escalation,
 // checkpoint, bd error) is carried as the hook's decision.
 type beadsCheck struct{ name string }
-
-func (c beadsCheck) Name() string { return c.name }
 
 func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
@@ -227,6 +182,15 @@ func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	return v
 }
 
+// decider gives the beads checker the stop-hook rules over this check's
+// input, state and environment.
+func (cc *CheckContext) decider(ctx context.Context) *decider {
+	if cc.d == nil {
+		cc.d = &decider{ctx: ctx, in: cc.Input, cfg: cc.Config, env: cc.Env}
+	}
+	return cc.d
+}
+
 // promiseCheck: complete when the final message holds a configured promise
 // (whose condition allow_exit_on turns on), or one of texts.
 type promiseCheck struct {
@@ -234,13 +198,9 @@ type promiseCheck struct {
 	texts []string
 }
 
-func (c promiseCheck) Name() string { return c.name }
-
 func (c promiseCheck) Check(_ context.Context, cc *CheckContext) Verdict {
-	v := Verdict{Check: c.name}
 	if strings.TrimSpace(cc.Input.FinalMessage) == "" {
-		v.Status, v.Summary = VerdictSkipped, "no final message"
-		return v
+		return Verdict{Check: c.name, Status: VerdictSkipped, Summary: "no final message"}
 	}
 	promises := cc.Config.Promises()
 	if len(c.texts) > 0 {
@@ -251,44 +211,36 @@ func (c promiseCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	}
 	for _, p := range FindPromises(cc.Input.FinalMessage, promises) {
 		if len(c.texts) > 0 || cc.Config.AllowsExitOn(p.Condition) {
-			v.Status, v.Summary = VerdictComplete, fmt.Sprintf("promise %q made", p.Text)
-			return v
+			return Verdict{Check: c.name, Status: VerdictComplete, Summary: fmt.Sprintf("promise %q made", p.Text)}
 		}
 	}
-	v.Status, v.Summary = VerdictIncomplete, "no completion promise in the final message"
 	var texts []string
 	for _, p := range promises {
 		if len(c.texts) > 0 || cc.Config.AllowsExitOn(p.Condition) {
 			texts = append(texts, p.Text)
 		}
 	}
-	v.Feedback = []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}
-	return v
+	return Verdict{Check: c.name, Status: VerdictIncomplete, Summary: "no completion promise in the final message",
+		Feedback: []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}}
 }
 
 // doneTokenCheck: complete when the final message holds this session's
 // done line.
 type doneTokenCheck struct{ name, prefix string }
 
-func (c doneTokenCheck) Name() string { return c.name }
-
 func (c doneTokenCheck) Check(_ context.Context, cc *CheckContext) Verdict {
-	v := Verdict{Check: c.name}
 	prefix := c.prefix
 	if prefix == "" {
 		prefix = cc.Config.Workflow.DoneToken.Prefix
 	}
-	if cc.Input.SessionID == "" {
-		v.Status, v.Summary = VerdictSkipped, "no session id"
-		return v
+	switch {
+	case cc.Input.SessionID == "":
+		return Verdict{Check: c.name, Status: VerdictSkipped, Summary: "no session id"}
+	case HasDoneToken(cc.Input.FinalMessage, prefix, cc.Input.SessionID):
+		return Verdict{Check: c.name, Status: VerdictComplete, Summary: "done token printed"}
 	}
-	if HasDoneToken(cc.Input.FinalMessage, prefix, cc.Input.SessionID) {
-		v.Status, v.Summary = VerdictComplete, "done token printed"
-		return v
-	}
-	v.Status, v.Summary = VerdictIncomplete, "done token not printed"
-	v.Feedback = []string{"print " + prefix + "::<session id> on a line of its own when everything is done"}
-	return v
+	return Verdict{Check: c.name, Status: VerdictIncomplete, Summary: "done token not printed",
+		Feedback: []string{"print " + prefix + "::<session id> on a line of its own when everything is done"}}
 }
 
 // commandCheck runs a shell command in the project; incomplete with the
@@ -299,19 +251,17 @@ type commandCheck struct {
 	tail           int
 }
 
-func (c commandCheck) Name() string { return c.name }
-
 func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
-	if cc.Runner == nil {
+	if cc.Env.Runner == nil {
 		v.Status, v.Summary = VerdictError, "no command runner"
 		return v
 	}
-	dir := cc.Dir
+	dir := cc.Config.Root
 	if c.dir != "" {
-		dir = resolve(cc.Dir, c.dir)
+		dir = resolve(dir, c.dir)
 	}
-	res, err := cc.Runner.Run(ctx, dir, c.run, c.timeout)
+	res, err := cc.Env.Runner.Run(ctx, dir, c.run, c.timeout)
 	switch {
 	case err != nil:
 		v.Status, v.Summary = VerdictError, fmt.Sprintf("`%s` could not run: %s", c.run, oneLine(err.Error(), 200))
@@ -353,13 +303,11 @@ type filesCheck struct {
 	template string
 }
 
-func (c filesCheck) Name() string { return c.name }
-
 func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
 	var tmpl []byte
 	if c.template != "" {
-		b, err := agentfile.Read(resolve(cc.Dir, c.template), agentfile.MaxText)
+		b, err := agentfile.Read(resolve(cc.Config.Root, c.template), agentfile.MaxText)
 		if err != nil {
 			v.Status, v.Summary = VerdictError, "template unreadable: "+oneLine(err.Error(), 200)
 			return v
@@ -367,7 +315,7 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		tmpl = b
 	}
 	for _, p := range c.paths {
-		b, err := agentfile.Read(resolve(cc.Dir, p), agentfile.MaxText)
+		b, err := agentfile.Read(resolve(cc.Config.Root, p), agentfile.MaxText)
 		switch {
 		case err != nil && os.IsNotExist(err):
 			v.Feedback = append(v.Feedback, p+" is missing")
@@ -379,11 +327,17 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 			v.Feedback = append(v.Feedback, p+" is unchanged from "+c.template)
 		}
 	}
+	return judged(v, fmt.Sprintf("%d of %d file(s) not ready", len(v.Feedback), len(c.paths)),
+		fmt.Sprintf("%d file(s) ready", len(c.paths)))
+}
+
+// judged is v incomplete with summary incomplete when it has feedback,
+// else complete with summary complete.
+func judged(v Verdict, incomplete, complete string) Verdict {
+	v.Status, v.Summary = VerdictComplete, complete
 	if len(v.Feedback) > 0 {
-		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d of %d file(s) not ready", len(v.Feedback), len(c.paths))
-		return v
+		v.Status, v.Summary = VerdictIncomplete, incomplete
 	}
-	v.Status, v.Summary = VerdictComplete, fmt.Sprintf("%d file(s) ready", len(c.paths))
 	return v
 }
 
@@ -393,53 +347,39 @@ type planCheck struct {
 	required bool
 }
 
-func (c planCheck) Name() string { return c.name }
-
 func (c planCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
-	path := cc.Transcript
-	if path == "" {
-		path = cc.Input.TranscriptPath
-	}
-	if path == "" {
-		v.Status, v.Summary = VerdictSkipped, "no transcript"
+	// Nothing to read is skipped, or incomplete when a plan is required.
+	nothing := func(summary, feedback string) Verdict {
+		v.Status, v.Summary = VerdictSkipped, summary
 		if c.required {
-			v.Status = VerdictIncomplete
-			v.Feedback = []string{"no transcript to read a plan from"}
+			v.Status, v.Feedback = VerdictIncomplete, []string{feedback}
 		}
 		return v
 	}
-	items, found, err := ReadPlan(path)
+	if cc.Input.TranscriptPath == "" {
+		return nothing("no transcript", "no transcript to read a plan from")
+	}
+	items, found, err := ReadPlan(cc.Input.TranscriptPath)
 	switch {
 	case err != nil:
 		v.Status, v.Summary = VerdictError, "transcript: "+oneLine(err.Error(), 200)
 		return v
 	case !found:
-		v.Status, v.Summary = VerdictSkipped, "no plan in the transcript"
-		if c.required {
-			v.Status = VerdictIncomplete
-			v.Feedback = []string{"make a plan (TodoWrite / update_plan) and work it to the end"}
-		}
-		return v
+		return nothing("no plan in the transcript", "make a plan (TodoWrite / update_plan) and work it to the end")
 	}
 	for _, it := range items {
 		if it.Status != PlanCompleted {
 			v.Feedback = append(v.Feedback, fmt.Sprintf("%s [%s]", oneLine(it.Text, 100), it.Status))
 		}
 	}
-	if len(v.Feedback) > 0 {
-		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d of %d plan item(s) not completed", len(v.Feedback), len(items))
-		return v
-	}
-	v.Status, v.Summary = VerdictComplete, fmt.Sprintf("all %d plan item(s) completed", len(items))
-	return v
+	return judged(v, fmt.Sprintf("%d of %d plan item(s) not completed", len(v.Feedback), len(items)),
+		fmt.Sprintf("all %d plan item(s) completed", len(items)))
 }
 
 // resultsCheck: the RESULTS.md of every task this session claimed must be
 // written (changed from its template).
 type resultsCheck struct{ name string }
-
-func (c resultsCheck) Name() string { return c.name }
 
 func (c resultsCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
@@ -450,12 +390,7 @@ func (c resultsCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	for _, u := range state.UntouchedResults(cc.Input.Claims) {
 		v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, state.ResultsFile)+" (task "+u.Task+") is not written")
 	}
-	if len(v.Feedback) > 0 {
-		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("%d result file(s) not written", len(v.Feedback))
-		return v
-	}
-	v.Status, v.Summary = VerdictComplete, "results written"
-	return v
+	return judged(v, fmt.Sprintf("%d result file(s) not written", len(v.Feedback)), "results written")
 }
 
 // compositeCheck: all_must_pass (default) stops at the first incomplete or
@@ -466,15 +401,13 @@ type compositeCheck struct {
 	checks []Checker
 }
 
-func (c compositeCheck) Name() string { return c.name }
-
 func (c compositeCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
 	judged := 0
 	for _, ch := range c.checks {
 		sub := ch.Check(ctx, cc)
 		v.Children = append(v.Children, sub)
-		if sub.stop != nil && v.stop == nil {
+		if v.stop == nil {
 			v.stop = sub.stop
 		}
 		switch sub.Status {
@@ -513,13 +446,4 @@ func (c compositeCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 		v.Status, v.Summary = VerdictComplete, "all passed"
 	}
 	return v
-}
-
-// decider gives the beads checker the stop-hook rules over this check's
-// input, state and environment.
-func (cc *CheckContext) decider(ctx context.Context) *decider {
-	if cc.d == nil {
-		cc.d = &decider{ctx: ctx, in: cc.Input, cfg: cc.Config, env: cc.Env}
-	}
-	return cc.d
 }

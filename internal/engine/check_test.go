@@ -134,11 +134,9 @@ func TestCheckers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checks, err := BuildChecks(cfgCheckSpecs(t, tt.spec))
-			if err != nil {
-				t.Fatal(err)
-			}
 			cfg := testConfig()
+			cfg.Workflow.Checks = cfgCheckSpecs(t, tt.spec)
+			checks := Checkers(cfg)
 			cfg.Root = dir
 			in := Input{SessionID: tt.session, FinalMessage: tt.msg}
 			if strings.HasSuffix(tt.msg, ".jsonl") {
@@ -149,8 +147,8 @@ func TestCheckers(t *testing.T) {
 			if tr == nil {
 				tr = epic(nil)
 			}
-			cc := &CheckContext{Input: in, Config: cfg, Env: Env{Beads: tr, Now: time.Now()}, Dir: dir, Runner: tt.runner}
-			vs, status := RunChecks(context.Background(), checks, cc)
+			cc := &CheckContext{Input: in, Config: cfg, Env: Env{Beads: tr, Now: time.Now(), Runner: tt.runner}}
+			vs, status := runChecks(context.Background(), checks, cc)
 			if status != tt.status || len(vs) != 1 {
 				t.Fatalf("status %s (%+v), want %s", status, vs, tt.status)
 			}
@@ -160,6 +158,13 @@ func TestCheckers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runChecks runs checks in order as one all_must_pass composite, as the
+// stop hook does: each verdict run and the overall status.
+func runChecks(ctx context.Context, checks []Checker, cc *CheckContext) ([]Verdict, string) {
+	v := compositeCheck{name: "checks", checks: checks}.Check(ctx, cc)
+	return v.Children, v.Status
 }
 
 func allFeedback(v Verdict) []string {
@@ -188,10 +193,10 @@ func TestCheckersOfConfig(t *testing.T) {
 
 func TestCheckShortCircuit(t *testing.T) {
 	r := &fakeRunner{res: CommandResult{ExitCode: 0}}
-	checks, _ := BuildChecks(cfgCheckSpecs(t, map[string]any{"type": "files", "paths": []any{"nope"}}, map[string]any{"type": "command", "run": "x"}))
 	cfg := testConfig()
 	cfg.Root = t.TempDir()
-	vs, st := RunChecks(context.Background(), checks, &CheckContext{Config: cfg, Dir: cfg.Root, Runner: r, Env: Env{Beads: epic(nil)}})
+	cfg.Workflow.Checks = cfgCheckSpecs(t, map[string]any{"type": "files", "paths": []any{"nope"}}, map[string]any{"type": "command", "run": "x"})
+	vs, st := runChecks(context.Background(), Checkers(cfg), &CheckContext{Config: cfg, Env: Env{Beads: epic(nil), Runner: r}})
 	if st != VerdictIncomplete || len(vs) != 1 || len(r.calls) != 0 {
 		t.Fatalf("all_must_pass did not stop at the first failure: %s %+v %v", st, vs, r.calls)
 	}

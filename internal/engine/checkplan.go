@@ -12,9 +12,8 @@ import (
 
 // Plan item statuses (Claude Code TodoWrite and Codex update_plan share them).
 const (
-	PlanPending    = "pending"
-	PlanInProgress = "in_progress"
-	PlanCompleted  = "completed"
+	PlanPending   = "pending"
+	PlanCompleted = "completed"
 )
 
 // PlanItem is one item of the agent's own plan.
@@ -56,33 +55,32 @@ func planHint(line []byte) bool {
 	return strings.Contains(s, "TodoWrite") || strings.Contains(s, "update_plan") || strings.Contains(s, "todo_list")
 }
 
+// planTodos is a TodoWrite input ({"todos":[{content,status}]}) or an
+// update_plan's arguments ({"plan":[{step,status}]}).
 type planTodos struct {
-	Todos []struct {
-		Content string `json:"content"`
-		Status  string `json:"status"`
-	} `json:"todos"`
-	Plan []struct {
-		Step   string `json:"step"`
-		Status string `json:"status"`
-	} `json:"plan"`
+	Todos []planStep `json:"todos"`
+	Plan  []planStep `json:"plan"`
 }
 
+type planStep struct{ Content, Step, Status string }
+
 func (p planTodos) items() ([]PlanItem, bool) {
-	switch {
-	case p.Todos != nil:
-		out := make([]PlanItem, 0, len(p.Todos))
-		for _, t := range p.Todos {
-			out = append(out, PlanItem{Text: t.Content, Status: t.Status})
-		}
-		return out, true
-	case p.Plan != nil:
-		out := make([]PlanItem, 0, len(p.Plan))
-		for _, t := range p.Plan {
-			out = append(out, PlanItem{Text: t.Step, Status: t.Status})
-		}
-		return out, true
+	steps := p.Todos
+	if steps == nil {
+		steps = p.Plan
 	}
-	return nil, false
+	if steps == nil {
+		return nil, false
+	}
+	out := make([]PlanItem, 0, len(steps))
+	for _, t := range steps {
+		text := t.Step
+		if p.Todos != nil {
+			text = t.Content
+		}
+		out = append(out, PlanItem{Text: text, Status: t.Status})
+	}
+	return out, true
 }
 
 // planFromLine decodes one transcript line that may hold a plan.
@@ -90,7 +88,6 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 	var raw struct {
 		Type    string `json:"type"`
 		Message struct {
-			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"message"`
 		Payload *struct {

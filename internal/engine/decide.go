@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,12 +78,10 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		if d.st.FirstBlockAt.IsZero() {
 			d.st.FirstBlockAt = env.Now
 		}
+		d.st.LastReason = dec.Reason
 	case dec.Outcome.Ends():
 		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
 			LastReason: d.st.LastReason}
-	}
-	if dec.Block {
-		d.st.LastReason = dec.Reason
 	}
 	if !dec.Block && dec.Outcome.Final() {
 		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now
@@ -212,7 +210,7 @@ func (d *decider) withChecks() Decision {
 		// which is the stop hook's own rules.
 		checks = []Checker{beadsCheck{name: "beads"}}
 	}
-	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, Dir: d.cfg.Root, Runner: d.env.Runner, d: d}
+	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, d: d}
 	top := compositeCheck{name: "checks", checks: checks}.Check(d.ctx, cc)
 	dec := d.checked(top, cc)
 	dec.Verdicts = top.Children
@@ -585,14 +583,6 @@ func (d *decider) readRest() error {
 	return nil
 }
 
-func (d *decider) readySet() map[string]bool {
-	m := make(map[string]bool, len(d.ready))
-	for _, is := range d.ready {
-		m[is.ID] = true
-	}
-	return m
-}
-
 // class sorts one unclosed issue into a Counts bucket.
 func class(is beads.Issue, ready map[string]bool) string {
 	switch {
@@ -608,21 +598,24 @@ func class(is beads.Issue, ready map[string]bool) string {
 	return "open"
 }
 
-func (d *decider) counts() state.Counts {
-	ready := d.readySet()
-	c := state.Counts{Ready: len(d.ready)}
+// restOf lists the unclosed issues of the subtree in the given classes.
+func (d *decider) restOf(classes ...string) []beads.Issue {
+	ready := make(map[string]bool, len(d.ready))
+	for _, is := range d.ready {
+		ready[is.ID] = true
+	}
+	var out []beads.Issue
 	for _, is := range d.rest {
-		switch class(is, ready) {
-		case "in_progress":
-			c.InProgress++
-		case "blocked":
-			c.Blocked++
-		case "deferred":
-			c.Deferred++
-		case "open":
-			c.Open++
+		if slices.Contains(classes, class(is, ready)) {
+			out = append(out, is)
 		}
 	}
+	return out
+}
+
+func (d *decider) counts() state.Counts {
+	c := state.Counts{Ready: len(d.ready), InProgress: len(d.restOf("in_progress")), Blocked: len(d.restOf("blocked")),
+		Deferred: len(d.restOf("deferred")), Open: len(d.restOf("open"))}
 	// Ready issues come from the ready query, so one closed between the two
 	// queries still counts: a race errs towards going on, never towards done.
 	c.Remaining = c.Ready + c.InProgress + c.Blocked + c.Deferred + c.Open
@@ -635,30 +628,12 @@ func (d *decider) readyOnlyCounts() state.Counts {
 
 // activeIssues lists ready then in-progress issues.
 func (d *decider) activeIssues() []beads.Issue {
-	out := append([]beads.Issue(nil), d.ready...)
-	ready := d.readySet()
-	for _, is := range d.rest {
-		if class(is, ready) == "in_progress" {
-			out = append(out, is)
-		}
-	}
-	return out
+	return append(slices.Clone(d.ready), d.restOf("in_progress")...)
 }
 
 // waitingIssues lists what is neither ready nor in progress.
-func (d *decider) waitingIssues() []beads.Issue {
-	var out []beads.Issue
-	ready := d.readySet()
-	for _, is := range d.rest {
-		if k := class(is, ready); k != "ready" && k != "in_progress" {
-			out = append(out, is)
-		}
-	}
-	return out
-}
+func (d *decider) waitingIssues() []beads.Issue { return d.restOf("blocked", "deferred", "open") }
 
-// stateLine is the short line appended to every block reason. Its size does
-// not grow with the number of tasks or cycles.
 // cycleLabel is "cycle N/MAX" for the block being made ("cycle N" uncapped).
 func (d *decider) cycleLabel() string {
 	if max := d.maxCycles(); max > 0 {
@@ -667,6 +642,8 @@ func (d *decider) cycleLabel() string {
 	return fmt.Sprintf("cycle %d", d.st.Cycles+1)
 }
 
+// stateLine is the short line appended to every block reason. Its size does
+// not grow with the number of tasks or cycles.
 func (d *decider) stateLine(c state.Counts) string {
 	parts := []string{"runtasks: " + d.cycleLabel(), fmt.Sprintf("%d ready", c.Ready)}
 	if n := min(d.cfg.Workflow.StopHook.NextIDs, len(d.ready)); n > 0 {
@@ -722,7 +699,7 @@ func fingerprint(issues []beads.Issue) string {
 	for _, is := range issues {
 		rows = append(rows, is.ID+"\x00"+is.Status+"\x00"+is.UpdatedAt.UTC().Format(time.RFC3339Nano))
 	}
-	sort.Strings(rows)
+	slices.Sort(rows)
 	h := sha256.New()
 	for _, r := range rows {
 		h.Write([]byte(r))
@@ -731,12 +708,7 @@ func fingerprint(issues []beads.Issue) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-func firstN[T any](s []T, n int) []T {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
+func firstN[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 
 // oneLine collapses whitespace and cuts s to at most n runes.
 func oneLine(s string, n int) string {

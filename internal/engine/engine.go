@@ -22,29 +22,22 @@ type Input struct {
 	Epic           string
 	Event          string // Stop, SubagentStop, AfterAgent, stop, run
 	SessionID      string
-	TurnID         string
 	TranscriptPath string
 	CWD            string
-	StopHookActive bool
-	// FinalMessage is the agent's last assistant text: last_assistant_message
-	// when the agent sent it, else read from the end of the transcript.
+	// FinalMessage is the agent's last assistant text (last_assistant_message,
+	// else read from the end of the transcript).
 	FinalMessage string
-	// ToolErrors is true when the latest tool results in the transcript are
-	// errors (used by the done-token contract's preamble).
+	// ToolErrors: the latest tool results in the transcript are errors (the
+	// done-token contract's preamble says so).
 	ToolErrors bool
-	// Subagent is true for a subagent's stop (SubagentStop, agent_id set).
-	Subagent bool
+	Subagent   bool // SubagentStop, or agent_id set
 	// BackgroundTasks counts background tasks still running; the session is
 	// woken when they end, so the stop is allowed.
 	BackgroundTasks int
-	// LoopCount is the agent's own count of follow-ups (Cursor).
-	LoopCount int
-	// Claims are the tasks this session claimed (runtasks claim, the prompt
-	// hook), with their run folders; filled from the session's binding.
+	// Claims are the tasks this session claimed, from its binding.
 	Claims []state.ClaimedRun
-	// Usage is what the turns since the previous stop used: runtasks run's
-	// from the run's result event; a hook's is read by Stop through
-	// Ports.Usage. Zero when unknown.
+	// Usage is what the turns since the previous stop used: from runtasks
+	// run's result event, or read by Stop through Ports.Usage.
 	Usage usage.Usage
 	// OthersSpent is what the other sessions' loops spent, by state epic
 	// key; filled only when an epic budget is set (workflow.budget).
@@ -69,30 +62,20 @@ type Workspace interface {
 
 // Decision is the engine's answer to one stop.
 type Decision struct {
-	Block bool
-	// Reason goes to the agent when blocking.
-	Reason string
-	// SystemMessage goes to the person watching (not to the model).
-	SystemMessage string
+	Block         bool
+	Reason        string // to the agent, when blocking
+	SystemMessage string // to the person watching, not to the model
 	Outcome       state.Outcome
-	// Why is a one-line explanation for the log and runtasks status.
-	Why    string
-	Counts state.Counts
-	// Actions lists changes made to beads (stuck tasks moved and so on).
-	Actions []string
+	Why           string // one line, for the log and runtasks status
+	Counts        state.Counts
+	Actions       []string // changes made to beads (stuck tasks moved…)
 	// Stuck lists the stuck tasks found at this stop and the action to
 	// apply to each (Stop applies them through Ports.Updater).
 	Stuck []StuckTask
-	// Epic is the epic the stop was judged against ("" for none).
-	Epic string
-	// Cycle is the session's block count after this decision.
-	Cycle int
+	Epic  string // the epic the stop was judged against ("" for none)
+	Cycle int    // the session's block count after this decision
 	// Verdicts are the completion checks' verdicts (workflow.checks, or the
 	// built-in beads check when runtasks check asks for them).
 	Verdicts []Verdict
-	// Released is true when this decision ended the loop for good and the
-	// session's binding to the epic was released.
-	Released bool
-	// Usage is what this stop counted and its cost (nil: none known).
-	Usage *usage.Spent
+	Usage    *usage.Spent // what this stop counted and its cost (nil: none known)
 }

@@ -13,11 +13,10 @@ import (
 
 // StopRequest is one stop for Stop to decide.
 type StopRequest struct {
-	// Input is the stop, normalised by the agent's adapter. Its Epic is
-	// resolved by Stop; its Claims come from the session's binding.
+	// Input is the stop; Stop fills its Epic and its Claims.
 	Input Input
-	// EpicFromFlag says the configuration's epic was given on the command
-	// line (--epic): it wins over the session's binding.
+	// EpicFromFlag: the configuration's epic came from --epic, which wins
+	// over the session's binding.
 	EpicFromFlag bool
 	// DryRun judges without changing anything: a fresh state, no decision
 	// log, no beads changes, no binding released (runtasks check).
@@ -28,35 +27,29 @@ type StopRequest struct {
 	Rearm bool
 }
 
-// Ports are the engine's ways to the outside world.
+// Ports are the engine's ways to the outside world (see Env for the
+// first four).
 type Ports struct {
 	Beads     Tracker
-	Workspace Workspace // nil: the checkpoint promise cannot check git
-	// Worktrees lists git worktrees for stuck-task detection; nil turns the
-	// detection off.
+	Workspace Workspace
 	Worktrees WorktreeLister
-	// Updater moves stuck tasks; nil reports them without moving them.
-	Updater StatusUpdater
-	// Runner runs the command checks.
-	Runner CommandRunner
-	// Usage reads the stop's token usage from the agent's transcript; nil
-	// keeps the Input's (runtasks run reads it from the agent's events).
-	// It runs only for a driven session.
+	Runner    CommandRunner
+	Updater   StatusUpdater // moves stuck tasks; nil reports them unmoved
+	// Usage reads a driven stop's token usage from the agent's transcript;
+	// nil keeps the Input's (runtasks run reads it from the agent's events).
 	Usage usage.UsageReader
 	Now   func() time.Time
 }
 
-// Stop is the one stop transaction that every entry point goes through
-// (runtasks stop-hook, runtasks run, runtasks check). It resolves the epic
-// (--epic > the session's binding > RUNTASKS_EPIC > workflow.epic; the
-// configuration is never changed), decides whether the session is driven,
-// renders the orchestration prompt once, runs Decide under the session's
-// state lock, applies its effects (stuck tasks moved, the binding released
-// when the loop ends for good) and records the decision.
+// Stop is the one stop transaction of every entry point (runtasks
+// stop-hook, run and check). It resolves the epic (--epic > the session's
+// binding > RUNTASKS_EPIC > workflow.epic), decides whether the session is
+// driven, renders the orchestration prompt, runs Decide under the
+// session's state lock, applies its effects (stuck tasks moved, the
+// binding released when the loop ends for good) and records the decision.
 //
-// Every failure still returns a usable Decision that allows the stop and
-// tells the person why (its SystemMessage); the error says what failed, for
-// the caller's log.
+// A failure still returns a Decision that allows the stop and tells the
+// person why; the error says what failed, for the caller's log.
 func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, error) {
 	in := req.Input
 	now := time.Now
@@ -68,11 +61,10 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	}
 
 	var binding state.Binding
-	var bindErr error
 	if in.SessionID != "" {
-		binding, bindErr = s.Binding(in.SessionID)
-		if bindErr != nil {
-			warn(s, "session binding unreadable; judging without it: %v", bindErr)
+		var err error
+		if binding, err = s.Binding(in.SessionID); err != nil {
+			s.Warnf("session binding unreadable; judging without it: %v", err)
 		}
 	}
 	in.Claims = binding.Claims
@@ -97,12 +89,11 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		env.Prompt = prompt
 	}
 
+	key := stateKey(in.Epic)
 	if req.DryRun {
-		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: stateKey(in.Epic)}, cfg, env)
+		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: key}, cfg, env)
 		return dec, nil
 	}
-
-	key := stateKey(in.Epic)
 	var (
 		dec Decision
 		rec state.Record
@@ -114,7 +105,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 			!binding.ArmedAt.Before(st.EndedAt.Truncate(time.Second)))) {
 			*st = state.State{Session: st.Session, Epic: st.Epic}
 		}
-		var mark *usage.UsageMark
+		mark := st.UsageMark // not read: the next stop reads from the same place
 		if p.Usage != nil {
 			// The mark is where this loop's previous stop read. A session
 			// armed since (for this epic again, after working on another or
@@ -125,25 +116,21 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 				from = *st.UsageMark
 			}
 			if u, m, err := p.Usage(from); err != nil {
-				warn(s, "could not read the token usage; recorded without it: %v", err)
+				s.Warnf("could not read the token usage; recorded without it: %v", err)
 			} else {
 				in.Usage, mark = u, &m
 			}
 		}
 		var next state.State
 		dec, next = Decide(ctx, in, *st, cfg, env)
-		if mark == nil {
-			mark = st.UsageMark // not read: the next stop reads from the same place
-		}
 		next.UsageMark = mark
 		if len(dec.Stuck) > 0 && p.Updater != nil {
 			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
 		}
 		if dec.Outcome.Final() && fromBinding {
 			if err := release(s, in.SessionID, in.Epic); err != nil {
-				warn(s, "could not release the session's binding: %v", err)
+				s.Warnf("could not release the session's binding: %v", err)
 			} else {
-				dec.Released = true
 				dec.Why += "; the session's binding to " + in.Epic + " is released"
 			}
 		}
@@ -157,7 +144,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		return failed(in.Epic, err), err
 	}
 	if err := s.Append(rec); err != nil {
-		warn(s, "decision log: %v", err)
+		s.Warnf("decision log: %v", err)
 	}
 	return dec, nil
 }
@@ -179,13 +166,6 @@ func stateKey(epic string) string {
 		return state.NoEpic
 	}
 	return epic
-}
-
-// warn passes a problem recovered from to the store's Warn.
-func warn(s *state.Store, format string, args ...any) {
-	if s.Warn != nil {
-		s.Warn(fmt.Sprintf(format, args...))
-	}
 }
 
 // failed is the decision when runtasks itself cannot decide: the stop is

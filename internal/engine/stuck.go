@@ -34,13 +34,12 @@ type StatusUpdater interface {
 // StuckTask is an in-progress task the engine found stuck, with the action
 // the caller must apply to it (ApplyStuck).
 type StuckTask struct {
-	ID     string `json:"id"`
-	Title  string `json:"title,omitempty"`
-	Reason string `json:"reason"` // why it is stuck
-	Action string `json:"action"` // block, reopen or report
+	ID     string
+	Reason string // why it is stuck
+	Action string // block, reopen or report
 	// Reclaim: its bd lease expired, so it is given back with bd reclaim
 	// (open and unassigned, as runtasks run's workers do) when reopened.
-	Reclaim bool `json:"reclaim,omitempty"`
+	Reclaim bool
 }
 
 // Reclaimer gives back issues whose bd lease expired; *beads.Client
@@ -52,12 +51,11 @@ type Reclaimer interface {
 // LiveTask is an in-progress task whose worktree still exists: someone may
 // still be working on it.
 type LiveTask struct {
-	ID       string `json:"id"`
-	Worktree string `json:"worktree"`
+	ID, Worktree string
 	// Holder and LeaseExpiresAt are set for a task live by its bd lease
 	// alone (a worker renewing it, maybe on another machine).
-	Holder         string    `json:"holder,omitempty"`
-	LeaseExpiresAt time.Time `json:"lease_expires_at,omitzero"`
+	Holder         string
+	LeaseExpiresAt time.Time
 }
 
 // LeaseRunning reports whether the task's bd lease has not expired at now:
@@ -99,20 +97,16 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 	return git.Worktree{}, false
 }
 
-// ClassifyInProgress sorts in-progress tasks into live ones (their worktree
-// exists) and stuck ones:
-//   - a task claimed by this session is never stuck (it is being stopped);
-//   - a task whose worktree exists is live, unless it started longer than
-//     stuck_after ago;
-//   - a task whose bd lease is running is live (its holder renews it, as
-//     runtasks run's workers do, maybe on another machine), unless it
+// ClassifyInProgress sorts in-progress tasks into live ones and stuck ones:
+//   - a task claimed by this session (mine) is never stuck: it is stopping;
+//   - a task whose worktree exists, or whose bd lease is running (its
+//     holder renews it, maybe on another machine), is live unless it
 //     started longer than stuck_after ago;
 //   - otherwise a task is stuck when its worktree is gone (the project has
-//     other linked worktrees, or this task's worktree was seen at an earlier
-//     stop: seen), its bd lease has expired while worktrees are in use (a
+//     other linked worktrees, or this task's worktree was seen at an
+//     earlier stop), its bd lease expired while worktrees are in use (a
 //     lone agent on the main tree is never stuck by its lease), or it
-//     started longer than
-//     stuck_after ago.
+//     started longer than stuck_after ago.
 //
 // wts is nil when the worktrees are unknown (not a git repository); then
 // only the lease and started_at rules apply. It is pure.
@@ -132,7 +126,7 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 		if pattern != "" {
 			if wt, ok := findWorktree(wts, cfg.Root, pattern, is.ID); ok && !wt.Prunable {
 				if old {
-					stuck = append(stuck, StuckTask{ID: is.ID, Title: is.Title, Reason: oldWhy, Action: action})
+					stuck = append(stuck, StuckTask{ID: is.ID, Reason: oldWhy, Action: action})
 				} else {
 					live = append(live, LiveTask{ID: is.ID, Worktree: wt.Path})
 				}
@@ -157,7 +151,7 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 		default:
 			continue
 		}
-		t := StuckTask{ID: is.ID, Title: is.Title, Reason: why, Action: action}
+		t := StuckTask{ID: is.ID, Reason: why, Action: action}
 		if LeaseExpired(is, now) && action != StuckReport {
 			// Its holder stopped renewing it: bd's recovery is to give it
 			// back for another worker, not to block it.
@@ -178,47 +172,49 @@ func StuckNote(t StuckTask, now time.Time) string {
 // log. A failed change is said, not hidden.
 func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now time.Time) []string {
 	var lines []string
+	rc, canReclaim := bd.(Reclaimer)
 	for _, t := range stuck {
-		var status string
+		head := fmt.Sprintf("%s stuck (%s): ", t.ID, t.Reason)
+		var status, done string
 		switch t.Action {
 		case StuckBlock:
 			status = beads.StatusBlocked
 		case StuckReopen:
 			status = beads.StatusOpen
 		default:
-			lines = append(lines, fmt.Sprintf("%s stuck (%s): reported, not changed", t.ID, t.Reason))
+			lines = append(lines, head+"reported, not changed")
 			continue
 		}
-		if bd == nil {
-			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: beads cannot be updated", t.ID, t.Reason, status))
+		switch {
+		case bd == nil:
+			lines = append(lines, head+"could not set "+status+": beads cannot be updated")
 			continue
-		}
-		if rc, ok := bd.(Reclaimer); ok && t.Reclaim {
+		case canReclaim && t.Reclaim:
 			// bd reclaim clears the assignee too: bd refuses another
 			// actor's claim on a task still assigned.
 			got, err := rc.Reclaim(ctx, t.ID)
-			switch {
-			case err != nil:
-				lines = append(lines, fmt.Sprintf("%s stuck (%s): could not reclaim: %s", t.ID, t.Reason, oneLine(err.Error(), 200)))
-				continue
-			case len(got) == 0:
-				lines = append(lines, fmt.Sprintf("%s stuck (%s): not reclaimed (bd: its lease is live again, or the task moved)", t.ID, t.Reason))
+			if err != nil {
+				lines = append(lines, head+"could not reclaim: "+oneLine(err.Error(), 200))
 				continue
 			}
-		} else if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
-			lines = append(lines, fmt.Sprintf("%s stuck (%s): could not set %s: %s", t.ID, t.Reason, status, oneLine(err.Error(), 200)))
-			continue
-		}
-		line := fmt.Sprintf("%s stuck (%s): status set to %s", t.ID, t.Reason, status)
-		if _, ok := bd.(Reclaimer); ok && t.Reclaim {
-			line = fmt.Sprintf("%s stuck (%s): given back with bd reclaim (open, unassigned)", t.ID, t.Reason)
+			if len(got) == 0 {
+				lines = append(lines, head+"not reclaimed (bd: its lease is live again, or the task moved)")
+				continue
+			}
+			done = "given back with bd reclaim (open, unassigned)"
+		default:
+			if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
+				lines = append(lines, head+"could not set "+status+": "+oneLine(err.Error(), 200))
+				continue
+			}
+			done = "status set to " + status
 		}
 		if _, err := bd.AppendNotes(ctx, t.ID, StuckNote(t, now)); err != nil {
-			line += "; note not written: " + oneLine(err.Error(), 200)
+			done += "; note not written: " + oneLine(err.Error(), 200)
 		} else {
-			line += ", note appended"
+			done += ", note appended"
 		}
-		lines = append(lines, line)
+		lines = append(lines, head+done)
 	}
 	return lines
 }
@@ -232,13 +228,7 @@ func (d *decider) handleStuck() {
 	if d.env.Worktrees == nil {
 		return
 	}
-	ready := d.readySet()
-	var inProgress []beads.Issue
-	for _, is := range d.rest {
-		if class(is, ready) == "in_progress" {
-			inProgress = append(inProgress, is)
-		}
-	}
+	inProgress := d.restOf("in_progress")
 	if len(inProgress) == 0 || len(d.ready) > 0 {
 		return
 	}

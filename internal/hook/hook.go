@@ -32,39 +32,30 @@ const MaxInput = 16 << 20
 
 // Payload is a hook's stdin, the union of the fields the agents send.
 type Payload struct {
-	SessionID            string           `json:"session_id"`
-	TranscriptPath       string           `json:"transcript_path"`
-	CWD                  string           `json:"cwd"`
-	HookEventName        string           `json:"hook_event_name"`
-	StopHookActive       bool             `json:"stop_hook_active"`
-	LastAssistantMessage *string          `json:"last_assistant_message"`
-	BackgroundTasks      []BackgroundTask `json:"background_tasks"`
-	AgentID              string           `json:"agent_id"`
-	TurnID               string           `json:"turn_id"`
-	Model                string           `json:"model"`
-	PermissionMode       string           `json:"permission_mode"`
-	Prompt               string           `json:"prompt"`
-	Source               string           `json:"source"`
+	SessionID            string  `json:"session_id"`
+	TranscriptPath       string  `json:"transcript_path"`
+	CWD                  string  `json:"cwd"`
+	HookEventName        string  `json:"hook_event_name"`
+	LastAssistantMessage *string `json:"last_assistant_message"`
+	AgentID              string  `json:"agent_id"`
+	TurnID               string  `json:"turn_id"`
+	Model                string  `json:"model"`
+	Prompt               string  `json:"prompt"`
+	Source               string  `json:"source"`
+	// Claude Code 2.1.145+.
+	BackgroundTasks []struct {
+		Status string `json:"status"`
+	} `json:"background_tasks"`
 
 	// Gemini CLI (AfterAgent): the agent's final text.
 	PromptResponse *string `json:"prompt_response"`
-	Timestamp      string  `json:"timestamp"`
 
 	// Cursor: the conversation is the session; loop_count counts the
 	// follow-ups the stop hook already caused.
 	ConversationID string   `json:"conversation_id"`
-	GenerationID   string   `json:"generation_id"`
 	WorkspaceRoots []string `json:"workspace_roots"`
-	Status         string   `json:"status"`
 	LoopCount      *int     `json:"loop_count"`
 	CursorVersion  string   `json:"cursor_version"`
-}
-
-// BackgroundTask is one entry of Claude Code's background_tasks (2.1.145+).
-type BackgroundTask struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"`
-	Status string `json:"status"`
 }
 
 // ErrEmpty is returned for empty stdin.
@@ -118,17 +109,16 @@ func Detect(p Payload) string {
 // Input converts p into the engine's input. The final message is taken from
 // last_assistant_message when the agent sent it, else read from the end of
 // the transcript (assistant text only; for Gemini CLI the last model record,
-// its prompt_response only when there is no transcript). readErrors asks for the tool-error
-// flag, which costs one more read of the transcript's tail.
+// its prompt_response only when there is no transcript). readErrors asks
+// for the tool-error flag, which costs one more read of the transcript's
+// tail.
 func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 	in := engine.Input{
 		Agent:          agent,
 		Event:          p.HookEventName,
 		SessionID:      p.SessionID,
-		TurnID:         p.TurnID,
 		TranscriptPath: p.TranscriptPath,
 		CWD:            p.CWD,
-		StopHookActive: p.StopHookActive,
 		Subagent:       p.HookEventName == "SubagentStop" || p.AgentID != "",
 	}
 	for _, t := range p.BackgroundTasks {
@@ -140,16 +130,8 @@ func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 		if in.SessionID == "" {
 			in.SessionID = p.ConversationID
 		}
-		if in.TurnID == "" {
-			in.TurnID = p.GenerationID
-		}
 		if in.CWD == "" && len(p.WorkspaceRoots) > 0 {
 			in.CWD = p.WorkspaceRoots[0]
-		}
-		if p.LoopCount != nil {
-			in.LoopCount = *p.LoopCount
-			// Cursor sends no latch; a follow-up it made is the same thing.
-			in.StopHookActive = in.StopHookActive || *p.LoopCount > 0
 		}
 	}
 	var err error
@@ -200,53 +182,33 @@ type StopOutput struct {
 	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
+// usageReaders read the agents' transcripts: Claude Code's message.usage,
+// Codex's token_count events, Gemini CLI's tokens. Cursor's transcript has
+// no documented shape.
+var usageReaders = map[string]transcript.UsageReader{
+	Claude: transcript.ClaudeUsageReader,
+	Codex:  transcript.CodexUsageReader,
+	Gemini: transcript.GeminiUsageReader,
+}
+
 // Usage reads what was used since the previous stop from the agent's
 // transcript: the responses written after from (the previous stop's mark
 // in the same transcript), else the turns since the previous stop read
-// backwards; bounded either way (transcript.UsageLookback). Claude Code's
-// message.usage, Codex's token_count events, Gemini CLI's tokens.
-// Cursor's transcript has no documented shape: zero usage.
+// backwards; bounded either way (transcript.UsageLookback). Cursor's is
+// zero usage.
 func Usage(agent string, p Payload, from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
-	if p.TranscriptPath == "" {
+	r, ok := usageReaders[agent]
+	if p.TranscriptPath == "" || !ok {
 		return usage.Usage{}, usage.UsageMark{}, nil
 	}
-	var r transcript.UsageReader
-	switch agent {
-	case Claude:
-		r = transcript.ClaudeUsageReader
-	case Codex:
-		r = transcript.CodexUsageReader
-	case Gemini:
-		r = transcript.GeminiUsageReader
-	default:
-		return usage.Usage{}, usage.UsageMark{}, nil
-	}
-	var mark transcript.Mark
-	if from.Path == p.TranscriptPath {
-		mark = transcript.Mark{Offset: from.Offset, Model: from.Model}
-	}
-	u, mark, err := r.Read(p.TranscriptPath, mark)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty) {
+	u, mark, err := r.Read(p.TranscriptPath, from)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty):
 		// Nothing written yet: a client that writes its transcript after
 		// the hook ran. The next stop counts what is written by then.
 		return usage.Usage{Transcript: true}, usage.UsageMark{Path: p.TranscriptPath}, nil
-	}
-	if err != nil {
+	case err != nil:
 		return usage.Usage{}, from, fmt.Errorf("usage: %w", err)
 	}
-	return FromTranscript(u), usage.UsageMark{Path: p.TranscriptPath, Offset: mark.Offset, Model: mark.Model}, nil
-}
-
-// FromTranscript converts a transcript's usage for the engine.
-func FromTranscript(u transcript.Usage) usage.Usage {
-	out := usage.Usage{Partial: u.Partial, Transcript: true}
-	for _, m := range u.Models {
-		out.Models = append(out.Models, usage.ModelUsage{Model: m.Model, Tokens: usage.Tokens{
-			Input: m.Input, Output: m.Output, CacheRead: m.CacheRead, CacheWrite: m.CacheWrite}})
-	}
-	for _, e := range u.Entries {
-		out.Entries = append(out.Entries, usage.UsageEntry{ID: e.ID, Model: e.Model, Earlier: e.Earlier, Tokens: usage.Tokens{
-			Input: e.Input, Output: e.Output, CacheRead: e.CacheRead, CacheWrite: e.CacheWrite}})
-	}
-	return out
+	return u, mark, nil
 }

@@ -16,21 +16,16 @@ import (
 //go:embed run-tasks.md skills
 var files embed.FS
 
+//go:embed run-tasks.md
+var runTasks string
+
 // RunTasks is the embedded orchestration prompt template.
-func RunTasks() string { return mustRead("run-tasks.md") }
+func RunTasks() string { return runTasks }
 
 // Read returns an embedded file (for example "skills/completion-checklist/SKILL.md").
 func Read(name string) (string, error) {
 	b, err := files.ReadFile(name)
 	return string(b), err
-}
-
-func mustRead(name string) string {
-	s, err := Read(name)
-	if err != nil {
-		panic(err) // embedded at build time: cannot fail
-	}
-	return s
 }
 
 // Data fills a prompt template. {epic_id} is the documented placeholder;
@@ -45,7 +40,7 @@ type Data struct {
 // is set, else the embedded one.
 func Load(path string) (string, error) {
 	if path == "" {
-		return RunTasks(), nil
+		return runTasks, nil
 	}
 	b, err := agentfile.Read(path, agentfile.MaxText)
 	if err != nil {
@@ -69,11 +64,11 @@ func Render(tmpl string, d Data) (string, error) {
 func renderTemplate(tmpl string, d Data) (string, error) {
 	tmpl = strings.ReplaceAll(tmpl, "{epic_id}", "{{.Epic}}")
 	t, err := template.New("prompt").Option("missingkey=error").Parse(tmpl)
-	if err != nil {
-		return "", fmt.Errorf("prompt template: %w", err)
-	}
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, d); err != nil {
+	if err == nil {
+		err = t.Execute(&buf, d)
+	}
+	if err != nil {
 		return "", fmt.Errorf("prompt template: %w", err)
 	}
 	return strings.TrimRight(buf.String(), "\n"), nil

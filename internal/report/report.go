@@ -52,7 +52,6 @@ type Cycle struct {
 	N       int // the session's cycle count after this decision
 	Max     int
 	Outcome state.Outcome
-	Block   bool
 	Why     string
 	// Remaining is the unclosed work counted (-1: not counted).
 	Remaining int
@@ -137,7 +136,7 @@ func Build(in Input) Report {
 	var tasks usage.Sums[string]
 	for i, rec := range recs {
 		c := Cycle{Seq: i + 1, Time: rec.Time, Session: rec.Session, Agent: rec.Agent, N: rec.Cycle, Max: rec.Max,
-			Outcome: rec.Outcome, Block: rec.Block, Why: rec.Why, Remaining: -1, Task: rec.Task}
+			Outcome: rec.Outcome, Why: rec.Why, Remaining: -1, Task: rec.Task}
 		if rec.Counts != nil && rec.Counts.Remaining >= 0 {
 			c.Remaining = rec.Counts.Remaining
 			if prev >= 0 && prev > c.Remaining {

@@ -83,20 +83,15 @@ func (r Runner) Run(parent context.Context, dir, command string, timeout time.Du
 	start := time.Now()
 	err := cmd.Run()
 	g.Reap()
+	// ExitCode is -1 for a command killed, or that never started.
 	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Output: out.bytes(), Elapsed: time.Since(start)}
-	if cmd.ProcessState == nil {
-		res.ExitCode = -1
-	}
-	if parent.Err() != nil {
+	switch {
+	case parent.Err() != nil:
 		return res, fmt.Errorf("%w after %s (%v)", ErrInterrupted, res.Elapsed.Round(time.Millisecond), context.Cause(parent))
-	}
-	if ctx.Err() == context.DeadlineExceeded {
+	case ctx.Err() == context.DeadlineExceeded:
 		res.TimedOut = true
-		return res, nil
-	}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) && cmd.ProcessState == nil {
-		return res, err
+	case cmd.ProcessState == nil:
+		return res, err // it could not start
 	}
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,12 +25,10 @@ const bindingsDir = "bindings"
 // (runtasks claim, the prompt hook). The stop hook drives an armed session
 // without a static --epic; other sessions stay untouched.
 type Binding struct {
-	Session string `json:"session"`
-	// Epic is the epic the session is armed for ("" = not armed).
-	Epic    string    `json:"epic,omitempty"`
-	ArmedAt time.Time `json:"armed_at,omitzero"`
-	// Claims are the tasks the session claimed, oldest first.
-	Claims    []ClaimedRun `json:"claims,omitempty"`
+	Session   string       `json:"session"`
+	Epic      string       `json:"epic,omitempty"` // "" = not armed
+	ArmedAt   time.Time    `json:"armed_at,omitzero"`
+	Claims    []ClaimedRun `json:"claims,omitempty"` // oldest first
 	UpdatedAt time.Time    `json:"updated_at,omitzero"`
 }
 
@@ -82,7 +81,7 @@ func (s *Store) Binding(session string) (Binding, error) {
 	}
 	b, err := readBinding(path, session)
 	if errors.Is(err, errCorrupt) {
-		s.warn("%v; ignored", err)
+		s.Warnf("%v; ignored", err)
 		return Binding{Session: session}, nil
 	}
 	return b, err
@@ -125,7 +124,7 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 	removeTemps(path)
 	b, err := readBinding(path, session)
 	if errors.Is(err, errCorrupt) {
-		s.warn("%v; replaced", err)
+		s.Warnf("%v; replaced", err)
 		b, err = Binding{Session: session}, nil
 	}
 	if err != nil {
@@ -142,7 +141,11 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 		return b, nil
 	}
 	b.UpdatedAt = s.now().UTC().Round(0)
-	if err := writeJSONAtomic(path, b, true); err != nil {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return Binding{}, fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := writeFileAtomic(path, append(data, '\n'), true); err != nil {
 		return Binding{}, err
 	}
 	return b, nil
@@ -175,16 +178,13 @@ func (s *Store) Bindings() ([]Binding, error) {
 			}
 		}
 		if err != nil {
-			s.warn("binding %s: %v; skipped", name, err)
+			s.Warnf("binding %s: %v; skipped", name, err)
 			continue
 		}
 		out = append(out, b)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
-			return out[i].UpdatedAt.After(out[j].UpdatedAt)
-		}
-		return out[i].Session < out[j].Session
+	slices.SortStableFunc(out, func(a, b Binding) int {
+		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.Session, b.Session))
 	})
 	return out, nil
 }

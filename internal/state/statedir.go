@@ -45,25 +45,23 @@ func MkdirIgnored(dir string) error {
 // writeGitignore writes dir/.gitignore unless it exists (or dir is a
 // repository's root). A concurrent writer's file is kept.
 func writeGitignore(dir string) error {
-	path := filepath.Join(dir, ".gitignore")
-	if _, err := os.Lstat(path); err == nil {
-		return nil
-	}
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return nil
+	}
+	if err == nil {
+		_, err = f.WriteString(Gitignore)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	if _, err := f.WriteString(Gitignore); err != nil {
-		f.Close()
-		return fmt.Errorf("state directory: %w", err)
-	}
-	return f.Close()
+	return nil
 }
 
 // mkdir makes sub, a directory inside the state directory, after the

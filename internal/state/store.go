@@ -1,22 +1,23 @@
 package state
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/transcript"
 )
 
 // OutcomeReset marks a decision-log record written by runtasks reset: the
@@ -75,7 +76,8 @@ func (f RecordFilter) match(r *Record) bool {
 	return (f.Session == "" || r.Session == f.Session) && (f.Epic == "" || r.Epic == f.Epic)
 }
 
-func (s *Store) warn(format string, args ...any) {
+// Warnf passes a problem recovered from to Warn, when it is set.
+func (s *Store) Warnf(format string, args ...any) {
 	if s.Warn != nil {
 		s.Warn(fmt.Sprintf(format, args...))
 	}
@@ -122,28 +124,21 @@ func stateName(session, epic string) string {
 }
 
 func safePrefix(id string) string {
-	const max = 24
-	var b strings.Builder
-	for i := 0; i < len(id) && b.Len() < max; i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
-			b.WriteByte(c)
-		default:
-			b.WriteByte('_')
+	b := []byte(id[:min(len(id), 24)])
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			b[i] = '_'
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // Update loads the state of (session, epic), calls fn on it and writes the
-// result back, under the session's exclusive lock and atomically (a temp
-// file in the same directory, then a rename): concurrent updates from
-// goroutines or processes never lose one another's changes, and a killed
-// process leaves the old or the new state, never a torn one (a power cut:
-// see writeAtomic). If fn returns an error
-// nothing is written and that error is returned as is. Session and Epic are
-// kept equal to the ids; a zero UpdatedAt is stamped with Now.
+// result back, under the session's exclusive lock and atomically
+// (writeFileAtomic): concurrent updates from goroutines or processes never
+// lose one another's changes. If fn returns an error nothing is written
+// and that error is returned as is. Session and Epic are kept equal to the
+// ids; a zero UpdatedAt is stamped with Now.
 //
 // An empty session id is ErrNoSession. A corrupt state file is moved aside
 // (reported through Warn) and fn sees a fresh state.
@@ -174,7 +169,11 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (State, erro
 	}
 	// What is returned is what a later Get reads.
 	st.UpdatedAt, st.FirstBlockAt = st.UpdatedAt.UTC().Round(0), st.FirstBlockAt.UTC().Round(0)
-	if err := writeAtomic(path, st); err != nil {
+	data, err := encodeState(st)
+	if err != nil {
+		return State{}, fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := writeFileAtomic(path, data, false); err != nil {
 		return State{}, err
 	}
 	return st, nil
@@ -197,7 +196,7 @@ func (s *Store) Get(session, epic string) (State, error) {
 	// meanwhile is never moved aside.
 	unlock, lerr := s.lock(path)
 	if lerr != nil {
-		s.warn("%v; using a fresh state", err)
+		s.Warnf("%v; using a fresh state", err)
 		return State{Session: session, Epic: epic}, nil
 	}
 	defer unlock()
@@ -241,27 +240,11 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 		aside = fmt.Sprintf("%s%s%d.%d", path, corruptExt, s.now().Unix(), i)
 	}
 	if rerr := os.Rename(path, aside); rerr != nil {
-		s.warn("%v; could not move it aside: %v; starting a fresh state", err, rerr)
+		s.Warnf("%v; could not move it aside: %v; starting a fresh state", err, rerr)
 	} else {
-		s.warn("%v; moved to %s; starting a fresh state", err, filepath.Base(aside))
+		s.Warnf("%v; moved to %s; starting a fresh state", err, filepath.Base(aside))
 	}
 	return State{Session: session, Epic: epic}, nil
-}
-
-// writeAtomic writes st to path under the session's lock, through a temp
-// file and a rename (writeFileAtomic), so that a process killed at any
-// point (kill -9) leaves the old or the new state, never a torn one: what
-// was written is in the page cache, which outlives the process. Neither
-// file nor directory is synced: a state is rewritten at every stop, and an
-// fsync costs more than the rest of the stop. A power cut may lose the
-// last updates, or leave a state file empty; that file reads as corrupt
-// and is moved aside (docs/state.md).
-func writeAtomic(path string, st State) error {
-	data, err := encodeState(st)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	return writeFileAtomic(path, data, false)
 }
 
 // encodeState is a state as its file holds it: one line of JSON, with <,
@@ -271,31 +254,24 @@ func encodeState(st State) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(st); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	err := enc.Encode(st)
+	return b.Bytes(), err
 }
 
-// writeJSONAtomic writes v as indented JSON through a temp file and a
-// rename (writeFileAtomic).
-func writeJSONAtomic(path string, v any, durable bool) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	return writeFileAtomic(path, append(data, '\n'), durable)
-}
-
-// writeFileAtomic writes data through a temp file in the same directory
-// and a rename, so a reader sees the old file or the new one, never a torn
-// one. The caller holds path's lock, so the temp file has one name
-// (tempPath): a writer killed before its rename leaves that file, and the
-// next writer truncates and replaces it, with no directory listing at
-// every stop. durable also syncs the file and the directory
-// (the rare writes a person asked for, such as a session's binding).
+// writeFileAtomic writes data to path, which the caller has locked,
+// through a temp file in the same directory and a rename: a process killed
+// at any point (kill -9) leaves the old file or the new one, never a torn
+// one, since what was written is in the page cache, which outlives the
+// process. The temp file has one name (tempPath): a writer killed before
+// its rename leaves it, and the next writer truncates and replaces it,
+// with no directory listing at every stop.
+//
+// Only a durable write (the rare ones a person asked for, such as a
+// session's binding) syncs the file and the directory. A state is
+// rewritten at every stop, and an fsync costs more than the rest of the
+// stop: a power cut may lose its last updates, or leave it empty; that
+// file reads as corrupt and is moved aside (docs/state.md).
 func writeFileAtomic(path string, data []byte, durable bool) error {
-	dir := filepath.Dir(path)
 	name := tempPath(path)
 	tmp, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -319,18 +295,12 @@ func writeFileAtomic(path string, data []byte, durable bool) error {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
 	}
 	if durable {
-		syncDir(dir)
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			d.Sync() // failure only weakens durability
+			d.Close()
+		}
 	}
 	return nil
-}
-
-// syncDir makes a rename durable; failure only weakens durability. Only
-// the rare writes a person asked for (a session's binding) pay for it.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // tempPath is the temp file a locked writer of path writes before its
@@ -353,7 +323,7 @@ func globEscape(p string) string {
 
 // lock takes the exclusive lock of a state file: flock on <state>.lock,
 // waiting at most LockWait. The lock file is checked to still be the one at
-// its path once locked, so that Reset may remove it safely.
+// its path once locked, so that Clear may remove it safely.
 func (s *Store) lock(path string) (unlock func(), err error) {
 	wait := s.LockWait
 	if wait <= 0 {
@@ -437,19 +407,13 @@ func (s *Store) List() ([]State, error) {
 			continue // reset meanwhile
 		}
 		if err != nil {
-			s.warn("%v", err)
+			s.Warnf("%v", err)
 			continue
 		}
 		out = append(out, st)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
-			return out[i].UpdatedAt.After(out[j].UpdatedAt)
-		}
-		if out[i].Session != out[j].Session {
-			return out[i].Session < out[j].Session
-		}
-		return out[i].Epic < out[j].Epic
+	slices.SortStableFunc(out, func(a, b State) int {
+		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.Session, b.Session), cmp.Compare(a.Epic, b.Epic))
 	})
 	return out, nil
 }
@@ -474,14 +438,8 @@ func listState(path, name string) (State, error) {
 	return State{}, fmt.Errorf("%w %s: %v; skipped", errCorrupt, path, err)
 }
 
-// Reset removes the states matching session and epic ("" matches any) and
-// returns how many it removed. The decision log is kept.
-func (s *Store) Reset(session, epic string) (int, error) {
-	cleared, err := s.Clear(session, epic)
-	return len(cleared), err
-}
-
-// Clear is Reset returning the states it removed, as they were.
+// Clear removes the states matching session and epic ("" matches any) and
+// returns them as they were. The decision log is kept.
 func (s *Store) Clear(session, epic string) ([]State, error) {
 	states, err := s.List()
 	if err != nil {
@@ -558,13 +516,17 @@ func (s *Store) Append(r Record) error {
 	return nil
 }
 
+// maxLogLine bounds a decision-log line: records are small, and a line
+// longer than this is not read.
+const maxLogLine = 1 << 30
+
 // Records reads the decision log in order, oldest first, keeping the
-// records f selects. With a Limit it reads the file backwards from the end
-// and stops once it has Limit records, so its cost does not grow with the
-// log. Corrupt lines are skipped and reported once through Warn. A missing
-// log is no records.
+// records f selects. It reads the file backwards from the end and, with a
+// Limit, stops once it has Limit records, so that its cost does not grow
+// with the log. Corrupt lines are skipped and reported once through Warn.
+// A missing log is no records.
 func (s *Store) Records(f RecordFilter) ([]Record, error) {
-	file, _, err := agentfile.Open(s.LogPath())
+	file, fi, err := agentfile.Open(s.LogPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -572,115 +534,38 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 		return nil, fmt.Errorf("decision log: %w", err)
 	}
 	defer file.Close()
-	var bad badLines
-	var out []Record
-	if f.Limit > 0 {
-		out, err = readBackward(file, f, &bad)
-	} else {
-		out, err = readForward(file, f, &bad)
+	limit := f.Limit
+	if limit <= 0 {
+		limit = math.MaxInt
 	}
-	if err != nil {
+	var (
+		out      []Record // newest first
+		bad      int
+		firstOff int64 // the first corrupt line in the file: the last one read
+		firstErr error
+	)
+	sc := transcript.NewReverseScanner(file, fi.Size())
+	sc.Buffer(0, maxLogLine)
+	for len(out) < limit && sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			bad, firstOff, firstErr = bad+1, sc.Offset(), err
+			continue
+		}
+		if f.match(&r) {
+			out = append(out, r)
+		}
+	}
+	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("decision log: %w", err)
 	}
-	if bad.n > 0 {
-		s.warn("%s: skipped %d corrupt line(s) (first at byte %d: %v)", s.LogPath(), bad.n, bad.firstOff, bad.firstErr)
+	if bad > 0 {
+		s.Warnf("%s: skipped %d corrupt line(s) (first at byte %d: %v)", s.LogPath(), bad, firstOff, firstErr)
 	}
-	return out, nil
-}
-
-type badLines struct {
-	n        int
-	firstOff int64
-	firstErr error
-}
-
-func (b *badLines) add(off int64, err error) {
-	if b.n == 0 || off < b.firstOff {
-		b.firstOff, b.firstErr = off, err
-	}
-	b.n++
-}
-
-// parseLine decodes one log line; blank lines are neither records nor
-// errors.
-func parseLine(line []byte, off int64, f RecordFilter, bad *badLines) (Record, bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return Record{}, false
-	}
-	var r Record
-	if err := json.Unmarshal(line, &r); err != nil {
-		bad.add(off, err)
-		return Record{}, false
-	}
-	return r, f.match(&r)
-}
-
-func readForward(file *os.File, f RecordFilter, bad *badLines) ([]Record, error) {
-	br := bufio.NewReaderSize(file, 64<<10)
-	var out []Record
-	var off int64
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if r, ok := parseLine(line, off, f, bad); ok {
-				out = append(out, r)
-			}
-			off += int64(len(line))
-		}
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// readBackward reads blocks from the end, newest line first, until it has
-// f.Limit records or reaches the start; lines of any length are joined
-// across blocks.
-func readBackward(file *os.File, f RecordFilter, bad *badLines) ([]Record, error) {
-	fi, err := file.Stat()
-	if err != nil {
-		return nil, err
-	}
-	const block = 64 << 10
-	end := fi.Size()
-	var (
-		out  []Record // newest first
-		tail []byte   // the start of the line that ends at the block boundary
-		buf  = make([]byte, block)
-	)
-	for end > 0 && len(out) < f.Limit {
-		start := max(end-block, 0)
-		n, err := file.ReadAt(buf[:end-start], start)
-		if err != nil && !(err == io.EOF && int64(n) == end-start) {
-			return nil, err
-		}
-		chunk := append(buf[:n:n], tail...)
-		// Every complete line in chunk, last first; the first (partial
-		// unless start is 0) is kept for the next block.
-		for len(out) < f.Limit {
-			i := bytes.LastIndexByte(chunk[:max(len(chunk)-1, 0)], '\n')
-			if i < 0 {
-				break
-			}
-			if r, ok := parseLine(chunk[i+1:], start+int64(i+1), f, bad); ok {
-				out = append(out, r)
-			}
-			chunk = chunk[:i+1]
-		}
-		tail = append([]byte(nil), chunk...)
-		end = start
-		if end == 0 && len(out) < f.Limit {
-			if r, ok := parseLine(tail, 0, f, bad); ok {
-				out = append(out, r)
-			}
-		}
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }

@@ -247,9 +247,10 @@ func TestStoreHostileSessionIDs(t *testing.T) {
 	if err != nil || len(recs) != 1 || recs[0].Session != long {
 		t.Errorf("Records(long session) = %d records, %v", len(recs), err)
 	}
-	n, err := s.Reset("../../etc/passwd", "")
+	cleared, err := s.Clear("../../etc/passwd", "")
+	n := len(cleared)
 	if err != nil || n != 1 {
-		t.Errorf("Reset(../../etc/passwd) = %d, %v; want 1", n, err)
+		t.Errorf("Clear(../../etc/passwd) = %d, %v; want 1", n, err)
 	}
 }
 
@@ -724,7 +725,7 @@ func TestStoreUnwritableDir(t *testing.T) {
 			if err := s.Append(Record{Session: "s1"}); err == nil {
 				t.Error("Append: no error")
 			}
-			if _, err := s.Reset("", ""); err != nil && name == "read-only state dir" {
+			if _, err := s.Clear("", ""); err != nil && name == "read-only state dir" {
 				t.Logf("Reset: %v", err) // nothing to reset: no states
 			}
 		})
@@ -758,14 +759,15 @@ func TestStoreReset(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.session+"/"+tt.epic, func(t *testing.T) {
-			s.Reset("", "")
+			s.Clear("", "")
 			setup()
-			n, err := s.Reset(tt.session, tt.epic)
+			cleared, err := s.Clear(tt.session, tt.epic)
+			n := len(cleared)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n != tt.want {
-				t.Errorf("Reset = %d, want %d", n, tt.want)
+				t.Errorf("Clear = %d, want %d", n, tt.want)
 			}
 			states, _ := s.List()
 			var left []string
@@ -779,7 +781,7 @@ func TestStoreReset(t *testing.T) {
 		})
 	}
 	// Counters start again; the log is kept.
-	s.Reset("", "")
+	s.Clear("", "")
 	st, err := s.Update("s1", "e1", incr)
 	if err != nil || st.Cycles != 1 {
 		t.Errorf("after reset: Cycles = %d, %v; want 1", st.Cycles, err)
@@ -830,7 +832,7 @@ func TestStoreResetDuringUpdates(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for range 50 {
-			if _, err := s.Reset("s1", ""); err != nil {
+			if _, err := s.Clear("s1", ""); err != nil {
 				errs <- err
 			}
 			time.Sleep(100 * time.Microsecond)

@@ -1,7 +1,6 @@
-// Package state is what runtasks remembers: a session's loop (State) and
-// its binding to an epic and claimed tasks, kept in the state directory
-// by a Store, and the append-only decision log (Record) with the outcome
-// vocabulary it is written in.
+// Package state is what runtasks remembers, in the state directory: each
+// session's loop (State), its binding to an epic and claimed tasks
+// (Binding), and the append-only decision log (Record) with its outcomes.
 package state
 
 import (
@@ -15,8 +14,8 @@ type ClaimedRun struct {
 	Task      string    `json:"task"`
 	RunDir    string    `json:"run_dir"`
 	ClaimedAt time.Time `json:"claimed_at"`
-	// ResultsSHA256 is the digest of RESULTS.md as created from its
-	// template: while the file still has it, the results are unwritten.
+	// ResultsSHA256 is RESULTS.md's digest as created from its template:
+	// while the file still has it, the results are unwritten.
 	ResultsSHA256 string `json:"results_sha256,omitempty"`
 }
 
@@ -35,38 +34,28 @@ func LatestClaim(claims []ClaimedRun) string {
 type Outcome string
 
 const (
-	OutcomeNotDriven   Outcome = "not_driven"    // no epic, no contract: never touched
-	OutcomeDisabled    Outcome = "disabled"      // stop_hook.enabled is false
-	OutcomeSubagent    Outcome = "subagent"      // a subagent stopped
-	OutcomeBackground  Outcome = "background"    // background tasks still run
-	OutcomeContinue    Outcome = "continue"      // work remains: blocked
-	OutcomeRejected    Outcome = "rejected"      // a promise was rejected: blocked
-	OutcomeComplete    Outcome = "complete"      // nothing remains
-	OutcomeEscalated   Outcome = "escalated"     // only blocked/deferred work remains
-	OutcomeCheckpoint  Outcome = "checkpoint"    // context checkpoint accepted
-	OutcomeAccepted    Outcome = "accepted"      // a promise with condition always
-	OutcomeCapReached  Outcome = "cap_reached"   // max_cycles or max_duration reached
-	OutcomeNoProgress  Outcome = "no_progress"   // beads unchanged too long
-	OutcomeBeadsError  Outcome = "beads_error"   // bd failed
-	OutcomeTokenDone   Outcome = "token_done"    // done token printed (and beads agrees)
-	OutcomeTokenMissed Outcome = "token_missing" // done token required, absent: blocked
-	OutcomeIncomplete  Outcome = "incomplete"    // a configured check is incomplete: blocked
-	OutcomeCheckError  Outcome = "check_error"   // a configured check could not run: allowed
-	// OutcomeResultsMissing: a claimed task's RESULTS.md is still its
-	// template while the work is otherwise done: blocked.
-	OutcomeResultsMissing Outcome = "results_missing"
-	// OutcomeEnded: the session's loop ended for good earlier (cap, accepted
-	// promise, checkpoint, completion); it is not driven until armed again.
-	OutcomeEnded Outcome = "ended"
-	// OutcomeConfigError: the configuration could not be read; runtasks is
-	// off for the project until it is fixed.
-	OutcomeConfigError Outcome = "config_error"
-	// OutcomeError: runtasks itself failed (state, prompt template, a
-	// panic); the stop is allowed and the person told.
-	OutcomeError Outcome = "error"
-	// OutcomeBudget: workflow.budget is spent; the stop is allowed (checks
-	// skipped) and a person decides whether the loop goes on.
-	OutcomeBudget Outcome = "budget"
+	OutcomeNotDriven      Outcome = "not_driven"      // no epic, no contract: never touched
+	OutcomeDisabled       Outcome = "disabled"        // stop_hook.enabled is false
+	OutcomeSubagent       Outcome = "subagent"        // a subagent stopped
+	OutcomeBackground     Outcome = "background"      // background tasks still run
+	OutcomeContinue       Outcome = "continue"        // work remains: blocked
+	OutcomeRejected       Outcome = "rejected"        // a promise was rejected: blocked
+	OutcomeComplete       Outcome = "complete"        // nothing remains
+	OutcomeEscalated      Outcome = "escalated"       // only blocked/deferred work remains
+	OutcomeCheckpoint     Outcome = "checkpoint"      // context checkpoint accepted
+	OutcomeAccepted       Outcome = "accepted"        // a promise with condition always
+	OutcomeCapReached     Outcome = "cap_reached"     // max_cycles or max_duration reached
+	OutcomeNoProgress     Outcome = "no_progress"     // beads unchanged too long
+	OutcomeBeadsError     Outcome = "beads_error"     // bd failed
+	OutcomeTokenDone      Outcome = "token_done"      // done token printed (and beads agrees)
+	OutcomeTokenMissed    Outcome = "token_missing"   // done token required, absent: blocked
+	OutcomeIncomplete     Outcome = "incomplete"      // a configured check is incomplete: blocked
+	OutcomeCheckError     Outcome = "check_error"     // a configured check could not run: allowed
+	OutcomeResultsMissing Outcome = "results_missing" // a claimed task's RESULTS.md is unwritten: blocked
+	OutcomeEnded          Outcome = "ended"           // the loop ended for good earlier: not driven until armed
+	OutcomeConfigError    Outcome = "config_error"    // the configuration could not be read: runtasks is off
+	OutcomeError          Outcome = "error"           // runtasks itself failed: allowed, the person told
+	OutcomeBudget         Outcome = "budget"          // workflow.budget is spent: allowed, checks skipped
 )
 
 // Class is what an outcome means to the person and to an exit status.
@@ -84,11 +73,8 @@ const (
 // outcomeInfo declares, in one place, what each outcome does.
 type outcomeInfo struct {
 	class Class
-	// ends: the loop's counters are cleared.
-	ends bool
-	// final: the loop is over for good: the session's binding is released
-	// and its next stop is not driven until someone arms it again.
-	final bool
+	ends  bool // the loop's counters are cleared
+	final bool // the loop is over for good (Final)
 }
 
 var outcomes = map[Outcome]outcomeInfo{
@@ -160,10 +146,9 @@ type State struct {
 	FirstBlockAt time.Time `json:"first_block_at,omitzero"`
 	// Fingerprint of the epic's whole unclosed subtree the last time it was
 	// read, and how many blocks in a row saw beads unchanged.
-	Fingerprint string `json:"fingerprint,omitempty"`
-	Unchanged   int    `json:"unchanged,omitempty"`
-	// NoProgressWarned is set after the one no-progress warning block.
-	NoProgressWarned bool `json:"no_progress_warned,omitempty"`
+	Fingerprint      string `json:"fingerprint,omitempty"`
+	Unchanged        int    `json:"unchanged,omitempty"`
+	NoProgressWarned bool   `json:"no_progress_warned,omitempty"` // after the one warning block
 	// Worktrees lists the in-progress tasks whose worktree existed at the
 	// last stop that looked: if one disappears, the task is stuck.
 	Worktrees []string `json:"worktrees,omitempty"`
@@ -181,15 +166,13 @@ type State struct {
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// Spent is what the session's loop used since it was armed (kept
 	// when a loop ends; cleared when the session is armed again).
-	Spent usage.Spent `json:"spent,omitzero"`
-	// LastReason is the full reason last fed back to the agent.
-	LastReason string `json:"last_reason,omitempty"`
-	// UsageCursor is the client's id of the last response whose usage
-	// was counted (Usage.Since).
-	UsageCursor string `json:"usage_cursor,omitempty"`
-	// UsageMark is where the last read of the session's transcript ended:
-	// the next stop reads only what was written after it.
-	UsageMark *usage.UsageMark `json:"usage_mark,omitempty"`
+	Spent      usage.Spent `json:"spent,omitzero"`
+	LastReason string      `json:"last_reason,omitempty"` // the full reason last fed back
+	// UsageCursor is the client's id of the last response counted
+	// (Usage.Since); UsageMark is where the last read of the transcript
+	// ended: the next stop reads only what was written after it.
+	UsageCursor string           `json:"usage_cursor,omitempty"`
+	UsageMark   *usage.UsageMark `json:"usage_mark,omitempty"`
 }
 
 // Record is one decision as written to the append-only decision log.
@@ -206,9 +189,8 @@ type Record struct {
 	Why     string    `json:"why"`
 	Counts  *Counts   `json:"counts,omitempty"`
 	Actions []string  `json:"actions,omitempty"`
-	// Usage is what the turns since the previous stop used and cost.
+	// Usage is what the turns since the previous stop used and cost,
+	// counted against Task, the task the session claimed last.
 	Usage *usage.Spent `json:"usage,omitempty"`
-	// Task is the task the session claimed last, which the usage is
-	// counted against.
-	Task string `json:"task,omitempty"`
+	Task  string       `json:"task,omitempty"`
 }

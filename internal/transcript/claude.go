@@ -39,7 +39,6 @@ type rawClaudeLine struct {
 	IsVisibleInTranscriptOnly bool   `json:"isVisibleInTranscriptOnly"`
 	Message                   struct {
 		ID      string  `json:"id"`
-		Role    string  `json:"role"`
 		Content content `json:"content"`
 	} `json:"message"`
 }
@@ -149,14 +148,12 @@ func LastAssistantText(path string) (string, error) {
 	return fromFile(path, lastAssistantText)
 }
 
-func lastAssistantText(walk walker) (string, error) {
-	var (
-		chainSet, chain bool
-		found           bool
-		id              string
-		parts           [][]string // text of the found message, last line first
-	)
-	err := walk(func(line []byte) bool {
+// oneChain passes fn the parsed lines of one chain: the chain of the last
+// message line (subagent lines in a main transcript are passed over, and
+// the main chain's in a subagent's).
+func oneChain(fn func(l claudeLine) bool) func(line []byte) bool {
+	var chainSet, chain bool
+	return func(line []byte) bool {
 		l := parseClaude(line)
 		if l.msg {
 			if !chainSet {
@@ -165,6 +162,17 @@ func lastAssistantText(walk walker) (string, error) {
 				return true
 			}
 		}
+		return fn(l)
+	}
+}
+
+func lastAssistantText(walk walker) (string, error) {
+	var (
+		found bool
+		id    string
+		parts [][]string // text of the found message, last line first
+	)
+	err := walk(oneChain(func(l claudeLine) bool {
 		switch l.kind {
 		case kindBoundary:
 			return false
@@ -176,14 +184,14 @@ func lastAssistantText(walk walker) (string, error) {
 				parts = append(parts, l.texts)
 				return true
 			}
-			if hasText(l.texts) {
+			if joinText(l.texts) != "" {
 				found, id = true, l.id
 				parts = append(parts, l.texts)
 				return id != ""
 			}
 		}
 		return true
-	})
+	}))
 	if err != nil {
 		return "", err
 	}
@@ -204,16 +212,8 @@ func ToolErrors(path string) (bool, error) {
 }
 
 func toolErrors(walk walker) (bool, error) {
-	var chainSet, chain, found, bad bool
-	err := walk(func(line []byte) bool {
-		l := parseClaude(line)
-		if l.msg {
-			if !chainSet {
-				chain, chainSet = l.sidechain, true
-			} else if l.sidechain != chain {
-				return true
-			}
-		}
+	var found, bad bool
+	err := walk(oneChain(func(l claudeLine) bool {
 		switch l.kind {
 		case kindBoundary:
 			return false
@@ -224,6 +224,6 @@ func toolErrors(walk walker) (bool, error) {
 			return !found
 		}
 		return true
-	})
+	}))
 	return bad, err
 }

@@ -36,14 +36,6 @@ type rawCodexLine struct {
 	Payload *rawCodexItem `json:"payload"`
 }
 
-// codexBlocks is a message's content.
-type codexBlocks []codexBlock
-
-type codexBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
 // parseCodex classifies one rollout line (Codex 0.169; lines of the older
 // format without the type/payload envelope are read too).
 func parseCodex(line []byte) codexLine {
@@ -72,7 +64,7 @@ func parseCodex(line []byte) codexLine {
 	if item.Type != "message" {
 		return codexLine{}
 	}
-	var blocks codexBlocks
+	var blocks []block
 	if json.Unmarshal(item.Content, &blocks) != nil {
 		return codexLine{}
 	}
@@ -84,8 +76,8 @@ func parseCodex(line []byte) codexLine {
 				texts = append(texts, b.Text)
 			}
 		}
-		if hasText(texts) {
-			return codexLine{kind: codexAssistant, text: joinText(texts)}
+		if text := joinText(texts); text != "" {
+			return codexLine{kind: codexAssistant, text: text}
 		}
 	case "user":
 		for _, b := range blocks {

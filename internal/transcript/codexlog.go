@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 )
 
@@ -19,8 +20,8 @@ const (
 )
 
 // CodexTurn is one task_complete event (or turn_complete, its alias): a
-// Codex turn that ended, with the
-// agent's final message (empty when Codex recorded none).
+// Codex turn that ended, with the agent's final message (empty when Codex
+// recorded none).
 type CodexTurn struct {
 	TurnID           string
 	LastAgentMessage string
@@ -29,15 +30,13 @@ type CodexTurn struct {
 // CodexLog is what a Codex rollout file or TUI session log says about a
 // session, read from the first line on: the session id (rollout
 // session_meta, TUI session_configured) and every task_complete (or
-// turn_complete) in order.
-// Add it one line at a time, so that a growing file can be followed.
+// turn_complete) in order. Add it one line at a time, so that a growing
+// file can be followed.
 type CodexLog struct {
-	// Format is FormatRollout or FormatTUILog once a line told; "" before.
-	Format    string
+	Format    string // FormatRollout or FormatTUILog once a line told
 	SessionID string
 	Completes []CodexTurn
-	// Ended is set by the TUI log's session_end record.
-	Ended bool
+	Ended     bool // the TUI log's session_end record was read
 	// Lines counts the lines added; Events counts codex_event records (TUI
 	// log) or event_msg lines (rollout).
 	Lines, Events int
@@ -46,22 +45,18 @@ type CodexLog struct {
 // rawCodexLogLine holds both envelopes: the rollout's type/payload and the
 // TUI log's kind/payload.msg.
 type rawCodexLogLine struct {
-	// rollout
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`
-	// TUI log
-	Kind string `json:"kind"`
-	Dir  string `json:"dir"`
+	Kind    string          `json:"kind"`
 }
 
 type rawCodexEvent struct {
-	Type             string  `json:"type"`
-	ID               string  `json:"id"`
-	SessionID        string  `json:"session_id"`
-	TurnID           string  `json:"turn_id"`
-	LastAgentMessage *string `json:"last_agent_message"`
-	// TUI: the event sits under msg.
-	Msg *rawCodexEvent `json:"msg"`
+	Type             string         `json:"type"`
+	ID               string         `json:"id"`
+	SessionID        string         `json:"session_id"`
+	TurnID           string         `json:"turn_id"`
+	LastAgentMessage *string        `json:"last_agent_message"`
+	Msg              *rawCodexEvent `json:"msg"` // TUI: the event sits under msg
 }
 
 // Add reads one line (without its newline). Lines that are blank, torn or
@@ -101,7 +96,7 @@ func (l *CodexLog) Add(line []byte) {
 		switch r.Type {
 		case "session_meta":
 			if l.SessionID == "" {
-				l.SessionID = firstNonEmpty(ev.SessionID, ev.ID)
+				l.SessionID = cmp.Or(ev.SessionID, ev.ID)
 			}
 			return
 		case "event_msg":
@@ -127,27 +122,25 @@ func (l *CodexLog) Add(line []byte) {
 	}
 }
 
+// CodexLogScanner feeds a CodexLog from a byte stream (io.Writer).
+type CodexLogScanner struct {
+	Log     CodexLog
+	partial []byte // a line not ended yet
+}
+
 // Write adds the complete lines of p and keeps a trailing partial line for
 // the next call, so a file being written can be fed as it grows. It never
 // fails.
 func (s *CodexLogScanner) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(s.partial) > 0 {
-		p = append(s.partial, p...)
-		s.partial = nil
-	}
+	s.partial = append(s.partial, p...)
 	for {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			break
+		line, rest, ok := bytes.Cut(s.partial, []byte("\n"))
+		if !ok {
+			return len(p), nil
 		}
-		s.Log.Add(p[:i])
-		p = p[i+1:]
+		s.Log.Add(line)
+		s.partial = rest
 	}
-	if len(p) > 0 {
-		s.partial = append([]byte(nil), p...)
-	}
-	return n, nil
 }
 
 // Flush adds a final line that had no newline (a file that is complete).
@@ -156,19 +149,4 @@ func (s *CodexLogScanner) Flush() {
 		s.Log.Add(s.partial)
 		s.partial = nil
 	}
-}
-
-// CodexLogScanner feeds a CodexLog from a byte stream (io.Writer).
-type CodexLogScanner struct {
-	Log     CodexLog
-	partial []byte
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -55,8 +55,8 @@ func forwardLastAssistantText(data []byte) string {
 		}
 	}
 	for i := len(groups) - 1; i >= 0; i-- {
-		if hasText(groups[i].texts) {
-			return joinText(groups[i].texts)
+		if text := joinText(groups[i].texts); text != "" {
+			return text
 		}
 	}
 	return ""

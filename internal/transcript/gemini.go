@@ -23,29 +23,16 @@ type rawGeminiRecord struct {
 // geminiText is a record's content: a string (model records) or an array
 // of parts ({"text":…}; user records).
 func geminiText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
+	var c content
+	json.Unmarshal(raw, &c)
+	if c.blocks == nil {
+		return c.str
 	}
-	var s string
-	if raw[0] == '"' {
-		json.Unmarshal(raw, &s)
-		return s
-	}
-	var parts geminiParts
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	texts := make([]string, 0, len(parts))
-	for _, p := range parts {
+	texts := make([]string, 0, len(c.blocks))
+	for _, p := range c.blocks {
 		texts = append(texts, p.Text)
 	}
 	return joinText(texts)
-}
-
-// geminiParts is a user record's content.
-type geminiParts []struct {
-	Text string `json:"text"`
 }
 
 // LastGeminiMessage returns the final message of the current turn in a

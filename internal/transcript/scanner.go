@@ -39,27 +39,28 @@ type ReverseScanner struct {
 	max   int
 	next  int // the next read's size: doubling from firstChunk up to chunk
 
-	// buf[lo:hi] holds the file bytes [base, limit): the unconsumed
-	// bytes read so far. Everything from limit on has been yielded.
-	buf   []byte
-	lo    int
-	hi    int
-	base  int64
-	limit int64
+	// buf[lo:] holds the file bytes from base on not yielded yet; buf[:lo]
+	// is room for the next read.
+	buf      []byte
+	lo       int
+	base     int64
+	searched int // the pending bytes' tail known to hold no newline
+	started  bool
+	done     bool // the file's first line was yielded (or skipped)
+	// unterminated: the file does not end in a newline, and its last line
+	// was not yielded (or skipped) yet.
+	unterminated bool
 
 	line    []byte
 	off     int64
 	partial bool
-	first   bool
 	skipped int
 	err     error
-	started bool
 }
 
 // NewReverseScanner returns a scanner over the first size bytes of r.
 func NewReverseScanner(r io.ReaderAt, size int64) *ReverseScanner {
-	return &ReverseScanner{r: r, chunk: DefaultChunkSize, max: DefaultMaxLine,
-		base: size, limit: size, first: true}
+	return &ReverseScanner{r: r, chunk: DefaultChunkSize, max: DefaultMaxLine, base: size}
 }
 
 // Buffer sets the read size and the longest line kept (in bytes, without
@@ -80,157 +81,121 @@ func (s *ReverseScanner) Buffer(chunk, maxLine int) {
 // Scan advances to the previous line. It returns false at the start of the
 // file or on a read error.
 func (s *ReverseScanner) Scan() bool {
-	s.started = true
 	s.line = nil
-	if s.err != nil {
-		return false
+	if !s.started {
+		s.started = true
+		if s.base == 0 || !s.fill() {
+			return false
+		}
+		if end := len(s.buf) - 1; s.buf[end] == '\n' {
+			s.buf = s.buf[:end]
+		} else {
+			s.unterminated = true
+		}
 	}
-	for s.limit > 0 {
-		end := s.limit // exclusive end of the line, newline included
-		s.partial = false
-		if s.first {
-			s.first = false
-			if err := s.fill(); err != nil {
-				return false
-			}
-			if s.buf[s.hi-1] != '\n' {
-				s.partial = true
-			}
-		}
-		contentEnd := end
-		if !s.partial {
-			contentEnd--
-		}
-		// Search the buffered bytes, then older chunks, for the newline
-		// before the line. Only bytes not searched yet are searched.
-		searchEnd := contentEnd
-		for {
-			from := s.lo
-			to := s.lo + int(searchEnd-s.base)
-			start := int64(-1)
-			if i := bytes.LastIndexByte(s.buf[from:to], '\n'); i >= 0 {
-				start = s.base + int64(i) + 1
-			} else if s.base == 0 {
-				start = 0
-			}
-			if start >= 0 {
-				s.yield(start, contentEnd)
-				if contentEnd-start > int64(s.max) {
-					s.line = nil
-					s.skipped++
-					break
-				}
-				return true
-			}
-			if contentEnd-s.base > int64(s.max) {
+	for !s.done {
+		pending := s.buf[s.lo:]
+		i := bytes.LastIndexByte(pending[:len(pending)-s.searched], '\n')
+		if i < 0 && s.base > 0 {
+			s.searched = len(pending)
+			if len(pending) > s.max {
 				if !s.skipLong() {
 					return false
 				}
-				break // the long line is skipped; look at the one before it
-			}
-			searchEnd = s.base
-			if err := s.fill(); err != nil {
+			} else if !s.fill() {
 				return false
 			}
+			continue
 		}
+		// pending[i+1:] is a whole line: consume it with its newline.
+		line, off, partial := pending[i+1:], s.base+int64(i+1), s.unterminated
+		s.buf, s.searched, s.done, s.unterminated = s.buf[:s.lo+max(i, 0)], 0, i < 0, false
+		if len(line) > s.max {
+			s.skipped++
+			continue
+		}
+		s.line, s.off, s.partial = line, off, partial
+		return true
 	}
 	return false
 }
 
-// yield makes file bytes [start, end) the current line and consumes them
-// along with their newline.
-func (s *ReverseScanner) yield(start, end int64) {
-	i := s.lo + int(start-s.base)
-	s.line = s.buf[i : s.lo+int(end-s.base)]
-	s.off = start
-	s.limit = start
-	s.hi = i
-}
-
-// fill reads the chunk before base into the buffer, growing or compacting
-// it so the cost stays linear in the bytes read.
-func (s *ReverseScanner) fill() error {
+// fill reads the chunk before base in front of the pending bytes. When
+// there is no room there it moves them to the end of the buffer, grown
+// when they fill half of it, so that the cost stays linear in the bytes
+// read.
+func (s *ReverseScanner) fill() bool {
 	if s.next == 0 {
 		s.next = min(firstChunk, s.chunk)
 	}
-	n := int64(s.next)
+	n := int(min(int64(s.next), s.base))
 	s.next = min(2*s.next, s.chunk)
-	if s.base < n {
-		n = s.base
-	}
-	if s.lo < int(n) {
-		used := s.hi - s.lo
-		size := len(s.buf)
-		if size-used < int(n) || size-used < size/2 {
-			size = max(2*size, used+int(n))
+	if s.lo < n {
+		used := len(s.buf) - s.lo
+		size := cap(s.buf)
+		if size-used < n || size-used < size/2 {
+			size = max(2*size, used+n)
 			// Never past the longest line plus a chunk or two; jump to that
 			// size when doubling again would pass it.
-			if ceil := s.max + 2*s.chunk; 2*size > ceil && ceil >= used+int(n) {
+			if ceil := s.max + 2*s.chunk; 2*size > ceil && ceil >= used+n {
 				size = ceil
 			}
 		}
-		nb := s.buf
-		if size != len(s.buf) {
+		nb := s.buf[:cap(s.buf)]
+		if size != cap(s.buf) {
 			nb = make([]byte, size)
 		}
-		copy(nb[size-used:], s.buf[s.lo:s.hi])
-		s.buf, s.lo, s.hi = nb, size-used, size
+		copy(nb[size-used:], s.buf[s.lo:])
+		s.buf, s.lo = nb, size-used
 	}
-	start := s.lo - int(n)
-	if err := s.readAt(s.buf[start:s.lo], s.base-n); err != nil {
-		return err
+	if !s.readAt(s.buf[s.lo-n:s.lo], s.base-int64(n)) {
+		return false
 	}
-	s.lo = start
-	s.base -= n
-	return nil
+	s.lo -= n
+	s.base -= int64(n)
+	return true
 }
 
-func (s *ReverseScanner) readAt(p []byte, off int64) error {
+// skipLong drops the over-long line the pending bytes end: it reads
+// backwards through a single chunk-sized window to the newline before it,
+// and keeps the bytes before that newline pending.
+func (s *ReverseScanner) skipLong() bool {
+	s.skipped++
+	s.unterminated = false
+	if cap(s.buf) < s.chunk || cap(s.buf) > 4*s.chunk {
+		s.buf = make([]byte, s.chunk)
+	}
+	for s.base > 0 {
+		n := int(min(int64(cap(s.buf)), s.base))
+		w := s.buf[:n]
+		if !s.readAt(w, s.base-int64(n)) {
+			return false
+		}
+		s.base -= int64(n)
+		if i := bytes.LastIndexByte(w, '\n'); i >= 0 {
+			s.buf, s.lo, s.searched = w[:i], 0, 0
+			return true
+		}
+	}
+	s.buf, s.lo, s.done = s.buf[:0], 0, true
+	return true
+}
+
+func (s *ReverseScanner) readAt(p []byte, off int64) bool {
 	k, err := s.r.ReadAt(p, off)
 	if k == len(p) {
-		return nil
+		return true
 	}
 	if err == nil || err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
 	s.err = fmt.Errorf("read at offset %d: %w", off, err)
-	return s.err
-}
-
-// skipLong drops the over-long line that ends the buffered bytes: it reads
-// backwards through a single chunk-sized window to the newline before it,
-// and keeps the bytes before that newline buffered.
-func (s *ReverseScanner) skipLong() bool {
-	s.skipped++
-	s.hi = s.lo
-	if len(s.buf) < s.chunk || len(s.buf) > 4*s.chunk {
-		s.buf = make([]byte, s.chunk)
-	}
-	for s.base > 0 {
-		n := int64(len(s.buf))
-		if s.base < n {
-			n = s.base
-		}
-		w := s.buf[:n]
-		if err := s.readAt(w, s.base-n); err != nil {
-			return false
-		}
-		s.base -= n
-		if i := bytes.LastIndexByte(w, '\n'); i >= 0 {
-			s.lo, s.hi = 0, i+1
-			s.limit = s.base + int64(i) + 1
-			return true
-		}
-	}
-	s.lo, s.hi, s.limit = 0, 0, 0
-	return true
+	s.done = true
+	return false
 }
 
 // Bytes returns the current line. The slice is valid until the next Scan.
 func (s *ReverseScanner) Bytes() []byte { return s.line }
-
-// Text returns the current line as a string.
-func (s *ReverseScanner) Text() string { return string(s.line) }
 
 // Offset returns the file offset at which the current line starts.
 func (s *ReverseScanner) Offset() int64 { return s.off }

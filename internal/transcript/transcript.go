@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
@@ -65,24 +66,6 @@ func readerWalker(r io.ReaderAt, size int64) walker {
 
 // joinText joins the text blocks that are not blank, one per line.
 func joinText(parts []string) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if strings.TrimSpace(p) == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(p)
-	}
-	return b.String()
-}
-
-func hasText(parts []string) bool {
-	for _, p := range parts {
-		if strings.TrimSpace(p) != "" {
-			return true
-		}
-	}
-	return false
+	kept := slices.DeleteFunc(slices.Clone(parts), func(p string) bool { return strings.TrimSpace(p) == "" })
+	return strings.Join(kept, "\n")
 }

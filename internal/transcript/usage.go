@@ -9,66 +9,16 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Tokens counts one model's API usage. Input is the input that was neither
-// read from nor written to the prompt cache; Output includes reasoning
-// (thinking) tokens, which are billed as output.
-type Tokens struct {
-	Model      string
-	Input      int64
-	Output     int64
-	CacheRead  int64
-	CacheWrite int64
-}
-
-// Usage is what the turns since the previous stop cost, by model (in the
-// order the models were first met reading backwards: the latest first).
-type Usage struct {
-	Models []Tokens
-	// Messages counts the API responses summed.
-	Messages int
-	// Partial is true when the read stopped at UsageLookback before it
-	// reached the previous stop: the sums are a lower bound.
-	Partial bool
-	// Entries are the responses one by one, newest first, back to the stop
-	// before the previous one (within UsageLookback): a client may write a
-	// response to its transcript after the Stop hook that followed it ran,
-	// so a caller that remembers the last response it counted (its ID)
-	// counts a late one at the next stop (see Since).
-	Entries []Entry
-}
-
-// Entry is one API response's usage. ID is the client's id for it (Claude
-// Code's message.id, Gemini's record id, Codex's cumulative token total);
-// Earlier marks a response written before the previous stop.
-type Entry struct {
-	ID string
-	Tokens
-	Earlier bool
-}
-
-// entry records one response; earlier ones only as entries.
-func (u *Usage) entry(id string, t Tokens, earlier bool) {
-	u.Entries = append(u.Entries, Entry{ID: id, Tokens: t, Earlier: earlier})
+// record adds one response to u: as an entry, and to the sums when it was
+// written since the previous stop (not earlier).
+func record(u *usage.Usage, id, model string, t usage.Tokens, earlier bool) {
+	u.Entries = append(u.Entries, usage.UsageEntry{ID: id, Model: model, Tokens: t, Earlier: earlier})
 	if !earlier {
-		u.add(t)
+		u.Add(model, t)
 	}
-}
-
-func (u *Usage) add(t Tokens) {
-	u.Messages++
-	for i := range u.Models {
-		if u.Models[i].Model == t.Model {
-			m := &u.Models[i]
-			m.Input += t.Input
-			m.Output += t.Output
-			m.CacheRead += t.CacheRead
-			m.CacheWrite += t.CacheWrite
-			return
-		}
-	}
-	u.Models = append(u.Models, t)
 }
 
 // UsageLookback is the hard cap on the bytes a usage reader reads back
@@ -86,23 +36,11 @@ var UsageMaxLine = 1 << 20
 // returns false or UsageLookback is spent; capped says it was.
 type usageWalk func(fn func(line []byte) bool) (capped bool)
 
-// Mark is where a usage read ended in a transcript: the next stop's read
-// goes on from there, so a stop reads only what was written since the
-// previous one, however long the session grows.
-type Mark struct {
-	// Offset is the end of the last whole line read (a line still being
-	// written is left for the next read). Zero: no read yet.
-	Offset int64
-	// Model is the model in use at Offset, for a client that names it only
-	// at a turn's start (Codex's turn_context).
-	Model string
-}
-
 // usageFormat reads one client's usage from a walk. Reading a region
-// (the bytes after a Mark), every response in it is new: boundaries do not
+// (the bytes after a mark), every response in it is new: boundaries do not
 // end the read and nothing is Earlier; model is the model in use at the
 // region's start. It returns the usage and the model in use at its end.
-type usageFormat func(walk usageWalk, region bool, model string) (Usage, string)
+type usageFormat func(walk usageWalk, region bool, model string) (usage.Usage, string)
 
 // UsageReader reads one client's transcripts.
 type UsageReader struct{ format usageFormat }
@@ -114,27 +52,31 @@ var (
 	GeminiUsageReader = UsageReader{geminiUsage}
 )
 
-// Read reads the usage of the responses written after from (from the
-// previous stop's Mark; a zero Mark, or one past the file's end: the turns
-// since the previous stop, read backwards) and returns the Mark to keep.
-// Either way it reads at most UsageLookback bytes.
-func (r UsageReader) Read(path string, from Mark) (Usage, Mark, error) {
+// Read reads the usage of the responses written after from (the previous
+// stop's mark in this transcript; a zero mark, or one of another file or
+// past its end: the turns since the previous stop, read backwards) and
+// returns the mark to keep. Either way it reads at most UsageLookback bytes.
+func (r UsageReader) Read(path string, from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
+	if from.Path != path {
+		from = usage.UsageMark{}
+	}
 	f, fi, err := agentfile.Open(path)
 	if err != nil {
-		return Usage{}, from, fmt.Errorf("open transcript: %w", err)
+		return usage.Usage{}, from, fmt.Errorf("open transcript: %w", err)
 	}
 	defer f.Close()
 	size := fi.Size()
 	if size == 0 {
-		return Usage{}, Mark{}, fmt.Errorf("%s: %w", path, ErrEmpty)
+		return usage.Usage{}, usage.UsageMark{}, fmt.Errorf("%s: %w", path, ErrEmpty)
 	}
 	if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
-		from = Mark{} // not the transcript marked (rewritten, or replaced)
+		from = usage.UsageMark{} // not the transcript marked (rewritten, or replaced)
 	}
 	u, mark, err := usageFrom(f, size, from, r.format)
 	if err != nil {
-		return Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
+		return usage.Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
 	}
+	mark.Path = path
 	return u, mark, nil
 }
 
@@ -148,7 +90,7 @@ func lineEndAt(r io.ReaderAt, off int64) bool {
 
 // usageFrom reads the usage in r (size bytes) after from, within the last
 // UsageLookback bytes.
-func usageFrom(r io.ReaderAt, size int64, from Mark, format usageFormat) (Usage, Mark, error) {
+func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageFormat) (usage.Usage, usage.UsageMark, error) {
 	// Only the last UsageLookback bytes are ever read, whatever they hold
 	// (a line longer than that, a hole without a newline): a line cut by
 	// the window's start is not JSON and is skipped.
@@ -174,13 +116,8 @@ func usageFrom(r io.ReaderAt, size int64, from Mark, format usageFormat) (Usage,
 	if model == "" {
 		model = from.Model
 	}
-	return u, Mark{Offset: end, Model: model}, scanErr
-}
-
-// usageFromFile is the backward read of Read, for one client.
-func usageFromFile(path string, format usageFormat) (Usage, error) {
-	u, _, err := UsageReader{format}.Read(path, Mark{})
-	return u, err
+	u.Transcript = true
+	return u, usage.UsageMark{Offset: end, Model: model}, scanErr
 }
 
 // ------------------------------------------------------------ Claude Code
@@ -204,19 +141,15 @@ type rawClaudeUsage struct {
 	} `json:"message"`
 }
 
-// ClaudeUsage sums message.usage of the assistant messages in a Claude
+// claudeUsage sums message.usage of the assistant messages in a Claude
 // Code transcript since the previous stop: back to the last "Stop hook
 // feedback" line (the previous stop was blocked), real user prompt or
 // compaction (it was allowed and the person spoke). One API message is
 // written as one line per content block, each repeating the message's
 // usage: a message is counted once (by message.id). Subagent lines
 // (sidechain) are counted; only the main chain's lines end the search.
-func ClaudeUsage(path string) (Usage, error) {
-	return usageFromFile(path, claudeUsage)
-}
-
-func claudeUsage(walk usageWalk, region bool, _ string) (Usage, string) {
-	var u Usage
+func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
+	var u usage.Usage
 	seen := map[string]bool{}
 	reached, boundaries := false, 0
 	capped := walk(func(line []byte) bool {
@@ -243,7 +176,7 @@ func claudeUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 				return true
 			}
 			seen[r.Message.ID] = true
-			u.entry(r.Message.ID, Tokens{Model: r.Message.Model, Input: us.InputTokens, Output: us.OutputTokens,
+			record(&u, r.Message.ID, r.Message.Model, usage.Tokens{Input: us.InputTokens, Output: us.OutputTokens,
 				CacheRead: us.CacheReadInputTokens, CacheWrite: us.CacheCreationInputTokens}, reached)
 		case "system":
 			if r.Subtype == "compact_boundary" && !region {
@@ -303,7 +236,7 @@ type rawCodexUsage struct {
 	} `json:"payload"`
 }
 
-// CodexUsage sums the token_count events of a Codex rollout since the
+// codexUsage sums the token_count events of a Codex rollout since the
 // previous stop: back to the last user message (a Stop hook's
 // <hook_prompt> continuation, or a prompt) or the turn's task_started.
 // Each token_count carries the last response's usage (last_token_usage);
@@ -311,18 +244,14 @@ type rawCodexUsage struct {
 // and not counted again. Codex's input_tokens include the cached ones. The
 // model is the latest turn_context's (read further back when the cycle
 // does not hold one).
-func CodexUsage(path string) (Usage, error) {
-	return usageFromFile(path, codexUsage)
-}
-
-func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string) {
+func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, string) {
 	type counted struct {
 		id      string
-		t       Tokens
+		t       usage.Tokens
 		earlier bool
 	}
 	var (
-		u          Usage
+		u          usage.Usage
 		tokens     []counted
 		model      string
 		reached    bool
@@ -359,7 +288,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string)
 			}
 			haveTotal, later = true, p.Info.Total
 			l := p.Info.Last
-			tokens = append(tokens, counted{strconv.FormatInt(p.Info.Total.TotalTokens, 10), Tokens{
+			tokens = append(tokens, counted{strconv.FormatInt(p.Info.Total.TotalTokens, 10), usage.Tokens{
 				Input: max(l.InputTokens-l.CachedInputToken, 0), Output: l.OutputTokens,
 				CacheRead: l.CachedInputToken, CacheWrite: l.CacheWriteTokens}, reached})
 		case region:
@@ -374,8 +303,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string)
 		model = regionModel
 	}
 	for _, c := range tokens {
-		c.t.Model = model
-		u.entry(c.id, c.t, c.earlier)
+		record(&u, c.id, model, c.t, c.earlier)
 	}
 	u.Partial = capped && !reached
 	return u, model
@@ -384,7 +312,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (Usage, string)
 // codexContext reports whether a user message is context Codex adds at a
 // turn's start (<environment_context>, instructions), not a prompt.
 func codexContext(raw json.RawMessage) bool {
-	var blocks codexBlocks
+	var blocks []block
 	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
 		return false
 	}
@@ -409,7 +337,7 @@ type rawGeminiUsage struct {
 	} `json:"tokens"`
 }
 
-// GeminiUsage sums the tokens of the "gemini" records of a Gemini CLI
+// geminiUsage sums the tokens of the "gemini" records of a Gemini CLI
 // transcript since the previous stop: back to the last "user" record that
 // is the prompt or an AfterAgent block reason sent as a new user message.
 // A tool's result is a "user" record too (functionResponse parts, Gemini
@@ -417,12 +345,8 @@ type rawGeminiUsage struct {
 // written twice with the same id counts once (its later line).
 // tokens.input (promptTokenCount) includes tokens.cached; thoughts are
 // billed as output; tool (toolUsePromptTokenCount) as input.
-func GeminiUsage(path string) (Usage, error) {
-	return usageFromFile(path, geminiUsage)
-}
-
-func geminiUsage(walk usageWalk, region bool, _ string) (Usage, string) {
-	var u Usage
+func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
+	var u usage.Usage
 	seen := map[string]bool{}
 	reached, boundaries := false, 0
 	capped := walk(func(line []byte) bool {
@@ -453,7 +377,7 @@ func geminiUsage(walk usageWalk, region bool, _ string) (Usage, string) {
 			}
 			seen[r.ID] = true
 			t := r.Tokens
-			u.entry(r.ID, Tokens{Model: r.Model, Input: max(t.Input-t.Cached, 0) + t.Tool, Output: t.Output + t.Thoughts,
+			record(&u, r.ID, r.Model, usage.Tokens{Input: max(t.Input-t.Cached, 0) + t.Tool, Output: t.Output + t.Thoughts,
 				CacheRead: t.Cached}, reached)
 		}
 		return true

@@ -8,6 +8,48 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runtasks/runtasks/internal/usage"
+)
+
+// Tokens is one model's usage as the tests state it.
+type Tokens struct {
+	Model                                string
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+// models lists u's sums by model as Tokens.
+func models(u usage.Usage) []Tokens {
+	var out []Tokens
+	for _, m := range u.Models {
+		out = append(out, Tokens{m.Model, m.Input, m.Output, m.CacheRead, m.CacheWrite})
+	}
+	return out
+}
+
+// messages counts the responses summed (those since the previous stop).
+func messages(u usage.Usage) int {
+	n := 0
+	for _, e := range u.Entries {
+		if !e.Earlier {
+			n++
+		}
+	}
+	return n
+}
+
+// readerOf reads a whole transcript backwards with r, as a first stop does.
+func readerOf(r UsageReader) func(string) (usage.Usage, error) {
+	return func(path string) (usage.Usage, error) {
+		u, _, err := r.Read(path, usage.UsageMark{})
+		return u, err
+	}
+}
+
+var (
+	readClaude = readerOf(ClaudeUsageReader)
+	readCodex  = readerOf(CodexUsageReader)
+	readGemini = readerOf(GeminiUsageReader)
 )
 
 // upTo writes the part of a fixture up to and including the last line that
@@ -39,35 +81,35 @@ func upTo(t *testing.T, fixture, marker string) string {
 func TestUsageRecordedTranscripts(t *testing.T) {
 	tests := []struct {
 		name    string
-		read    func(string) (Usage, error)
+		read    func(string) (usage.Usage, error)
 		fixture string
 		marker  string // the transcript at the stop ends with this line
 		want    Tokens
 		msgs    int
 	}{
 		// Stop 1: response 1 (the false promise).
-		{"claude stop 1", ClaudeUsage, "claude-2.1.330.jsonl", `"id":"msg_fake0001"`,
+		{"claude stop 1", readClaude, "claude-2.1.330.jsonl", `"id":"msg_fake0001"`,
 			Tokens{Model: "claude-opus-5-5", Input: 101, Output: 13, CacheRead: 1000, CacheWrite: 7}, 1},
 		// Stop 2: responses 2 (bd close, two content lines) and 3.
-		{"claude stop 2", ClaudeUsage, "claude-2.1.330.jsonl", `"id":"msg_fake0003"`,
+		{"claude stop 2", readClaude, "claude-2.1.330.jsonl", `"id":"msg_fake0003"`,
 			Tokens{Model: "claude-opus-5-5", Input: 102 + 103, Output: 23 + 33, CacheRead: 5000, CacheWrite: 14 + 21}, 2},
 		// Stop 3: responses 4 and 5, the whole file (the lines after it are not messages).
-		{"claude stop 3", ClaudeUsage, "claude-2.1.330.jsonl", "",
+		{"claude stop 3", readClaude, "claude-2.1.330.jsonl", "",
 			Tokens{Model: "claude-opus-5-5", Input: 104 + 105, Output: 43 + 53, CacheRead: 9000, CacheWrite: 28 + 35}, 2},
-		{"codex stop 1", CodexUsage, "codex-0.169.0.jsonl", `"total_token_usage":{"input_tokens":1101`,
+		{"codex stop 1", readCodex, "codex-0.169.0.jsonl", `"total_token_usage":{"input_tokens":1101`,
 			Tokens{Model: "fake-model", Input: 101, Output: 13, CacheRead: 1000}, 1},
-		{"codex stop 2", CodexUsage, "codex-0.169.0.jsonl", `"total_token_usage":{"input_tokens":6306`,
+		{"codex stop 2", readCodex, "codex-0.169.0.jsonl", `"total_token_usage":{"input_tokens":6306`,
 			Tokens{Model: "fake-model", Input: 102 + 103, Output: 23 + 33, CacheRead: 5000}, 2},
-		{"codex stop 3", CodexUsage, "codex-0.169.0.jsonl", "",
+		{"codex stop 3", readCodex, "codex-0.169.0.jsonl", "",
 			Tokens{Model: "fake-model", Input: 104 + 105, Output: 43 + 53, CacheRead: 9000}, 2},
 		// Gemini reports thinking apart (thoughts, billed as output) and its
 		// input with the cached tokens; a tool's result is a user record
 		// (not a stop), a message that called tools is written twice.
-		{"gemini stop 1", GeminiUsage, "gemini-0.61.0.jsonl", `"total":1114}`,
+		{"gemini stop 1", readGemini, "gemini-0.61.0.jsonl", `"total":1114}`,
 			Tokens{Model: "gemini-2.5-flash", Input: 101, Output: 13, CacheRead: 1000}, 1},
-		{"gemini stop 2", GeminiUsage, "gemini-0.61.0.jsonl", `"total":3136}`,
+		{"gemini stop 2", readGemini, "gemini-0.61.0.jsonl", `"total":3136}`,
 			Tokens{Model: "gemini-2.5-flash", Input: 102 + 103, Output: 23 + 33, CacheRead: 5000}, 2},
-		{"gemini stop 3", GeminiUsage, "gemini-0.61.0.jsonl", "",
+		{"gemini stop 3", readGemini, "gemini-0.61.0.jsonl", "",
 			Tokens{Model: "gemini-2.5-flash", Input: 104 + 105, Output: 43 + 53, CacheRead: 9000}, 2},
 	}
 	for _, tt := range tests {
@@ -76,7 +118,7 @@ func TestUsageRecordedTranscripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(u.Models) != 1 || u.Models[0] != tt.want || u.Messages != tt.msgs || u.Partial {
+			if len(u.Models) != 1 || models(u)[0] != tt.want || messages(u) != tt.msgs || u.Partial {
 				t.Errorf("usage = %+v, want one model %+v over %d messages", u, tt.want, tt.msgs)
 			}
 		})
@@ -90,16 +132,16 @@ func TestUsageRecordedTranscripts(t *testing.T) {
 // the 15 thinking tokens apart.
 func TestUsageStopsSumToTheRun(t *testing.T) {
 	for _, tc := range []struct {
-		read    func(string) (Usage, error)
+		read    func(string) (usage.Usage, error)
 		fixture string
 		markers []string
 		want    Tokens
 	}{
-		{ClaudeUsage, "claude-2.1.330.jsonl", []string{`"id":"msg_fake0001"`, `"id":"msg_fake0003"`, ""},
+		{readClaude, "claude-2.1.330.jsonl", []string{`"id":"msg_fake0001"`, `"id":"msg_fake0003"`, ""},
 			Tokens{Input: 515, Output: 165, CacheRead: 15000, CacheWrite: 105}},
-		{CodexUsage, "codex-0.169.0.jsonl", []string{`"total_token_usage":{"input_tokens":1101`, `"total_token_usage":{"input_tokens":6306`, ""},
+		{readCodex, "codex-0.169.0.jsonl", []string{`"total_token_usage":{"input_tokens":1101`, `"total_token_usage":{"input_tokens":6306`, ""},
 			Tokens{Input: 15515 - 15000, Output: 165, CacheRead: 15000}},
-		{GeminiUsage, "gemini-0.61.0.jsonl", []string{`"total":1114}`, `"total":3136}`, ""},
+		{readGemini, "gemini-0.61.0.jsonl", []string{`"total":1114}`, `"total":3136}`, ""},
 			Tokens{Input: 515, Output: 150 + 15, CacheRead: 15000}},
 	} {
 		var sum Tokens
@@ -124,7 +166,7 @@ func TestUsageStopsSumToTheRun(t *testing.T) {
 // The recorded run with response 4 (the tool call, written twice) made by
 // another model: a sum per model, the latest first, each message once.
 func TestUsageGeminiByModel(t *testing.T) {
-	u, err := GeminiUsage(upTo(t, "gemini-0.61.0-two-models.jsonl", ""))
+	u, err := readGemini(upTo(t, "gemini-0.61.0-two-models.jsonl", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +174,7 @@ func TestUsageGeminiByModel(t *testing.T) {
 		{Model: "gemini-2.5-flash", Input: 105, Output: 53, CacheRead: 5000},
 		{Model: "gemini-2.5-pro", Input: 104, Output: 43, CacheRead: 4000},
 	}
-	if len(u.Models) != 2 || u.Models[0] != want[0] || u.Models[1] != want[1] || u.Messages != 2 {
+	if len(u.Models) != 2 || models(u)[0] != want[0] || models(u)[1] != want[1] || messages(u) != 2 {
 		t.Errorf("usage = %+v, want %+v over 2 messages", u, want)
 	}
 }
@@ -152,15 +194,15 @@ func TestUsageLookbackCap(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	u, err := ClaudeUsage(path)
+	u, err := readClaude(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !u.Partial || u.Messages == 0 {
+	if !u.Partial || messages(u) == 0 {
 		t.Errorf("usage = %+v, want a partial sum", u)
 	}
 	UsageLookback = old
-	if u, _ := ClaudeUsage(path); u.Partial {
+	if u, _ := readClaude(path); u.Partial {
 		t.Errorf("with the default cap the prompt is reached: %+v", u)
 	}
 }
@@ -169,7 +211,7 @@ func TestUsageEmptyAndMissing(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty.jsonl")
 	os.WriteFile(empty, nil, 0o644)
 	for _, path := range []string{empty, filepath.Join(t.TempDir(), "missing.jsonl")} {
-		if _, err := ClaudeUsage(path); err == nil {
+		if _, err := readClaude(path); err == nil {
 			t.Errorf("%s: no error", path)
 		}
 	}
@@ -211,7 +253,7 @@ func TestUsageReadIsBounded(t *testing.T) {
 	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
 	for _, read := range []usageFormat{claudeUsage, codexUsage, geminiUsage} {
 		r := &holeReader{size: 1 << 40, tail: tail}
-		u, _, err := usageFrom(r, r.size, Mark{}, read)
+		u, _, err := usageFrom(r, r.size, usage.UsageMark{}, read)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +265,7 @@ func TestUsageReadIsBounded(t *testing.T) {
 		}
 	}
 	r := &holeReader{size: 1 << 40, tail: tail}
-	if u, _, _ := usageFrom(r, r.size, Mark{}, claudeUsage); len(u.Models) != 1 || u.Models[0].Input != 3 {
+	if u, _, _ := usageFrom(r, r.size, usage.UsageMark{}, claudeUsage); len(u.Models) != 1 || u.Models[0].Input != 3 {
 		t.Errorf("the tail's response: %+v", u)
 	}
 }
@@ -233,7 +275,7 @@ func TestUsageReadIsBounded(t *testing.T) {
 func TestUsageReadOnFromMarkReadsOnlyTheNewBytes(t *testing.T) {
 	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
 	r := &holeReader{size: 1 << 40, tail: tail}
-	from := Mark{Offset: r.size - int64(len(tail)) + 1}
+	from := usage.UsageMark{Offset: r.size - int64(len(tail)) + 1}
 	u, mark, err := usageFrom(r, r.size, from, claudeUsage)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +300,7 @@ func TestUsageMarkOfARewrittenTranscript(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(path, []byte(b.String()), 0o644)
-	_, mark, err := ClaudeUsageReader.Read(path, Mark{})
+	_, mark, err := ClaudeUsageReader.Read(path, usage.UsageMark{})
 	if err != nil || mark.Offset != int64(b.Len()) {
 		t.Fatalf("first read: mark %+v, %v", mark, err)
 	}
@@ -273,7 +315,7 @@ func TestUsageMarkOfARewrittenTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(u.Models) != 1 || u.Models[0].Input != 40 || u.Messages != 4 {
+	if len(u.Models) != 1 || u.Models[0].Input != 40 || messages(u) != 4 {
 		t.Errorf("usage = %+v; want the new file's four responses, read backwards", u)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 )
 
 // Tokens counts API usage. Input is the input neither read from nor
@@ -106,12 +107,13 @@ func (u Usage) Since(cursor string) (counted Usage, next string) {
 		if (k >= 0 && i >= k) || (k < 0 && e.Earlier) {
 			break
 		}
-		out.add(e.Model, e.Tokens)
+		out.Add(e.Model, e.Tokens)
 	}
 	return out, u.Entries[0].ID
 }
 
-func (u *Usage) add(model string, t Tokens) {
+// Add counts t under model.
+func (u *Usage) Add(model string, t Tokens) {
 	for i := range u.Models {
 		if u.Models[i].Model == model {
 			u.Models[i].Tokens = u.Models[i].Tokens.Plus(t)
@@ -239,12 +241,6 @@ func FormatCost(c float64) string {
 	return fmt.Sprintf("$%.0f", c)
 }
 
-func trimZero(s string) string {
-	for len(s) > 1 && s[len(s)-1] == '0' {
-		s = s[:len(s)-1]
-	}
-	if s[len(s)-1] == '.' {
-		s = s[:len(s)-1]
-	}
-	return s
-}
+// trimZero drops a fraction's trailing zeros, and its point when nothing
+// is left after it.
+func trimZero(s string) string { return strings.TrimSuffix(strings.TrimRight(s, "0"), ".") }

@@ -180,10 +180,6 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 	if r.NeedsPerson {
 		mark = styleAlert.Render("!")
 	}
-	cycles := fmt.Sprintf("cycle %d", r.Cycles)
-	if r.Max > 0 {
-		cycles += fmt.Sprintf("/%d", r.Max)
-	}
 	spent := "-"
 	if r.Spent.Total() > 0 {
 		spent = usage.FormatTokens(r.Spent.Total())
@@ -191,7 +187,7 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 			spent += " " + usage.FormatCost(r.Spent.Cost)
 		}
 	}
-	line1 := fmt.Sprintf("%s %-12s %-10s %s  %s  %s", mark, cut(r.Session, 12), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles, spent)
+	line1 := fmt.Sprintf("%s %-12s %-10s %s  %s  %s", mark, cut(r.Session, 12), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Cycles, r.Max), spent)
 	outcome := string(r.Outcome)
 	if r.NeedsPerson {
 		outcome = styleAlert.Render(outcome)
@@ -208,6 +204,14 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 	}
 	line2 := "  " + strings.Join(parts, " · ")
 	return cutStyled(line1, width), cutStyled(line2, width)
+}
+
+// cycles is "cycle N/MAX" ("cycle N" uncapped).
+func cycles(n, max int) string {
+	if max > 0 {
+		return fmt.Sprintf("cycle %d/%d", n, max)
+	}
+	return fmt.Sprintf("cycle %d", n)
 }
 
 // bar is "[####------] 3/6" (closed of the most seen); "[??????????] -"

@@ -57,11 +57,7 @@ func (p *Progress) Apply(ctx context.Context, snap *Snapshot, now time.Time) {
 			next, nextAt = r.Epic, at
 		}
 	}
-	every := p.Every
-	if every <= 0 {
-		every = DefaultTallyEvery
-	}
-	if next == "" || p.busy || (!p.last.IsZero() && now.Sub(p.last) < every) {
+	if next == "" || !p.due(now) {
 		return
 	}
 	p.busy, p.last = true, now
@@ -94,6 +90,11 @@ func (p *Progress) Due(now time.Time) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.due(now)
+}
+
+// due is Due with p.mu held.
+func (p *Progress) due(now time.Time) bool {
 	every := p.Every
 	if every <= 0 {
 		every = DefaultTallyEvery

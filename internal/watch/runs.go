@@ -15,7 +15,6 @@ type RunRow struct {
 	Cycles, Max     int
 	Closed, Total   int
 	Started         time.Time
-	Why             string
 }
 
 // LiveRuns reads runtasks run's records under dir (headless.ListRuns) and
@@ -35,7 +34,7 @@ func LiveRuns(dir string) ([]RunRow, error) {
 			continue
 		}
 		out = append(out, RunRow{ID: r.RunID, Epic: r.Epic, Agent: r.Agent, Dead: r.Status == headless.StatusDead,
-			Cycles: len(r.Cycles), Max: r.MaxCycles, Closed: r.Closed, Total: r.Total, Started: r.StartedAt, Why: r.Why})
+			Cycles: len(r.Cycles), Max: r.MaxCycles, Closed: r.Closed, Total: r.Total, Started: r.StartedAt})
 	}
 	return out, nil
 }
@@ -46,9 +45,5 @@ func runLine(r RunRow, now time.Time) string {
 	if r.Dead {
 		mark, state = styleAlert.Render("!"), styleAlert.Render("dead")+": its runtasks process is gone"
 	}
-	cycles := fmt.Sprintf("cycle %d", r.Cycles)
-	if r.Max > 0 {
-		cycles += fmt.Sprintf("/%d", r.Max)
-	}
-	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, cut(r.ID, 20), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles, cut(r.Agent, 8), state)
+	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, cut(r.ID, 20), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(r.Cycles, r.Max), cut(r.Agent, 8), state)
 }
