@@ -145,7 +145,6 @@ func cfgLookupEnv(env []string, key string) string {
 	return ""
 }
 
-
 // TrustChecker says whether a project's project.yaml is trusted as it is:
 // root is the project root, sum the trust.Sum of the file's bytes as Load
 // read them.
