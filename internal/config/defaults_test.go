@@ -8,33 +8,33 @@ import (
 	"testing"
 )
 
-// TestSchema: the schema Load uses has every key of Config at its field,
+// TestSchema: the keys Load uses are every key of Config at its field,
 // each tagged with its name, and sections apart from keys.
 func TestSchema(t *testing.T) {
-	for _, f := range cfgSchema.leaves {
+	for _, f := range cfgKeys {
 		ft := reflect.TypeFor[Config]().FieldByIndex(f.index)
 		if name := f.key[strings.LastIndex(f.key, ".")+1:]; ft.Tag.Get("koanf") != name {
 			t.Errorf("%s: the field at %v is tagged %q", f.key, f.index, ft.Tag.Get("koanf"))
 		}
-		if ft.Type.Kind() == reflect.Struct || cfgSchema.sections[f.key] {
+		if ft.Type.Kind() == reflect.Struct || slices.Contains(cfgSections, f.key) {
 			t.Errorf("%s is a section, not a key", f.key)
 		}
 	}
 	for _, section := range []string{"workflow", "workflow.stop_hook", "workflow.budget", "beads", "usage"} {
-		if !cfgSchema.sections[section] || cfgSchema.byKey[section] != nil {
+		if !slices.Contains(cfgSections, section) || cfgKey(section) != nil {
 			t.Errorf("%s is not a section", section)
 		}
 	}
-	if got := ConfigKeys(); len(cfgSchema.byKey) != len(got) || !slices.Contains(got, "usage.prices") {
-		t.Errorf("ConfigKeys() = %v, byKey has %d", got, len(cfgSchema.byKey))
+	if got := ConfigKeys(); len(cfgKeys) != len(got) || !slices.Contains(got, "usage.prices") {
+		t.Errorf("ConfigKeys() = %v, cfgKeys has %d", got, len(cfgKeys))
 	}
 }
 
 // The defaults are not checked at every Load: this test is their check.
 func TestDefaultsValid(t *testing.T) {
 	def := Defaults()
-	for _, f := range cfgSchema.leaves {
-		if probs := cfgRule(f.rule, cfgField(&def, f)); len(probs) > 0 {
+	for _, f := range cfgKeys {
+		if probs := cfgRule(f.rule, f.value(&def)); len(probs) > 0 {
 			t.Errorf("the default of %s: %v", f.key, probs)
 		}
 	}

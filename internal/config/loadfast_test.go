@@ -22,7 +22,7 @@ func cfgLoadByLayer(t *testing.T, opts LoadOptions) (*Config, Sources) {
 		{StartDir: empty, Flags: opts.Flags},     // the flags
 	} {
 		cfg, src := cfgLoad(t, alone)
-		for _, f := range cfgSchema.leaves {
+		for _, f := range cfgKeys {
 			if src[f.key] != SourceDefault {
 				reflect.ValueOf(want).Elem().FieldByIndex(f.index).Set(reflect.ValueOf(cfg).Elem().FieldByIndex(f.index))
 				wantSrc[f.key] = src[f.key]
@@ -135,7 +135,7 @@ func TestLoadMergesLayers(t *testing.T) {
 		}
 	}
 	for key := range cfgOtherValues {
-		if _, ok := cfgSchema.byKey[key]; !ok {
+		if cfgKey(key) == nil {
 			t.Errorf("cfgOtherValues names %s, not a key", key)
 		}
 	}
