@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	kmaps "github.com/knadh/koanf/maps"
 
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -40,6 +43,46 @@ type Config struct {
 	// Untrusted is the project.yaml that was found but left out because it
 	// is not trusted (LoadOptions.RequireTrust); nil otherwise.
 	Untrusted *UntrustedFile `koanf:"-"`
+}
+
+// Sources maps each configuration key to the layer that set its value:
+// SourceDefault, the project.yaml path, "env NAME" or "flag --name".
+type Sources map[string]string
+
+// SourceDefault is the source of a value no layer overrode.
+const SourceDefault = "default"
+
+// KeyError is one configuration problem in one layer: its Source (the file,
+// "env NAME" or "flag --name"), the file's Line (0: none), the Key (with an
+// item's index or field: workflow.checks[1].run; "": no key's) and what is
+// wrong.
+type KeyError struct {
+	Source string `json:"source"`
+	Line   int    `json:"line,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Msg    string `json:"msg"`
+}
+
+func (e *KeyError) Error() string {
+	s := e.Source
+	if e.Line > 0 {
+		s += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Key != "" {
+		s += ": " + e.Key
+	}
+	return s + ": " + e.Msg
+}
+
+// ErrorList is every problem Load or a Validate function found, one a line.
+type ErrorList []*KeyError
+
+func (l ErrorList) Error() string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
 }
 
 // A key's rule tag is checked on its decoded value (see cfgRule): a
@@ -241,6 +284,16 @@ const NotifyTimeout = 30 * time.Second
 // CheckTypes names the built-in completion checkers.
 var CheckTypes = []string{"beads", "promise", "done_token", "command", "files", "plan", "results", "composite"}
 
+// checkOptions lists each checker's options besides type and name
+// (docs/checkers.md); checkDefaults the values of those it may leave out.
+var (
+	checkOptions = map[string][]string{"beads": nil, "results": nil, "promise": {"texts"}, "done_token": {"prefix"},
+		"command": {"dir", "run", "tail_lines", "timeout"}, "files": {"non_empty", "paths", "template"},
+		"plan": {"required"}, "composite": {"checks", "mode"}}
+	checkDefaults = map[string]map[string]any{"command": {"timeout": DefaultCheckTimeout, "tail_lines": 20},
+		"composite": {"mode": "all_must_pass"}}
+)
+
 // DefaultCheckTimeout is a command check's timeout when it names none.
 const DefaultCheckTimeout = 10 * time.Minute
 
@@ -263,6 +316,47 @@ func (s CheckSpec) MarshalJSON() ([]byte, error) {
 		return json.Marshal(s.Type)
 	}
 	return json.Marshal(m)
+}
+
+// The names of the keys in the environment and on the command line.
+
+const cfgEnvPrefix = "RUNTASKS_"
+
+// FlagKeys maps command-line flags to the keys they set. Only flags the user
+// changed override the layers below.
+var FlagKeys = map[string]string{
+	"epic": "workflow.epic", "max-cycles": "workflow.stop_hook.max_cycles", "log-level": "log.level",
+	"bd": "beads.bin", "state-dir": "state.dir", "taskmaster": "workflow.done_token.required",
+}
+
+// EnvAliases maps short environment variables to the keys they set, besides
+// the long form RUNTASKS_<SECTION>__<KEY> (EnvName) that every key has. When
+// several set one key, the long form wins over a RUNTASKS_ alias, which wins
+// over a TASKMASTER_ variable.
+var EnvAliases = map[string]string{
+	"RUNTASKS_EPIC": "workflow.epic", "RUNTASKS_BD": "beads.bin", "RUNTASKS_BEADS_DIR": "beads.dir",
+	"RUNTASKS_STATE_DIR": "state.dir", "RUNTASKS_LOG_LEVEL": "log.level", "RUNTASKS_LOG_FILE": "log.file",
+	"RUNTASKS_MAX_CYCLES":    "workflow.stop_hook.max_cycles",
+	"TASKMASTER_DONE_PREFIX": "workflow.done_token.prefix", "TASKMASTER_MAX": "workflow.done_token.max",
+}
+
+// EnvVars are the RUNTASKS_ variables runtasks reads that are not
+// configuration keys (docs/configuration.md lists them all).
+var EnvVars = map[string]string{
+	EnvConfig:          "the project.yaml to read",
+	"RUNTASKS_SESSION": "the agent session a command acts for (--session); session-hook writes it into CLAUDE_ENV_FILE",
+	"RUNTASKS_BIN":     "the runtasks binary the plugin's hook script runs",
+}
+
+// EnvName is the long environment variable of a key:
+// workflow.stop_hook.max_cycles -> RUNTASKS_WORKFLOW__STOP_HOOK__MAX_CYCLES.
+func EnvName(key string) string {
+	return cfgEnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "__"))
+}
+
+// EnvKey is the key a long RUNTASKS_ variable names (it may not exist).
+func EnvKey(name string) string {
+	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, cfgEnvPrefix), "__", "."))
 }
 
 // Conditions lists the promise conditions, valid in allow_exit_on and in a
@@ -364,22 +458,17 @@ func (c *Config) BeadsDir() string {
 	return c.rooted(c.Beads.Dir)
 }
 
-// ConfigKeys lists every configuration key (the leaves), in the order of
-// the Config struct.
+// ConfigKeys lists every configuration key (the leaves), sorted.
 func ConfigKeys() []string {
-	out := make([]string, len(cfgKeys))
-	for i, f := range cfgKeys {
-		out[i] = f.key
-	}
-	return out
+	return slices.Clone(cfgKeys)
 }
 
 // Value is the value of one key, as the Config holds it.
 func (c *Config) Value(key string) (any, bool) {
-	if f := cfgKey(key); f != nil {
-		return f.value(c), true
+	if !slices.Contains(cfgKeys, key) {
+		return nil, false
 	}
-	return nil, false
+	return kmaps.Search(cfgMap(c), strings.Split(key, ".")), true
 }
 
 // FormatDuration writes d in Go syntax without zero units: 2h, 1h30m, 10s.

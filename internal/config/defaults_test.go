@@ -8,24 +8,23 @@ import (
 	"testing"
 )
 
-// TestSchema: the keys Load uses are every key of Config at its field,
-// each tagged with its name, and sections apart from keys.
+// TestSchema: the keys Load uses are Config's fields that are not structs,
+// each at its path of koanf tags; the structs are sections.
 func TestSchema(t *testing.T) {
-	for _, f := range cfgKeys {
-		ft := reflect.TypeFor[Config]().FieldByIndex(f.index)
-		if name := f.key[strings.LastIndex(f.key, ".")+1:]; ft.Tag.Get("koanf") != name {
-			t.Errorf("%s: the field at %v is tagged %q", f.key, f.index, ft.Tag.Get("koanf"))
-		}
-		if ft.Type.Kind() == reflect.Struct || slices.Contains(cfgSections, f.key) {
-			t.Errorf("%s is a section, not a key", f.key)
+	for _, key := range cfgKeys {
+		f := cfgField(key)
+		if name := key[strings.LastIndex(key, ".")+1:]; f.Type == nil || f.Tag.Get("koanf") != name {
+			t.Errorf("%s: the field is %+v", key, f)
+		} else if f.Type.Kind() == reflect.Struct {
+			t.Errorf("%s is a section, not a key", key)
 		}
 	}
 	for _, section := range []string{"workflow", "workflow.stop_hook", "workflow.budget", "beads", "usage"} {
-		if !slices.Contains(cfgSections, section) || cfgKey(section) != nil {
+		if f := cfgField(section); f.Type == nil || f.Type.Kind() != reflect.Struct || slices.Contains(cfgKeys, section) {
 			t.Errorf("%s is not a section", section)
 		}
 	}
-	if got := ConfigKeys(); len(cfgKeys) != len(got) || !slices.Contains(got, "usage.prices") {
+	if got := ConfigKeys(); len(cfgKeys) != len(got) || !slices.Contains(got, "usage.prices") || !slices.IsSorted(got) {
 		t.Errorf("ConfigKeys() = %v, cfgKeys has %d", got, len(cfgKeys))
 	}
 }
@@ -33,9 +32,10 @@ func TestSchema(t *testing.T) {
 // The defaults are not checked at every Load: this test is their check.
 func TestDefaultsValid(t *testing.T) {
 	def := Defaults()
-	for _, f := range cfgKeys {
-		if probs := cfgRule(f.rule, f.value(&def)); len(probs) > 0 {
-			t.Errorf("the default of %s: %v", f.key, probs)
+	for _, key := range cfgKeys {
+		v, _ := def.Value(key)
+		if probs := cfgRule(cfgField(key).Tag.Get("rule"), v); len(probs) > 0 {
+			t.Errorf("the default of %s: %v", key, probs)
 		}
 	}
 }

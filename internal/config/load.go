@@ -2,9 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -47,85 +47,7 @@ type LoadOptions struct {
 	Warn func(msg string)
 }
 
-// "default", the project.yaml path, "env NAME" or "flag --name".
-type Sources map[string]string
-
-const (
-	// SourceDefault is the source of a value no layer overrode.
-	SourceDefault = "default"
-	cfgEnvPrefix  = "RUNTASKS_"
-)
-
-// FlagKeys maps command-line flags to the keys they set. Only flags the user
-// changed override the layers below.
-var FlagKeys = map[string]string{
-	"epic":       "workflow.epic",
-	"max-cycles": "workflow.stop_hook.max_cycles",
-	"log-level":  "log.level",
-	"bd":         "beads.bin",
-	"state-dir":  "state.dir",
-	"taskmaster": "workflow.done_token.required",
-}
-
-// EnvAliases maps short environment variables to the keys they set, besides
-// the long form RUNTASKS_<SECTION>__<KEY> that every key has. When several
-// variables set one key, the long form wins over a RUNTASKS_ alias, which
-// wins over a TASKMASTER_ variable.
-var EnvAliases = map[string]string{
-	"RUNTASKS_EPIC":          "workflow.epic",
-	"RUNTASKS_BD":            "beads.bin",
-	"RUNTASKS_BEADS_DIR":     "beads.dir",
-	"RUNTASKS_STATE_DIR":     "state.dir",
-	"RUNTASKS_LOG_LEVEL":     "log.level",
-	"RUNTASKS_LOG_FILE":      "log.file",
-	"RUNTASKS_MAX_CYCLES":    "workflow.stop_hook.max_cycles",
-	"TASKMASTER_DONE_PREFIX": "workflow.done_token.prefix",
-	"TASKMASTER_MAX":         "workflow.done_token.max",
-}
-
-// EnvVars are the RUNTASKS_ variables runtasks reads that are not
-// configuration keys (docs/configuration.md lists them all).
-var EnvVars = map[string]string{
-	EnvConfig:          "the project.yaml to read",
-	"RUNTASKS_SESSION": "the agent session a command acts for (--session); session-hook writes it into CLAUDE_ENV_FILE",
-	"RUNTASKS_BIN":     "the runtasks binary the plugin's hook script runs",
-}
-
-// KeyError is one configuration problem, in one layer.
-type KeyError struct {
-	// Source is the layer: the file path, "env NAME", "flag --name" or
-	// "default"; Line is the line in the file (0: none).
-	Source string `json:"source"`
-	Line   int    `json:"line,omitempty"`
-	// Key is the key (with a list index or an item's field when that is
-	// where the problem is); "" when the problem is not one key's.
-	Key string `json:"key,omitempty"`
-	Msg string `json:"msg"`
-}
-
-func (e *KeyError) Error() string {
-	s := e.Source
-	if e.Line > 0 {
-		s += ":" + strconv.Itoa(e.Line)
-	}
-	if e.Key != "" {
-		s += ": " + e.Key
-	}
-	return s + ": " + e.Msg
-}
-
-// ErrorList is every problem Load or ValidateFile found, one per line.
-type ErrorList []*KeyError
-
-func (l ErrorList) Error() string {
-	lines := make([]string, len(l))
-	for i, e := range l {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// at puts the problems under key (a key, or a list item's path).
+// at puts the problems under key (a key, or an item's path).
 func (l ErrorList) at(key string) ErrorList {
 	for _, e := range l {
 		e.Key = key + e.Key
@@ -161,11 +83,11 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if opts.Flags != nil {
 		layers = append(layers, cfgFlagLayer(opts.Flags))
 	}
-	k, src, def, vals := koanf.New("."), Sources{}, Defaults(), map[string]any{}
-	for _, f := range cfgKeys {
-		vals[f.key], src[f.key] = f.value(&def), SourceDefault
+	k, src, def := koanf.New("."), Sources{}, Defaults()
+	_ = k.Load(confmap.Provider(cfgMap(&def), "."), nil) // a map loads without error
+	for _, key := range cfgKeys {
+		src[key] = SourceDefault
 	}
-	_ = k.Load(confmap.Provider(vals, "."), nil) // a map without a parser loads without error
 	var errs ErrorList
 	for _, l := range layers {
 		vals, lerrs := l.check()
@@ -178,8 +100,8 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if errs != nil {
 		return nil, nil, errs
 	}
-	if err := k.UnmarshalWithConf("", cfg, koanf.UnmarshalConf{DecoderConfig: cfgDecoderConfig(false, nil)}); err != nil {
-		return nil, nil, err
+	if errs := cfgDecode(k.Raw(), cfg, false, nil); errs != nil {
+		return nil, nil, errs
 	}
 	return cfg, &src, nil
 }
@@ -197,14 +119,21 @@ func ValidateFile(path string) error {
 // ValidateYAML checks a project.yaml's content as ValidateFile does; name
 // is the source its errors give.
 func ValidateYAML(name string, data []byte) error {
-	return cfgFileLayer(name, data).validate()
+	return cfgErr(cfgFileLayer(name, data).check())
 }
 
 // ValidateEnv checks the RUNTASKS_* (and TASKMASTER_*) variables of
 // environ on their own: each value's type and range. Unknown variables are
 // not errors (Load warns of them).
 func ValidateEnv(environ []string) error {
-	return cfgEnvLayer(environ, nil).validate()
+	return cfgErr(cfgEnvLayer(environ, nil).check())
+}
+
+func cfgErr(_ map[string]any, errs ErrorList) error {
+	if errs == nil {
+		return nil
+	}
+	return errs
 }
 
 // A layer: the values its koanf provider read, nested.
@@ -241,9 +170,12 @@ func cfgEnvLayer(environ []string, warn func(string)) cfgLayer {
 			case key != "":
 			case !strings.HasPrefix(name, cfgEnvPrefix) || EnvVars[name] != "" || slices.Contains(NotifyEnvNames, name):
 				return "", nil
-			case cfgKey(EnvKey(name)) == nil:
-				if warn != nil {
-					warn((&KeyError{Source: "env " + name, Msg: "unknown variable, ignored" + cfgSuggestEnv(name)}).Error())
+			case !slices.Contains(cfgKeys, EnvKey(name)):
+				if cands := slices.Concat(slices.Collect(maps.Keys(EnvVars)), slices.Collect(maps.Keys(EnvAliases))); warn != nil {
+					for _, k := range cfgKeys {
+						cands = append(cands, EnvName(k))
+					}
+					warn((&KeyError{Source: "env " + name, Msg: "unknown variable, ignored" + cfgSuggest(name, slices.Sorted(slices.Values(cands)))}).Error())
 				}
 				return "", nil
 			default:
@@ -257,17 +189,6 @@ func cfgEnvLayer(environ []string, warn func(string)) cfgLayer {
 		}})
 	raw, _ := p.Read() // never fails
 	return cfgLayer{raw: raw, weak: true, source: func(key string) string { return "env " + names[key] }}
-}
-
-// EnvName is the long environment variable of a key:
-// workflow.stop_hook.max_cycles -> RUNTASKS_WORKFLOW__STOP_HOOK__MAX_CYCLES.
-func EnvName(key string) string {
-	return cfgEnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "__"))
-}
-
-// EnvKey is the key a long RUNTASKS_ variable names (it may not exist).
-func EnvKey(name string) string {
-	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, cfgEnvPrefix), "__", "."))
 }
 
 // cfgFlagLayer reads the changed flags that FlagKeys names with koanf's
@@ -284,13 +205,6 @@ func cfgFlagLayer(fs *pflag.FlagSet) cfgLayer {
 	return cfgLayer{raw: raw, weak: true, source: func(key string) string { return "flag --" + names[key] }}
 }
 
-func (l cfgLayer) validate() error {
-	if _, errs := l.check(); errs != nil {
-		return errs
-	}
-	return nil
-}
-
 // check decodes the layer alone into a Config (unknown keys are the
 // decoder's unused ones) and checks each value it sets with its key's
 // rule. It gives those values by key, and every problem (a file's with
@@ -299,14 +213,16 @@ func (l cfgLayer) check() (map[string]any, ErrorList) {
 	var cfg Config
 	md := &mapstructure.Metadata{}
 	probs, vals := cfgDecode(l.raw, &cfg, l.weak, md), map[string]any{}
-	for _, f := range cfgKeys {
-		if kmaps.Search(l.raw, strings.Split(f.key, ".")) == nil || slices.ContainsFunc(probs, func(p *KeyError) bool { return cfgKeyOf(p.Key) == f.key }) {
+	m := cfgMap(&cfg)
+	for _, key := range cfgKeys {
+		path, f := strings.Split(key, "."), cfgField(key)
+		if kmaps.Search(l.raw, path) == nil || slices.ContainsFunc(probs, func(p *KeyError) bool { return cfgKeyOf(p.Key) == key }) {
 			continue // not set, or not decoded
 		}
-		if v := f.value(&cfg); cfgRule(f.rule, v) != nil {
-			probs = append(probs, cfgRule(f.rule, v).at(f.key)...)
+		if ps := cfgRule(f.Tag.Get("rule"), kmaps.Search(m, path)).at(key); ps != nil {
+			probs = append(probs, ps...)
 		} else {
-			vals[f.key] = v
+			vals[key] = kmaps.Search(m, path)
 		}
 	}
 	for _, key := range slices.Sorted(slices.Values(md.Unused)) {
@@ -352,68 +268,53 @@ func cfgParent(path string) string {
 	return path[:max(strings.LastIndexAny(path, ".["), 0)]
 }
 
-// The keys: every field of Config that is not a struct (a struct is a
-// section), named by the koanf tags on its way, in the struct's order.
-type cfgField struct {
-	key, rule string
-	index     []int
-}
-
-func (f *cfgField) value(c *Config) any {
-	return reflect.ValueOf(c).Elem().FieldByIndex(f.index).Interface()
-}
-
-var cfgKeys, cfgSections = func() (keys []*cfgField, sections []string) {
-	var walk func(t reflect.Type, prefix string, index []int)
-	walk = func(t reflect.Type, prefix string, index []int) {
-		for i := range t.NumField() {
-			f, idx := t.Field(i), append(slices.Clone(index), i)
-			switch key := strings.TrimPrefix(prefix+"."+f.Tag.Get("koanf"), "."); {
-			case f.Tag.Get("koanf") == "-":
-			case f.Type.Kind() == reflect.Struct:
-				sections = append(sections, key)
-				walk(f.Type, key, idx)
-			default:
-				keys = append(keys, &cfgField{key, f.Tag.Get("rule"), idx})
-			}
-		}
-	}
-	walk(reflect.TypeFor[Config](), "", nil)
-	return keys, sections
+// cfgKeys are the configuration's keys, as koanf lists those of Defaults():
+// a struct is a section; any other value, a list too, is a key's.
+var cfgKeys = func() []string {
+	def, k := Defaults(), koanf.New(".")
+	_ = k.Load(confmap.Provider(cfgMap(&def), "."), nil)
+	return k.Keys()
 }()
 
-// cfgKey is the key named key; nil when there is none.
-func cfgKey(key string) *cfgField {
-	if i := slices.IndexFunc(cfgKeys, func(f *cfgField) bool { return f.key == key }); i >= 0 {
-		return cfgKeys[i]
+// cfgMap is c as nested maps, by its koanf tags (mapstructure encodes it).
+func cfgMap(c *Config) (m map[string]any) {
+	d, _ := mapstructure.NewDecoder(&mapstructure.DecoderConfig{TagName: "koanf", Result: &m})
+	_ = d.Decode(c)
+	return m
+}
+
+// cfgField is the field of Config at a path: a section, a key or a list
+// item's field (workflow.notify[0].run); its Type is nil when there is none.
+func cfgField(path string) (f reflect.StructField) {
+	f.Type = reflect.TypeFor[Config]()
+	for _, part := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' }) {
+		if f.Type.Kind() == reflect.Slice {
+			f.Type = f.Type.Elem() // part is an index
+		} else if i := slices.IndexFunc(reflect.VisibleFields(f.Type), func(sf reflect.StructField) bool { return sf.Tag.Get("koanf") == part }); i >= 0 {
+			f = f.Type.Field(i)
+		} else {
+			return reflect.StructField{}
+		}
 	}
-	return nil
+	return f
 }
 
 // cfgKeyOf is the key a problem's path is in: workflow.checks[1].run ->
 // workflow.checks (the path itself when it is in no key).
 func cfgKeyOf(path string) string {
 	for at := path; at != ""; at = cfgParent(at) {
-		if cfgKey(at) != nil {
+		if slices.Contains(cfgKeys, at) {
 			return at
 		}
 	}
 	return path
 }
 
-// Decoding: mapstructure, as koanf unmarshals, with one hook (cfgHook).
-
-func cfgDecoderConfig(weak bool, md *mapstructure.Metadata) *mapstructure.DecoderConfig {
-	return &mapstructure.DecoderConfig{DecodeHook: cfgHook(weak), Metadata: md, TagName: "koanf",
-		MatchName: func(a, b string) bool { return a == b }}
-}
-
-// cfgDecode decodes in into out as Load decodes a layer, and gives the
-// problems, each at its key (workflow.stop_hook.allow_exit_on[1]).
+// cfgDecode decodes in into out as Load decodes a layer (mapstructure, as
+// koanf unmarshals, with cfgHook), and gives the problems at their keys.
 func cfgDecode(in, out any, weak bool, md *mapstructure.Metadata) (probs ErrorList) {
-	c := cfgDecoderConfig(weak, md)
-	c.Result = out
-	d, err := mapstructure.NewDecoder(c)
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{DecodeHook: cfgHook(weak), Metadata: md,
+		Result: out, TagName: "koanf", MatchName: func(a, b string) bool { return a == b }})
 	if err == nil {
 		err = d.Decode(in)
 	}

@@ -18,12 +18,6 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-var (
-	cfgDurationType  = reflect.TypeFor[time.Duration]()
-	cfgPromiseType   = reflect.TypeFor[Promise]()
-	cfgCheckSpecType = reflect.TypeFor[CheckSpec]()
-)
-
 // cfgHook converts a value to its field's type, strictly: only in a weak
 // layer (the environment, flags) is text a number, a boolean or a
 // comma-separated list. A duration is text in Go syntax (or 0), a promise
@@ -36,11 +30,11 @@ func cfgHook(weak bool) mapstructure.DecodeHookFuncType {
 		out, err := data, error(nil)
 		switch s := strings.TrimSpace(fmt.Sprint(data)); {
 		case from == to || kind == reflect.Interface:
-		case to == cfgPromiseType && v.Kind() == reflect.String:
+		case to == reflect.TypeFor[Promise]() && v.Kind() == reflect.String:
 			out = map[string]any{"text": data}
-		case to == cfgCheckSpecType:
+		case to == reflect.TypeFor[CheckSpec]():
 			return cfgCheckSpec(data)
-		case to == cfgDurationType && (num || v.Kind() == reflect.String):
+		case to == reflect.TypeFor[time.Duration]() && (num || v.Kind() == reflect.String):
 			out, err = time.ParseDuration(s)
 		case kind == reflect.Int && (num || text):
 			out, err = strconv.Atoi(s)
@@ -49,11 +43,7 @@ func cfgHook(weak bool) mapstructure.DecodeHookFuncType {
 		case kind == reflect.Float64 && text:
 			out, err = strconv.ParseFloat(s, 64)
 		case kind == reflect.Slice && text:
-			items := strings.Split(s, ",")
-			for i := range items {
-				items[i] = strings.TrimSpace(items[i])
-			}
-			out = slices.DeleteFunc(items, func(s string) bool { return s == "" })
+			out = slices.DeleteFunc(regexp.MustCompile(`\s*,\s*`).Split(s, -1), func(s string) bool { return s == "" })
 		case !(kind == reflect.Float64 && num || kind == reflect.Slice && v.Kind() == reflect.Slice || kind == reflect.Struct && v.Kind() == reflect.Map):
 			err = errors.ErrUnsupported
 		}
@@ -67,9 +57,10 @@ func cfgHook(weak bool) mapstructure.DecodeHookFuncType {
 }
 
 // cfgWants says what a field of a type (or a kind) takes.
-var cfgWants = map[any]string{cfgDurationType: `a duration such as "90s" or "2h"`, cfgPromiseType: "a string or {text, condition}",
-	cfgCheckSpecType: "a checker name or {type, …}", reflect.Bool: "true or false", reflect.Int: "an integer",
-	reflect.String: "a string", reflect.Float64: "a number", reflect.Slice: "a list", reflect.Struct: "a mapping of keys"}
+var cfgWants = map[any]string{reflect.TypeFor[time.Duration](): `a duration such as "90s" or "2h"`,
+	reflect.TypeFor[Promise](): "a string or {text, condition}", reflect.TypeFor[CheckSpec](): "a checker name or {type, …}",
+	reflect.Bool: "true or false", reflect.Int: "an integer", reflect.String: "a string", reflect.Float64: "a number",
+	reflect.Slice: "a list", reflect.Struct: "a mapping of keys"}
 
 func cfgDescribe(v any) string {
 	switch reflect.ValueOf(v).Kind() {
@@ -108,6 +99,7 @@ func cfgRule(tag string, v any) (probs ErrorList) {
 		for i, n := range []float64{x.Input, x.Output, x.CacheRead, x.CacheWrite} {
 			probs = append(probs, cfgRule("0..1e+06", n).at("."+[]string{"input", "output", "cache_read", "cache_write"}[i])...)
 		}
+		return probs
 	case time.Duration:
 		s = FormatDuration(x)
 	}
@@ -120,7 +112,7 @@ func cfgRule(tag string, v any) (probs ErrorList) {
 		for i := range rv.Len() {
 			probs = append(probs, cfgRule(strings.TrimPrefix(item, ","), rv.Index(i).Interface()).at(fmt.Sprintf("[%d]", i))...)
 		}
-	case rv.Kind() == reflect.Struct && probs == nil:
+	case rv.Kind() == reflect.Struct:
 		for _, f := range reflect.VisibleFields(rv.Type()) {
 			probs = append(probs, cfgRule(f.Tag.Get("rule"), rv.FieldByIndex(f.Index).Interface()).at("."+f.Tag.Get("koanf"))...)
 		}
@@ -158,16 +150,6 @@ func cfgNumber(s string) float64 {
 	return f
 }
 
-// Checks: each checker takes its own options (docs/checkers.md);
-// checkDefaults gives those it may leave out.
-var (
-	checkOptions = map[string][]string{"beads": nil, "results": nil, "promise": {"texts"}, "done_token": {"prefix"},
-		"command": {"dir", "run", "tail_lines", "timeout"}, "files": {"non_empty", "paths", "template"},
-		"plan": {"required"}, "composite": {"checks", "mode"}}
-	checkDefaults = map[string]map[string]any{"command": {"timeout": DefaultCheckTimeout, "tail_lines": 20},
-		"composite": {"mode": "all_must_pass"}}
-)
-
 // cfgCheckSpec is the decoder's hook for a workflow.checks item: a
 // checker's name, or {type, name, …options} with its type's options only.
 // It gives the item as a mapping, with the defaults of the options left out.
@@ -177,7 +159,7 @@ func cfgCheckSpec(data any) (any, error) {
 	}
 	m, ok := data.(map[string]any)
 	if !ok {
-		return nil, cfgProblem("", "expected %s, got %s", cfgWants[cfgCheckSpecType], cfgDescribe(data))
+		return nil, cfgProblem("", "expected %s, got %s", cfgWants[reflect.TypeFor[CheckSpec]()], cfgDescribe(data))
 	}
 	typ, _ := m["type"].(string)
 	if probs := checkType(typ); probs != nil {
@@ -196,10 +178,7 @@ func cfgCheckSpec(data any) (any, error) {
 	if probs != nil {
 		return nil, probs
 	}
-	out := maps.Clone(checkDefaults[typ])
-	if out == nil {
-		out = map[string]any{}
-	}
+	out := maps.Collect(maps.All(checkDefaults[typ]))
 	maps.Copy(out, m)
 	return out, nil
 }
@@ -231,57 +210,33 @@ func (s CheckSpec) Validate() error {
 	return nil
 }
 
-// Suggestions for misspelt names.
-
 // cfgSuggestKey proposes a name for an unknown key: the same name in
 // another section, else a close name beside it (in its section or item).
 func cfgSuggestKey(key string) string {
-	parent := cfgParent(key)
+	parent, same, near := cfgParent(key), []string{}, []string{}
 	name := strings.ToLower(strings.TrimPrefix(key[len(parent):], "."))
-	var same, near []string
-	for _, k := range append(ConfigKeys(), cfgSections...) {
-		if k == name || strings.HasSuffix(k, "."+name) {
-			same = append(same, k)
-		}
-	}
-	if len(same) == 1 {
-		return " (did you mean " + same[0] + "?)"
-	}
-	t := reflect.TypeFor[Config]()
-	for _, part := range strings.FieldsFunc(parent, func(r rune) bool { return r == '.' || r == '[' }) {
-		if t.Kind() == reflect.Slice { // part is an index: the item
-			t = t.Elem()
-			continue
-		}
-		for i := range t.NumField() {
-			if t.Field(i).Tag.Get("koanf") == part {
-				t = t.Field(i).Type
-				break
+	for _, k := range cfgKeys {
+		for at := k; at != ""; at = cfgParent(at) {
+			if strings.HasSuffix("."+at, "."+name) && !slices.Contains(same, at) {
+				same = append(same, at)
 			}
 		}
 	}
-	for i := range t.NumField() {
-		near = append(near, t.Field(i).Tag.Get("koanf"))
+	if len(same) == 1 && !strings.HasSuffix(parent, "]") {
+		return " (did you mean " + same[0] + "?)"
+	}
+	for _, f := range reflect.VisibleFields(cfgField(parent).Type) {
+		near = append(near, f.Tag.Get("koanf"))
 	}
 	return cfgSuggest(name, near)
-}
-
-// cfgSuggestEnv proposes a variable for an unknown RUNTASKS_ one.
-func cfgSuggestEnv(name string) string {
-	cands := slices.Concat(slices.Collect(maps.Keys(EnvVars)), slices.Collect(maps.Keys(EnvAliases)))
-	for _, key := range ConfigKeys() {
-		cands = append(cands, EnvName(key))
-	}
-	slices.Sort(cands)
-	return cfgSuggest(name, cands)
 }
 
 // cfgSuggest gives " (did you mean X?)" for the closest candidate, if it
 // is close enough to be an obvious misspelling (Levenshtein distance).
 func cfgSuggest(name string, cands []string) string {
-	best, bestD, base := "", 3, strings.TrimPrefix(name, cfgEnvPrefix)
+	msg, best, a := "", 3, strings.ToLower(strings.TrimPrefix(name, cfgEnvPrefix))
 	for _, c := range cands {
-		a, b := strings.ToLower(base), strings.ToLower(strings.TrimPrefix(c, cfgEnvPrefix))
+		b := strings.ToLower(strings.TrimPrefix(c, cfgEnvPrefix))
 		row := make([]int, len(b)+1)
 		for j := range row {
 			row[j] = j
@@ -293,12 +248,9 @@ func cfgSuggest(name string, cands []string) string {
 				diag, row[j] = row[j], min(row[j]+1, row[j-1]+1, diag+map[bool]int{true: 1}[a[i-1] != b[j-1]])
 			}
 		}
-		if d := row[len(b)]; d < bestD && d <= (len(base)+1)/3 {
-			best, bestD = c, d
+		if d := row[len(b)]; d < best && d <= (len(a)+1)/3 {
+			msg, best = " (did you mean "+c+"?)", d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
+	return msg
 }
