@@ -287,11 +287,20 @@ var CheckTypes = []string{"beads", "promise", "done_token", "command", "files", 
 // checkOptions lists each checker's options besides type and name
 // (docs/checkers.md); checkDefaults the values of those it may leave out.
 var (
-	checkOptions = map[string][]string{"beads": nil, "results": nil, "promise": {"texts"}, "done_token": {"prefix"},
-		"command": {"dir", "run", "tail_lines", "timeout"}, "files": {"non_empty", "paths", "template"},
-		"plan": {"required"}, "composite": {"checks", "mode"}}
-	checkDefaults = map[string]map[string]any{"command": {"timeout": DefaultCheckTimeout, "tail_lines": 20},
-		"composite": {"mode": "all_must_pass"}}
+	checkOptions = map[string][]string{
+		"beads":      nil,
+		"promise":    {"texts"},
+		"done_token": {"prefix"},
+		"command":    {"dir", "run", "tail_lines", "timeout"},
+		"files":      {"non_empty", "paths", "template"},
+		"plan":       {"required"},
+		"results":    nil,
+		"composite":  {"checks", "mode"},
+	}
+	checkDefaults = map[string]map[string]any{
+		"command":   {"timeout": DefaultCheckTimeout, "tail_lines": 20},
+		"composite": {"mode": "all_must_pass"},
+	}
 )
 
 // DefaultCheckTimeout is a command check's timeout when it names none.
@@ -319,14 +328,17 @@ func (s CheckSpec) MarshalJSON() ([]byte, error) {
 }
 
 // The names of the keys in the environment and on the command line.
-
 const cfgEnvPrefix = "RUNTASKS_"
 
 // FlagKeys maps command-line flags to the keys they set. Only flags the user
 // changed override the layers below.
 var FlagKeys = map[string]string{
-	"epic": "workflow.epic", "max-cycles": "workflow.stop_hook.max_cycles", "log-level": "log.level",
-	"bd": "beads.bin", "state-dir": "state.dir", "taskmaster": "workflow.done_token.required",
+	"epic":       "workflow.epic",
+	"max-cycles": "workflow.stop_hook.max_cycles",
+	"log-level":  "log.level",
+	"bd":         "beads.bin",
+	"state-dir":  "state.dir",
+	"taskmaster": "workflow.done_token.required",
 }
 
 // EnvAliases maps short environment variables to the keys they set, besides
@@ -334,10 +346,15 @@ var FlagKeys = map[string]string{
 // several set one key, the long form wins over a RUNTASKS_ alias, which wins
 // over a TASKMASTER_ variable.
 var EnvAliases = map[string]string{
-	"RUNTASKS_EPIC": "workflow.epic", "RUNTASKS_BD": "beads.bin", "RUNTASKS_BEADS_DIR": "beads.dir",
-	"RUNTASKS_STATE_DIR": "state.dir", "RUNTASKS_LOG_LEVEL": "log.level", "RUNTASKS_LOG_FILE": "log.file",
+	"RUNTASKS_EPIC":          "workflow.epic",
+	"RUNTASKS_BD":            "beads.bin",
+	"RUNTASKS_BEADS_DIR":     "beads.dir",
+	"RUNTASKS_STATE_DIR":     "state.dir",
+	"RUNTASKS_LOG_LEVEL":     "log.level",
+	"RUNTASKS_LOG_FILE":      "log.file",
 	"RUNTASKS_MAX_CYCLES":    "workflow.stop_hook.max_cycles",
-	"TASKMASTER_DONE_PREFIX": "workflow.done_token.prefix", "TASKMASTER_MAX": "workflow.done_token.max",
+	"TASKMASTER_DONE_PREFIX": "workflow.done_token.prefix",
+	"TASKMASTER_MAX":         "workflow.done_token.max",
 }
 
 // EnvVars are the RUNTASKS_ variables runtasks reads that are not
