@@ -1,10 +1,15 @@
 package config
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	kmaps "github.com/knadh/koanf/maps"
 
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -40,10 +45,50 @@ type Config struct {
 	Untrusted *UntrustedFile `koanf:"-"`
 }
 
+// Sources maps each configuration key to the layer that set its value:
+// SourceDefault, the project.yaml path, "env NAME" or "flag --name".
+type Sources map[string]string
+
+// SourceDefault is the source of a value no layer overrode.
+const SourceDefault = "default"
+
+// KeyError is one configuration problem in one layer: its Source (the file,
+// "env NAME" or "flag --name"), the file's Line (0: none), the Key (with an
+// item's index or field: workflow.checks[1].run; "": no key's) and what is
+// wrong.
+type KeyError struct {
+	Source string `json:"source"`
+	Line   int    `json:"line,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Msg    string `json:"msg"`
+}
+
+func (e *KeyError) Error() string {
+	s := e.Source
+	if e.Line > 0 {
+		s += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Key != "" {
+		s += ": " + e.Key
+	}
+	return s + ": " + e.Msg
+}
+
+// ErrorList is every problem Load or a Validate function found, one a line.
+type ErrorList []*KeyError
+
+func (l ErrorList) Error() string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
 // A key's rule tag is checked on its decoded value (see cfgRule): a
 // range "min..max" (">0s..max": more than 0), "a|b|c" (one of them),
-// nonempty, regexps or conditions. Every number has a range
-// (docs/configuration.md gives each).
+// nonempty, regexp or condition (on a list: each item's). Every number
+// has a range (docs/configuration.md gives each).
 
 type Workflow struct {
 	// Epic drives sessions when no session is armed for another epic.
@@ -88,9 +133,9 @@ type Budget struct {
 // Notify is one workflow.notify command: Run (a shell command) is started
 // for each of Events, detached, within Timeout (0: NotifyTimeout).
 type Notify struct {
-	Run     string        `koanf:"run" json:"run"`
-	Events  []string      `koanf:"events" json:"events"`
-	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty"`
+	Run     string        `koanf:"run" json:"run" rule:"nonempty"`
+	Events  []string      `koanf:"events" json:"events" rule:"required,event"`
+	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty" rule:"0s..1h"`
 }
 
 // Worktrees says where the orchestrator works tasks.
@@ -105,9 +150,9 @@ type Worktrees struct {
 type Claim struct {
 	// Patterns are regular expressions recognising a claim in a prompt;
 	// the group named id (or the first group) is the task id.
-	Patterns []string `koanf:"patterns" rule:"regexps"`
+	Patterns []string `koanf:"patterns" rule:"regexp"`
 	// ArmPatterns recognise a request to drive the session for an epic.
-	ArmPatterns []string `koanf:"arm_patterns" rule:"regexps"`
+	ArmPatterns []string `koanf:"arm_patterns" rule:"regexp"`
 	// RunsDir holds the run folders, relative to the project root.
 	RunsDir string `koanf:"runs_dir" rule:"nonempty"`
 	// Templates overrides the embedded run-folder templates (a directory).
@@ -135,7 +180,7 @@ type StopHook struct {
 	CheckReadyTasks bool     `koanf:"check_ready_tasks"`
 	CheckInProgress bool     `koanf:"check_in_progress"`
 	MaxCycles       int      `koanf:"max_cycles" rule:"0..100000"`
-	AllowExitOn     []string `koanf:"allow_exit_on" rule:"conditions"`
+	AllowExitOn     []string `koanf:"allow_exit_on" rule:"condition"`
 	// CompletionPromises as written in project.yaml: a string is a Promise
 	// with its Text only, an object {text, condition} sets both.
 	// Promises() gives them resolved.
@@ -185,8 +230,8 @@ type Prompts struct {
 // Promise is a completion promise with the condition that makes it true
 // ("" until resolved: see Config.Promises).
 type Promise struct {
-	Text      string `koanf:"text" json:"text"`
-	Condition string `koanf:"condition" json:"condition"`
+	Text      string `koanf:"text" json:"text" rule:"nonempty"`
+	Condition string `koanf:"condition" json:"condition" rule:"|condition"`
 }
 
 // CheckSpec is one workflow.checks item, decoded: the checker's type, its
@@ -196,24 +241,139 @@ type CheckSpec struct {
 	Type string `koanf:"type"`
 	Name string `koanf:"name"`
 	// promise: texts that end the loop whatever allow_exit_on says.
-	Texts []string `koanf:"texts"`
+	Texts []string `koanf:"texts" rule:"nonempty"`
 	// done_token: the done line's prefix ("": workflow.done_token.prefix).
 	Prefix string `koanf:"prefix"`
 	// command: Run in Dir (relative to the project root) within Timeout;
 	// TailLines of its output are the feedback (0: all that was kept).
-	Run       string        `koanf:"run"`
+	Run       string        `koanf:"run" rule:"nonempty"`
 	Dir       string        `koanf:"dir"`
 	Timeout   time.Duration `koanf:"timeout" rule:">0s..24h"`
 	TailLines int           `koanf:"tail_lines" rule:"0..10000"`
 	// files: Paths that must exist, NonEmpty, changed from Template.
-	Paths    []string `koanf:"paths"`
+	Paths    []string `koanf:"paths" rule:"required,nonempty"`
 	NonEmpty bool     `koanf:"non_empty"`
 	Template string   `koanf:"template"`
 	// plan: a plan must be found in the transcript.
 	Required bool `koanf:"required"`
 	// composite: all_must_pass or any, over Checks.
-	Mode   string      `koanf:"mode"`
-	Checks []CheckSpec `koanf:"checks"`
+	Mode   string      `koanf:"mode" rule:"|all_must_pass|any"`
+	Checks []CheckSpec `koanf:"checks" rule:"required"`
+}
+
+// UsageConfig configures token accounting (the usage section).
+type UsageConfig struct {
+	// Prices per model, first match wins. A project's list replaces the
+	// shipped one.
+	Prices []usage.Price `koanf:"prices"`
+}
+
+// NotifyEvents are the events a workflow.notify command can ask for.
+var NotifyEvents = []string{"complete", "needs_person", "cap_reached", "no_progress", "beads_error", "budget"}
+
+// NotifyEnvNames are the variables a notify command gets that are not
+// configuration keys (notify.Event.Env): the environment layer ignores
+// them, so that a notify command can run runtasks itself.
+var NotifyEnvNames = []string{"RUNTASKS_EVENT", "RUNTASKS_OUTCOME", "RUNTASKS_SESSION", "RUNTASKS_AGENT",
+	"RUNTASKS_CYCLE", "RUNTASKS_WHY", "RUNTASKS_MESSAGE", "RUNTASKS_SUMMARY", "RUNTASKS_PROJECT",
+	"RUNTASKS_TOKENS", "RUNTASKS_COST"}
+
+// NotifyTimeout is a notify command's time limit when none is given.
+const NotifyTimeout = 30 * time.Second
+
+// CheckTypes names the built-in completion checkers.
+var CheckTypes = []string{"beads", "promise", "done_token", "command", "files", "plan", "results", "composite"}
+
+// checkOptions lists each checker's options besides type and name
+// (docs/checkers.md); checkDefaults the values of those it may leave out.
+var (
+	checkOptions = map[string][]string{
+		"beads":      nil,
+		"promise":    {"texts"},
+		"done_token": {"prefix"},
+		"command":    {"dir", "run", "tail_lines", "timeout"},
+		"files":      {"non_empty", "paths", "template"},
+		"plan":       {"required"},
+		"results":    nil,
+		"composite":  {"checks", "mode"},
+	}
+	checkDefaults = map[string]map[string]any{
+		"command":   {"timeout": DefaultCheckTimeout, "tail_lines": 20},
+		"composite": {"mode": "all_must_pass"},
+	}
+)
+
+// DefaultCheckTimeout is a command check's timeout when it names none.
+const DefaultCheckTimeout = 10 * time.Minute
+
+// MarshalJSON writes the spec as it could be written in project.yaml: the
+// bare type when it has neither name nor options, else an object with the
+// options of its type that are set (durations in Go syntax).
+func (s CheckSpec) MarshalJSON() ([]byte, error) {
+	m := map[string]any{"type": s.Type}
+	v := reflect.ValueOf(s)
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		opt, fv := f.Tag.Get("koanf"), v.FieldByIndex(f.Index)
+		if (opt == "name" || slices.Contains(checkOptions[s.Type], opt)) && !fv.IsZero() {
+			m[opt] = fv.Interface()
+			if d, ok := m[opt].(time.Duration); ok {
+				m[opt] = FormatDuration(d)
+			}
+		}
+	}
+	if len(m) == 1 {
+		return json.Marshal(s.Type)
+	}
+	return json.Marshal(m)
+}
+
+// The names of the keys in the environment and on the command line.
+const cfgEnvPrefix = "RUNTASKS_"
+
+// FlagKeys maps command-line flags to the keys they set. Only flags the user
+// changed override the layers below.
+var FlagKeys = map[string]string{
+	"epic":       "workflow.epic",
+	"max-cycles": "workflow.stop_hook.max_cycles",
+	"log-level":  "log.level",
+	"bd":         "beads.bin",
+	"state-dir":  "state.dir",
+	"taskmaster": "workflow.done_token.required",
+}
+
+// EnvAliases maps short environment variables to the keys they set, besides
+// the long form RUNTASKS_<SECTION>__<KEY> (EnvName) that every key has. When
+// several set one key, the long form wins over a RUNTASKS_ alias, which wins
+// over a TASKMASTER_ variable.
+var EnvAliases = map[string]string{
+	"RUNTASKS_EPIC":          "workflow.epic",
+	"RUNTASKS_BD":            "beads.bin",
+	"RUNTASKS_BEADS_DIR":     "beads.dir",
+	"RUNTASKS_STATE_DIR":     "state.dir",
+	"RUNTASKS_LOG_LEVEL":     "log.level",
+	"RUNTASKS_LOG_FILE":      "log.file",
+	"RUNTASKS_MAX_CYCLES":    "workflow.stop_hook.max_cycles",
+	"TASKMASTER_DONE_PREFIX": "workflow.done_token.prefix",
+	"TASKMASTER_MAX":         "workflow.done_token.max",
+}
+
+// EnvVars are the RUNTASKS_ variables runtasks reads that are not
+// configuration keys (docs/configuration.md lists them all).
+var EnvVars = map[string]string{
+	EnvConfig:          "the project.yaml to read",
+	"RUNTASKS_SESSION": "the agent session a command acts for (--session); session-hook writes it into CLAUDE_ENV_FILE",
+	"RUNTASKS_BIN":     "the runtasks binary the plugin's hook script runs",
+}
+
+// EnvName is the long environment variable of a key:
+// workflow.stop_hook.max_cycles -> RUNTASKS_WORKFLOW__STOP_HOOK__MAX_CYCLES.
+func EnvName(key string) string {
+	return cfgEnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "__"))
+}
+
+// EnvKey is the key a long RUNTASKS_ variable names (it may not exist).
+func EnvKey(name string) string {
+	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, cfgEnvPrefix), "__", "."))
 }
 
 // Conditions lists the promise conditions, valid in allow_exit_on and in a
@@ -313,6 +473,31 @@ func (c *Config) BeadsDir() string {
 		return ""
 	}
 	return c.rooted(c.Beads.Dir)
+}
+
+// ConfigKeys lists every configuration key (the leaves), sorted.
+func ConfigKeys() []string {
+	return slices.Clone(cfgKeys)
+}
+
+// Value is the value of one key, as the Config holds it.
+func (c *Config) Value(key string) (any, bool) {
+	if !slices.Contains(cfgKeys, key) {
+		return nil, false
+	}
+	return kmaps.Search(cfgMap(c), strings.Split(key, ".")), true
+}
+
+// FormatDuration writes d in Go syntax without zero units: 2h, 1h30m, 10s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func (c *Config) rooted(p string) string {

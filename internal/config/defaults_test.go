@@ -8,34 +8,34 @@ import (
 	"testing"
 )
 
-// TestSchema: the schema Load uses has every key of Config at its field,
-// each tagged with its name, and sections apart from keys.
+// TestSchema: the keys Load uses are Config's fields that are not structs,
+// each at its path of koanf tags; the structs are sections.
 func TestSchema(t *testing.T) {
-	for _, f := range cfgSchema.leaves {
-		ft := reflect.TypeFor[Config]().FieldByIndex(f.index)
-		if name := f.key[strings.LastIndex(f.key, ".")+1:]; ft.Tag.Get("koanf") != name {
-			t.Errorf("%s: the field at %v is tagged %q", f.key, f.index, ft.Tag.Get("koanf"))
-		}
-		if ft.Type.Kind() == reflect.Struct || cfgSchema.sections[f.key] {
-			t.Errorf("%s is a section, not a key", f.key)
+	for _, key := range cfgKeys {
+		f := cfgField(key)
+		if name := key[strings.LastIndex(key, ".")+1:]; f.Type == nil || f.Tag.Get("koanf") != name {
+			t.Errorf("%s: the field is %+v", key, f)
+		} else if f.Type.Kind() == reflect.Struct {
+			t.Errorf("%s is a section, not a key", key)
 		}
 	}
 	for _, section := range []string{"workflow", "workflow.stop_hook", "workflow.budget", "beads", "usage"} {
-		if !cfgSchema.sections[section] || cfgSchema.byKey[section] != nil {
+		if f := cfgField(section); f.Type == nil || f.Type.Kind() != reflect.Struct || slices.Contains(cfgKeys, section) {
 			t.Errorf("%s is not a section", section)
 		}
 	}
-	if got := ConfigKeys(); len(cfgSchema.byKey) != len(got) || !slices.Contains(got, "usage.prices") {
-		t.Errorf("ConfigKeys() = %v, byKey has %d", got, len(cfgSchema.byKey))
+	if got := ConfigKeys(); len(cfgKeys) != len(got) || !slices.Contains(got, "usage.prices") || !slices.IsSorted(got) {
+		t.Errorf("ConfigKeys() = %v, cfgKeys has %d", got, len(cfgKeys))
 	}
 }
 
 // The defaults are not checked at every Load: this test is their check.
 func TestDefaultsValid(t *testing.T) {
 	def := Defaults()
-	for _, f := range cfgSchema.leaves {
-		if probs := cfgRule(f.rule, cfgField(&def, f)); len(probs) > 0 {
-			t.Errorf("the default of %s: %v", f.key, probs)
+	for _, key := range cfgKeys {
+		v, _ := def.Value(key)
+		if probs := cfgRule(cfgField(key).Tag.Get("rule"), v); len(probs) > 0 {
+			t.Errorf("the default of %s: %v", key, probs)
 		}
 	}
 }

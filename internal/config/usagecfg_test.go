@@ -33,12 +33,12 @@ func TestNotifyVariablesAreNotConfiguration(t *testing.T) {
 
 func TestNotifyConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"workflow:\n  notify:\n    - {run: x, events: [done]}\n", `workflow.notify[0].events[0]: unknown event "done"`},
-		{"workflow:\n  notify:\n    - {events: [complete]}\n", "workflow.notify[0].run: missing"},
+		{"workflow:\n  notify:\n    - {run: x, events: [done]}\n", `workflow.notify[0].events[0]: must be one of complete, needs_person, cap_reached, no_progress, beads_error, budget, got "done"`},
+		{"workflow:\n  notify:\n    - {events: [complete]}\n", "workflow.notify[0].run: must not be empty"},
 		{"workflow:\n  notify:\n    - {run: x, events: [complete], command: y}\n", "workflow.notify[0].command: unknown key"},
-		{"workflow:\n  notify:\n    - {run: x, events: [complete], timeout: 2h}\n", "workflow.notify[0].timeout: must be 0s to 1h"},
-		{"usage:\n  prices:\n    - {model: \"[\", input: 1}\n", "usage.prices[0].model: invalid pattern"},
-		{"usage:\n  prices:\n    - {model: m, input: -1}\n", "usage.prices[0].input: must be 0 to 1e+06"},
+		{"workflow:\n  notify:\n    - {run: x, events: [complete], timeout: 2h}\n", "workflow.notify[0].timeout: must be at most 1h, got 2h"},
+		{"usage:\n  prices:\n    - {model: \"[\", input: 1}\n", `usage.prices[0].model: expected a glob such as claude-sonnet-4*, got "["`},
+		{"usage:\n  prices:\n    - {model: m, input: -1}\n", "usage.prices[0].input: must be 0 or more, got -1"},
 		{"usage:\n  prices:\n    - {model: m, inputs: 1}\n", "usage.prices[0].inputs: unknown key"},
 		{"workflow:\n  budget:\n    session_cost: -1\n", "workflow.budget.session_cost: must be 0 or more"},
 	} {

@@ -1,0 +1,205 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/runtasks/runtasks/internal/trust"
+)
+
+// Project discovery (FindProject) and the trust lookup of a project.yaml
+// (RequireTrust): apart from loading, which reads what they find.
+
+const (
+	// ProjectFile is the name of the project configuration file.
+	ProjectFile = "project.yaml"
+	// EnvConfig names the variable that selects the project.yaml to read.
+	EnvConfig = "RUNTASKS_CONFIG"
+	// EnvProjectDir is the variable Claude Code sets, in its hooks'
+	// environment, to the directory the session was started in.
+	EnvProjectDir = "CLAUDE_PROJECT_DIR"
+)
+
+// FindProject finds the project root and the project.yaml that Load reads
+// ("" when there is none). StartDir ("" = the working directory) must be a
+// directory: a hook whose cwd is gone gets an error, never another
+// project.
+//
+//   - An explicit file (ConfigFile, else RUNTASKS_CONFIG) must exist;
+//     relative, it is taken from StartDir; the root is its directory.
+//   - Otherwise the search starts from CLAUDE_PROJECT_DIR when the
+//     environment sets it to a directory, else from StartDir.
+//   - Inside a git repository (MainWorktree) the root is the repository's
+//     main work tree: every linked worktree (git worktree add) shares the
+//     root's project.yaml, state, bindings, trust and run folders.
+//   - Outside any repository, the root is CLAUDE_PROJECT_DIR when set, else
+//     the first directory from StartDir upwards that holds project.yaml,
+//     .beads or .git; when none does, the root is StartDir.
+//
+// The root's project.yaml is read when present.
+func FindProject(opts LoadOptions) (root, path string, err error) {
+	start := opts.StartDir
+	if start == "" {
+		if start, err = os.Getwd(); err != nil {
+			return "", "", fmt.Errorf("find project: %w", err)
+		}
+	}
+	if start, err = filepath.Abs(start); err != nil {
+		return "", "", fmt.Errorf("find project: %w", err)
+	}
+	if err := cfgDir(start); err != nil {
+		return "", "", fmt.Errorf("find project: %w", err)
+	}
+
+	explicit, how := opts.ConfigFile, "--config"
+	if explicit == "" {
+		explicit, how = cfgLookupEnv(opts.Environ, EnvConfig), "env "+EnvConfig
+	}
+	if explicit != "" {
+		if !filepath.IsAbs(explicit) {
+			explicit = filepath.Join(start, explicit)
+		}
+		if err := cfgRegularFile(explicit); err != nil {
+			return "", "", fmt.Errorf("configuration file (%s): %w", how, err)
+		}
+		return filepath.Dir(explicit), explicit, nil
+	}
+
+	fixed := false // the root is the start itself when no repository holds it
+	if d := cfgLookupEnv(opts.Environ, EnvProjectDir); filepath.IsAbs(d) && cfgDir(d) == nil {
+		start, fixed = filepath.Clean(d), true
+	}
+	if opts.MainWorktree != nil {
+		if main, ok, err := opts.MainWorktree(start); err != nil {
+			return "", "", fmt.Errorf("find project: %w", err)
+		} else if ok {
+			return cfgProjectAt(main)
+		}
+	}
+	if fixed {
+		return cfgProjectAt(start)
+	}
+	for dir := start; ; {
+		if _, err := os.Stat(filepath.Join(dir, ProjectFile)); err == nil {
+			return cfgProjectAt(dir)
+		}
+		for _, marker := range []string{".beads", ".git"} {
+			if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+				return dir, "", nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return start, "", nil
+		}
+		dir = parent
+	}
+}
+
+// cfgProjectAt is the project rooted at dir, with its project.yaml if it
+// has one (which must then be a regular file).
+func cfgProjectAt(dir string) (root, path string, err error) {
+	candidate := filepath.Join(dir, ProjectFile)
+	if _, err := os.Lstat(candidate); err != nil {
+		return dir, "", nil
+	}
+	if err := cfgRegularFile(candidate); err != nil {
+		return "", "", fmt.Errorf("configuration file: %w", err)
+	}
+	return dir, candidate, nil
+}
+
+// cfgDir checks that dir exists and is a directory.
+func cfgDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+func cfgRegularFile(path string) error {
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", path)
+	}
+	return err
+}
+
+// cfgLookupEnv gives the last value of key in env; "" when unset.
+func cfgLookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if name, val, ok := strings.Cut(env[i], "="); ok && name == key {
+			return val
+		}
+	}
+	return ""
+}
+
+// TrustChecker says whether a project's project.yaml is trusted as it is:
+// root is the project root, sum the trust.Sum of the file's bytes as Load
+// read them.
+type TrustChecker interface {
+	CheckSum(root, sum string) (trust.State, error)
+}
+
+// UntrustedFile is a project.yaml Load left out for want of trust.
+type UntrustedFile struct {
+	// Root is the project root; Path the project.yaml.
+	Root, Path string
+	// State is trust.Untrusted or trust.Changed.
+	State trust.State
+	// Err is a trust store that could not be read ("" = none).
+	Err string
+}
+
+// Message is the sentence the hooks show the person: which file was left
+// out, why, and the command that trusts it.
+func (u *UntrustedFile) Message() string {
+	why := "is not trusted"
+	if u.State == trust.Changed {
+		why = "changed since it was trusted"
+	}
+	if u.Err != "" {
+		why += " (" + u.Err + ")"
+	}
+	return fmt.Sprintf("%s %s, so the hooks ignore it (defaults, environment and flags only). Review it, then run `runtasks trust %s`.",
+		u.Path, why, ShellQuote(u.Root))
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs quoting.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Sources maps each configuration key to the layer that set its value:
+
+// cfgTrust is nil when the project.yaml at path may be read: no trust is
+// required, or the file was named explicitly, or the store trusts it as it
+// is; else what was left out and why.
+func cfgTrust(opts LoadOptions, root, path, sum string) *UntrustedFile {
+	if opts.RequireTrust == nil || opts.ConfigFile != "" || cfgLookupEnv(opts.Environ, EnvConfig) != "" {
+		return nil
+	}
+	st, err := opts.RequireTrust.CheckSum(root, sum)
+	if err == nil && st == trust.Trusted {
+		return nil
+	}
+	u := &UntrustedFile{Root: root, Path: path, State: st}
+	if err != nil {
+		u.Err = err.Error()
+	}
+	return u
+}
