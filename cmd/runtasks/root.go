@@ -106,28 +106,7 @@ func exitCode(code int, err error) error { return &ExitError{Code: code, Err: er
 // errSilent ends a command with status 1 after it has printed its own error.
 var errSilent = errors.New("")
 
-// hookCommands are the hook plumbing commands, by name. An agent runs one
-// at every stop, so Main builds only the one named (see commandsFor).
-var hookCommands = map[string]func(*Factory) *cobra.Command{
-	"stop-hook": newStopHookCmd, "prompt-hook": newPromptHookCmd, "session-hook": newSessionHookCmd,
-	notifyRunCommand: newNotifyRunCmd,
-}
-
-// commandsFor is the command tree Main builds for args: with a hook
-// command first, only that command (its help, flags and errors are the
-// same in the whole tree); else every command. only is "" or that name.
-func commandsFor(args []string) (only string) {
-	if len(args) > 0 && hookCommands[args[0]] != nil {
-		return args[0]
-	}
-	return ""
-}
-
-func newRootCmd(f *Factory) *cobra.Command { return newRootCmdOnly(f, "") }
-
-// newRootCmdOnly is the root command with every command, or with only the
-// hook command named by only.
-func newRootCmdOnly(f *Factory, only string) *cobra.Command {
+func newRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "runtasks",
 		Short: "Keep a coding agent working until an epic's beads are done",
@@ -161,14 +140,8 @@ state: completion promises are claims, accepted only when beads agrees.`,
 			root.AddCommand(c)
 		}
 	}
-	if build := hookCommands[only]; build != nil {
-		// A hook runs at every stop: no completion command to build.
-		root.CompletionOptions.DisableDefaultCmd = true
-		add(groupHooks, build(f))
-	} else {
-		add(groupCommands, userCommands(f)...)
-		add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
-	}
+	add(groupCommands, userCommands(f)...)
+	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
 	// Bad arguments are usage errors, in every command.
 	var wrap func(c *cobra.Command)
 	wrap = func(c *cobra.Command) {
@@ -216,7 +189,7 @@ func Main(args []string, f *Factory) int {
 
 // execute runs the command args name under ctx and returns its exit status.
 func execute(ctx context.Context, args []string, f *Factory) int {
-	root := newRootCmdOnly(f, commandsFor(args))
+	root := newRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -60,7 +60,8 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 			opts.wire(f, cmd)
 			explicit, _ := cmd.Flags().GetString("config")
 			opts.Notify = func(cfg *config.Config, src *config.Sources, in engine.Input, dec engine.Decision) (string, error) {
-				return notifyDecision(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), selfPath, f.Environ(), in, dec, f.Now())
+				return notify.Send(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), in, dec, f.Now(),
+					selfPath, []string{notifyRunCommand}, f.Environ())
 			}
 			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg, utcClock(f.Now)) }
 			// The decision log keeps a configuration error, so that status
