@@ -69,7 +69,7 @@ tasks are not moved and no cycle is counted.`,
 			if opts.Session == "" {
 				opts.Session = sessionFromEnv(f.Getenv)
 			}
-			opts.Ports = stopPorts(f, cfg, f.Now)
+			opts.Ports = stopPorts(f, cfg)
 			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runCheck(cmd.Context(), opts)
 		},

@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
-	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/notify"
-	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -63,7 +59,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 				return notify.Send(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), in, dec, f.Now(),
 					selfPath, []string{notifyRunCommand}, f.Environ())
 			}
-			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg, utcClock(f.Now)) }
+			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
 			// The decision log keeps a configuration error, so that status
 			// shows why runtasks is off.
 			opts.ConfigError = func(h *hookCall, dir string, dec engine.Decision) {
@@ -79,29 +75,6 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 	cmd.Flags().Bool("taskmaster", false, "require the TASKMASTER_DONE::<session_id> line (workflow.done_token.required)")
 	opts.addFlags(cmd)
 	return cmd
-}
-
-// newBeadsClient builds the bd client a configuration describes; bd runs in
-// the factory's environment.
-func newBeadsClient(f *Factory, cfg *config.Config) *beads.Client {
-	env := f.Environ()
-	return &beads.Client{Bin: cfg.Beads.Bin, Dir: cfg.BeadsDir(), WorkDir: cfg.Root, Timeout: cfg.Beads.Timeout, Env: env,
-		Slots: &beads.Slots{Dir: beads.SlotsDir(env), Max: cfg.Beads.MaxProcesses, Wait: cfg.Beads.QueueTimeout}}
-}
-
-// stopPorts are the engine's ports for a configuration: bd, git, the
-// shell for command checks.
-func stopPorts(f *Factory, cfg *config.Config, now func() time.Time) engine.Ports {
-	bd := newBeadsClient(f, cfg)
-	repo := git.Repo{Dir: cfg.Root}
-	return engine.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
-		Runner: shellRunner{shell.Runner{Env: f.Environ()}}, Now: now}
-}
-
-// utcClock is now in UTC. The decision's times are stored in UTC; a time
-// in the local zone would make its JSON read /etc/localtime at every stop.
-func utcClock(now func() time.Time) func() time.Time {
-	return func() time.Time { return now().UTC() }
 }
 
 var stopHook = hookSpec{name: "stop-hook", event: hook.EventStop, unread: "stop allowed", unjudged: "this stop was not judged (allowed)"}
