@@ -141,17 +141,10 @@ func epicState(ctx context.Context, bd hookBeads, epic string) string {
 	}
 	line += fmt.Sprintf(" In progress: %d", len(inProgress))
 	if len(inProgress) > 0 {
-		line += " (" + strings.Join(first(inProgress, 3), ", ") + ")"
+		line += " (" + strings.Join(inProgress[:min(3, len(inProgress))], ", ") + ")"
 	}
 	line += fmt.Sprintf(". Blocked: %d. Unclosed in all: %d.", len(blocked), len(sub))
 	return line
-}
-
-func first(s []string, n int) []string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // relTo shows path relative to root when it lies inside it.
