@@ -58,6 +58,7 @@ type Report struct {
 	Tasks []UsageRow `json:"tasks,omitempty"`
 }
 
+// Session is one (session, epic) loop's state with its cap.
 type Session struct {
 	state.State
 	MaxCycles int `json:"max_cycles"`
@@ -86,6 +87,8 @@ type UsageRow struct {
 	usage.Sum
 }
 
+// Collect reads what o asks for from the state directory, the decision
+// log and runtasks run's records.
 func Collect(o *Options) (*Report, error) {
 	rep := &Report{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []Session{}, History: []state.Record{}}
 	if o.RunsDir != "" {
