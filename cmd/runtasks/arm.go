@@ -11,15 +11,8 @@ import (
 
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/state"
-)
-
-// Exit statuses of runtasks arm (the same as runtasks claim's).
-const (
-	// armExitUnknown: beads has no such issue.
-	armExitUnknown = 3
-	// armExitClosed: the issue is closed.
-	armExitClosed = 4
 )
 
 type armOptions struct {
@@ -78,9 +71,9 @@ func runArm(ctx context.Context, o *armOptions) error {
 	is, b, err := claim.Arm(ctx, o.Tracker, store, o.Session, o.Epic, o.Now())
 	switch {
 	case errors.Is(err, claim.ErrUnknown):
-		return exitCode(armExitUnknown, fmt.Errorf("beads has no issue %s; nothing armed", o.Epic))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing armed", o.Epic))
 	case errors.Is(err, claim.ErrClosed):
-		return exitCode(armExitClosed, fmt.Errorf("%s is closed; nothing armed", o.Epic))
+		return exitCode(engine.ExitUsage, fmt.Errorf("%s is closed; nothing armed", o.Epic))
 	case err != nil:
 		return err
 	}

@@ -15,14 +15,6 @@ import (
 	"github.com/runtasks/runtasks/internal/transcript"
 )
 
-// Exit statuses of runtasks check.
-const (
-	checkExitComplete   = 0
-	checkExitIncomplete = 2
-	checkExitNothing    = 3
-	checkExitSetup      = 4
-)
-
 type checkOptions struct {
 	Out        io.Writer
 	Config     *config.Config
@@ -63,13 +55,13 @@ tasks are not moved and no cycle is counted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return exitCode(checkExitSetup, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			opts.Out, opts.Config = f.Out, cfg
 			if opts.Session == "" {
 				opts.Session = sessionFromEnv(f.Getenv)
 			}
-			opts.Ports = stopPorts(f, cfg, f.Now)
+			opts.Ports = stopPorts(f, cfg)
 			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runCheck(cmd.Context(), opts)
 		},
@@ -79,7 +71,6 @@ tasks are not moved and no cycle is counted.`,
 	cmd.Flags().StringVar(&opts.Session, "session", "", "session id, for the done-token check (env RUNTASKS_SESSION)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the verdicts as JSON")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return exitCode(checkExitSetup, err) })
 	setExitStatus(cmd, `  0  complete: every check that had something to judge passed
   2  work left: a check found work left (its feedback is printed)
   3  needs a person: only blocked or deferred work remains; or nothing to

@@ -13,15 +13,8 @@ import (
 
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/state"
-)
-
-// Exit statuses of runtasks claim.
-const (
-	claimExitHeld    = 2
-	claimExitUnknown = 3
-	claimExitClosed  = 4
-	claimExitEpic    = 4
 )
 
 type claimOptions struct {
@@ -123,13 +116,13 @@ func runClaim(ctx context.Context, o *claimOptions) error {
 		var epic *claim.EpicError
 		switch {
 		case errors.As(err, &epic):
-			return exitCode(claimExitEpic, err)
+			return exitCode(engine.ExitUsage, err)
 		case errors.As(err, &held):
-			return exitCode(claimExitHeld, err)
+			return exitCode(engine.ExitWorkLeft, err)
 		case errors.Is(err, claim.ErrUnknown):
-			return exitCode(claimExitUnknown, fmt.Errorf("beads has no issue %s; nothing was created", o.ID))
+			return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", o.ID))
 		case errors.Is(err, claim.ErrClosed):
-			return exitCode(claimExitClosed, err)
+			return exitCode(engine.ExitUsage, err)
 		}
 		return err
 	}

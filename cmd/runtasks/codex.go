@@ -123,10 +123,7 @@ regular file: a FIFO or a device is refused (exit 4).`,
 				}
 				opts.Interval = d
 			}
-			if opts.Sleep == nil {
-				opts.Sleep = sleepCtx
-			}
-			opts.Now = f.Now
+			opts.Sleep, opts.Now = sleepCtx, f.Now
 			code, err := runCodexMonitor(cmd.Context(), opts)
 			if code == monitorFound && err == nil {
 				return nil
@@ -134,7 +131,6 @@ regular file: a FIFO or a device is refused (exit 4).`,
 			return exitCode(code, err)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(monitorUsage, err) })
 	cmd.Flags().StringVar(&opts.Log, "log", "", "Codex rollout file or TUI session log to read")
 	cmd.Flags().BoolVar(&opts.Follow, "follow", false, "keep reading the growing file until the token appears")
 	cmd.Flags().StringVar(&opts.Session, "session", "", "session id whose token counts (default: read from the log)")
@@ -239,11 +235,7 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 // that does not exist yet is polled for every Interval, up to Wait: one that
 // never appears is status 3, as a log without a finished turn is.
 func openCodexLog(ctx context.Context, o *codexMonitorOptions) (*os.File, int, error) {
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
-	deadline := now().Add(o.Wait)
+	deadline := o.Now().Add(o.Wait)
 	for {
 		f, _, err := agentfile.Open(o.Log)
 		switch {
@@ -254,7 +246,7 @@ func openCodexLog(ctx context.Context, o *codexMonitorOptions) (*os.File, int, e
 		case !o.Follow:
 			return nil, monitorUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log)
 		}
-		left := deadline.Sub(now())
+		left := deadline.Sub(o.Now())
 		if left <= 0 {
 			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear within %s\n", o.Log, o.Wait)
 			return nil, monitorNoComplete, errSilent

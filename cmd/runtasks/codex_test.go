@@ -76,7 +76,7 @@ func TestCodexMonitorFollow(t *testing.T) {
 	}
 	var out strings.Builder
 	polls := 0
-	o := &codexMonitorOptions{Out: &out, Err: &out, Log: path, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond,
+	o := &codexMonitorOptions{Out: &out, Err: &out, Log: path, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond, Now: time.Now,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			// Each poll appends a few bytes: lines arrive torn.
 			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -108,7 +108,7 @@ func TestCodexMonitorFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out.Reset()
-	o = &codexMonitorOptions{Out: &out, Err: &out, Log: empty, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond, Sleep: sleepCtx}
+	o = &codexMonitorOptions{Out: &out, Err: &out, Log: empty, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond, Sleep: sleepCtx, Now: time.Now}
 	if code, _ := runCodexMonitor(ctx, o); code != 3 {
 		t.Fatalf("interrupted follow: exit %d: %s", code, out.String())
 	}

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,42 +48,6 @@ func newNotifyRunCmd(f *Factory) *cobra.Command {
 // the configuration was read from is, and no other.
 func hookFileTrusted(cfg *config.Config) func(file string) bool {
 	return func(file string) bool { return cfg.Untrusted == nil && cfg.File != "" && file == cfg.File }
-}
-
-// notifyDecision dispatches the decision's event. It returns what was
-// dispatched ("" for nothing) and why not, for the hook's log; it never
-// waits for the commands. self finds the runtasks binary that runs them,
-// only when there are some.
-func notifyDecision(cfg *config.Config, src *config.Sources, gate notify.Gate, self func() (string, error), environ []string,
-	in engine.Input, dec engine.Decision, now time.Time) (string, error) {
-	event := notify.EventFor(dec)
-	if event == "" || len(cfg.Workflow.Notify) == 0 {
-		return "", nil
-	}
-	cmds := notify.Commands(cfg, event)
-	if len(cmds) == 0 {
-		return "", nil
-	}
-	if gate == nil || !gate(cfg, src) {
-		from := "its source"
-		if src != nil {
-			from = (*src)["workflow.notify"]
-		}
-		return "", fmt.Errorf("workflow.notify is not run: %s is not trusted to run commands from a hook (set it with --config on the hook's command line, or trust the project)", from)
-	}
-	job := notify.Job{Event: notify.NewEvent(event, in, dec, cfg.Root, now), Commands: cmds, Dir: cfg.Root,
-		Log: filepath.Join(cfg.StateDir(), "notify.log")}
-	if err := os.MkdirAll(cfg.StateDir(), 0o755); err != nil {
-		return "", err
-	}
-	bin, err := self()
-	if err != nil {
-		return "", err
-	}
-	if err := notify.Dispatch(job, bin, []string{notifyRunCommand}, environ); err != nil {
-		return "", err
-	}
-	return event, nil
 }
 
 // selfPath is the runtasks binary to start again: argv[0] as it was run

@@ -109,11 +109,7 @@ func runReport(o *reportOptions) error {
 			fmt.Fprintln(o.Err, "runtasks: warning: skipped", e)
 		}
 	}
-	loc := o.Loc
-	if loc == nil {
-		loc = time.Local
-	}
-	rep := report.Build(report.Input{Epic: o.Epic, Records: recs, Runs: runs, Now: o.Now(), Loc: loc})
+	rep := report.Build(report.Input{Epic: o.Epic, Records: recs, Runs: runs, Now: o.Now(), Loc: o.Loc})
 	if len(rep.Cycles) == 0 {
 		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on epic %s in %s", o.Epic, o.Store.LogPath()))
 	}
@@ -125,15 +121,10 @@ func runReport(o *reportOptions) error {
 		_, err := o.Out.Write(page.Bytes())
 		return err
 	}
-	if err := writeFileAtomic(o.Path, page.Bytes()); err != nil {
+	// Whole or not at all, readable by all as a page to share.
+	if err := renameio.WriteFile(o.Path, page.Bytes(), 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
 	fmt.Fprintf(o.Out, "wrote %s\n%s", o.Path, rep.Summary())
 	return nil
-}
-
-// writeFileAtomic writes b to path whole or not at all (a temp file
-// renamed over it), readable by all as a page to share.
-func writeFileAtomic(path string, b []byte) error {
-	return renameio.WriteFile(path, b, 0o644, renameio.WithStaticPermissions(0o644))
 }

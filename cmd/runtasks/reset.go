@@ -11,6 +11,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/status"
 )
 
 type resetOptions struct {
@@ -68,10 +69,7 @@ It prints how many states it cleared.`,
 func runReset(o *resetOptions) error {
 	cleared, err := o.Store.Clear(o.Session, o.Epic)
 	// Whatever was cleared before an error is recorded and reported.
-	now := time.Now()
-	if o.Now != nil {
-		now = o.Now()
-	}
+	now := o.Now()
 	for _, st := range cleared {
 		rec := state.Record{Time: now, Session: st.Session, Epic: st.Epic, Event: "reset",
 			Outcome: state.OutcomeReset, Cycle: 0,
@@ -86,12 +84,12 @@ func runReset(o *resetOptions) error {
 	var b strings.Builder
 	switch len(cleared) {
 	case 0:
-		b.WriteString("Nothing to reset" + resetFilterText(o) + ".\n")
+		b.WriteString("Nothing to reset" + status.FilterText(o.Session, o.Epic) + ".\n")
 	default:
-		fmt.Fprintf(&b, "Cleared %d session state(s)%s:\n", len(cleared), resetFilterText(o))
+		fmt.Fprintf(&b, "Cleared %d session state(s)%s:\n", len(cleared), status.FilterText(o.Session, o.Epic))
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, st := range cleared {
-			fmt.Fprintf(tw, "  %s\t%s\t%d cycle(s)\n", statusCell(st.Session, 40), statusCell(st.Epic, 24), st.Cycles)
+			fmt.Fprintf(tw, "  %s\t%s\t%d cycle(s)\n", status.Cell(st.Session, 40), status.Cell(st.Epic, 24), st.Cycles)
 		}
 		tw.Flush()
 	}
@@ -99,8 +97,4 @@ func runReset(o *resetOptions) error {
 		err = werr
 	}
 	return err
-}
-
-func resetFilterText(o *resetOptions) string {
-	return statusFilterText(&statusOptions{Session: o.Session, Epic: o.Epic})
 }

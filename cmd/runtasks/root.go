@@ -14,8 +14,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/git"
+	"github.com/runtasks/runtasks/internal/shell"
 )
 
 // Factory holds what commands take from the outside world, so that every
@@ -54,6 +57,31 @@ func lookupEnv(env []string, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// newBeadsClient is the bd client a configuration describes, in the
+// factory's environment.
+func newBeadsClient(f *Factory, cfg *config.Config) *beads.Client {
+	env := f.Environ()
+	return &beads.Client{Bin: cfg.Beads.Bin, Dir: cfg.BeadsDir(), WorkDir: cfg.Root, Timeout: cfg.Beads.Timeout, Env: env,
+		Slots: &beads.Slots{Dir: beads.SlotsDir(env), Max: cfg.Beads.MaxProcesses, Wait: cfg.Beads.QueueTimeout}}
+}
+
+// stopPorts are the engine's ports for a configuration: bd, git, the shell
+// for command checks, and the clock in UTC, as decisions are stored.
+func stopPorts(f *Factory, cfg *config.Config) engine.Ports {
+	bd := newBeadsClient(f, cfg)
+	repo := git.Repo{Dir: cfg.Root}
+	return engine.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
+		Runner: shellRunner{shell.Runner{Env: f.Environ()}}, Now: func() time.Time { return f.Now().UTC() }}
+}
+
+// shellRunner adapts shell.Runner to the engine's CommandRunner.
+type shellRunner struct{ r shell.Runner }
+
+func (s shellRunner) Run(ctx context.Context, dir, command string, timeout time.Duration) (engine.CommandResult, error) {
+	res, err := s.r.Run(ctx, dir, command, timeout)
+	return engine.CommandResult{ExitCode: res.ExitCode, Output: res.Output, TimedOut: res.TimedOut}, err
 }
 
 // LoadConfig loads the layered configuration for a command. startDir is
@@ -106,28 +134,7 @@ func exitCode(code int, err error) error { return &ExitError{Code: code, Err: er
 // errSilent ends a command with status 1 after it has printed its own error.
 var errSilent = errors.New("")
 
-// hookCommands are the hook plumbing commands, by name. An agent runs one
-// at every stop, so Main builds only the one named (see commandsFor).
-var hookCommands = map[string]func(*Factory) *cobra.Command{
-	"stop-hook": newStopHookCmd, "prompt-hook": newPromptHookCmd, "session-hook": newSessionHookCmd,
-	notifyRunCommand: newNotifyRunCmd,
-}
-
-// commandsFor is the command tree Main builds for args: with a hook
-// command first, only that command (its help, flags and errors are the
-// same in the whole tree); else every command. only is "" or that name.
-func commandsFor(args []string) (only string) {
-	if len(args) > 0 && hookCommands[args[0]] != nil {
-		return args[0]
-	}
-	return ""
-}
-
-func newRootCmd(f *Factory) *cobra.Command { return newRootCmdOnly(f, "") }
-
-// newRootCmdOnly is the root command with every command, or with only the
-// hook command named by only.
-func newRootCmdOnly(f *Factory, only string) *cobra.Command {
+func newRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "runtasks",
 		Short: "Keep a coding agent working until an epic's beads are done",
@@ -161,14 +168,10 @@ state: completion promises are claims, accepted only when beads agrees.`,
 			root.AddCommand(c)
 		}
 	}
-	if build := hookCommands[only]; build != nil {
-		// A hook runs at every stop: no completion command to build.
-		root.CompletionOptions.DisableDefaultCmd = true
-		add(groupHooks, build(f))
-	} else {
-		add(groupCommands, userCommands(f)...)
-		add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
-	}
+	add(groupCommands, newInstallCmd(f), newUninstallCmd(f), newTrustCmd(f), newUntrustCmd(f), newArmCmd(f), newDisarmCmd(f),
+		newClaimCmd(f), newRunCmd(f), newStatusCmd(f), newReportCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
+		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f))
+	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
 	// Bad arguments are usage errors, in every command.
 	var wrap func(c *cobra.Command)
 	wrap = func(c *cobra.Command) {
@@ -216,7 +219,7 @@ func Main(args []string, f *Factory) int {
 
 // execute runs the command args name under ctx and returns its exit status.
 func execute(ctx context.Context, args []string, f *Factory) int {
-	root := newRootCmdOnly(f, commandsFor(args))
+	root := newRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

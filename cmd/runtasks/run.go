@@ -13,35 +13,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/claim"
-	"github.com/runtasks/runtasks/internal/config"
-	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
 )
 
 type runOptions struct {
-	Out, Err io.Writer
-	Config   *config.Config
-	Environ  []string
-	Now      func() time.Time
+	headless.Options
+	Err      io.Writer
 	LogLevel string
 	// Agent and Session override run.agent and run.session when set.
 	Agent, Session string
-	MaxDuration    time.Duration
-	Grace          time.Duration
 	Plain          bool
-	RunID          string
-	AgentArgs      []string
-	Beads          headless.Beads
-	Ports          engine.Ports
-	// Kill is closed at a second interrupt: the agent is killed at once.
-	Kill <-chan struct{}
-	// TTY and Width describe Out (a terminal draws the live line).
-	TTY   bool
-	Width func() int
-	// Workers > 1 runs that many agent loops in parallel, each claiming
-	// one task per cycle (headless.RunWorkers); Heartbeat renews leases.
-	Workers int
-	// WorkersSet: --workers was given (even 1: one claiming worker).
+	// Workers > 1, or --workers given (even 1), runs that many agent
+	// loops, each claiming one task per cycle (headless.RunWorkers);
+	// Heartbeat renews the task's lease.
+	Workers    int
 	WorkersSet bool
 	Heartbeat  time.Duration
 	Getenv     func(string) string
@@ -105,26 +90,21 @@ and the flags below.`,
 				return exitCode(headless.ExitError, err)
 			}
 			opts.Out, opts.Err, opts.Config = f.Out, f.Err, cfg
-			opts.Environ, opts.Now = f.Environ(), f.Now
+			opts.Environ, opts.Now, opts.Getenv = f.Environ(), f.Now, f.Getenv
 			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
-			opts.AgentArgs = args
+			opts.Args = args
 			if !cmd.Flags().Changed("max-duration") {
 				opts.MaxDuration = cfg.Workflow.MaxDuration
 			}
 			opts.Beads = newBeadsClient(f, cfg)
-			opts.Ports = stopPorts(f, cfg, f.Now)
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, kill, stop := interrupts(ctx)
-			defer stop()
-			opts.Kill = kill
+			opts.Ports = stopPorts(f, cfg)
 			opts.TTY = !opts.Plain && headless.IsTerminal(f.Out)
 			opts.Width = func() int { return headless.Width(f.Out) }
-			opts.Getenv = f.Getenv
 			opts.WorkersSet = cmd.Flags().Changed("workers")
-			return runRun(ctx, opts)
+			kill, stop := secondInterrupt()
+			defer stop()
+			opts.Kill = kill
+			return runRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to work (env RUNTASKS_EPIC, workflow.epic)")
@@ -177,29 +157,14 @@ func runRun(ctx context.Context, o *runOptions) error {
 	}
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
 	defer closeLog()
-	hopts := headless.Options{
-		Config:      cfg,
-		Args:        o.AgentArgs,
-		MaxDuration: o.MaxDuration,
-		Beads:       o.Beads,
-		Ports:       o.Ports,
-		Environ:     o.Environ,
-		Out:         o.Out,
-		TTY:         o.TTY,
-		Width:       o.Width,
-		Now:         o.Now,
-		Log:         logger.With("cmd", "run"),
-		Grace:       o.Grace,
-		Kill:        o.Kill,
-		RunID:       o.RunID,
-	}
+	o.Log = logger.With("cmd", "run")
 	var res headless.Result
 	var err error
 	if o.Workers > 1 || o.WorkersSet {
-		res, err = headless.RunWorkers(ctx, hopts, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
+		res, err = headless.RunWorkers(ctx, o.Options, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
 			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, "")})
 	} else {
-		res, err = headless.Run(ctx, hopts)
+		res, err = headless.Run(ctx, o.Options)
 	}
 	if err != nil {
 		logger.Log(log.DebugLevel, "run ended", "code", res.Code, "err", err)
@@ -211,34 +176,25 @@ func runRun(ctx context.Context, o *runOptions) error {
 	return nil
 }
 
-// interrupts ends ctx at the first SIGINT, SIGTERM (a CI job's cancel) or
-// SIGHUP (a closed terminal), and closes kill at the second: the agent is
-// then killed at once instead of after --grace.
-func interrupts(parent context.Context) (ctx context.Context, kill <-chan struct{}, stop func()) {
-	ctx, cancel := context.WithCancel(parent)
+// secondInterrupt closes kill at the second SIGINT, SIGTERM or SIGHUP:
+// the agent is then killed at once instead of after --grace. (The first
+// cancels the command's context: Main.)
+func secondInterrupt() (kill <-chan struct{}, stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	k := make(chan struct{})
-	done := make(chan struct{})
+	k, done := make(chan struct{}), make(chan struct{})
 	go func() {
-		n := 0
-		for {
+		for n := 0; n < 2; n++ {
 			select {
 			case <-done:
 				return
 			case <-sigs:
-				n++
-				if n == 1 {
-					cancel()
-				} else if n == 2 {
-					close(k)
-				}
 			}
 		}
+		close(k)
 	}()
-	return ctx, k, func() {
+	return k, func() {
 		signal.Stop(sigs)
 		close(done)
-		cancel()
 	}
 }

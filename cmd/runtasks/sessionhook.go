@@ -42,80 +42,38 @@ stdout carries only the agent's JSON. Exit status is always 0.`,
 		},
 	}
 	opts.addFlags(cmd)
-	setExitStatus(cmd, hookExitStatus)
 	return cmd
 }
 
+var sessionHook = hookSpec{name: "session-hook", event: hook.EventSessionStart, unread: "the session's state was not given",
+	unjudged: "the session's state was not given", needsSession: true}
+
+// runSessionHook gives a bound session its work; any other session gets
+// nothing, bd not asked.
 func runSessionHook(ctx context.Context, o *promptHookOptions) error {
-	defer recoverHook("session-hook", o.Out, o.Err, func(msg string) []byte { return hook.EncodeMessage(agentOr(o.Agent), msg) })
-	payload, err := hook.Parse(o.In)
-	if err != nil {
-		fmt.Fprintf(o.Err, "runtasks session-hook: %v\n", err)
-		return nil
-	}
-	session := hookSession(payload)
-	if session == "" {
-		return nil
-	}
-	start, err := hookStart(payload.CWD)
-	if err != nil {
-		fmt.Fprintf(o.Err, "runtasks session-hook: %v\n", err)
-		hookMessage(o.Out, o.Err, hookAgent(o.Agent, payload), "runtasks: "+err.Error()+"; the session's state was not given.")
-		return nil
-	}
-	cfg, err := o.LoadConfig(start)
-	if err != nil {
-		hookConfigError("session-hook", o.Out, o.Err, hookAgent(o.Agent, payload), err)
-		return nil
-	}
-	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
-	defer closeLog()
-	var notice string // said to the person at every session start
-	if cfg.Untrusted != nil {
-		logger.Warn(cfg.Untrusted.Message())
-		notice = "runtasks: " + cfg.Untrusted.Message()
-	}
-	agent := o.Agent
-	if agent == "" {
-		agent = hook.Detect(payload)
-	}
-	say := func() {
-		if notice != "" {
-			hookMessage(o.Out, o.Err, agentOr(agent), notice)
+	return runHook(ctx, &o.hookOptions, sessionHook, func(ctx context.Context, h *hookCall) {
+		cfg, session := h.cfg, h.session()
+		if envFile := o.Getenv("CLAUDE_ENV_FILE"); envFile != "" {
+			// Claude Code sources this file into later Bash tool calls: a
+			// runtasks claim run by the agent then knows its session, and bd
+			// acts as the session's actor, the one its claims are assigned to
+			// (so the agent's own bd close of a task it claimed is allowed).
+			if err := appendSessionEnv(envFile, session, claim.Actor(cfg.Claim.Actor, o.Getenv, session)); err != nil {
+				h.log.Warn("CLAUDE_ENV_FILE", "err", err)
+			}
 		}
-	}
-	if envFile := o.Getenv("CLAUDE_ENV_FILE"); envFile != "" {
-		// Claude Code sources this file into later Bash tool calls: a
-		// runtasks claim run by the agent then knows its session, and bd
-		// acts as the session's actor, the one its claims are assigned to
-		// (so the agent's own bd close of a task it claimed is allowed).
-		if err := appendSessionEnv(envFile, session, claim.Actor(cfg.Claim.Actor, o.Getenv, session)); err != nil {
-			logger.Warn("CLAUDE_ENV_FILE", "err", err)
+		store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { h.log.Warn(msg) }}
+		b, err := store.Binding(session)
+		if err != nil {
+			h.log.Error("session binding", "err", err)
 		}
-	}
-	store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
-	b, err := store.Binding(session)
-	if err != nil {
-		logger.Error("session binding", "err", err)
-		say()
-		return nil
-	}
-	if b.Empty() {
-		say()
-		return nil
-	}
-	text := sessionContext(ctx, cfg, o.Beads(cfg), store, b, payload.Source)
-	event := payload.HookEventName
-	if event == "" {
-		event = hook.EventSessionStart
-	}
-	if out := hook.EncodeContextMessage(agent, event, text, notice); out != nil {
-		o.Out.Write(out)
-	} else {
-		say()
-	}
-	logger.Info("session hook", "session", session, "epic", b.Epic, "source", payload.Source)
-	return nil
+		if err != nil || b.Empty() {
+			h.answer("")
+			return
+		}
+		h.answer(sessionContext(ctx, cfg, o.Beads(cfg), store, b, h.payload.Source))
+		h.log.Info("session hook", "session", session, "epic", b.Epic, "source", h.payload.Source)
+	})
 }
 
 // sessionContext describes a bound session's work: the epic's state and
@@ -183,17 +141,10 @@ func epicState(ctx context.Context, bd hookBeads, epic string) string {
 	}
 	line += fmt.Sprintf(" In progress: %d", len(inProgress))
 	if len(inProgress) > 0 {
-		line += " (" + strings.Join(first(inProgress, 3), ", ") + ")"
+		line += " (" + strings.Join(inProgress[:min(3, len(inProgress))], ", ") + ")"
 	}
 	line += fmt.Sprintf(". Blocked: %d. Unclosed in all: %d.", len(blocked), len(sub))
 	return line
-}
-
-func first(s []string, n int) []string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // relTo shows path relative to root when it lies inside it.

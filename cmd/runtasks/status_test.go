@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
@@ -120,13 +121,13 @@ func TestStatusHuman(t *testing.T) {
 		name string
 		opts statusOptions
 	}{
-		{"all", statusOptions{MaxCycles: 50, History: 10}},
-		{"epic", statusOptions{MaxCycles: 50, History: 10, Epic: "bd-a"}},
-		{"session", statusOptions{MaxCycles: 20, History: 2, Session: "s1"}},
-		{"no_history", statusOptions{MaxCycles: 0, History: 0}},
-		{"no_match", statusOptions{MaxCycles: 50, History: 10, Session: "nobody"}},
-		{"usage", statusOptions{MaxCycles: 50, History: 0, Usage: true}},
-		{"usage_epic", statusOptions{MaxCycles: 50, History: 0, Usage: true, Epic: "bd-a"}},
+		{"all", statusOptions{Options: status.Options{MaxCycles: 50, History: 10}}},
+		{"epic", statusOptions{Options: status.Options{MaxCycles: 50, History: 10, Epic: "bd-a"}}},
+		{"session", statusOptions{Options: status.Options{MaxCycles: 20, History: 2, Session: "s1"}}},
+		{"no_history", statusOptions{Options: status.Options{MaxCycles: 0, History: 0}}},
+		{"no_match", statusOptions{Options: status.Options{MaxCycles: 50, History: 10, Session: "nobody"}}},
+		{"usage", statusOptions{Options: status.Options{MaxCycles: 50, History: 0, Usage: true}}},
+		{"usage_epic", statusOptions{Options: status.Options{MaxCycles: 50, History: 0, Usage: true, Epic: "bd-a"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,7 +148,7 @@ func TestStatusHuman(t *testing.T) {
 
 func TestStatusEmptyDir(t *testing.T) {
 	s := &state.Store{Dir: filepath.Join(t.TempDir(), "none")}
-	out, _, err := statusRun(t, &statusOptions{Store: s, History: 10})
+	out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, History: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestStatusHostileText(t *testing.T) {
 	if _, err := s.Update(hostile, "bd-\x07", func(st *state.State) error { st.Last = &r; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := statusRun(t, &statusOptions{Store: s, History: 10})
+	out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, History: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +187,11 @@ func TestStatusHostileText(t *testing.T) {
 		t.Errorf("%d lines, want 8 (one row per record):\n%s", n, out)
 	}
 	// The raw ids survive in JSON.
-	js, _, err := statusRun(t, &statusOptions{Store: s, JSON: true, History: 1})
+	js, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, History: 1}, JSON: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep statusReport
+	var rep status.Report
 	if err := json.Unmarshal([]byte(js), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestStatusHostileText(t *testing.T) {
 
 func TestStatusJSON(t *testing.T) {
 	s := statusFixture(t)
-	out, _, err := statusRun(t, &statusOptions{Store: s, MaxCycles: 50, History: 5, JSON: true})
+	out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, MaxCycles: 50, History: 5}, JSON: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestStatusJSON(t *testing.T) {
 			t.Errorf("key %q missing", k)
 		}
 	}
-	var rep statusReport
+	var rep status.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestStatusJSON(t *testing.T) {
 		t.Errorf("history = %+v", rep.History)
 	}
 	// Empty lists are [], not null.
-	empty, _, _ := statusRun(t, &statusOptions{Store: &state.Store{Dir: t.TempDir()}, JSON: true})
+	empty, _, _ := statusRun(t, &statusOptions{Options: status.Options{Store: &state.Store{Dir: t.TempDir()}}, JSON: true})
 	if !strings.Contains(empty, `"sessions": []`) || !strings.Contains(empty, `"history": []`) {
 		t.Errorf("empty JSON:\n%s", empty)
 	}
@@ -264,7 +265,7 @@ func TestStatusJQ(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
 			s := statusFixture(t)
-			out, _, err := statusRun(t, &statusOptions{Store: s, MaxCycles: 50, History: tt.history, JQ: tt.expr})
+			out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, MaxCycles: 50, History: tt.history}, JQ: tt.expr})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
@@ -293,11 +294,11 @@ func TestStatusCorruptState(t *testing.T) {
 	}
 	f.WriteString("not a record\n")
 	f.Close()
-	out, errOut, err := statusRun(t, &statusOptions{Store: s, History: 10, JSON: true})
+	out, errOut, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, History: 10}, JSON: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep statusReport
+	var rep status.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
 	}
@@ -372,28 +373,6 @@ func TestStatusHelp(t *testing.T) {
 	}
 }
 
-func TestStatusCell(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"", 10, "-"},
-		{"abc", 10, "abc"},
-		{"abcdefghij", 10, "abcdefghij"},
-		{"abcdefghijk", 10, "abcdefghi…"},
-		{"a\tb\nc\x1bd", 10, "a?b?c?d"},
-		{"ünïcödé😀", 10, "ünïcödé😀"},
-		{"ünïcödé😀xyz", 8, "ünïcödé…"},
-		{"abc     def", 6, "abc…"},
-	}
-	for _, tt := range tests {
-		if got := statusCell(tt.in, tt.n); got != tt.want {
-			t.Errorf("statusCell(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
-
 // BenchmarkStatus runs status over a log of 10,000 decisions from 50
 // sessions: the default view reads the log from its end.
 func BenchmarkStatus(b *testing.B) {
@@ -419,9 +398,9 @@ func BenchmarkStatus(b *testing.B) {
 		name string
 		opts statusOptions
 	}{
-		{"table", statusOptions{History: 10}},
-		{"one_session", statusOptions{History: 10, Session: "session-07"}},
-		{"jq_all_history", statusOptions{History: -1, JQ: ".history | length"}},
+		{"table", statusOptions{Options: status.Options{History: 10}}},
+		{"one_session", statusOptions{Options: status.Options{History: 10, Session: "session-07"}}},
+		{"jq_all_history", statusOptions{Options: status.Options{History: -1}, JQ: ".history | length"}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			o := bc.opts
@@ -441,7 +420,7 @@ func TestStatusWhy(t *testing.T) {
 	if _, err := s.Update("s1", "bd-a", func(st *state.State) error { st.LastReason = reason; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := statusRun(t, &statusOptions{Store: s, Why: "s1"})
+	out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s}, Why: "s1"})
 	if err != nil || out != reason+"\n" {
 		t.Errorf("--why s1: %q, %v; want the whole reason", out, err)
 	}
@@ -449,7 +428,7 @@ func TestStatusWhy(t *testing.T) {
 		"s2":     "runtasks has fed no reason back to session s2 (epic bd-a; its last decision: complete, all tasks closed)",
 		"nobody": "no state for session nobody",
 	} {
-		if _, _, err := statusRun(t, &statusOptions{Store: s, Why: who}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s}, Why: who}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--why %s: %v, want %q", who, err, want)
 		}
 	}

@@ -175,10 +175,27 @@ func TestInstallTrustsAndTimesOut(t *testing.T) {
 	if want <= 330 {
 		t.Fatalf("hookTimeoutFor = %ds, want more than 330s", want)
 	}
-	for _, d := range stopHookTimeouts("claude", data) {
-		if int(d.Seconds()) != want {
-			t.Errorf("stop hook timeout %s, want %ds\n%s", d, want, data)
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string
+				Timeout int
+			}
 		}
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	stops := 0
+	for _, g := range doc.Hooks["Stop"] {
+		for _, h := range g.Hooks {
+			if stops++; h.Timeout != want {
+				t.Errorf("stop hook timeout %ds, want %ds\n%s", h.Timeout, want, data)
+			}
+		}
+	}
+	if stops == 0 {
+		t.Errorf("no stop hook written:\n%s", data)
 	}
 	if !strings.Contains(string(data), `"timeout": 30`) {
 		t.Errorf("the prompt and session hooks lost their 30s timeout:\n%s", data)

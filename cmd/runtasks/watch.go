@@ -39,7 +39,7 @@ func statusWatch(ctx context.Context, o *statusOptions) error {
 		case <-ctx.Done():
 			return nil
 		case <-changes:
-			fmt.Fprintf(o.Out, "\n--- %s\n", o.now().In(o.loc()).Format("15:04:05"))
+			fmt.Fprintf(o.Out, "\n--- %s\n", o.Now().In(o.Loc).Format("15:04:05"))
 		}
 	}
 }
@@ -51,7 +51,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	}
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
-			snap, err := watch.Load(o.Store, o.maxFor, o.now())
+			snap, err := watch.Load(o.Store, o.MaxFor, o.Now())
 			if err == nil {
 				progress.Apply(ctx, &snap, time.Now())
 				snap.Runs, err = watch.LiveRuns(o.RunsDir)
@@ -62,7 +62,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 			recs, _ := o.Store.Records(state.RecordFilter{Session: session, Epic: epic, Limit: 10})
 			return recs
 		},
-		Now: o.now,
+		Now: o.Now,
 	}
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(o.TTY.In), tea.WithOutput(o.TTY.Out)}
 	if o.TTY.Width > 0 {
@@ -111,11 +111,4 @@ func ttyOf(in, out any) *statusTTY {
 		return nil
 	}
 	return &statusTTY{In: fi, Out: fo}
-}
-
-func (o *statusOptions) now() time.Time {
-	if o.Now != nil {
-		return o.Now()
-	}
-	return time.Now()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/status"
 )
 
 // Without a terminal, --watch prints a new plain table on each change of
@@ -19,8 +20,7 @@ func TestStatusWatchPlain(t *testing.T) {
 	var out syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := &statusOptions{Store: store, MaxCycles: 50, Watch: true, Out: &out, Err: io.Discard,
-		Now: func() time.Time { return statusNow }, Loc: time.UTC}
+	opts := &statusOptions{Options: status.Options{Store: store, MaxCycles: 50}, Watch: true, Out: &out, Err: io.Discard, Now: func() time.Time { return statusNow }, Loc: time.UTC}
 	done := make(chan error, 1)
 	go func() { done <- runStatus(ctx, opts) }()
 	waitOut := func(n int) {

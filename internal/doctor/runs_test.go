@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -12,34 +12,34 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// TestIntegrationDoctorRuns: doctor says whether git tracks the runs
+// TestIntegrationRuns: doctor says whether git tracks the runs
 // folder, ignores it, or shows it, in a plain repository with its own
 // .gitignore.
-func TestIntegrationDoctorRuns(t *testing.T) {
+func TestIntegrationRuns(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, root string, git func(...string))
 		level string
 		msg   string
 	}{
-		{"not created", func(*testing.T, string, func(...string)) {}, levelOK, "runs not created yet"},
+		{"not created", func(*testing.T, string, func(...string)) {}, OK, "runs not created yet"},
 		{"created by runtasks", func(t *testing.T, root string, _ func(...string)) {
 			if err := state.MkdirIgnored(filepath.Join(root, "runs")); err != nil {
 				t.Fatal(err)
 			}
 			os.MkdirAll(filepath.Join(root, "runs", "run-1"), 0o755)
 			os.WriteFile(filepath.Join(root, "runs", "run-1", "RESULTS.md"), []byte("r"), 0o644)
-		}, levelOK, "runs is ignored by git"},
+		}, OK, "runs is ignored by git"},
 		{"made by hand", func(t *testing.T, root string, _ func(...string)) {
 			os.MkdirAll(filepath.Join(root, "runs", "run-1"), 0o755)
 			os.WriteFile(filepath.Join(root, "runs", "run-1", "RESULTS.md"), []byte("r"), 0o644)
-		}, levelWarning, "runs shows in git status"},
+		}, Warning, "runs shows in git status"},
 		{"committed", func(t *testing.T, root string, git func(...string)) {
 			os.MkdirAll(filepath.Join(root, "runs", "run-1"), 0o755)
 			os.WriteFile(filepath.Join(root, "runs", "run-1", "RESULTS.md"), []byte("r"), 0o644)
 			git("add", "runs")
 			git("commit", "-qm", "runs")
-		}, levelWarning, "runs: 1 file(s) tracked by git"},
+		}, Warning, "runs: 1 file(s) tracked by git"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,9 +59,9 @@ func TestIntegrationDoctorRuns(t *testing.T) {
 			tt.setup(t, root, git)
 			cfg := &config.Config{Root: root}
 			cfg.Claim.RunsDir = "runs"
-			c := doctorRuns(context.Background(), cfg)
+			c := checkRuns(context.Background(), cfg)
 			if c.Level != tt.level || !strings.HasPrefix(c.Msg, tt.msg) {
-				t.Errorf("doctorRuns = %+v; want %s %q…", c, tt.level, tt.msg)
+				t.Errorf("checkRuns = %+v; want %s %q…", c, tt.level, tt.msg)
 			}
 		})
 	}

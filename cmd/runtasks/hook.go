@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/charmbracelet/log"
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/state"
+)
+
+// hookOptions are what the three hooks (stop, prompt, session) share.
+type hookOptions struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// Agent is --agent ("" = detected from the input).
+	Agent    string
+	LogLevel string
+	// LoadConfig loads the configuration from the hook's cwd.
+	LoadConfig func(startDir string) (*config.Config, *config.Sources, error)
+	// ConfigError records a configuration error (nil: it is only said).
+	ConfigError func(h *hookCall, startDir string, dec engine.Decision)
+}
+
+func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
+	o.In, o.Out, o.Err = f.In, f.Out, f.Err
+	o.LogLevel, _ = cmd.Flags().GetString("log-level")
+	o.LoadConfig = func(dir string) (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, dir) }
+}
+
+func (o *hookOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, hookExitStatus)
+}
+
+// hookSpec names a hook and what a failure leaves undone: unread ends the
+// message when the input cannot be read, unjudged when the hook cannot go
+// on after reading it.
+type hookSpec struct {
+	name, event      string
+	unread, unjudged string
+	// needsSession: an input without a session id is let through, silently.
+	needsSession bool
+}
+
+// hookCall is what the hooks' preamble found, for the hook's body.
+type hookCall struct {
+	spec      hookSpec
+	out, errw io.Writer
+	payload   hook.Payload
+	agent     string
+	cfg       *config.Config
+	src       *config.Sources
+	log       *log.Logger
+	// notice is said to the person when the hook answers: the file the
+	// hooks ignore because it is not trusted.
+	notice string
+}
+
+// runHook is every hook's preamble, then body. A hook never fails the
+// agent: the exit status is always 0, stdout carries only the agent's
+// JSON, and every problem (a panic too) leaves the event to the agent, is
+// told to the person in a systemMessage and is logged on stderr.
+func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(context.Context, *hookCall)) error {
+	h := &hookCall{spec: spec, out: o.Out, errw: o.Err, agent: agentOr(o.Agent)}
+	defer recoverHook(h)
+	p, err := hook.Parse(o.In)
+	if err != nil {
+		h.say(fmt.Sprintf("runtasks: could not read the %s hook's input (%v); %s.", spec.event, err, spec.unread))
+		return nil
+	}
+	h.payload = p
+	switch {
+	case o.Agent == "":
+		h.agent = hook.Detect(p)
+	case !hook.Known(o.Agent):
+		// Nothing can be said in an unknown protocol.
+		fmt.Fprintf(o.Err, "runtasks %s: unknown agent %q; %s\n", spec.name, o.Agent, spec.unread)
+		return nil
+	}
+	if spec.needsSession && h.session() == "" {
+		return nil
+	}
+	start, err := hookStart(p.CWD)
+	if err != nil {
+		h.say("runtasks: " + err.Error() + "; " + spec.unjudged + ".")
+		return nil
+	}
+	cfg, src, err := o.LoadConfig(start)
+	if err != nil {
+		dec := engine.ConfigErrorDecision(err)
+		if o.ConfigError != nil {
+			o.ConfigError(h, start, dec)
+		}
+		h.say(dec.SystemMessage)
+		return nil
+	}
+	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	defer closeLog()
+	h.cfg, h.src, h.log = cfg, src, logger
+	if cfg.Untrusted != nil {
+		logger.Warn(cfg.Untrusted.Message())
+		h.notice = "runtasks: " + cfg.Untrusted.Message()
+	}
+	body(ctx, h)
+	return nil
+}
+
+// recoverHook ends a hook that panicked as every hook ends: exit status 0
+// (Claude Code reads 2 as "block"), the agent let go with a systemMessage,
+// the panic and its stack on stderr, which the agent's hook log keeps.
+func recoverHook(h *hookCall) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(h.errw, "runtasks %s: panic: %v\n%s", h.spec.name, r, debug.Stack())
+	if b := hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)); b != nil {
+		h.out.Write(b)
+	}
+}
+
+// say tells the person msg: a systemMessage (Cursor has none) and a line
+// on stderr.
+func (h *hookCall) say(msg string) {
+	fmt.Fprintf(h.errw, "runtasks %s: %s\n", h.spec.name, strings.TrimPrefix(msg, "runtasks: "))
+	if b := hook.EncodeMessage(h.agent, msg); b != nil {
+		h.out.Write(b)
+	}
+}
+
+// answer gives the agent context text ("" for none) with the notice for
+// the person; what the agent cannot take at this event goes to stderr.
+func (h *hookCall) answer(text string) {
+	event := h.payload.HookEventName
+	if event == "" {
+		event = h.spec.event
+	}
+	if b := hook.EncodeContextMessage(h.agent, event, text, h.notice); b != nil {
+		h.out.Write(b)
+	} else if s := joinMessages(h.notice, text); s != "" {
+		fmt.Fprintln(h.errw, s)
+	}
+}
+
+// session is the input's session id (Cursor: the conversation).
+func (h *hookCall) session() string {
+	if h.payload.SessionID != "" {
+		return h.payload.SessionID
+	}
+	return h.payload.ConversationID
+}
+
+// hookStart is the directory the configuration search starts from: the
+// hook's cwd ("" = the working directory, for an input without one). A cwd
+// that is not a directory is an error, never a reason to judge the
+// process's own directory instead.
+func hookStart(cwd string) (string, error) {
+	if cwd == "" {
+		return "", nil
+	}
+	fi, err := os.Stat(cwd)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("the hook's cwd %s does not exist", cwd)
+	case err != nil:
+		return "", fmt.Errorf("the hook's cwd: %w", err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("the hook's cwd %s is not a directory", cwd)
+	}
+	return cwd, nil
+}
+
+// recordConfigError writes a configuration error to the decision log of
+// the project that holds dir (the default state directory: a broken file
+// cannot name another).
+func recordConfigError(f *Factory, dir string, in engine.Input, dec engine.Decision) {
+	root, _, err := config.FindProject(config.LoadOptions{StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
+	if err != nil {
+		if root, err = f.Getwd(); err != nil {
+			return
+		}
+		if dir != "" {
+			root = dir
+		}
+	}
+	store := &state.Store{Dir: filepath.Join(root, config.DefaultStateDir)}
+	if err := engine.RecordConfigError(store, in, dec, f.Now()); err != nil {
+		fmt.Fprintf(f.Err, "runtasks: decision log: %v\n", err)
+	}
+}
+
+// joinMessages joins the non-empty messages for one systemMessage.
+func joinMessages(msgs ...string) string {
+	var out []string
+	for _, m := range msgs {
+		if m != "" {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// agentOr is the agent, or Claude Code's protocol when it is not known.
+func agentOr(agent string) string {
+	if hook.Known(agent) {
+		return agent
+	}
+	return hook.Claude
+}

@@ -1,0 +1,47 @@
+package notify
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+)
+
+// Send dispatches a stop's event to the commands that ask for it (Dispatch:
+// self, found only when there are some, runs args detached). It returns
+// the event dispatched ("" for none) and why not, for the hook's log; it
+// never waits for the commands. gate must let the commands' source run
+// them.
+func Send(cfg *config.Config, src *config.Sources, gate Gate, in engine.Input, dec engine.Decision, now time.Time,
+	self func() (string, error), args, environ []string) (string, error) {
+	event := EventFor(dec)
+	if event == "" {
+		return "", nil
+	}
+	cmds := Commands(cfg, event)
+	if len(cmds) == 0 {
+		return "", nil
+	}
+	if gate == nil || !gate(cfg, src) {
+		from := "its source"
+		if src != nil {
+			from = (*src)["workflow.notify"]
+		}
+		return "", fmt.Errorf("workflow.notify is not run: %s is not trusted to run commands from a hook (set it with --config on the hook's command line, or trust the project)", from)
+	}
+	if err := os.MkdirAll(cfg.StateDir(), 0o755); err != nil {
+		return "", err
+	}
+	bin, err := self()
+	if err != nil {
+		return "", err
+	}
+	job := Job{Event: NewEvent(event, in, dec, cfg.Root, now), Commands: cmds, Dir: cfg.Root, Log: filepath.Join(cfg.StateDir(), "notify.log")}
+	if err := Dispatch(job, bin, args, environ); err != nil {
+		return "", err
+	}
+	return event, nil
+}

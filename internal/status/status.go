@@ -1,0 +1,468 @@
+// Package status is what runtasks status shows of a state directory:
+// each session's loop, the last decisions and the usage the decision log
+// recorded, and runtasks run's records; as tables, JSON or the results of
+// a jq expression. (status --watch is package watch.)
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/itchyny/gojq"
+
+	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
+)
+
+// Options say what a report holds.
+type Options struct {
+	Store *state.Store
+	// MaxCycles and DoneTokenMax are the configured caps, shown beside the
+	// cycle counts (0 = no cap).
+	MaxCycles, DoneTokenMax int
+	// Epic and Session filter states and history ("" = any).
+	Epic, Session string
+	// History is how many logged decisions to show: 0 none, < 0 all.
+	History int
+	// Usage sums the tokens and cost of the whole decision log per
+	// session, epic and claimed task (a read of the whole log).
+	Usage bool
+	// RunsDir holds runtasks run's records ("" = none listed).
+	RunsDir string
+	// ConfigError is the configuration's error when it could not be read
+	// (the state is then read from the default state directory).
+	ConfigError string
+}
+
+// Report is what status shows; its JSON is status --json.
+type Report struct {
+	StateDir    string `json:"state_dir"`
+	ConfigError string `json:"config_error,omitempty"`
+	// Runs are runtasks run's records, newest first: live ones (running),
+	// finished ones, and dead ones (recorded running, process gone).
+	Runs     []headless.RunState `json:"runs"`
+	Sessions []Session           `json:"sessions"`
+	History  []state.Record      `json:"history"`
+	// Epics and Tasks sum the tokens and cost the decision log recorded,
+	// per epic and per claimed task.
+	Epics []UsageRow `json:"epics,omitempty"`
+	Tasks []UsageRow `json:"tasks,omitempty"`
+}
+
+// Session is one (session, epic) loop's state with its cap.
+type Session struct {
+	state.State
+	MaxCycles int `json:"max_cycles"`
+	// Usage sums what the decision log recorded for the session and epic
+	// (every loop, not only the current one: that is State.Spent).
+	Usage *usage.Spent `json:"usage,omitempty"`
+}
+
+// spent is what the TOKENS and COST columns show: the decision log's sum
+// with --usage, else the session's loop since it was armed (its state).
+func (s Session) spent() *usage.Spent {
+	if s.Usage != nil {
+		return s.Usage
+	}
+	if s.Spent.IsZero() {
+		return nil
+	}
+	return &s.Spent
+}
+
+// UsageRow is one epic's or task's sum (its Stops count the decisions
+// that recorded usage).
+type UsageRow struct {
+	Epic string `json:"epic,omitempty"`
+	Task string `json:"task,omitempty"`
+	usage.Sum
+}
+
+// Collect reads what o asks for from the state directory, the decision
+// log and runtasks run's records.
+func Collect(o *Options) (*Report, error) {
+	rep := &Report{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []Session{}, History: []state.Record{}}
+	if o.RunsDir != "" {
+		runs, skipped, err := headless.ListRuns(o.RunsDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range skipped {
+			if o.Store.Warn != nil {
+				o.Store.Warn("run record skipped: " + e.Error())
+			}
+		}
+		for _, r := range runs {
+			if o.Epic == "" || r.Epic == o.Epic {
+				rep.Runs = append(rep.Runs, r)
+			}
+		}
+	}
+	states, err := o.Store.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range states {
+		if (o.Session != "" && st.Session != o.Session) || (o.Epic != "" && st.Epic != o.Epic) {
+			continue
+		}
+		rep.Sessions = append(rep.Sessions, Session{State: st, MaxCycles: o.MaxFor(st.Epic)})
+	}
+	if o.Usage {
+		if err := usageSums(o, rep); err != nil {
+			return nil, err
+		}
+	}
+	if o.History != 0 {
+		recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic, Limit: max(o.History, 0)})
+		if err != nil {
+			return nil, err
+		}
+		if recs != nil {
+			rep.History = recs
+		}
+	}
+	return rep, nil
+}
+
+// LastReason is the full reason last fed back to session (the latest of
+// its states when it worked on several epics; o.Epic picks one). A session
+// without one is an error that says what runtasks knows.
+func LastReason(o *Options, session string) (string, error) {
+	states, err := o.Store.List()
+	if err != nil {
+		return "", err
+	}
+	var found *state.State
+	for i, st := range states {
+		if st.Session != session || (o.Epic != "" && st.Epic != o.Epic) {
+			continue
+		}
+		if found == nil || (st.LastReason != "" && (found.LastReason == "" || st.UpdatedAt.After(found.UpdatedAt))) {
+			found = &states[i]
+		}
+	}
+	switch {
+	case found == nil:
+		return "", fmt.Errorf("no state for session %s%s in %s", Cell(session, 40), FilterText("", o.Epic), o.Store.Dir)
+	case found.LastReason == "":
+		last := "no decision yet"
+		if found.Last != nil {
+			last = "its last decision: " + string(found.Last.Outcome) + ", " + found.Last.Why
+		}
+		return "", fmt.Errorf("runtasks has fed no reason back to session %s (epic %s; %s)", Cell(session, 40), found.Epic, last)
+	}
+	return strings.TrimRight(found.LastReason, "\n"), nil
+}
+
+// usageSums reads the whole decision log (filtered) and sums the
+// recorded usage per session, epic and claimed task.
+func usageSums(o *Options, rep *Report) error {
+	recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic})
+	if err != nil {
+		return err
+	}
+	type key struct{ session, epic string }
+	var sessions usage.Sums[key]
+	var epics, tasks usage.Sums[string]
+	taskEpic := map[string]string{} // a task's epic: its first record's
+	for _, r := range recs {
+		if r.Usage == nil {
+			continue
+		}
+		sessions.Add(key{r.Session, r.Epic}, *r.Usage)
+		epics.Add(r.Epic, *r.Usage)
+		if r.Task != "" {
+			if _, ok := taskEpic[r.Task]; !ok {
+				taskEpic[r.Task] = r.Epic
+			}
+			tasks.Add(r.Task, *r.Usage)
+		}
+	}
+	for i, s := range rep.Sessions {
+		if sum, ok := sessions.Get(key{s.Session, s.Epic}); ok {
+			rep.Sessions[i].Usage = &sum.Spent
+		}
+	}
+	for _, e := range epics.Keys() {
+		sum, _ := epics.Get(e)
+		rep.Epics = append(rep.Epics, UsageRow{Epic: e, Sum: sum})
+	}
+	for _, t := range tasks.Keys() {
+		sum, _ := tasks.Get(t)
+		rep.Tasks = append(rep.Tasks, UsageRow{Epic: taskEpic[t], Task: t, Sum: sum})
+	}
+	return nil
+}
+
+// tokens is a token total cell ("-" when nothing was recorded).
+func tokens(s *usage.Spent) string {
+	if s == nil {
+		return "-"
+	}
+	return usage.FormatTokens(s.Total())
+}
+
+// cost is a cost cell: "-" when nothing was recorded, "?" when no
+// model had a price, a trailing "+" when some tokens had none.
+func cost(s *usage.Spent) string {
+	switch {
+	case s == nil:
+		return "-"
+	case s.Cost == 0 && s.Unpriced > 0:
+		return "?"
+	case s.Unpriced > 0:
+		return usage.FormatCost(s.Cost) + "+"
+	}
+	return usage.FormatCost(s.Cost)
+}
+
+// maxFor is the cap that applies to an epic's sessions: the done-token cap
+// for the contract's epic-less state.
+func (o *Options) MaxFor(epic string) int {
+	if epic == state.NoEpic {
+		return o.DoneTokenMax
+	}
+	return o.MaxCycles
+}
+
+// statusJQ prints each result of a jq expression over the report: strings
+// raw, other values as compact JSON.
+func JQ(ctx context.Context, w io.Writer, expr string, rep *Report) error {
+	q, err := gojq.Parse(expr)
+	if err != nil {
+		return fmt.Errorf("--jq: %w", err)
+	}
+	code, err := gojq.Compile(q)
+	if err != nil {
+		return fmt.Errorf("--jq: %w", err)
+	}
+	// gojq works on plain JSON values.
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	iter := code.RunWithContext(ctx, v)
+	for {
+		r, ok := iter.Next()
+		if !ok {
+			return nil
+		}
+		if err, ok := r.(error); ok {
+			var halt *gojq.HaltError
+			if errors.As(err, &halt) && halt.Value() == nil {
+				return nil
+			}
+			return fmt.Errorf("--jq: %w", err)
+		}
+		if s, ok := r.(string); ok {
+			if _, err := fmt.Fprintln(w, s); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := gojq.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("--jq: %w", err)
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return err
+		}
+	}
+}
+
+func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Location) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "State: %s\n\n", rep.StateDir)
+	if len(rep.Sessions) == 0 {
+		b.WriteString("No session state" + FilterText(o.Session, o.Epic) + ".\n")
+	} else {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION\tEPIC\tCYCLES\tLAST\tSTOP\tREADY\tWIP\tBLKD\tDEFR\tLEFT\tTOKENS\tCOST\tWHEN\tWHY")
+		for _, s := range rep.Sessions {
+			outcome, stop, why, when := "-", "-", "-", ago(now, s.UpdatedAt, loc)
+			var counts *state.Counts
+			if r := s.Last; r != nil {
+				outcome, stop, why, counts = string(r.Outcome), stopCell(r.Block), Cell(r.Why, 70), r.Counts
+				when = ago(now, r.Time, loc)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				Cell(s.Session, 40), Cell(s.Epic, 24), cycles(s.Cycles, s.MaxCycles),
+				Cell(outcome, 16), stop, countCells(counts), tokens(s.spent())+"\t"+cost(s.spent())+"\t"+when+"\t"+why)
+		}
+		tw.Flush()
+		if len(rep.Epics) > 0 {
+			b.WriteString("\nTokens and cost recorded, by epic and claimed task:\n")
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "EPIC\tTASK\tSTOPS\tINPUT\tOUTPUT\tCACHE R\tCACHE W\tTOKENS\tCOST")
+			for _, group := range [][]UsageRow{rep.Epics, rep.Tasks} {
+				for _, u := range group {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", Cell(u.Epic, 24), Cell(u.Task, 24), u.Stops,
+						usage.FormatTokens(u.Input), usage.FormatTokens(u.Output), usage.FormatTokens(u.CacheRead),
+						usage.FormatTokens(u.CacheWrite), usage.FormatTokens(u.Total()), cost(&u.Spent))
+				}
+			}
+			tw.Flush()
+		}
+		for _, s := range rep.Sessions {
+			if s.Last != nil && len(s.Last.Actions) > 0 {
+				fmt.Fprintf(&b, "\nBeads changed at the last stop of %s:\n", Cell(s.Session, 40))
+				for _, a := range s.Last.Actions {
+					b.WriteString("  " + a + "\n")
+				}
+			}
+		}
+	}
+	if len(rep.Runs) > 0 {
+		b.WriteString("\nRuns (runtasks run), newest first:\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tEPIC\tSTATUS\tCYCLES\tCLOSED\tSTARTED\tUPDATED\tWHY")
+		for _, r := range rep.Runs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\n", Cell(r.RunID, 32), Cell(r.Epic, 24), r.Status,
+				len(r.Cycles), r.MaxCycles, r.Closed, r.Total, ago(now, r.StartedAt, loc), ago(now, r.UpdatedAt, loc), Cell(r.Why, 60))
+		}
+		tw.Flush()
+	}
+	if o.History != 0 {
+		b.WriteString("\n")
+		if len(rep.History) == 0 {
+			b.WriteString("No decisions logged" + FilterText(o.Session, o.Epic) + ".\n")
+		} else {
+			fmt.Fprintf(&b, "Last %d decision(s), oldest first:\n", len(rep.History))
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tSESSION\tEPIC\tOUTCOME\tSTOP\tCYCLE\tREADY\tWIP\tBLKD\tDEFR\tLEFT\tWHY")
+			for _, r := range rep.History {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+					clock(now, r.Time, loc), Cell(r.Session, 40), Cell(r.Epic, 24),
+					Cell(string(r.Outcome), 16), stopCell(r.Block), cycles(r.Cycle, r.Max),
+					countCells(r.Counts), Cell(r.Why, 70))
+			}
+			tw.Flush()
+			var acts []string
+			for _, r := range rep.History {
+				for _, a := range r.Actions {
+					acts = append(acts, clock(now, r.Time, loc)+"  "+Cell(r.Session, 40)+"  "+a)
+				}
+			}
+			if len(acts) > 0 {
+				b.WriteString("\nBeads changed by runtasks (stuck tasks):\n  " + strings.Join(acts, "\n  ") + "\n")
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// FilterText says which session and epic are shown ("" = any).
+func FilterText(session, epic string) string {
+	var parts []string
+	if session != "" {
+		parts = append(parts, "session "+Cell(session, 40))
+	}
+	if epic != "" {
+		parts = append(parts, "epic "+Cell(epic, 24))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " for " + strings.Join(parts, ", ")
+}
+
+func stopCell(block bool) string {
+	if block {
+		return "block"
+	}
+	return "allow"
+}
+
+func cycles(n, max int) string {
+	if max <= 0 {
+		return strconv.Itoa(n) + "/∞"
+	}
+	return strconv.Itoa(n) + "/" + strconv.Itoa(max)
+}
+
+// countCells renders READY, WIP, BLKD, DEFR and LEFT as tab-separated
+// cells; "-" for what was not read.
+func countCells(c *state.Counts) string {
+	if c == nil {
+		return "-\t-\t-\t-\t-"
+	}
+	cells := make([]string, 0, 5)
+	for _, n := range []int{c.Ready, c.InProgress, c.Blocked, c.Deferred, c.Remaining} {
+		if n < 0 {
+			cells = append(cells, "-")
+		} else {
+			cells = append(cells, strconv.Itoa(n))
+		}
+	}
+	return strings.Join(cells, "\t")
+}
+
+// Cell makes an outside string safe for one table cell: characters
+// that are not printable (tabs, newlines, escape sequences) become '?' and it
+// is cut to n runes.
+func Cell(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	runes := make([]rune, 0, min(len(s), n+1))
+	for _, r := range s {
+		if len(runes) > n {
+			break
+		}
+		if !unicode.IsPrint(r) {
+			r = '?'
+		}
+		runes = append(runes, r)
+	}
+	if len(runes) > n {
+		return strings.TrimRightFunc(string(runes[:n-1]), unicode.IsSpace) + "…"
+	}
+	return string(runes)
+}
+
+// ago is a short relative time ("45s ago", "12m ago", "3h ago"), or
+// the date when older than two days.
+func ago(now, t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return t.In(loc).Format("2006-01-02 15:04")
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	}
+	return t.In(loc).Format("2006-01-02 15:04")
+}
+
+// clock is a log time: the clock time today, else the date too.
+func clock(now, t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	lt, ln := t.In(loc), now.In(loc)
+	if lt.Year() == ln.Year() && lt.YearDay() == ln.YearDay() {
+		return lt.Format("15:04:05")
+	}
+	return lt.Format("2006-01-02 15:04:05")
+}
