@@ -83,7 +83,11 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
 			LastReason: d.st.LastReason}
 	}
-	if !dec.Block && dec.Outcome.Final() {
+	// Without an epic (the TASKMASTER_DONE contract alone) the loop is the
+	// turn: the done line and the cap allow one stop and clear the counter
+	// (above), and the next stop is enforced again from 1/MAX, as
+	// taskmaster's own contract says. Only a spent budget ends it for good.
+	if !dec.Block && dec.Outcome.Final() && (in.Epic != "" || dec.Outcome == state.OutcomeBudget) {
 		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now
 	}
 	d.st.UpdatedAt = env.Now

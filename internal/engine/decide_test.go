@@ -404,3 +404,86 @@ func TestDecideReadsRacingAChange(t *testing.T) {
 		})
 	}
 }
+
+// The TASKMASTER_DONE contract without an epic, as taskmaster's own tests
+// specify it: with TASKMASTER_MAX=3 a turn blocks 1/3, 2/3, 3/3, then the
+// stop is allowed and the counter cleared, and the next turn starts again
+// at 1/3; the done line allows the stop and clears the counter, and the
+// next stop without it blocks at 1/MAX. Enforcement never ends for the
+// session.
+func TestTaskmasterTurns(t *testing.T) {
+	const done = "All verified.\nTASKMASTER_DONE::s1"
+	type step struct {
+		msg  string
+		want string // the block's label, "" for an allowed stop
+	}
+	for _, tc := range []struct {
+		name  string
+		max   int
+		steps []step
+	}{
+		{"the cap allows one stop, the next turn starts at 1/3", 3, []step{
+			{"working", "TASKMASTER (1/3)"}, {"working", "TASKMASTER (2/3)"}, {"working", "TASKMASTER (3/3)"},
+			{"working", ""},
+			{"next turn", "TASKMASTER (1/3)"}, {"next turn", "TASKMASTER (2/3)"}, {"next turn", "TASKMASTER (3/3)"},
+			{"next turn", ""},
+			{"third turn", "TASKMASTER (1/3)"},
+		}},
+		{"the done line allows the stop and clears the counter", 3, []step{
+			{"working", "TASKMASTER (1/3)"}, {"working", "TASKMASTER (2/3)"},
+			{done, ""},
+			{"next turn", "TASKMASTER (1/3)"},
+			{done, ""},
+			{done, ""},
+			{"next turn", "TASKMASTER (1/3)"}, {"next turn", "TASKMASTER (2/3)"}, {"next turn", "TASKMASTER (3/3)"},
+			{"next turn", ""},
+		}},
+		{"the done line at the first stop of a turn", 3, []step{
+			{done, ""}, {"idle", "TASKMASTER (1/3)"}, {done, ""}, {"idle", "TASKMASTER (1/3)"},
+		}},
+		{"uncapped: the done line still ends only the turn", 0, []step{
+			{"working", "TASKMASTER (1)"}, {"working", "TASKMASTER (2)"}, {done, ""}, {"idle", "TASKMASTER (1)"},
+		}},
+		{"TASKMASTER_MAX=1", 1, []step{
+			{"idle", "TASKMASTER (1/1)"}, {"idle", ""}, {"idle", "TASKMASTER (1/1)"}, {"idle", ""},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Workflow.Epic = ""
+			cfg.Workflow.DoneToken.Required, cfg.Workflow.DoneToken.Max = true, tc.max
+			st := state.State{Session: "s1", Epic: state.NoEpic}
+			for i, s := range tc.steps {
+				var dec Decision
+				dec, st = Decide(context.Background(), Input{SessionID: "s1", Event: "Stop", FinalMessage: s.msg}, st, cfg,
+					Env{Beads: &fakeTracker{}, Now: now.Add(time.Duration(i) * time.Minute)})
+				if dec.Block != (s.want != "") {
+					t.Fatalf("stop %d (%q): block=%v outcome=%s (%s), want label %q", i+1, s.msg, dec.Block, dec.Outcome, dec.Why, s.want)
+				}
+				if s.want != "" && !strings.HasPrefix(dec.Reason, s.want+": stop blocked") {
+					t.Fatalf("stop %d: reason %q, want it to start with %q", i+1, dec.Reason, s.want)
+				}
+				if !dec.Block {
+					if st.Cycles != 0 || st.Ended != "" {
+						t.Fatalf("stop %d allowed (%s): cycles %d, ended %q: the turn must end, not the session", i+1, dec.Outcome, st.Cycles, st.Ended)
+					}
+					if want := map[bool]state.Outcome{true: state.OutcomeTokenDone, false: state.OutcomeCapReached}[s.msg == done]; dec.Outcome != want {
+						t.Fatalf("stop %d: outcome %s, want %s", i+1, dec.Outcome, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// With an epic, the done line that beads confirms ends the loop for good
+// (the binding is released by Stop); a spent budget does without one too.
+func TestTaskmasterEpicEndsForGood(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workflow.DoneToken.Required = true
+	dec, st := decideCfg(context.Background(), Input{SessionID: "s1", FinalMessage: "TASKMASTER_DONE::s1"},
+		state.State{Session: "s1", Epic: "bd-e"}, cfg, Env{Beads: epic(nil), Prompt: prompt, Now: now})
+	if dec.Outcome != state.OutcomeTokenDone || st.Ended != state.OutcomeTokenDone {
+		t.Fatalf("epic, token and beads agree: %s, ended %q", dec.Outcome, st.Ended)
+	}
+}
