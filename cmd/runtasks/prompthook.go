@@ -39,9 +39,10 @@ func newPromptHookCmd(f *Factory) *cobra.Command {
 It reads the project's project.yaml only when trusted (runtasks trust).
 
 Only a prompt that starts with a request counts; a sentence that
-mentions, quotes or negates one ("Do NOT run tasks for bd-x7y8") asks for
-nothing. A configured pattern counts only where it matches at the prompt's
-start.
+mentions or quotes one ("Do NOT run tasks for bd-x7y8") asks for nothing,
+and so does a prompt with a negation, retraction or question anywhere
+("claim bd-x7y8.3 — actually no, never mind", "start bd-x7y8.3 later").
+A configured pattern counts only where it matches at the prompt's start.
 
 A prompt that starts with the skill and an epic id — "/run-tasks bd-x7y8",
 or "/runtasks:run-tasks bd-x7y8" as Claude Code names the plugin's skill

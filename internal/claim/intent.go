@@ -65,19 +65,33 @@ func compile(key string, pats []string) ([]*regexp.Regexp, error) {
 // Match returns the prompt's intent. Only a prompt that starts with the
 // request counts: a pattern's match must begin at the prompt's first
 // character that is not white space, whether or not the pattern is
-// anchored, so a sentence that mentions, quotes or negates a request
-// ("Do NOT run tasks for bd-x7y8", "I typed /run-tasks bd-x7y8 by
-// mistake") asks for nothing. Arming is tried first, then claims; ok is
-// false for any other prompt.
+// anchored, so a sentence that mentions or quotes a request ("I typed
+// /run-tasks bd-x7y8 by mistake") asks for nothing. A prompt that holds a
+// negation, a retraction or a question anywhere (retracted) asks for
+// nothing either: a claim changes the shared tracker, so a request that
+// is not plainly meant is not one. Arming is tried first, then claims; ok
+// is false for any other prompt.
 func (m *Matcher) Match(prompt string) (Intent, bool) {
-	if id := find(m.arm, prompt); id != "" {
-		return Intent{Kind: KindArm, ID: id}, true
+	in := Intent{Kind: KindArm, ID: find(m.arm, prompt)}
+	if in.ID == "" {
+		in = Intent{Kind: KindClaim, ID: find(m.claim, prompt)}
 	}
-	if id := find(m.claim, prompt); id != "" {
-		return Intent{Kind: KindClaim, ID: id}, true
+	if in.ID == "" || retracted(strings.ReplaceAll(prompt, in.ID, " ")) {
+		return Intent{}, false
 	}
-	return Intent{}, false
+	return in, true
 }
+
+// retraction finds, anywhere in a prompt, a negation ("not", "no",
+// "never", "don't", "nor"), a retraction ("never mind", "wait",
+// "actually", "cancel", "scratch that", "forget it", "hold on", "undo",
+// "ignore"), a deferral ("later", "tomorrow") or a question mark.
+var retraction = regexp.MustCompile(`(?i)\b(?:not|no|nope|nah|never|nevermind|nor|dont|cannot|cant|wont|` +
+	`wait|actually|cancel|scratch|forget|hold|undo|ignore|later|tomorrow)\b|n['’]t\b|\?`)
+
+// retracted reports whether prompt negates, retracts, defers or questions
+// what it says (retraction).
+func retracted(prompt string) bool { return retraction.MatchString(prompt) }
 
 func find(res []*regexp.Regexp, prompt string) string {
 	start := len(prompt) - len(strings.TrimLeftFunc(prompt, unicode.IsSpace))
