@@ -11,6 +11,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/prompts"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -133,6 +134,10 @@ type decider struct {
 
 	live  []LiveTask  // in-progress tasks whose worktree exists
 	stuck []StuckTask // in-progress tasks found stuck, with their action
+
+	// task is the driven issue when it is not an epic (readRest): it is
+	// driven until it is closed itself.
+	task *beads.Issue
 }
 
 // withStuck adds the stuck tasks found at this stop to the decision: the
@@ -447,6 +452,10 @@ func (d *decider) reject(c state.Counts, head string, open []beads.Issue) Decisi
 }
 
 func (d *decider) complete(c state.Counts, why string) Decision {
+	if d.task != nil {
+		return Decision{Outcome: state.OutcomeComplete, Why: why + ": task " + d.task.ID + " is closed", Counts: c,
+			SystemMessage: fmt.Sprintf("runtasks: task %s is closed.", d.task.ID)}
+	}
 	return Decision{Outcome: state.OutcomeComplete, Why: why, Counts: c,
 		SystemMessage: fmt.Sprintf("runtasks: epic %s complete: every task is closed.", d.epic())}
 }
@@ -578,9 +587,28 @@ func (d *decider) readRest() error {
 		return err
 	}
 	if len(rest) == 0 && len(d.ready) == 0 {
-		// ready --parent returns [] for an unknown epic: make sure it exists.
-		if _, err := d.env.Beads.Show(d.ctx, d.epic()); err != nil {
+		// ready --parent returns [] for an unknown epic, and for a task:
+		// make sure it exists. An issue that is not an epic (/run-tasks
+		// <task>) is done when it is closed itself, whatever its epic's
+		// other tasks are: until then it is the work that remains.
+		is, err := d.env.Beads.Show(d.ctx, d.epic())
+		if err != nil {
 			return fmt.Errorf("epic %s: %w", d.epic(), err)
+		}
+		if is.IssueType != beads.TypeEpic {
+			d.task = &is
+			d.env.Prompt = prompts.RunTask(is.ID)
+			if is.Status != beads.StatusClosed {
+				for _, dep := range is.Dependencies {
+					if dep.Type == beads.DepBlocks && dep.Status != beads.StatusClosed {
+						is.BlockedBy = append(is.BlockedBy, dep.DependsOnID)
+					}
+				}
+				rest = []beads.Issue{is}
+				if is.Status == beads.StatusOpen && !is.Blocked() {
+					d.ready = rest
+				}
+			}
 		}
 	}
 	d.rest, d.restRead = rest, true

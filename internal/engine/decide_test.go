@@ -20,6 +20,8 @@ type fakeTracker struct {
 	epicMissing    bool
 	err            error
 	calls          []string
+	// shown is what Show answers (nil: an open epic of the asked id).
+	shown *beads.Issue
 }
 
 func (f *fakeTracker) Ready(_ context.Context, epic string) ([]beads.Issue, error) {
@@ -34,6 +36,9 @@ func (f *fakeTracker) Show(_ context.Context, id string) (beads.Issue, error) {
 	f.calls = append(f.calls, "show")
 	if f.epicMissing {
 		return beads.Issue{}, errors.New("no issues found matching the provided IDs")
+	}
+	if f.shown != nil {
+		return *f.shown, f.err
 	}
 	return beads.Issue{ID: id, Status: "open", IssueType: "epic"}, f.err
 }
@@ -485,5 +490,79 @@ func TestTaskmasterEpicEndsForGood(t *testing.T) {
 		state.State{Session: "s1", Epic: "bd-e"}, cfg, Env{Beads: epic(nil), Prompt: prompt, Now: now})
 	if dec.Outcome != state.OutcomeTokenDone || st.Ended != state.OutcomeTokenDone {
 		t.Fatalf("epic, token and beads agree: %s, ended %q", dec.Outcome, st.Ended)
+	}
+}
+
+// A session driven for a task (/run-tasks <task id>) is done when that task
+// is closed itself, never before: its epic's other tasks, closed or not,
+// do not count, and the session is never told "complete" while it is open.
+func TestDecideTask(t *testing.T) {
+	task := func(status string, deps ...beads.Dependency) *fakeTracker {
+		is := issue("bd-e.1", status)
+		is.IssueType, is.Dependencies = "task", deps
+		return &fakeTracker{shown: &is}
+	}
+	blocker := beads.Dependency{IssueID: "bd-e.1", DependsOnID: "bd-e.9", Type: beads.DepBlocks, Status: "open"}
+	doneBlocker := beads.Dependency{IssueID: "bd-e.1", DependsOnID: "bd-e.9", Type: beads.DepBlocks, Status: "closed"}
+	parent := beads.Dependency{IssueID: "bd-e.1", DependsOnID: "bd-e", Type: beads.DepParentChild, Status: "open"}
+	complete := "All done.\n<promise>ALL TASKS COMPLETE</promise>"
+	for _, tc := range []struct {
+		name    string
+		tr      *fakeTracker
+		msg     string
+		block   bool
+		outcome state.Outcome
+		reason  []string
+		sysmsg  string
+	}{
+		{name: "open task: blocked with the task's prompt", tr: task("open", parent, doneBlocker), msg: "Done for now.", block: true,
+			outcome: state.OutcomeContinue, reason: []string{"You work on beads task bd-e.1 until it is closed", "1 ready (next: bd-e.1)", "1 remain"}},
+		{name: "in progress: blocked", tr: task("in_progress"), msg: "Done for now.", block: true,
+			outcome: state.OutcomeContinue, reason: []string{"1 in progress", "bd show bd-e.1"}},
+		{name: "a false completion promise is rejected", tr: task("in_progress"), msg: complete, block: true,
+			outcome: state.OutcomeRejected, reason: []string{"1 remain", "bd-e.1 Task bd-e.1 [in_progress]"}},
+		{name: "closed: complete, said as the task's", tr: task("closed"), msg: "Done.", outcome: state.OutcomeComplete,
+			sysmsg: "runtasks: task bd-e.1 is closed."},
+		{name: "closed, promise confirmed", tr: task("closed"), msg: complete, outcome: state.OutcomeComplete, sysmsg: "task bd-e.1 is closed"},
+		{name: "blocked by an open task: needs a person", tr: task("open", blocker), msg: "Done.", outcome: state.OutcomeEscalated,
+			sysmsg: "bd-e.1 Task bd-e.1 (blocked by bd-e.9)"},
+		{name: "stored status blocked: needs a person", tr: task("blocked"), msg: "Done.", outcome: state.OutcomeEscalated},
+		{name: "deferred: needs a person", tr: task("deferred"), msg: "Done.", outcome: state.OutcomeEscalated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{SessionID: "s1", Epic: "bd-e.1", FinalMessage: tc.msg}
+			dec, next := Decide(context.Background(), in, state.State{Session: "s1", Epic: "bd-e.1"}, testConfig(),
+				Env{Beads: tc.tr, Prompt: prompt, Now: now})
+			if dec.Block != tc.block || dec.Outcome != tc.outcome {
+				t.Fatalf("got block=%v %s (%s), want block=%v %s\nreason: %s\nsystemMessage: %s",
+					dec.Block, dec.Outcome, dec.Why, tc.block, tc.outcome, dec.Reason, dec.SystemMessage)
+			}
+			if got := strings.Join(tc.tr.calls, ","); got != "ready,subtree,show" {
+				t.Errorf("bd queries: %s", got)
+			}
+			for _, s := range tc.reason {
+				if !strings.Contains(dec.Reason, s) {
+					t.Errorf("reason lacks %q:\n%s", s, dec.Reason)
+				}
+			}
+			if dec.Block && strings.Contains(dec.Reason, prompt) {
+				t.Errorf("a task is fed the task's prompt, not the epic's orchestration prompt:\n%s", dec.Reason)
+			}
+			if !strings.Contains(dec.SystemMessage, tc.sysmsg) || (tc.outcome != state.OutcomeComplete && strings.Contains(dec.SystemMessage, "complete")) {
+				t.Errorf("systemMessage %q, want %q and no word of completion", dec.SystemMessage, tc.sysmsg)
+			}
+			if (next.Ended != "") != (tc.outcome == state.OutcomeComplete) {
+				t.Errorf("ended %q after %s", next.Ended, dec.Outcome)
+			}
+		})
+	}
+}
+
+// An epic whose tasks are all closed is complete although the epic itself
+// is still open (it is closed by bd epic close-eligible, not worked on).
+func TestDecideEpicCompleteWhileItselfOpen(t *testing.T) {
+	dec, _ := decideCfg(context.Background(), Input{SessionID: "s1"}, state.State{}, testConfig(), Env{Beads: epic(nil), Prompt: prompt, Now: now})
+	if dec.Outcome != state.OutcomeComplete || !strings.Contains(dec.SystemMessage, "epic bd-e complete") {
+		t.Fatalf("%s: %s", dec.Outcome, dec.SystemMessage)
 	}
 }

@@ -22,6 +22,15 @@ var runTasks string
 // RunTasks is the embedded orchestration prompt template.
 func RunTasks() string { return runTasks }
 
+//go:embed run-task.md
+var runTask string
+
+// RunTask is the prompt for a session driven for one task (/run-tasks
+// <task id>) rather than an epic: work on it until it is closed.
+func RunTask(task string) string {
+	return strings.TrimRight(strings.ReplaceAll(runTask, "{task_id}", task), "\n")
+}
+
 // Read returns an embedded file (for example "skills/completion-checklist/SKILL.md").
 func Read(name string) (string, error) {
 	b, err := files.ReadFile(name)
