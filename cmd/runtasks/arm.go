@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
@@ -33,6 +34,7 @@ func newArmCmd(f *Factory) *cobra.Command {
 "/run-tasks <epic>", and refuses what it refuses: an id beads does not
 know, a closed issue. The Stop hook then drives that session for the epic
 without a static --epic; other sessions in the project stay untouched.
+Given a task id, it drives the session until that task itself is closed.
 
 The epic is resolved, at each stop, as: the stop hook's --epic flag, else the
 session's binding, else RUNTASKS_EPIC, else workflow.epic. The binding lives
@@ -77,7 +79,11 @@ func runArm(ctx context.Context, o *armOptions) error {
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(o.Out, "session %s armed for epic %s %q (since %s)\n", o.Session, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))
+	kind := "epic"
+	if is.IssueType != beads.TypeEpic {
+		kind = "task" // driven until it is closed itself
+	}
+	fmt.Fprintf(o.Out, "session %s armed for %s %s %q (since %s)\n", o.Session, kind, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))
 	return nil
 }
 

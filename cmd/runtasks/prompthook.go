@@ -12,6 +12,7 @@ import (
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/prompts"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -47,8 +48,9 @@ A configured pattern counts only where it matches at the prompt's start.
 A prompt that starts with the skill and an epic id — "/run-tasks bd-x7y8",
 or "/runtasks:run-tasks bd-x7y8" as Claude Code names the plugin's skill
 (claim.arm_patterns) — arms the session: its Stop hook then drives that
-epic without a static --epic, and other sessions stay untouched. An id
-beads does not know, or a closed issue, arms nothing.
+epic without a static --epic, and other sessions stay untouched. With a
+task id it drives that task until the task itself is closed. An id beads
+does not know, or a closed issue, arms nothing.
 
 A prompt that starts by claiming a task — "claim <id>", "select <id>",
 "start <id>", "work on <id>", "pick up <id>", "/claim <id>"
@@ -117,12 +119,15 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 	})
 }
 
-// armSession binds session to epic after checking that beads knows the
-// epic, and returns the context to inject.
+// armSession binds session to an epic or a task after checking that beads
+// knows it, and returns the context to inject.
 func armSession(ctx context.Context, cfg *config.Config, bd hookBeads, session, epic string, now time.Time) string {
 	is, _, err := claim.Arm(ctx, bd, &state.Store{Dir: cfg.StateDir()}, session, epic, now)
 	if err != nil {
 		return claim.ArmFailureText(epic, err)
+	}
+	if is.IssueType != beads.TypeEpic {
+		return claim.ArmText(is, "Status now: "+is.Status+".", prompts.RunTask(is.ID))
 	}
 	state := "Ready now: unknown (bd failed: %v)."
 	if ready, err := bd.Ready(ctx, epic); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/prompts"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -26,7 +27,8 @@ startup, resume, clear, compact). It reads the project's project.yaml only
 when trusted (runtasks trust).
 
 For a session armed for an epic (/run-tasks, runtasks arm) it answers the
-orchestration prompt and the epic's current state — ready work, work in
+orchestration prompt and the epic's current state (for a session armed
+for a task: the task's status and prompt) — ready work, work in
 progress, blocked work, the cycle count — as additionalContext, so that a
 session resumed or compacted after "CONTEXT LIMIT - CHECKPOINT" picks up
 where the last one stopped. Claimed tasks and their run folders are listed
@@ -81,16 +83,23 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store *state.Store, b state.Binding, source string) string {
 	var sb strings.Builder
 	if b.Epic != "" {
-		fmt.Fprintf(&sb, "runtasks: this session drives epic %s", b.Epic)
+		// A bound task (/run-tasks <task id>) is driven until it is closed.
+		kind, work, p := "epic", "", ""
+		if is, err := bd.Show(ctx, b.Epic); err == nil && is.IssueType != beads.TypeEpic {
+			kind, work, p = "task", "Status now: "+is.Status+"; the loop ends when it is closed.", prompts.RunTask(is.ID)
+		} else {
+			work, p = epicState(ctx, bd, b.Epic), orchestrationPrompt(cfg, b.Epic, b.Session)
+		}
+		fmt.Fprintf(&sb, "runtasks: this session drives %s %s", kind, b.Epic)
 		if source != "" {
 			fmt.Fprintf(&sb, " (session %s)", source)
 		}
 		sb.WriteString(". Continue where the last stop left off: check beads, do not redo closed work.\n")
-		sb.WriteString(epicState(ctx, bd, b.Epic))
+		sb.WriteString(work)
 		if st, err := store.Get(b.Session, b.Epic); err == nil && st.Cycles > 0 {
 			fmt.Fprintf(&sb, "\nStop-hook cycles so far: %d/%d.", st.Cycles, cfg.Workflow.StopHook.MaxCycles)
 		}
-		if p := orchestrationPrompt(cfg, b.Epic, b.Session); p != "" {
+		if p != "" {
 			sb.WriteString("\n\n")
 			sb.WriteString(p)
 		}

@@ -282,8 +282,8 @@ type Shower interface {
 }
 
 // Arm binds session to epic in store, so that its Stop hook drives that
-// epic, after asking beads: an id beads does not know (ErrUnknown) or a
-// closed issue (ErrClosed) arms nothing. Arming again for the same epic
+// epic (or that task, until it is closed), after asking beads: an id beads
+// does not know (ErrUnknown) or a closed issue (ErrClosed) arms nothing. Arming again for the same epic
 // keeps the first ArmedAt. It returns the epic as beads has it and the
 // binding as written. The prompt hook (/run-tasks <id>) and runtasks arm
 // both arm through it.
@@ -316,7 +316,7 @@ func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string
 func ArmFailureText(epic string, err error) string {
 	switch {
 	case errors.Is(err, ErrUnknown):
-		return fmt.Sprintf("runtasks: session not armed: beads has no issue %s.", epic)
+		return fmt.Sprintf("runtasks: session not armed: beads has no issue %s (/run-tasks takes an epic or a task id).", epic)
 	case errors.Is(err, ErrClosed):
 		return fmt.Sprintf("runtasks: session not armed: %s is closed.", epic)
 	}

@@ -86,13 +86,19 @@ func FailureText(id string, err error) string {
 	return fmt.Sprintf("runtasks: claiming %s failed: %v", id, err)
 }
 
-// ArmText is the context injected when a session is armed for an epic.
-// state is a line on the epic's work (StateLine).
-func ArmText(epic beads.Issue, state, prompt string) string {
+// ArmText is the context injected when a session is armed for an epic or
+// a task. state is a line on the epic's work (StateLine), or the task's
+// status.
+func ArmText(is beads.Issue, state, prompt string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "runtasks: this session now drives epic %s %q. ", epic.ID, epic.Title)
-	b.WriteString("Its Stop hook blocks while beads shows ready or in-progress work under the epic; ")
-	b.WriteString("a <promise> ends the loop only when beads agrees. `runtasks disarm` releases the session.\n")
+	if is.IssueType == beads.TypeEpic {
+		fmt.Fprintf(&b, "runtasks: this session now drives epic %s %q. ", is.ID, is.Title)
+		b.WriteString("Its Stop hook blocks while beads shows ready or in-progress work under the epic; ")
+	} else {
+		fmt.Fprintf(&b, "runtasks: this session now drives task %s %q. ", is.ID, is.Title)
+		fmt.Fprintf(&b, "Its Stop hook blocks until beads shows %s itself closed; other tasks closing do not end it; ", is.ID)
+	}
+	b.WriteString("a <promise> ends the loop only when beads agrees.\n")
 	b.WriteString(state)
 	if prompt != "" {
 		b.WriteString("\n\n")
