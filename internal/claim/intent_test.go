@@ -2,8 +2,10 @@ package claim
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
 )
 
@@ -171,5 +173,22 @@ func TestChecklistAndRunID(t *testing.T) {
 	}
 	if a := Actor("", nil, ""); a != "runtasks" {
 		t.Errorf("Actor = %q", a)
+	}
+}
+
+// The arming answer names what is driven and until when, and never tells
+// the model how to release the session: the loop is the person's.
+func TestArmText(t *testing.T) {
+	for _, tc := range []struct {
+		is   beads.Issue
+		want string
+	}{
+		{beads.Issue{ID: "bd-e", Title: "Ship", IssueType: beads.TypeEpic}, "drives epic bd-e"},
+		{beads.Issue{ID: "bd-e.2", Title: "Lexer", IssueType: "task"}, "blocks until beads shows bd-e.2 itself closed"},
+	} {
+		got := ArmText(tc.is, "Ready now: none.", "PROMPT")
+		if !strings.Contains(got, tc.want) || !strings.HasSuffix(got, "\n\nPROMPT") || strings.Contains(got, "disarm") {
+			t.Errorf("ArmText(%s): %s", tc.is.ID, got)
+		}
 	}
 }

@@ -90,3 +90,26 @@ func TestRenderWithoutActions(t *testing.T) {
 		}
 	}
 }
+
+// The loop is the person's: nothing given to the model tells it how to
+// release itself (disarm, reset, untrust, uninstall, a --max-cycles of 0).
+func TestPromptsDoNotTellHowToRelease(t *testing.T) {
+	texts := map[string]string{"run-tasks.md": RunTasks(), "run-task.md": RunTask("bd-x7y8.2")}
+	for _, name := range []string{"skills/run-tasks/SKILL.md", "skills/completion-checklist/SKILL.md"} {
+		s, err := Read(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[name] = s
+	}
+	for name, s := range texts {
+		for _, cmd := range []string{"disarm", "runtasks reset", "untrust", "uninstall", "enabled: false"} {
+			if strings.Contains(s, cmd) {
+				t.Errorf("%s tells the model %q", name, cmd)
+			}
+		}
+	}
+	if got := RunTask("bd-x7y8.2"); !strings.Contains(got, "bd close bd-x7y8.2") || strings.Contains(got, "{task_id}") {
+		t.Errorf("RunTask: %s", got)
+	}
+}
