@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/hook"
+	"github.com/runtasks/runtasks/internal/notify"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -88,45 +91,86 @@ func runArm(ctx context.Context, o *armOptions) error {
 }
 
 type disarmOptions struct {
-	Out     io.Writer
-	Session string
-	Cfg     *config.Config
+	Out, Err io.Writer
+	Session  string
+	All      bool
+	// Shell is the agent session whose shell runs the command (zero in a
+	// person's own shell).
+	Shell engine.Shell
+	Cfg   *config.Config
+	Now   func() time.Time
+	// Notify sends a refused disarm's event to workflow.notify (nil: none).
+	Notify func(in engine.Input, dec engine.Decision) (string, error)
 }
 
 func newDisarmCmd(f *Factory) *cobra.Command {
 	opts := &disarmOptions{}
 	cmd := &cobra.Command{
-		Use:   "disarm [--session S]",
-		Short: "Release a session from its epic (every armed session without --session)",
-		Long: `disarm removes a session's epic binding: its Stop hook no longer drives it
+		Use:   "disarm (--session S | --all)",
+		Short: "Release a session from its epic (--all: every armed session)",
+		Long: `disarm removes a session's binding: its Stop hook no longer drives it
 (unless a static epic applies: --epic, RUNTASKS_EPIC, workflow.epic). The
-session's claimed tasks stay recorded. Without --session (or
-RUNTASKS_SESSION) every armed session of the project is disarmed.`,
+session's claimed tasks stay recorded. --session (else RUNTASKS_SESSION)
+names the session; --all releases every armed session of the project.
+Given neither, disarm releases nothing and lists the armed sessions.
+
+The loop is the person's, not the agent's. A disarm run from inside the
+agent of the session it names — its shell has that session in
+CLAUDE_CODE_SESSION_ID, in RUNTASKS_SESSION under CLAUDECODE=1 (Claude
+Code), in CODEX_THREAD_ID (Codex) or in GEMINI_SESSION_ID (Gemini CLI);
+without --session that session is the one named — releases nothing: the
+attempt is recorded in the decision log, shown by runtasks status as the
+session's last decision (self_disarm, needs a person) and sent to
+workflow.notify as the event self_disarm. --all from inside an agent's
+shell is refused too. Disarm a session from your own terminal.`,
 		Example: `  runtasks disarm --session "$SESSION"
-  runtasks disarm            # every armed session`,
+  runtasks disarm --all      # every armed session
+  runtasks disarm            # releases nothing: lists the armed sessions`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Session == "" {
-				opts.Session = sessionFromEnv(f.Getenv)
+			opts.Shell = hook.ShellSession(f.Getenv)
+			if opts.Session == "" && !opts.All {
+				opts.Session = cmp.Or(sessionFromEnv(f.Getenv), opts.Shell.Session)
 			}
-			cfg, _, err := f.LoadConfig(cmd, "")
+			cfg, src, err := f.LoadConfig(cmd, "")
 			if err != nil {
 				return err
 			}
-			opts.Out, opts.Cfg = f.Out, cfg
+			explicit, _ := cmd.Flags().GetString("config")
+			opts.Notify = func(in engine.Input, dec engine.Decision) (string, error) {
+				return notify.Send(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), in, dec, f.Now(),
+					selfPath, []string{notifyRunCommand}, f.Environ())
+			}
+			opts.Out, opts.Err, opts.Cfg, opts.Now = f.Out, f.Err, cfg, f.Now
 			return runDisarm(opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Session, "session", "", "session to release (env RUNTASKS_SESSION, CLAUDE_SESSION_ID; default: all)")
+	cmd.Flags().StringVar(&opts.Session, "session", "", "session to release (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "release every armed session of the project")
+	cmd.MarkFlagsMutuallyExclusive("session", "all")
 	setExitStatus(cmd, `  0  done (also when nothing was armed)
-  1  error (state directory unusable)`)
+  1  error (state directory unusable)
+  3  refused: run from inside the session's own agent (recorded; the person told)
+  4  no session given and no --all: nothing released (the armed sessions listed)`)
 	return cmd
 }
 
 func runDisarm(o *disarmOptions) error {
 	store := &state.Store{Dir: o.Cfg.StateDir()}
+	if o.All && o.Shell.Agent != "" {
+		// Only a person releases every loop; the agent's own session
+		// records the attempt.
+		o.Session = o.Shell.Session
+		if o.Session == "" {
+			return exitCode(engine.ExitNeedsPerson, fmt.Errorf("disarm --all from inside an agent's shell (%s) is refused; nothing released", o.Shell.Var))
+		}
+	}
+	if o.Session == "" && !o.All {
+		listArmed(o.Err, store)
+		return exitCode(engine.ExitUsage, errors.New("disarm: no session given (--session S) and no --all; nothing released"))
+	}
 	sessions := []string{o.Session}
-	if o.Session == "" {
+	if o.All && o.Session == "" {
 		all, err := store.Bindings()
 		if err != nil {
 			return err
@@ -140,11 +184,19 @@ func runDisarm(o *disarmOptions) error {
 	}
 	n := 0
 	for _, s := range sessions {
-		var was string
-		if _, err := store.UpdateBinding(s, func(b *state.Binding) error {
-			was, b.Epic, b.ArmedAt = b.Epic, "", time.Time{}
-			return nil
-		}); err != nil {
+		was, refused, err := engine.Disarm(store, s, o.Shell, o.Now())
+		if refused != nil {
+			if o.Notify != nil {
+				if _, nerr := o.Notify(engine.Input{SessionID: s, Agent: o.Shell.Agent}, *refused); nerr != nil {
+					fmt.Fprintf(o.Err, "runtasks: notify: %v\n", nerr)
+				}
+			}
+			if err == nil {
+				err = exitCode(engine.ExitNeedsPerson, fmt.Errorf("session %s stays armed for %s: a disarm from inside its own agent (%s) is refused; "+
+					"the attempt is recorded and the person told", s, refused.Epic, o.Shell.Var))
+			}
+		}
+		if err != nil {
 			return err
 		}
 		if was != "" {
@@ -156,4 +208,26 @@ func runDisarm(o *disarmOptions) error {
 		fmt.Fprintln(o.Out, "no armed session")
 	}
 	return nil
+}
+
+// listArmed lists the armed sessions, one a line.
+func listArmed(w io.Writer, store *state.Store) {
+	all, err := store.Bindings()
+	if err != nil {
+		fmt.Fprintf(w, "runtasks: bindings: %v\n", err)
+		return
+	}
+	n := 0
+	for _, b := range all {
+		if b.Epic != "" {
+			if n == 0 {
+				fmt.Fprintln(w, "armed sessions:")
+			}
+			fmt.Fprintf(w, "  %s  %s  armed %s\n", b.Session, b.Epic, b.ArmedAt.UTC().Format(time.RFC3339))
+			n++
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "no armed session")
+	}
 }

@@ -269,7 +269,7 @@ type UsageConfig struct {
 }
 
 // NotifyEvents are the events a workflow.notify command can ask for.
-var NotifyEvents = []string{"complete", "needs_person", "cap_reached", "no_progress", "beads_error", "budget"}
+var NotifyEvents = []string{"complete", "needs_person", "cap_reached", "no_progress", "beads_error", "budget", "self_disarm"}
 
 // NotifyEnvNames are the variables a notify command gets that are not
 // configuration keys (notify.Event.Env): the environment layer ignores

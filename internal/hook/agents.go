@@ -168,3 +168,34 @@ func EncodeContextMessage(agent, event, text, msg string) []byte {
 	m["systemMessage"] = msg
 	return marshalLine(m)
 }
+
+// ShellSession is the agent session whose shell runs this command, from
+// the variables each agent exports to the commands its model runs:
+//   - Claude Code: CLAUDE_CODE_SESSION_ID (2.1.132 and later, often empty
+//     in practice), else RUNTASKS_SESSION under CLAUDECODE=1 (session-hook
+//     writes it into CLAUDE_ENV_FILE, which Claude Code sources into every
+//     Bash command of the session);
+//   - Codex: CODEX_THREAD_ID (CODEX_SESSION_ID holds the same);
+//   - Gemini CLI: GEMINI_SESSION_ID.
+//
+// CLAUDECODE=1 or GEMINI_CLI=1 alone say the agent without its session.
+// The zero Shell is a person's own shell.
+func ShellSession(getenv func(string) string) engine.Shell {
+	for _, v := range []struct{ agent, name string }{
+		{Claude, "CLAUDE_CODE_SESSION_ID"}, {Codex, "CODEX_THREAD_ID"}, {Codex, "CODEX_SESSION_ID"}, {Gemini, "GEMINI_SESSION_ID"},
+	} {
+		if id := getenv(v.name); id != "" {
+			return engine.Shell{Agent: v.agent, Session: id, Var: v.name}
+		}
+	}
+	if getenv("CLAUDECODE") == "1" {
+		if id := getenv("RUNTASKS_SESSION"); id != "" {
+			return engine.Shell{Agent: Claude, Session: id, Var: "RUNTASKS_SESSION"}
+		}
+		return engine.Shell{Agent: Claude, Var: "CLAUDECODE"}
+	}
+	if getenv("GEMINI_CLI") == "1" {
+		return engine.Shell{Agent: Gemini, Var: "GEMINI_CLI"}
+	}
+	return engine.Shell{}
+}

@@ -428,3 +428,26 @@ func TestUsageBeforeTheTranscriptIsWritten(t *testing.T) {
 		}
 	}
 }
+
+// The agent session a command's shell belongs to, from each agent's
+// variables; none in a person's shell.
+func TestShellSession(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want engine.Shell
+	}{
+		{map[string]string{}, engine.Shell{}},
+		{map[string]string{"RUNTASKS_SESSION": "s1"}, engine.Shell{}},
+		{map[string]string{"CODEX_THREAD_ID": "t1", "CODEX_SESSION_ID": "t1"}, engine.Shell{Agent: Codex, Session: "t1", Var: "CODEX_THREAD_ID"}},
+		{map[string]string{"CODEX_SESSION_ID": "t1"}, engine.Shell{Agent: Codex, Session: "t1", Var: "CODEX_SESSION_ID"}},
+		{map[string]string{"CLAUDE_CODE_SESSION_ID": "c1", "CLAUDECODE": "1", "RUNTASKS_SESSION": "c1"}, engine.Shell{Agent: Claude, Session: "c1", Var: "CLAUDE_CODE_SESSION_ID"}},
+		{map[string]string{"CLAUDE_CODE_SESSION_ID": "", "CLAUDECODE": "1", "RUNTASKS_SESSION": "c1"}, engine.Shell{Agent: Claude, Session: "c1", Var: "RUNTASKS_SESSION"}},
+		{map[string]string{"CLAUDECODE": "1"}, engine.Shell{Agent: Claude, Var: "CLAUDECODE"}},
+		{map[string]string{"GEMINI_SESSION_ID": "g1", "GEMINI_CLI": "1"}, engine.Shell{Agent: Gemini, Session: "g1", Var: "GEMINI_SESSION_ID"}},
+		{map[string]string{"GEMINI_CLI": "1"}, engine.Shell{Agent: Gemini, Var: "GEMINI_CLI"}},
+	} {
+		if got := ShellSession(func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("%v: %+v, want %+v", tc.env, got, tc.want)
+		}
+	}
+}

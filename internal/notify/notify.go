@@ -35,6 +35,8 @@ const (
 	NoProgress  = "no_progress"
 	BeadsError  = "beads_error"
 	Budget      = "budget"
+	// SelfDisarm: a session's own agent ran runtasks disarm (refused).
+	SelfDisarm = "self_disarm"
 )
 
 // EventFor is the notify event of a decision, "" for none. Only stops that
@@ -49,6 +51,8 @@ func EventFor(d engine.Decision) string {
 		return ""
 	case o == state.OutcomeBudget:
 		return Budget
+	case o == state.OutcomeSelfDisarm:
+		return SelfDisarm
 	case o == state.OutcomeCapReached:
 		return CapReached
 	case o == state.OutcomeNoProgress:
@@ -91,7 +95,8 @@ func NewEvent(event string, in engine.Input, d engine.Decision, project string, 
 // Summary is one line for a person: what happened, where, and why.
 func (e Event) Summary() string {
 	what := map[string]string{Complete: "complete", NeedsPerson: "needs a person", CapReached: "reached its cap",
-		NoProgress: "made no progress", BeadsError: "could not read beads", Budget: "spent its budget"}[e.Event]
+		NoProgress: "made no progress", BeadsError: "could not read beads", Budget: "spent its budget",
+		SelfDisarm: "refused a disarm by its own agent"}[e.Event]
 	subject := "runtasks"
 	if e.Epic != "" {
 		subject += " " + e.Epic

@@ -41,6 +41,7 @@ func TestEventFor(t *testing.T) {
 		{state.OutcomeNotDriven, false, ""},
 		{state.OutcomeEnded, false, ""},
 		{state.OutcomeSubagent, false, ""},
+		{state.OutcomeSelfDisarm, false, SelfDisarm},
 	}
 	for _, tt := range tests {
 		if got := EventFor(engine.Decision{Outcome: tt.outcome, Block: tt.block}); got != tt.want {
@@ -49,7 +50,7 @@ func TestEventFor(t *testing.T) {
 	}
 	// Every event the configuration accepts is one EventFor can give.
 	for _, e := range config.NotifyEvents {
-		if !slices.Contains([]string{Complete, NeedsPerson, CapReached, NoProgress, BeadsError, Budget}, e) {
+		if !slices.Contains([]string{Complete, NeedsPerson, CapReached, NoProgress, BeadsError, Budget, SelfDisarm}, e) {
 			t.Errorf("configured event %q is never sent", e)
 		}
 	}

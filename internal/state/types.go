@@ -56,6 +56,7 @@ const (
 	OutcomeConfigError    Outcome = "config_error"    // the configuration could not be read: runtasks is off
 	OutcomeError          Outcome = "error"           // runtasks itself failed: allowed, the person told
 	OutcomeBudget         Outcome = "budget"          // workflow.budget is spent: allowed, checks skipped
+	OutcomeSelfDisarm     Outcome = "self_disarm"     // the session's own agent ran runtasks disarm: refused, a person told
 )
 
 // Class is what an outcome means to the person and to an exit status.
@@ -97,7 +98,10 @@ var outcomes = map[Outcome]outcomeInfo{
 	OutcomeNoProgress:     {class: ClassNeedsPerson, ends: true},
 	// A spent budget ends the loop for good: only a person can grant more
 	// (arming the session again starts its count afresh).
-	OutcomeBudget:      {class: ClassNeedsPerson, ends: true, final: true},
+	OutcomeBudget: {class: ClassNeedsPerson, ends: true, final: true},
+	// The loop is the person's: its own agent cannot switch it off. The
+	// attempt changes nothing in the loop and is shown to the person.
+	OutcomeSelfDisarm:  {class: ClassNeedsPerson},
 	OutcomeBeadsError:  {class: ClassError},
 	OutcomeCheckError:  {class: ClassError},
 	OutcomeConfigError: {class: ClassError},
