@@ -18,7 +18,8 @@ type Input struct {
 	Agent string // claude, codex, gemini, cursor
 	// Epic is the epic this stop is judged against, resolved by Stop
 	// (--epic > the session's binding > RUNTASKS_EPIC > workflow.epic);
-	// "" under the done-token contract alone.
+	// "" under the done-token contract alone. An id that is not an epic
+	// is a task, driven until it is closed itself (decider.readRest).
 	Epic           string
 	Event          string // Stop, SubagentStop, AfterAgent, stop, run
 	SessionID      string
