@@ -101,6 +101,8 @@ type disarmOptions struct {
 	Now   func() time.Time
 	// Notify sends a refused disarm's event to workflow.notify (nil: none).
 	Notify func(in engine.Input, dec engine.Decision) (string, error)
+
+	released int
 }
 
 func newDisarmCmd(f *Factory) *cobra.Command {
@@ -130,6 +132,8 @@ shell is refused too. Disarm a session from your own terminal.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Shell = hook.ShellSession(f.Getenv)
 			if opts.Session == "" && !opts.All {
+				// A Codex agent's shell has no RUNTASKS_SESSION: its own
+				// session is the one it names.
 				opts.Session = cmp.Or(sessionFromEnv(f.Getenv), opts.Shell.Session)
 			}
 			cfg, src, err := f.LoadConfig(cmd, "")
@@ -158,19 +162,21 @@ shell is refused too. Disarm a session from your own terminal.`,
 func runDisarm(o *disarmOptions) error {
 	store := &state.Store{Dir: o.Cfg.StateDir()}
 	if o.All && o.Shell.Agent != "" {
-		// Only a person releases every loop; the agent's own session
-		// records the attempt.
-		o.Session = o.Shell.Session
-		if o.Session == "" {
-			return exitCode(engine.ExitNeedsPerson, fmt.Errorf("disarm --all from inside an agent's shell (%s) is refused; nothing released", o.Shell.Var))
+		// Only a person releases every loop; the agent's own session, when
+		// known and armed, records the attempt.
+		if o.Shell.Session != "" {
+			if err := o.disarm(store, o.Shell.Session); err != nil && !errors.As(err, new(*ExitError)) {
+				return err
+			}
 		}
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("disarm --all from inside an agent's shell (%s) is refused; nothing released", o.Shell.Var))
 	}
 	if o.Session == "" && !o.All {
 		listArmed(o.Err, store)
 		return exitCode(engine.ExitUsage, errors.New("disarm: no session given (--session S) and no --all; nothing released"))
 	}
 	sessions := []string{o.Session}
-	if o.All && o.Session == "" {
+	if o.All {
 		all, err := store.Bindings()
 		if err != nil {
 			return err
@@ -182,32 +188,37 @@ func runDisarm(o *disarmOptions) error {
 			}
 		}
 	}
-	n := 0
+	o.released = 0
 	for _, s := range sessions {
-		was, refused, err := engine.Disarm(store, s, o.Shell, o.Now())
-		if refused != nil {
-			if o.Notify != nil {
-				if _, nerr := o.Notify(engine.Input{SessionID: s, Agent: o.Shell.Agent}, *refused); nerr != nil {
-					fmt.Fprintf(o.Err, "runtasks: notify: %v\n", nerr)
-				}
-			}
-			if err == nil {
-				err = exitCode(engine.ExitNeedsPerson, fmt.Errorf("session %s stays armed for %s: a disarm from inside its own agent (%s) is refused; "+
-					"the attempt is recorded and the person told", s, refused.Epic, o.Shell.Var))
-			}
-		}
-		if err != nil {
+		if err := o.disarm(store, s); err != nil {
 			return err
 		}
-		if was != "" {
-			fmt.Fprintf(o.Out, "session %s disarmed (was driving %s)\n", s, was)
-			n++
-		}
 	}
-	if n == 0 {
+	if o.released == 0 {
 		fmt.Fprintln(o.Out, "no armed session")
 	}
 	return nil
+}
+
+// disarm releases one session, or reports (and notifies) a refusal.
+func (o *disarmOptions) disarm(store *state.Store, session string) error {
+	was, refused, err := engine.Disarm(store, session, o.Shell, o.Now())
+	if refused != nil {
+		if o.Notify != nil {
+			if _, nerr := o.Notify(engine.Input{SessionID: session, Agent: o.Shell.Agent}, *refused); nerr != nil {
+				fmt.Fprintf(o.Err, "runtasks: notify: %v\n", nerr)
+			}
+		}
+		if err == nil {
+			err = exitCode(engine.ExitNeedsPerson, fmt.Errorf("session %s stays armed for %s: a disarm from inside its own agent (%s) is refused; "+
+				"the attempt is recorded and the person told", session, refused.Epic, o.Shell.Var))
+		}
+	}
+	if err == nil && was != "" {
+		fmt.Fprintf(o.Out, "session %s disarmed (was driving %s)\n", session, was)
+		o.released++
+	}
+	return err
 }
 
 // listArmed lists the armed sessions, one a line.
