@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -42,7 +43,7 @@ type Row struct {
 type Snapshot struct {
 	Rows []Row
 	// Runs are runtasks run's running and dead runs (LiveRuns).
-	Runs []RunRow
+	Runs []headless.RunState
 	Read time.Time
 }
 
