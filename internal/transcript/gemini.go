@@ -53,10 +53,8 @@ func LastGeminiMessage(path string) (string, error) {
 }
 
 func lastGeminiMessage(walk walker) (string, error) {
-	var (
-		text string
-		seen bool
-	)
+	var text string
+	var seen bool
 	err := walk(func(line []byte) bool {
 		if len(bytes.TrimSpace(line)) == 0 {
 			return true
@@ -76,11 +74,8 @@ func lastGeminiMessage(walk walker) (string, error) {
 		}
 		return true
 	})
-	if err != nil {
-		return "", err
+	if err == nil && !seen {
+		err = ErrNoMessages
 	}
-	if !seen {
-		return "", ErrNoMessages
-	}
-	return text, nil
+	return text, err
 }
