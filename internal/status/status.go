@@ -291,7 +291,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 			outcome, stop, why, when := "-", "-", "-", ago(now, s.UpdatedAt, loc)
 			var counts *state.Counts
 			if r := s.Last; r != nil {
-				outcome, stop, why, counts = string(r.Outcome), stopCell(r.Block), Cell(r.Why, 70), r.Counts
+				outcome, stop, why, counts = string(r.Outcome), StopCell(r.Block), Cell(r.Why, 70), r.Counts
 				when = ago(now, r.Time, loc)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
@@ -342,7 +342,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 			for _, r := range rep.History {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 					clock(now, r.Time, loc), Cell(r.Session, 40), Cell(r.Epic, 24),
-					Cell(string(r.Outcome), 16), stopCell(r.Block), cycles(r.Cycle, r.Max),
+					Cell(string(r.Outcome), 16), StopCell(r.Block), cycles(r.Cycle, r.Max),
 					countCells(r.Counts), Cell(r.Why, 70))
 			}
 			tw.Flush()
@@ -376,7 +376,8 @@ func FilterText(session, epic string) string {
 	return " for " + strings.Join(parts, ", ")
 }
 
-func stopCell(block bool) string {
+// StopCell is what a decision did with the stop: block or allow.
+func StopCell(block bool) string {
 	if block {
 		return "block"
 	}
