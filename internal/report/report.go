@@ -105,11 +105,7 @@ type Report struct {
 
 // Build computes the report of in.Epic.
 func Build(in Input) Report {
-	loc := in.Loc
-	if loc == nil {
-		loc = time.Local
-	}
-	r := Report{Epic: in.Epic, Generated: in.Now, Loc: loc, Remaining: -1, Counts: map[Mark]int{}}
+	r := Report{Epic: in.Epic, Generated: in.Now, Loc: cmp.Or(in.Loc, time.Local), Remaining: -1, Counts: map[Mark]int{}}
 	var recs []state.Record
 	for _, rec := range in.Records {
 		if rec.Epic != in.Epic || rec.Outcome.Class() == state.ClassIgnored {
