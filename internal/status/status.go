@@ -109,9 +109,17 @@ func Collect(o *Options) (*Report, error) {
 		}
 		rep.Sessions = append(rep.Sessions, Session{State: st, MaxCycles: o.MaxFor(st.Epic)})
 	}
-	if o.Usage {
-		if err := usageSums(o, rep); err != nil {
+	if o.Usage { // a read of the whole (filtered) log
+		recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic})
+		if err != nil {
 			return nil, err
+		}
+		var sessions map[[2]string]*usage.Sum
+		sessions, rep.Epics, rep.Tasks = Rollup(recs)
+		for i, s := range rep.Sessions {
+			if sum := sessions[[2]string{s.Session, s.Epic}]; sum != nil {
+				rep.Sessions[i].Usage = &sum.Spent
+			}
 		}
 	}
 	if o.History != 0 {
@@ -154,23 +162,6 @@ func LastReason(o *Options, session string) (string, error) {
 		return "", fmt.Errorf("runtasks has fed no reason back to session %s (epic %s; %s)", Cell(session, 40), found.Epic, last)
 	}
 	return strings.TrimRight(found.LastReason, "\n"), nil
-}
-
-// usageSums reads the whole decision log (filtered) and sums the
-// recorded usage per session, epic and claimed task.
-func usageSums(o *Options, rep *Report) error {
-	recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic})
-	if err != nil {
-		return err
-	}
-	sessions, epics, tasks := Rollup(recs)
-	for i, s := range rep.Sessions {
-		if sum := sessions[[2]string{s.Session, s.Epic}]; sum != nil {
-			rep.Sessions[i].Usage = &sum.Spent
-		}
-	}
-	rep.Epics, rep.Tasks = epics, tasks
-	return nil
 }
 
 // Rollup sums the usage recs recorded per (session, epic), per epic and
