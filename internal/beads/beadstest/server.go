@@ -1,7 +1,6 @@
 package beadstest
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -167,9 +166,4 @@ func NewServerStore(t testing.TB, prefix string, srv *DoltServer) *Store {
 		t.Fatalf("bd init --server did not write a server-mode store: %v\n%s", err, meta)
 	}
 	return s
-}
-
-// String names the server for messages.
-func (s *DoltServer) String() string {
-	return fmt.Sprintf("dolt sql-server %s (data %s)", s.Addr(), s.Dir)
 }
