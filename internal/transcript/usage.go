@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -113,11 +114,8 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageForm
 		}
 		return start > from.Offset
 	}, from.Offset > 0, from.Model)
-	if model == "" {
-		model = from.Model
-	}
 	u.Transcript = true
-	return u, usage.UsageMark{Offset: end, Model: model}, scanErr
+	return u, usage.UsageMark{Offset: end, Model: cmp.Or(model, from.Model)}, scanErr
 }
 
 // ------------------------------------------------------------ Claude Code
@@ -231,14 +229,9 @@ type rawCodexUsage struct {
 // model is the latest turn_context's (read further back when the cycle
 // does not hold one).
 func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, string) {
-	type counted struct {
-		id      string
-		t       usage.Tokens
-		earlier bool
-	}
 	var (
 		u          usage.Usage
-		tokens     []counted
+		entries    []usage.UsageEntry // the model is known at the end
 		model      string
 		boundaries int
 		haveTotal  bool
@@ -273,9 +266,9 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, s
 			}
 			haveTotal, later = true, p.Info.Total
 			l := p.Info.Last
-			tokens = append(tokens, counted{strconv.FormatInt(p.Info.Total.TotalTokens, 10), usage.Tokens{
+			entries = append(entries, usage.UsageEntry{ID: strconv.FormatInt(p.Info.Total.TotalTokens, 10), Tokens: usage.Tokens{
 				Input: max(l.InputTokens-l.CachedInputToken, 0), Output: l.OutputTokens,
-				CacheRead: l.CachedInputToken, CacheWrite: l.CacheWriteTokens}, boundaries > 0})
+				CacheRead: l.CachedInputToken, CacheWrite: l.CacheWriteTokens}, Earlier: boundaries > 0})
 		case region:
 		case r.Type == "event_msg" && p.Type == "task_started",
 			r.Type == "response_item" && p.Type == "message" && p.Role == "user" && !codexContext(p.Content):
@@ -283,12 +276,9 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, s
 		}
 		return true
 	})
-	if model == "" {
-		// A region without a turn start: the model of the turn it is in.
-		model = regionModel
-	}
-	for _, c := range tokens {
-		record(&u, c.id, model, c.t, c.earlier)
+	model = cmp.Or(model, regionModel) // a region without a turn start: the model of the turn it is in
+	for _, e := range entries {
+		record(&u, e.ID, model, e.Tokens, e.Earlier)
 	}
 	u.Partial = capped && boundaries == 0
 	return u, model
