@@ -43,11 +43,6 @@ func geminiText(raw json.RawMessage) string {
 // yet gives "" and no error, never an earlier turn's text. Header, $set,
 // info, error and warning lines are skipped. A transcript with no message
 // record at all is ErrNoMessages.
-//
-// Gemini's AfterAgent input also carries prompt_response, but that joins
-// every model text since the user's prompt, across tool calls and across
-// the hook's own blocks, so an earlier turn's <promise> would still count:
-// the transcript is the source.
 func LastGeminiMessage(path string) (string, error) {
 	return fromFile(path, lastGeminiMessage)
 }
