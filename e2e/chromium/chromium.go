@@ -15,9 +15,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runtasks/runtasks/internal/shell"
 )
 
 // UpdateEnv names the variable that makes tests rewrite the screenshots in
@@ -61,29 +62,18 @@ func run(t testing.TB, bin string, args ...string) []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), Limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(flags(t.TempDir()), args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	g := shell.NewContextGroup(cmd, shell.Kill, 4500*time.Millisecond)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Start()
-	if err == nil {
-		err = cmd.Wait()
-		// Helpers Chromium left behind go with the group.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	err := cmd.Run()
+	g.Reap() // helpers Chromium left behind go with the group
 	if err != nil {
 		t.Fatalf("chromium %v: %v\n%s", args, err, tail(errb.Bytes()))
 	}
 	return out.Bytes()
 }
 
-func tail(b []byte) []byte {
-	if len(b) > 4000 {
-		return b[len(b)-4000:]
-	}
-	return b
-}
+func tail(b []byte) []byte { return b[max(len(b)-4000, 0):] }
 
 // URL is the file:// address of a local file.
 func URL(t testing.TB, path string) string {

@@ -85,9 +85,7 @@ func (l ErrorList) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// A key's rule tag is checked on its decoded value (see cfgRule): a
-// range "min..max" (">0s..max": more than 0), "a|b|c" (one of them),
-// nonempty, regexp or condition (on a list: each item's). Every number
+// A key's rule tag is checked on its decoded value (cfgRule). Every number
 // has a range (docs/configuration.md gives each).
 
 type Workflow struct {

@@ -42,16 +42,11 @@ const (
 //
 // The root's project.yaml is read when present.
 func FindProject(opts LoadOptions) (root, path string, err error) {
-	start := opts.StartDir
-	if start == "" {
-		if start, err = os.Getwd(); err != nil {
-			return "", "", fmt.Errorf("find project: %w", err)
-		}
+	start, err := filepath.Abs(opts.StartDir) // "": the working directory
+	if err == nil {
+		err = cfgDir(start)
 	}
-	if start, err = filepath.Abs(start); err != nil {
-		return "", "", fmt.Errorf("find project: %w", err)
-	}
-	if err := cfgDir(start); err != nil {
+	if err != nil {
 		return "", "", fmt.Errorf("find project: %w", err)
 	}
 
@@ -183,8 +178,6 @@ func ShellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-// Sources maps each configuration key to the layer that set its value:
 
 // cfgTrust is nil when the project.yaml at path may be read: no trust is
 // required, or the file was named explicitly, or the store trusts it as it

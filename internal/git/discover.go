@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // discoverEnv are the variables that change how git finds a repository:
@@ -195,4 +196,20 @@ func readSmall(path string) ([]byte, error) {
 		err = errors.New(path + ": too large")
 	}
 	return data, err
+}
+
+// device is the file system a directory is on.
+func device(d string) (uint64, bool) {
+	var st syscall.Stat_t
+	if syscall.Stat(d, &st) != nil {
+		return 0, false
+	}
+	return uint64(st.Dev), true
+}
+
+// ownedByUs reports whether the current user owns a .git (git refuses a
+// repository owned by someone else unless safe.directory says otherwise).
+func ownedByUs(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }

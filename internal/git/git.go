@@ -4,6 +4,7 @@ package git
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,16 +19,12 @@ import (
 
 // Repo is a git work tree.
 type Repo struct {
-	Dir     string
-	Timeout time.Duration // 0 = 10s
+	Dir string
 }
 
+// run runs git in the work tree, within 10 seconds.
 func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
-	t := r.Timeout
-	if t <= 0 {
-		t = 10 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, t)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Dir
@@ -40,10 +37,7 @@ func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	out, err := cmd.Output()
 	g.Reap()
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
+		msg := cmp.Or(strings.TrimSpace(stderr.String()), err.Error())
 		return nil, &runError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), err: err}
 	}
 	return out, nil

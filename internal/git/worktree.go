@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -60,10 +61,8 @@ func (r Repo) AddWorktree(ctx context.Context, path, branch string) error {
 	if err != nil {
 		return err
 	}
-	for _, wt := range wts {
-		if wt.Path == path && !wt.Prunable {
-			return nil
-		}
+	if slices.ContainsFunc(wts, func(wt Worktree) bool { return wt.Path == path && !wt.Prunable }) {
+		return nil
 	}
 	if _, err := r.run(ctx, "worktree", "prune"); err != nil {
 		return err
@@ -90,10 +89,8 @@ func (r Repo) ExcludeLocally(ctx context.Context, pattern string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(l) == pattern {
-			return nil
-		}
+	if slices.ContainsFunc(strings.Split(string(data), "\n"), func(l string) bool { return strings.TrimSpace(l) == pattern }) {
+		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -27,7 +27,7 @@ func Render(w io.Writer, r Report) error {
 		},
 		"zone":   func() string { return r.Loc.String() },
 		"dur":    FormatDuration,
-		"tokens": func(n int64) string { return usage.FormatTokens(n) },
+		"tokens": usage.FormatTokens,
 		"cost":   r.CostText,
 		"short":  func(s string) string { return short(s, 14) },
 		"sub":    func(a, b any) string { return num(toF(a) - toF(b)) },

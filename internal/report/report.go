@@ -13,6 +13,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
@@ -76,22 +77,6 @@ type Session struct {
 	Closed     int
 }
 
-// Task is the usage counted against one claimed task.
-type Task struct {
-	ID     string
-	Cycles int
-	Spent  usage.Spent
-}
-
-// Run is one runtasks run on the epic.
-type Run struct {
-	ID, Agent, Status string
-	Cycles            int
-	Start, End        time.Time
-	Closed, Total     int
-	Why               string
-}
-
 // Report is the model the page is rendered from.
 type Report struct {
 	Epic      string
@@ -110,19 +95,17 @@ type Report struct {
 	Closed          int
 	Cycles          []Cycle
 	Sessions        []Session
-	Tasks           []Task
-	Runs            []Run
-	Spent           usage.Spent
-	Counts          map[Mark]int
+	// Tasks are the usage counted against each claimed task, costliest
+	// first; Runs the runtasks runs on the epic, oldest first.
+	Tasks  []usage.Row
+	Runs   []headless.RunState
+	Spent  usage.Spent
+	Counts map[Mark]int
 }
 
 // Build computes the report of in.Epic.
 func Build(in Input) Report {
-	loc := in.Loc
-	if loc == nil {
-		loc = time.Local
-	}
-	r := Report{Epic: in.Epic, Generated: in.Now, Loc: loc, Remaining: -1, Counts: map[Mark]int{}}
+	r := Report{Epic: in.Epic, Generated: in.Now, Loc: cmp.Or(in.Loc, time.Local), Remaining: -1, Counts: map[Mark]int{}}
 	var recs []state.Record
 	for _, rec := range in.Records {
 		if rec.Epic != in.Epic || rec.Outcome.Class() == state.ClassIgnored {
@@ -133,7 +116,6 @@ func Build(in Input) Report {
 	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
 	prev := -1
 	sessions := map[string]int{}
-	var tasks usage.Sums[string]
 	for i, rec := range recs {
 		c := Cycle{Seq: i + 1, Time: rec.Time, Session: rec.Session, Agent: rec.Agent, N: rec.Cycle, Max: rec.Max,
 			Outcome: rec.Outcome, Why: rec.Why, Remaining: -1, Task: rec.Task}
@@ -177,31 +159,23 @@ func Build(in Input) Report {
 		if s.Agent == "" {
 			s.Agent = c.Agent
 		}
-		if c.Task != "" && c.HasCost {
-			tasks.Add(c.Task, c.Spent)
-		}
 	}
-	for _, id := range tasks.Keys() {
-		sum, _ := tasks.Get(id)
-		r.Tasks = append(r.Tasks, Task{ID: id, Cycles: sum.Stops, Spent: sum.Spent})
-	}
+	_, _, r.Tasks = status.Rollup(recs)
 	if n := len(r.Cycles); n > 0 {
 		r.Start, r.End = r.Cycles[0].Time, r.Cycles[n-1].Time
 		r.Last, r.LastWhy = r.Cycles[n-1].Outcome, r.Cycles[n-1].Why
 	}
 	// The tasks that cost most first.
-	slices.SortStableFunc(r.Tasks, func(a, b Task) int {
-		return cmp.Or(cmp.Compare(b.Spent.Cost, a.Spent.Cost), cmp.Compare(b.Spent.Total(), a.Spent.Total()))
+	slices.SortStableFunc(r.Tasks, func(a, b usage.Row) int {
+		return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(b.Total(), a.Total()))
 	})
 	for _, run := range in.Runs {
-		if run.Epic != in.Epic {
-			continue
+		if run.Epic == in.Epic {
+			r.Runs = append(r.Runs, run)
+			r.Seen = max(r.Seen, run.Total)
 		}
-		r.Runs = append(r.Runs, Run{ID: run.RunID, Agent: run.Agent, Status: run.Status, Cycles: len(run.Cycles),
-			Start: run.StartedAt, End: run.EndedAt, Closed: run.Closed, Total: run.Total, Why: run.Why})
-		r.Seen = max(r.Seen, run.Total)
 	}
-	slices.SortStableFunc(r.Runs, func(a, b Run) int { return a.Start.Compare(b.Start) })
+	slices.SortStableFunc(r.Runs, func(a, b headless.RunState) int { return a.StartedAt.Compare(b.StartedAt) })
 	return r
 }
 

@@ -49,12 +49,12 @@ func TestBuild(t *testing.T) {
 	// Tasks, costliest first.
 	var ids []string
 	for _, k := range r.Tasks {
-		ids = append(ids, k.ID)
+		ids = append(ids, k.Task)
 	}
 	if got := strings.Join(ids, ","); got != "bd-e1.1,bd-e1.2,bd-e1.4" {
 		t.Errorf("tasks = %s", got)
 	}
-	if len(r.Runs) != 1 || r.Runs[0].Cycles != 2 {
+	if len(r.Runs) != 1 || len(r.Runs[0].Cycles) != 2 {
 		t.Errorf("runs = %+v", r.Runs)
 	}
 }

@@ -1,9 +1,21 @@
 package shell
 
 import (
+	"errors"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
+)
+
+// Signal is a signal runtasks sends to a process group.
+type Signal = syscall.Signal
+
+// The signals runtasks sends.
+const (
+	Interrupt = syscall.SIGINT
+	Terminate = syscall.SIGTERM
+	Kill      = syscall.SIGKILL
 )
 
 // Group is a program runtasks started in a process group of its own, so
@@ -30,10 +42,12 @@ const WaitMargin = 500 * time.Millisecond
 // with Wait closing its pipes at most grace and WaitMargin after the
 // program exited or its context ended.
 func NewGroup(cmd *exec.Cmd, grace time.Duration) *Group {
-	g := &Group{cmd: cmd, grace: grace}
-	setpgid(cmd)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	cmd.WaitDelay = grace + WaitMargin
-	return g
+	return &Group{cmd: cmd, grace: grace}
 }
 
 // NewContextGroup is NewGroup for a command made with exec.CommandContext:
@@ -48,13 +62,15 @@ func NewContextGroup(cmd *exec.Cmd, first Signal, grace time.Duration) *Group {
 	return g
 }
 
-// Signal sends sig to every process of the group.
+// Signal sends sig to every process of the group (none is left: nil).
 func (g *Group) Signal(sig Signal) error {
-	pgid := g.pgid()
-	if pgid == 0 {
+	if g.pgid() == 0 {
 		return nil
 	}
-	return signalGroup(pgid, sig)
+	if err := syscall.Kill(-g.pgid(), sig); !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
 }
 
 // pgid is the group's id (its program's pid), 0 before it started.
@@ -82,7 +98,7 @@ func (g *Group) Kill() {
 
 // Alive reports whether a process of the group is still running.
 func (g *Group) Alive() bool {
-	return g.pgid() != 0 && groupAlive(g.pgid())
+	return g.pgid() > 0 && syscall.Kill(-g.pgid(), 0) == nil
 }
 
 // Reap ends what is left of the group after Wait returned: the program is

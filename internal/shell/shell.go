@@ -5,6 +5,7 @@ package shell
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,10 +58,6 @@ var ErrInterrupted = errors.New("interrupted")
 // running when it returns. A cancelled ctx is an error wrapping
 // ErrInterrupted.
 func (r Runner) Run(parent context.Context, dir, command string, timeout time.Duration) (Result, error) {
-	sh := r.Shell
-	if sh == "" {
-		sh = "sh"
-	}
 	grace := r.Grace
 	if grace <= 0 {
 		grace = DefaultGrace
@@ -71,7 +68,7 @@ func (r Runner) Run(parent context.Context, dir, command string, timeout time.Du
 		ctx, cancel = context.WithTimeout(parent, timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, sh, "-c", command)
+	cmd := exec.CommandContext(ctx, cmp.Or(r.Shell, "sh"), "-c", command)
 	cmd.Dir = dir
 	cmd.Env = r.Env
 	if r.Stdin != nil {

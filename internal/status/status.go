@@ -54,8 +54,8 @@ type Report struct {
 	History  []state.Record      `json:"history"`
 	// Epics and Tasks sum the tokens and cost the decision log recorded,
 	// per epic and per claimed task.
-	Epics []UsageRow `json:"epics,omitempty"`
-	Tasks []UsageRow `json:"tasks,omitempty"`
+	Epics []usage.Row `json:"epics,omitempty"`
+	Tasks []usage.Row `json:"tasks,omitempty"`
 }
 
 // Session is one (session, epic) loop's state with its cap.
@@ -77,14 +77,6 @@ func (s Session) spent() *usage.Spent {
 		return nil
 	}
 	return &s.Spent
-}
-
-// UsageRow is one epic's or task's sum (its Stops count the decisions
-// that recorded usage).
-type UsageRow struct {
-	Epic string `json:"epic,omitempty"`
-	Task string `json:"task,omitempty"`
-	usage.Sum
 }
 
 // Collect reads what o asks for from the state directory, the decision
@@ -117,9 +109,17 @@ func Collect(o *Options) (*Report, error) {
 		}
 		rep.Sessions = append(rep.Sessions, Session{State: st, MaxCycles: o.MaxFor(st.Epic)})
 	}
-	if o.Usage {
-		if err := usageSums(o, rep); err != nil {
+	if o.Usage { // a read of the whole (filtered) log
+		recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic})
+		if err != nil {
 			return nil, err
+		}
+		var sessions map[[2]string]*usage.Sum
+		sessions, rep.Epics, rep.Tasks = Rollup(recs)
+		for i, s := range rep.Sessions {
+			if sum := sessions[[2]string{s.Session, s.Epic}]; sum != nil {
+				rep.Sessions[i].Usage = &sum.Spent
+			}
 		}
 	}
 	if o.History != 0 {
@@ -164,44 +164,33 @@ func LastReason(o *Options, session string) (string, error) {
 	return strings.TrimRight(found.LastReason, "\n"), nil
 }
 
-// usageSums reads the whole decision log (filtered) and sums the
-// recorded usage per session, epic and claimed task.
-func usageSums(o *Options, rep *Report) error {
-	recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic})
-	if err != nil {
-		return err
-	}
-	type key struct{ session, epic string }
-	var sessions usage.Sums[key]
-	var epics, tasks usage.Sums[string]
-	taskEpic := map[string]string{} // a task's epic: its first record's
+// Rollup sums the usage recs recorded per (session, epic), per epic and
+// per claimed task (a task's epic is its first record's), in the order
+// first met: what status --usage and the report show.
+func Rollup(recs []state.Record) (sessions map[[2]string]*usage.Sum, epics, tasks []usage.Row) {
+	var ss usage.Sums[[2]string]
+	var es, ts usage.Sums[string]
+	taskEpic := map[string]string{}
 	for _, r := range recs {
 		if r.Usage == nil {
 			continue
 		}
-		sessions.Add(key{r.Session, r.Epic}, *r.Usage)
-		epics.Add(r.Epic, *r.Usage)
+		ss.Add([2]string{r.Session, r.Epic}, *r.Usage)
+		es.Add(r.Epic, *r.Usage)
 		if r.Task != "" {
-			if _, ok := taskEpic[r.Task]; !ok {
+			if ts.Of[r.Task] == nil {
 				taskEpic[r.Task] = r.Epic
 			}
-			tasks.Add(r.Task, *r.Usage)
+			ts.Add(r.Task, *r.Usage)
 		}
 	}
-	for i, s := range rep.Sessions {
-		if sum, ok := sessions.Get(key{s.Session, s.Epic}); ok {
-			rep.Sessions[i].Usage = &sum.Spent
-		}
+	for _, e := range es.Keys {
+		epics = append(epics, usage.Row{Epic: e, Sum: *es.Of[e]})
 	}
-	for _, e := range epics.Keys() {
-		sum, _ := epics.Get(e)
-		rep.Epics = append(rep.Epics, UsageRow{Epic: e, Sum: sum})
+	for _, t := range ts.Keys {
+		tasks = append(tasks, usage.Row{Epic: taskEpic[t], Task: t, Sum: *ts.Of[t]})
 	}
-	for _, t := range tasks.Keys() {
-		sum, _ := tasks.Get(t)
-		rep.Tasks = append(rep.Tasks, UsageRow{Epic: taskEpic[t], Task: t, Sum: sum})
-	}
-	return nil
+	return ss.Of, epics, tasks
 }
 
 // tokens is a token total cell ("-" when nothing was recorded).
@@ -226,7 +215,7 @@ func cost(s *usage.Spent) string {
 	return usage.FormatCost(s.Cost)
 }
 
-// maxFor is the cap that applies to an epic's sessions: the done-token cap
+// MaxFor is the cap that applies to an epic's sessions: the done-token cap
 // for the contract's epic-less state.
 func (o *Options) MaxFor(epic string) int {
 	if epic == state.NoEpic {
@@ -235,55 +224,52 @@ func (o *Options) MaxFor(epic string) int {
 	return o.MaxCycles
 }
 
-// statusJQ prints each result of a jq expression over the report: strings
-// raw, other values as compact JSON.
+// JQ prints each result of a jq expression over the report: strings raw,
+// other values as compact JSON.
 func JQ(ctx context.Context, w io.Writer, expr string, rep *Report) error {
 	q, err := gojq.Parse(expr)
+	var code *gojq.Code
+	if err == nil {
+		code, err = gojq.Compile(q)
+	}
 	if err != nil {
 		return fmt.Errorf("--jq: %w", err)
 	}
-	code, err := gojq.Compile(q)
-	if err != nil {
-		return fmt.Errorf("--jq: %w", err)
-	}
-	// gojq works on plain JSON values.
+	var v any // gojq works on plain JSON values
 	raw, err := json.Marshal(rep)
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
 	if err != nil {
 		return err
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return err
-	}
-	iter := code.RunWithContext(ctx, v)
-	for {
+	for iter := code.RunWithContext(ctx, v); ; {
 		r, ok := iter.Next()
 		if !ok {
 			return nil
 		}
-		if err, ok := r.(error); ok {
-			var halt *gojq.HaltError
-			if errors.As(err, &halt) && halt.Value() == nil {
+		var out []byte
+		switch r := r.(type) {
+		case error:
+			if halt, ok := errors.AsType[*gojq.HaltError](r); ok && halt.Value() == nil {
 				return nil
 			}
-			return fmt.Errorf("--jq: %w", err)
-		}
-		if s, ok := r.(string); ok {
-			if _, err := fmt.Fprintln(w, s); err != nil {
-				return err
+			return fmt.Errorf("--jq: %w", r)
+		case string:
+			out = []byte(r)
+		default:
+			if out, err = gojq.Marshal(r); err != nil {
+				return fmt.Errorf("--jq: %w", err)
 			}
-			continue
 		}
-		b, err := gojq.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("--jq: %w", err)
-		}
-		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+		if _, err := fmt.Fprintf(w, "%s\n", out); err != nil {
 			return err
 		}
 	}
 }
 
+// Print writes rep as status shows it: the sessions' table, the usage
+// roll-ups, the runs and the decision history.
 func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Location) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "State: %s\n\n", rep.StateDir)
@@ -296,7 +282,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 			outcome, stop, why, when := "-", "-", "-", ago(now, s.UpdatedAt, loc)
 			var counts *state.Counts
 			if r := s.Last; r != nil {
-				outcome, stop, why, counts = string(r.Outcome), stopCell(r.Block), Cell(r.Why, 70), r.Counts
+				outcome, stop, why, counts = string(r.Outcome), StopCell(r.Block), Cell(r.Why, 70), r.Counts
 				when = ago(now, r.Time, loc)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
@@ -308,7 +294,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 			b.WriteString("\nTokens and cost recorded, by epic and claimed task:\n")
 			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "EPIC\tTASK\tSTOPS\tINPUT\tOUTPUT\tCACHE R\tCACHE W\tTOKENS\tCOST")
-			for _, group := range [][]UsageRow{rep.Epics, rep.Tasks} {
+			for _, group := range [][]usage.Row{rep.Epics, rep.Tasks} {
 				for _, u := range group {
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", Cell(u.Epic, 24), Cell(u.Task, 24), u.Stops,
 						usage.FormatTokens(u.Input), usage.FormatTokens(u.Output), usage.FormatTokens(u.CacheRead),
@@ -347,7 +333,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 			for _, r := range rep.History {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 					clock(now, r.Time, loc), Cell(r.Session, 40), Cell(r.Epic, 24),
-					Cell(string(r.Outcome), 16), stopCell(r.Block), cycles(r.Cycle, r.Max),
+					Cell(string(r.Outcome), 16), StopCell(r.Block), cycles(r.Cycle, r.Max),
 					countCells(r.Counts), Cell(r.Why, 70))
 			}
 			tw.Flush()
@@ -381,7 +367,8 @@ func FilterText(session, epic string) string {
 	return " for " + strings.Join(parts, ", ")
 }
 
-func stopCell(block bool) string {
+// StopCell is what a decision did with the stop: block or allow.
+func StopCell(block bool) string {
 	if block {
 		return "block"
 	}
@@ -401,13 +388,13 @@ func countCells(c *state.Counts) string {
 	if c == nil {
 		return "-\t-\t-\t-\t-"
 	}
-	cells := make([]string, 0, 5)
+	cells := []string{}
 	for _, n := range []int{c.Ready, c.InProgress, c.Blocked, c.Deferred, c.Remaining} {
-		if n < 0 {
-			cells = append(cells, "-")
-		} else {
-			cells = append(cells, strconv.Itoa(n))
+		cell := "-"
+		if n >= 0 {
+			cell = strconv.Itoa(n)
 		}
+		cells = append(cells, cell)
 	}
 	return strings.Join(cells, "\t")
 }

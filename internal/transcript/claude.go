@@ -26,6 +26,7 @@ type claudeLine struct {
 	id        string   // message.id of an assistant line
 	texts     []string // text blocks of an assistant line, in order
 	toolError bool     // a tool_result block with is_error
+	feedback  bool     // a user line holding a Stop hook's block reason
 }
 
 // rawClaudeLine is the JSON shape of the fields the readers need (Claude
@@ -116,11 +117,9 @@ func parseClaude(line []byte) claudeLine {
 				other = true // an image or a document the person attached
 			}
 		}
-		if l.kind == kindToolResult || r.IsMeta || r.IsCompactSummary || r.IsVisibleInTranscriptOnly {
-			break
-		}
 		t := strings.TrimSpace(text)
-		if t == "" && !other {
+		l.feedback = strings.HasPrefix(t, "Stop hook feedback:")
+		if l.kind == kindToolResult || r.IsMeta || r.IsCompactSummary || r.IsVisibleInTranscriptOnly || (t == "" && !other) {
 			break
 		}
 		if !slices.ContainsFunc(notPrompts, func(p string) bool { return strings.HasPrefix(t, p) }) {
@@ -192,14 +191,8 @@ func lastAssistantText(walk walker) (string, error) {
 		}
 		return true
 	}))
-	if err != nil {
-		return "", err
-	}
-	var all []string
-	for i := len(parts) - 1; i >= 0; i-- {
-		all = append(all, parts[i]...)
-	}
-	return joinText(all), nil
+	slices.Reverse(parts)
+	return joinText(slices.Concat(parts...)), err
 }
 
 // ToolErrors reports whether the latest tool results in a Claude Code

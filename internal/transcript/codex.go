@@ -115,8 +115,5 @@ func lastAgentMessage(walk walker) (string, error) {
 		}
 		return true
 	})
-	if err != nil {
-		return "", err
-	}
-	return out, nil
+	return out, err
 }

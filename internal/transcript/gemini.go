@@ -43,20 +43,13 @@ func geminiText(raw json.RawMessage) string {
 // yet gives "" and no error, never an earlier turn's text. Header, $set,
 // info, error and warning lines are skipped. A transcript with no message
 // record at all is ErrNoMessages.
-//
-// Gemini's AfterAgent input also carries prompt_response, but that joins
-// every model text since the user's prompt, across tool calls and across
-// the hook's own blocks, so an earlier turn's <promise> would still count:
-// the transcript is the source.
 func LastGeminiMessage(path string) (string, error) {
 	return fromFile(path, lastGeminiMessage)
 }
 
 func lastGeminiMessage(walk walker) (string, error) {
-	var (
-		text string
-		seen bool
-	)
+	var text string
+	var seen bool
 	err := walk(func(line []byte) bool {
 		if len(bytes.TrimSpace(line)) == 0 {
 			return true
@@ -76,11 +69,8 @@ func lastGeminiMessage(walk walker) (string, error) {
 		}
 		return true
 	})
-	if err != nil {
-		return "", err
+	if err == nil && !seen {
+		err = ErrNoMessages
 	}
-	if !seen {
-		return "", ErrNoMessages
-	}
-	return text, nil
+	return text, err
 }

@@ -24,15 +24,8 @@ const (
 // depend on the size of the file. Lines are split on '\n' only; the newline
 // is not part of the line. A file that does not end in a newline yields its
 // unterminated tail first, with Partial set. A line longer than the maximum
-// is skipped (see Skipped) without being held in memory.
-//
-// Use it like bufio.Scanner:
-//
-//	s := NewReverseScanner(f, size)
-//	for s.Scan() {
-//		line := s.Bytes()
-//	}
-//	if err := s.Err(); err != nil { … }
+// is skipped (see Skipped) without being held in memory. It is used like
+// bufio.Scanner (Scan, Bytes, Err).
 type ReverseScanner struct {
 	r     io.ReaderAt
 	chunk int

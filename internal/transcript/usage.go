@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -113,11 +114,8 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageForm
 		}
 		return start > from.Offset
 	}, from.Offset > 0, from.Model)
-	if model == "" {
-		model = from.Model
-	}
 	u.Transcript = true
-	return u, usage.UsageMark{Offset: end, Model: model}, scanErr
+	return u, usage.UsageMark{Offset: end, Model: cmp.Or(model, from.Model)}, scanErr
 }
 
 // ------------------------------------------------------------ Claude Code
@@ -129,10 +127,9 @@ type rawClaudeUsage struct {
 	Subtype     string `json:"subtype"`
 	IsSidechain bool   `json:"isSidechain"`
 	Message     struct {
-		ID      string  `json:"id"`
-		Model   string  `json:"model"`
-		Content content `json:"content"`
-		Usage   *struct {
+		ID    string `json:"id"`
+		Model string `json:"model"`
+		Usage *struct {
 			InputTokens              int64 `json:"input_tokens"`
 			OutputTokens             int64 `json:"output_tokens"`
 			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
@@ -151,7 +148,7 @@ type rawClaudeUsage struct {
 func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
-	reached, boundaries := false, 0
+	boundaries := 0
 	capped := walk(func(line []byte) bool {
 		// Only assistant lines with usage and user or system lines matter:
 		// skip the rest (tool results, attachments, request blobs) unparsed.
@@ -177,38 +174,25 @@ func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 			}
 			seen[r.Message.ID] = true
 			record(&u, r.Message.ID, r.Message.Model, usage.Tokens{Input: us.InputTokens, Output: us.OutputTokens,
-				CacheRead: us.CacheReadInputTokens, CacheWrite: us.CacheCreationInputTokens}, reached)
+				CacheRead: us.CacheReadInputTokens, CacheWrite: us.CacheCreationInputTokens}, boundaries > 0)
 		case "system":
 			if r.Subtype == "compact_boundary" && !region {
-				reached, boundaries = true, boundaries+1
+				boundaries++
 				return boundaries < 2
 			}
 		case "user":
 			if r.IsSidechain || region {
 				return true
 			}
-			l := parseClaude(line)
-			if l.kind == kindBoundary || claudeFeedback(r.Message.Content) {
-				reached, boundaries = true, boundaries+1
+			if l := parseClaude(line); l.kind == kindBoundary || l.feedback {
+				boundaries++
 				return boundaries < 2
 			}
 		}
 		return true
 	})
-	u.Partial = capped && !reached
+	u.Partial = capped && boundaries == 0
 	return u, ""
-}
-
-// claudeFeedback reports whether a user line is a Stop hook's block
-// reason fed back to the model.
-func claudeFeedback(c content) bool {
-	text := c.str
-	for _, b := range c.blocks {
-		if b.Type == "text" {
-			text += b.Text
-		}
-	}
-	return strings.HasPrefix(strings.TrimSpace(text), "Stop hook feedback:")
 }
 
 // ------------------------------------------------------------------ Codex
@@ -245,16 +229,10 @@ type rawCodexUsage struct {
 // model is the latest turn_context's (read further back when the cycle
 // does not hold one).
 func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, string) {
-	type counted struct {
-		id      string
-		t       usage.Tokens
-		earlier bool
-	}
 	var (
 		u          usage.Usage
-		tokens     []counted
+		entries    []usage.UsageEntry // the model is known at the end
 		model      string
-		reached    bool
 		boundaries int
 		haveTotal  bool
 		later      codexTokenUsage // the cumulative total of the count read before (later in the file)
@@ -288,24 +266,21 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, s
 			}
 			haveTotal, later = true, p.Info.Total
 			l := p.Info.Last
-			tokens = append(tokens, counted{strconv.FormatInt(p.Info.Total.TotalTokens, 10), usage.Tokens{
+			entries = append(entries, usage.UsageEntry{ID: strconv.FormatInt(p.Info.Total.TotalTokens, 10), Tokens: usage.Tokens{
 				Input: max(l.InputTokens-l.CachedInputToken, 0), Output: l.OutputTokens,
-				CacheRead: l.CachedInputToken, CacheWrite: l.CacheWriteTokens}, reached})
+				CacheRead: l.CachedInputToken, CacheWrite: l.CacheWriteTokens}, Earlier: boundaries > 0})
 		case region:
 		case r.Type == "event_msg" && p.Type == "task_started",
 			r.Type == "response_item" && p.Type == "message" && p.Role == "user" && !codexContext(p.Content):
-			reached, boundaries = true, boundaries+1
+			boundaries++
 		}
 		return true
 	})
-	if model == "" {
-		// A region without a turn start: the model of the turn it is in.
-		model = regionModel
+	model = cmp.Or(model, regionModel) // a region without a turn start: the model of the turn it is in
+	for _, e := range entries {
+		record(&u, e.ID, model, e.Tokens, e.Earlier)
 	}
-	for _, c := range tokens {
-		record(&u, c.id, model, c.t, c.earlier)
-	}
-	u.Partial = capped && !reached
+	u.Partial = capped && boundaries == 0
 	return u, model
 }
 
@@ -348,7 +323,7 @@ type rawGeminiUsage struct {
 func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
-	reached, boundaries := false, 0
+	boundaries := 0
 	capped := walk(func(line []byte) bool {
 		if !bytes.Contains(line, []byte(`"type"`)) {
 			return true
@@ -369,7 +344,7 @@ func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 			if region || toolResult {
 				return true
 			}
-			reached, boundaries = true, boundaries+1
+			boundaries++
 			return boundaries < 2
 		case "gemini":
 			if r.Tokens == nil || (r.ID != "" && seen[r.ID]) {
@@ -378,10 +353,10 @@ func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 			seen[r.ID] = true
 			t := r.Tokens
 			record(&u, r.ID, r.Model, usage.Tokens{Input: max(t.Input-t.Cached, 0) + t.Tool, Output: t.Output + t.Thoughts,
-				CacheRead: t.Cached}, reached)
+				CacheRead: t.Cached}, boundaries > 0)
 		}
 		return true
 	})
-	u.Partial = capped && !reached
+	u.Partial = capped && boundaries == 0
 	return u, ""
 }

@@ -114,13 +114,11 @@ func (u Usage) Since(cursor string) (counted Usage, next string) {
 
 // Add counts t under model.
 func (u *Usage) Add(model string, t Tokens) {
-	for i := range u.Models {
-		if u.Models[i].Model == model {
-			u.Models[i].Tokens = u.Models[i].Tokens.Plus(t)
-			return
-		}
+	if i := slices.IndexFunc(u.Models, func(m ModelUsage) bool { return m.Model == model }); i >= 0 {
+		u.Models[i].Tokens = u.Models[i].Tokens.Plus(t)
+	} else {
+		u.Models = append(u.Models, ModelUsage{Model: model, Tokens: t})
 	}
-	u.Models = append(u.Models, ModelUsage{Model: model, Tokens: t})
 }
 
 // Spent is tokens and what they cost.
@@ -154,9 +152,6 @@ func (s Spent) Plus(o Spent) Spent {
 	return out
 }
 
-// Priced reports whether every token has a known cost.
-func (s Spent) Priced() bool { return s.Unpriced == 0 }
-
 // Price is what one model's tokens cost, in US dollars per million tokens
 // (usage.prices). Model is a glob (path.Match: "claude-sonnet-4*").
 type Price struct {
@@ -184,22 +179,9 @@ var Prices = []Price{
 	{"gemini-2.5-flash*", 0.3, 2.5, 0.075, 0},
 }
 
-// PriceFor is the first price of prices (usage.prices) whose model
-// pattern matches model.
-func PriceFor(prices []Price, model string) (Price, bool) {
-	if model == "" {
-		return Price{}, false
-	}
-	for _, p := range prices {
-		if ok, _ := path.Match(p.Model, model); ok {
-			return p, true
-		}
-	}
-	return Price{}, false
-}
-
-// Spend prices a stop's usage with the price table (usage.prices); the
-// tokens of a model without a price are counted without a cost.
+// Spend prices a stop's usage with the price table (usage.prices: the
+// first pattern that matches a model); the tokens of a model without a
+// price are counted without a cost.
 func Spend(prices []Price, u Usage) Spent {
 	var s Spent
 	for _, m := range u.Models {
@@ -207,11 +189,12 @@ func Spend(prices []Price, u Usage) Spent {
 		if m.Model != "" && !slices.Contains(s.Models, m.Model) {
 			s.Models = append(s.Models, m.Model)
 		}
-		p, ok := PriceFor(prices, m.Model)
-		if !ok {
+		i := slices.IndexFunc(prices, func(p Price) bool { ok, _ := path.Match(p.Model, m.Model); return ok })
+		if m.Model == "" || i < 0 {
 			s.Unpriced += m.Total()
 			continue
 		}
+		p := prices[i]
 		s.Cost += (float64(m.Input)*p.Input + float64(m.Output)*p.Output +
 			float64(m.CacheRead)*p.CacheRead + float64(m.CacheWrite)*p.CacheWrite) / 1e6
 	}

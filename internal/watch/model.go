@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
@@ -129,8 +130,8 @@ func (m Model) View() tea.View {
 			b.WriteString(cutStyled(runLine(r, now), width) + "\n")
 		}
 	}
-	if sel, ok := m.current(); ok {
-		switch {
+	if m.selected < len(m.snap.Rows) {
+		switch sel := m.snap.Rows[m.selected]; {
 		case m.showReason:
 			b.WriteString("\n" + styleTitle.Render("Last reason fed back to "+cut(sel.Session, 30)+":") + "\n")
 			reason := sel.Reason
@@ -143,32 +144,18 @@ func (m Model) View() tea.View {
 		case m.showHistory && m.History != nil:
 			b.WriteString("\n" + styleTitle.Render("History of "+cut(sel.Session, 30)+" on "+sel.Epic+":") + "\n")
 			for _, rec := range m.History(sel.Session, sel.Epic) {
-				stop := "allow"
-				if rec.Block {
-					stop = "block"
-				}
-				b.WriteString(cut(fmt.Sprintf("%s  %-13s %s  %s", rec.Time.In(time.Local).Format("15:04:05"), rec.Outcome, stop, rec.Why), width) + "\n")
+				b.WriteString(cut(fmt.Sprintf("%s  %-13s %s  %s", rec.Time.In(time.Local).Format("15:04:05"), rec.Outcome, status.StopCell(rec.Block), rec.Why), width) + "\n")
 			}
 		}
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	footer := styleDim.Render(cut("q quit · ↑↓ select · enter history · w full reason", width))
-	if m.height > 1 && len(lines) > m.height-1 {
-		lines = lines[:m.height-1]
-	}
-	for m.height > 1 && len(lines) < m.height-1 {
-		lines = append(lines, "")
+	if m.height > 1 { // exactly the screen's height
+		lines = append(lines, make([]string, max(m.height-1-len(lines), 0))...)[:m.height-1]
 	}
 	v := tea.NewView(strings.Join(append(lines, footer), "\n"))
 	v.AltScreen = true
 	return v
-}
-
-func (m Model) current() (Row, bool) {
-	if m.selected < len(m.snap.Rows) {
-		return m.snap.Rows[m.selected], true
-	}
-	return Row{}, false
 }
 
 // rowLines renders one loop on two lines:
@@ -176,9 +163,9 @@ func (m Model) current() (Row, bool) {
 //	! s1  bd-a  [#####-----] 3/6  cycle 2/50  114.7k $0.04
 //	  escalated · all remaining work is blocked · 3m ago · 1h2m · bd-a.1
 func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
-	mark := " "
+	mark, outcome := " ", string(r.Outcome)
 	if r.NeedsPerson {
-		mark = styleAlert.Render("!")
+		mark, outcome = styleAlert.Render("!"), styleAlert.Render(outcome)
 	}
 	spent := "-"
 	if r.Spent.Total() > 0 {
@@ -188,10 +175,6 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 		}
 	}
 	line1 := fmt.Sprintf("%s %-12s %-10s %s  %s  %s", mark, cut(r.Session, 12), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Cycles, r.Max), spent)
-	outcome := string(r.Outcome)
-	if r.NeedsPerson {
-		outcome = styleAlert.Render(outcome)
-	}
 	parts := []string{outcome, r.Why}
 	if !r.LastStop.IsZero() {
 		parts = append(parts, ago(now.Sub(r.LastStop))+" ago")

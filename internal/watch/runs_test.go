@@ -43,13 +43,13 @@ func TestLiveRuns(t *testing.T) {
 	}
 	var ids []string
 	for _, r := range runs {
-		ids = append(ids, r.ID)
+		ids = append(ids, r.RunID)
 	}
 	if got := strings.Join(ids, ","); got != "r-live,r-dead" {
 		t.Fatalf("live runs = %s, want r-live,r-dead (finished runs left out, newest first)", got)
 	}
-	if runs[0].Dead || !runs[1].Dead {
-		t.Errorf("dead = %v, %v; want false, true", runs[0].Dead, runs[1].Dead)
+	if runs[0].Status != "running" || runs[1].Status != headless.StatusDead {
+		t.Errorf("status = %v, %v; want running, dead", runs[0].Status, runs[1].Status)
 	}
 	if got, err := LiveRuns(filepath.Join(dir, "none")); err != nil || got != nil {
 		t.Errorf("missing folder: %v, %v", got, err)

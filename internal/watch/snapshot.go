@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -42,7 +43,7 @@ type Row struct {
 type Snapshot struct {
 	Rows []Row
 	// Runs are runtasks run's running and dead runs (LiveRuns).
-	Runs []RunRow
+	Runs []headless.RunState
 	Read time.Time
 }
 
@@ -111,12 +112,8 @@ func Load(store *state.Store, maxFor func(epic string) int, now time.Time) (Snap
 }
 
 func needsPerson(o state.Outcome) bool {
-	switch o {
-	case state.OutcomeCapReached, state.OutcomeBudget:
-		return true
-	}
 	c := o.Class()
-	return o != "" && (c == state.ClassNeedsPerson || c == state.ClassError)
+	return o == state.OutcomeCapReached || o == state.OutcomeBudget || o != "" && (c == state.ClassNeedsPerson || c == state.ClassError)
 }
 
 // mostRemaining is the most unclosed work a recent decision on the epic

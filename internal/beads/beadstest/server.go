@@ -1,7 +1,6 @@
 package beadstest
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -160,33 +159,11 @@ func freePort(t testing.TB) int {
 // (bd's circuit breaker keeps its state there).
 func NewServerStore(t testing.TB, prefix string, srv *DoltServer) *Store {
 	t.Helper()
-	bin := RealBD(t)
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	root := filepath.Join(dir, "repo")
-	tmp := filepath.Join(dir, "tmp")
-	for _, d := range []string{home, root, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(os.Environ(),
-		"HOME="+home, "TMPDIR="+tmp, "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1",
-		"BEADS_ACTOR=tester", "GIT_AUTHOR_NAME=tester", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=tester", "GIT_COMMITTER_EMAIL=t@example.com",
-		"BEADS_DOLT_SERVER_PORT="+strconv.Itoa(srv.Port),
-	)
-	s := &Store{t: t, Root: root, Bin: bin, Env: env}
-	s.exec("git", "init", "-q")
+	s := newStore(t, "TMPDIR="+t.TempDir(), "BEADS_DOLT_SERVER_PORT="+strconv.Itoa(srv.Port))
 	s.BD("init", "--server", "--server-host", srv.Host, "--server-port", strconv.Itoa(srv.Port), "--external",
 		"--prefix", prefix, "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
-	if meta, err := os.ReadFile(filepath.Join(root, ".beads", "metadata.json")); err != nil || !strings.Contains(string(meta), `"dolt_mode": "server"`) {
+	if meta, err := os.ReadFile(filepath.Join(s.Root, ".beads", "metadata.json")); err != nil || !strings.Contains(string(meta), `"dolt_mode": "server"`) {
 		t.Fatalf("bd init --server did not write a server-mode store: %v\n%s", err, meta)
 	}
 	return s
-}
-
-// String names the server for messages.
-func (s *DoltServer) String() string {
-	return fmt.Sprintf("dolt sql-server %s (data %s)", s.Addr(), s.Dir)
 }

@@ -36,23 +36,29 @@ func RealBD(t testing.TB) string {
 // NewStore initialises a stealth store with the given prefix.
 func NewStore(t testing.TB, prefix string) *Store {
 	t.Helper()
-	bin := RealBD(t)
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	root := filepath.Join(dir, "repo")
+	s := newStore(t)
+	s.BD("init", "--prefix", prefix, "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
+	return s
+}
+
+// newStore makes the git repository and HOME of a store, with env added
+// to the environment, for bd init to initialise.
+func newStore(t testing.TB, env ...string) *Store {
+	t.Helper()
+	bin, dir := RealBD(t), t.TempDir()
+	home, root := filepath.Join(dir, "home"), filepath.Join(dir, "repo")
 	for _, d := range []string{home, root} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	env := append(os.Environ(),
+	env = append(append(os.Environ(),
 		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "CLAUDE_PROJECT_DIR=", "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1",
 		"BEADS_ACTOR=tester", "GIT_AUTHOR_NAME=tester", "GIT_AUTHOR_EMAIL=t@example.com",
 		"GIT_COMMITTER_NAME=tester", "GIT_COMMITTER_EMAIL=t@example.com",
-	)
+	), env...)
 	s := &Store{t: t, Root: root, Bin: bin, Env: env}
 	s.exec("git", "init", "-q")
-	s.BD("init", "--prefix", prefix, "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
 	return s
 }
 
@@ -80,8 +86,7 @@ func (s *Store) BDMaybe(args ...string) bool {
 func (s *Store) exec(bin string, args ...string) string {
 	s.t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = s.Root
-	cmd.Env = s.Env
+	cmd.Dir, cmd.Env = s.Root, s.Env
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
