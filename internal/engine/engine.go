@@ -73,7 +73,7 @@ type Decision struct {
 	// Stuck lists the stuck tasks found at this stop and the action to
 	// apply to each (Stop applies them through Ports.Updater).
 	Stuck []StuckTask
-	Epic string // the epic the stop was judged against ("" for none)
+	Epic  string // the epic the stop was judged against ("" for none)
 	// Cycle is the loop's count after this decision (its blocks; an
 	// ending decision keeps the count the loop ended at) and Max its cap
 	// (0: none): the one count status, watch, report and run show.

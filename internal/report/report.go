@@ -86,7 +86,7 @@ type Task struct {
 // Run is one runtasks run on the epic.
 type Run struct {
 	ID, Agent, Status string
-	Cycles            int
+	Cycles, Max       int // the loop's count and cap, as status shows them
 	Start, End        time.Time
 	Closed, Total     int
 	Why               string
@@ -197,7 +197,7 @@ func Build(in Input) Report {
 		if run.Epic != in.Epic {
 			continue
 		}
-		r.Runs = append(r.Runs, Run{ID: run.RunID, Agent: run.Agent, Status: run.Status, Cycles: len(run.Cycles),
+		r.Runs = append(r.Runs, Run{ID: run.RunID, Agent: run.Agent, Status: run.Status, Cycles: run.Cycle, Max: run.MaxCycles,
 			Start: run.StartedAt, End: run.EndedAt, Closed: run.Closed, Total: run.Total, Why: run.Why})
 		r.Seen = max(r.Seen, run.Total)
 	}

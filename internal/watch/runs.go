@@ -34,7 +34,7 @@ func LiveRuns(dir string) ([]RunRow, error) {
 			continue
 		}
 		out = append(out, RunRow{ID: r.RunID, Epic: r.Epic, Agent: r.Agent, Dead: r.Status == headless.StatusDead,
-			Cycles: len(r.Cycles), Max: r.MaxCycles, Closed: r.Closed, Total: r.Total, Started: r.StartedAt})
+			Cycles: r.Cycle, Max: r.MaxCycles, Closed: r.Closed, Total: r.Total, Started: r.StartedAt})
 	}
 	return out, nil
 }
