@@ -41,11 +41,14 @@ func newRunCmd(f *Factory) *cobra.Command {
 		Use:   "run --epic E [--agent claude|codex] [--max-cycles N] [--max-duration D] [-- agent args…]",
 		Short: "Drive an epic headless: one fresh agent run per cycle until beads says done",
 		Long: `run is the outer loop for CI, cron jobs and long epics. Each cycle starts the
-agent non-interactively with the orchestration prompt (the stop hook's),
-follows its event stream, and when the agent exits reads beads and decides
-with the stop hook's engine: promises are claims checked against beads, the
-cycle cap, no-progress and bd errors apply as they do at a Stop. While work
-remains the next cycle starts with the engine's block reason as its prompt.
+agent non-interactively and follows its event stream. Before the first cycle
+and whenever the agent exits, the stop hook's engine decides, with the same
+input a Stop gives it (the agent's tokens, from its result event): promises
+are claims checked against beads; the cycle cap, max_duration, a context
+checkpoint, workflow.budget, no-progress and bd errors apply as they do at
+a Stop, and workflow.notify hears each event once. While the engine blocks,
+the next cycle starts with its block reason (the orchestration prompt and
+its state line) as the prompt.
 
   claude: claude -p --output-format stream-json --verbose [agent args] -- PROMPT
   codex:  codex exec --json [agent args] -- PROMPT

@@ -327,9 +327,8 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	// The engine starts the loop: its first block is cycle 1, and its
 	// reason (the orchestration prompt and its state line) the first
 	// prompt. An epic already complete starts no agent.
-	dec, err := r.stop(ctx, nil, false)
-	r.p.Printf("runtasks run: epic %s · %s · %s · log %s", r.epic, r.agent, limits(dec, r.o.Now()), relTo(r.cfg.Root, r.dir))
-	out := r.then(ctx, dec, err, nil, "")
+	r.p.Printf("runtasks run: epic %s · %s · log %s", r.epic, r.agent, relTo(r.cfg.Root, r.dir))
+	dec, out := r.step(ctx, nil, nil, "")
 	resumeID := ""
 	for out == nil {
 		var (
@@ -349,18 +348,6 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		}
 	}
 	return out.res, out.err
-}
-
-// limits says what bounds the loop, from the engine's first decision.
-func limits(dec engine.Decision, now time.Time) string {
-	if dec.Max <= 0 {
-		return "no cap known (" + string(dec.Outcome) + ")"
-	}
-	s := fmt.Sprintf("up to %d cycles", dec.Max)
-	if !dec.Deadline.IsZero() {
-		s += " or " + dec.Deadline.Sub(now).Round(time.Second).String()
-	}
-	return s
 }
 
 // agentCycle runs the agent of the cycle dec asked for (run), stopping it
@@ -396,18 +383,13 @@ func (r *runner) agentCycle(ctx context.Context, dec engine.Decision, note strin
 // of the cycle's work) and ends the run unless the engine blocks.
 func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what string) (engine.Decision, *over) {
 	dec, err := r.stop(ctx, sum, false)
-	return dec, r.then(ctx, dec, err, last, what)
-}
-
-// then is step after the engine's answer.
-func (r *runner) then(ctx context.Context, dec engine.Decision, err error, last *CycleRecord, what string) *over {
 	switch {
 	case ctx.Err() != nil:
 		// Ctrl-C while beads was read: the decision is not to be trusted.
 		r.tally(ctx, last)
-		return ended(r.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
+		return dec, ended(r.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
 	case err != nil:
-		return ended(r.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
+		return dec, ended(r.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
 	}
 	r.state.Cycle, r.state.MaxCycles = dec.Cycle, dec.Max
 	if !dec.Deadline.IsZero() {
@@ -425,9 +407,9 @@ func (r *runner) then(ctx context.Context, dec engine.Decision, err error, last 
 	}
 	if dec.Block {
 		r.save()
-		return nil
+		return dec, nil
 	}
-	return ended(r.finish(ctx, dec))
+	return dec, ended(r.finish(ctx, dec))
 }
 
 // stop is the stop transaction for the stop that ends a cycle (sum: its
@@ -535,18 +517,12 @@ func onceEach(send func(engine.Input, engine.Decision)) func(engine.Input, engin
 	if send == nil {
 		return nil
 	}
-	var (
-		mu   sync.Mutex
-		sent = map[string]bool{}
-	)
+	var sent sync.Map
 	return func(in engine.Input, dec engine.Decision) {
-		event := notify.EventFor(dec)
-		mu.Lock()
-		dup := sent[event]
-		sent[event] = true
-		mu.Unlock()
-		if event != "" && !dup {
-			send(in, dec)
+		if e := notify.EventFor(dec); e != "" {
+			if _, dup := sent.LoadOrStore(e, true); !dup {
+				send(in, dec)
+			}
 		}
 	}
 }
