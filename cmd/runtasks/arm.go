@@ -202,7 +202,7 @@ func runDisarm(o *disarmOptions) error {
 
 // disarm releases one session, or reports (and notifies) a refusal.
 func (o *disarmOptions) disarm(store *state.Store, session string) error {
-	was, refused, err := engine.Disarm(store, session, o.Shell, o.Now())
+	was, refused, err := engine.Disarm(store, o.Cfg, session, o.Shell, o.Now())
 	if refused != nil {
 		if o.Notify != nil {
 			if _, nerr := o.Notify(engine.Input{SessionID: session, Agent: o.Shell.Agent}, *refused); nerr != nil {

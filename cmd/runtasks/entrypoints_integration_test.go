@@ -100,9 +100,11 @@ func TestIntegrationEntryPointsAgree(t *testing.T) {
 				t.Fatalf("check --json: %v\n%s\n%s", err, out, errOut)
 			}
 
-			// run: one agent run, then the engine decides.
+			// run: the engine's first block starts cycle 1; after its agent
+			// run the engine decides (a cap of 2 leaves that decision to
+			// the rules, not the cap).
 			runID := fmt.Sprintf("agree-%d", i)
-			runIn(t, s.Root, s.Env, "", "run", "--epic", epic, "--max-cycles", "1", "--plain", "--run-id", runID)
+			runIn(t, s.Root, s.Env, "", "run", "--epic", epic, "--max-cycles", "2", "--plain", "--run-id", runID)
 			var rj struct {
 				Outcome state.Outcome `json:"outcome"`
 				Cycles  []struct {

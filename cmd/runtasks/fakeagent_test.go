@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,7 +27,8 @@ import (
 //   - task: a worker of runtasks run --workers (fakeWorker).
 //
 // FAKEAGENT_LOG, when set, gets one line per run: the last line of the
-// prompt (runtasks' state line from cycle 2 on).
+// prompt (runtasks' state line). FAKEAGENT_TOKENS=N adds the result's
+// modelUsage: 100 input and N output tokens of claude-fake-1.
 func fakeAgentMain() int {
 	args := os.Args[1:]
 	prompt, stream, verbose := "", false, false
@@ -88,10 +90,15 @@ func fakeAgentMain() int {
 				{"tool_use_id": id, "type": "tool_result", "content": out, "is_error": isErr}}}})
 	}
 	result := func(subtype, text string, isErr bool) {
-		emit(map[string]any{"type": "result", "subtype": subtype, "is_error": isErr, "duration_ms": 12,
+		ev := map[string]any{"type": "result", "subtype": subtype, "is_error": isErr, "duration_ms": 12,
 			"duration_api_ms": 10, "num_turns": msgN, "result": text, "stop_reason": "end_turn",
 			"terminal_reason": "completed", "total_cost_usd": 0, "permission_denials": []any{},
-			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5}, "uuid": "r-1"})
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5}, "uuid": "r-1"}
+		if n, err := strconv.Atoi(os.Getenv("FAKEAGENT_TOKENS")); err == nil {
+			ev["modelUsage"] = map[string]any{"claude-fake-1": map[string]any{"inputTokens": 100, "outputTokens": n,
+				"cacheReadInputTokens": 0, "cacheCreationInputTokens": 0}}
+		}
+		emit(ev)
 	}
 	emit(map[string]any{"type": "system", "subtype": "init", "cwd": mustGetwd(), "tools": []string{"Bash", "Edit", "Read"},
 		"mcp_servers": []any{}, "model": "claude-fake-1", "permissionMode": "default", "apiKeySource": "ANTHROPIC_API_KEY",

@@ -18,7 +18,9 @@ import (
 // FAKEAGENT_TRACE it writes "start ID", "end ID" lines, "peak N" (the most
 // tasks it saw worked at once on this machine while it worked) and
 // "VIOLATION …" for a task started before its blockers were closed. The task named by FAKEAGENT_FAILMERGE
-// fails its first merge: the agent says so and does not close it.
+// fails its first merge: the agent says so and does not close it. The
+// task named by FAKEAGENT_CHECKPOINT ends its first run at a context
+// checkpoint, before the merge.
 func fakeWorker(assistant func(...map[string]any), toolResult func(string, string, bool), result func(string, string, bool)) int {
 	id, wt := os.Getenv("RUNTASKS_TASK"), os.Getenv("RUNTASKS_WORKTREE")
 	trace := os.Getenv("FAKEAGENT_TRACE")
@@ -101,6 +103,19 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 	if out, err := git(wt, "commit", "-qm", "work on "+id); err != nil && !strings.Contains(out, "nothing to commit") {
 		result("error_during_execution", "git commit: "+out, true)
 		return 1
+	}
+	if os.Getenv("FAKEAGENT_CHECKPOINT") == id {
+		marker := trace + ".checkpoint-" + id
+		if _, err := os.Stat(marker); err != nil {
+			// The context runs out before the merge: the work is committed
+			// on the branch, the task is not closed.
+			os.WriteFile(marker, nil, 0o644)
+			logf("checkpoint %s", id)
+			text := "My context is nearly full; the work on " + id + " is committed on its branch.\n<promise>CONTEXT LIMIT - CHECKPOINT</promise>"
+			assistant(map[string]any{"type": "text", "text": text})
+			result("success", text, false)
+			return 0
+		}
 	}
 	if fail := os.Getenv("FAKEAGENT_FAILMERGE"); fail == id {
 		marker := trace + ".failed-" + id

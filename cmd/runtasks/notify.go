@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/notify"
+	"github.com/runtasks/runtasks/internal/trust"
 )
 
 // notifyRunCommand is the hidden command the stop hook starts, detached,
@@ -39,6 +41,43 @@ func newNotifyRunCmd(f *Factory) *cobra.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// notifyPort is the engine's notify port of a command: workflow.notify's
+// commands for a recorded decision, started detached, from a source the
+// person controls (notify.FromTrustedSource; trusted says which
+// configuration file is the person's). What was dispatched, or why not,
+// goes to the log.
+func notifyPort(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.Sources, trusted func(file string) bool,
+	logger *log.Logger) func(engine.Input, engine.Decision) {
+	explicit, _ := cmd.Flags().GetString("config")
+	gate := notify.FromTrustedSource(explicit, trusted)
+	return func(in engine.Input, dec engine.Decision) {
+		event, err := notify.Send(cfg, src, gate, in, dec, f.Now(), selfPath, []string{notifyRunCommand}, f.Environ())
+		if err != nil {
+			logger.Warn("notify", "session", in.SessionID, "epic", dec.Epic, "outcome", dec.Outcome, "err", err)
+		} else if event != "" {
+			logger.Info("notify dispatched", "session", in.SessionID, "epic", dec.Epic, "event", event)
+		}
+	}
+}
+
+// projectTrusted says whether a configuration file of a command a person
+// typed (runtasks run) may run notify commands: the project's project.yaml
+// when runtasks trust trusts it as it is now.
+func projectTrusted(f *Factory, cfg *config.Config) func(file string) bool {
+	return func(file string) bool {
+		st, err := f.trustStore()
+		if err != nil || file == "" || file != cfg.File {
+			return false
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		ok, err := st.Check(cfg.Root, data)
+		return err == nil && ok == trust.Trusted
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/claim"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
 )
 
@@ -30,6 +31,8 @@ type runOptions struct {
 	WorkersSet bool
 	Heartbeat  time.Duration
 	Getenv     func(string) string
+	// Notify is the engine's notify port, logging to logger (nil: none).
+	Notify func(logger *log.Logger) func(engine.Input, engine.Decision)
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
@@ -38,11 +41,14 @@ func newRunCmd(f *Factory) *cobra.Command {
 		Use:   "run --epic E [--agent claude|codex] [--max-cycles N] [--max-duration D] [-- agent args…]",
 		Short: "Drive an epic headless: one fresh agent run per cycle until beads says done",
 		Long: `run is the outer loop for CI, cron jobs and long epics. Each cycle starts the
-agent non-interactively with the orchestration prompt (the stop hook's),
-follows its event stream, and when the agent exits reads beads and decides
-with the stop hook's engine: promises are claims checked against beads, the
-cycle cap, no-progress and bd errors apply as they do at a Stop. While work
-remains the next cycle starts with the engine's block reason as its prompt.
+agent non-interactively and follows its event stream. Before the first cycle
+and whenever the agent exits, the stop hook's engine decides, with the same
+input a Stop gives it (the agent's tokens, from its result event): promises
+are claims checked against beads; the cycle cap, max_duration, a context
+checkpoint, workflow.budget, no-progress and bd errors apply as they do at
+a Stop, and workflow.notify hears each event once. While the engine blocks,
+the next cycle starts with its block reason (the orchestration prompt and
+its state line) as the prompt.
 
   claude: claude -p --output-format stream-json --verbose [agent args] -- PROMPT
   codex:  codex exec --json [agent args] -- PROMPT
@@ -85,7 +91,7 @@ and the flags below.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadConfig(cmd, "")
+			cfg, src, err := f.LoadConfig(cmd, "")
 			if err != nil {
 				return exitCode(headless.ExitError, err)
 			}
@@ -93,11 +99,11 @@ and the flags below.`,
 			opts.Environ, opts.Now, opts.Getenv = f.Environ(), f.Now, f.Getenv
 			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
 			opts.Args = args
-			if !cmd.Flags().Changed("max-duration") {
-				opts.MaxDuration = cfg.Workflow.MaxDuration
-			}
 			opts.Beads = newBeadsClient(f, cfg)
 			opts.Ports = stopPorts(f, cfg)
+			opts.Notify = func(logger *log.Logger) func(engine.Input, engine.Decision) {
+				return notifyPort(f, cmd, cfg, src, projectTrusted(f, cfg), logger)
+			}
 			opts.TTY = !opts.Plain && headless.IsTerminal(f.Out)
 			opts.Width = func() int { return headless.Width(f.Out) }
 			opts.WorkersSet = cmd.Flags().Changed("workers")
@@ -111,7 +117,7 @@ and the flags below.`,
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "agent: claude or codex (run.agent)")
 	cmd.Flags().StringVar(&opts.Session, "session", "", "fresh: a new session per cycle; resume: continue the Codex session (run.session)")
 	cmd.Flags().Int("max-cycles", 0, "agent runs at most (workflow.stop_hook.max_cycles)")
-	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", 0, "stop after this long, e.g. 90m (workflow.max_duration; 0 = no limit)")
+	cmd.Flags().Duration("max-duration", 0, "stop after this long since the first cycle, e.g. 90m (workflow.max_duration; 0 = no limit)")
 	cmd.Flags().DurationVar(&opts.Grace, "grace", 10*time.Second, "time the agent's processes have to exit after Ctrl-C before they are killed")
 	cmd.Flags().BoolVar(&opts.Plain, "plain", false, "plain progress lines even on a terminal")
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "name of the run's folder (default: UTC time and a random suffix)")
@@ -146,9 +152,6 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.Grace <= 0 {
 		return exitCode(headless.ExitError, fmt.Errorf("--grace %s: must be positive", o.Grace))
 	}
-	if o.MaxDuration < 0 {
-		return exitCode(headless.ExitError, fmt.Errorf("--max-duration %s: must not be negative", o.MaxDuration))
-	}
 	if o.Workers < 1 {
 		return exitCode(headless.ExitError, fmt.Errorf("--workers %d: want 1 or more", o.Workers))
 	}
@@ -158,6 +161,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
 	defer closeLog()
 	o.Log = logger.With("cmd", "run")
+	if o.Notify != nil {
+		o.Ports.Notify = o.Notify(o.Log)
+	}
 	var res headless.Result
 	var err error
 	if o.Workers > 1 || o.WorkersSet {

@@ -23,6 +23,7 @@ func TestIntegrationRun(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/run",
 		UpdateScripts: *update,
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"waitlines": waitLines},
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, ".home")
 			if err := os.MkdirAll(home, 0o755); err != nil {

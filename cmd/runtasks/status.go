@@ -98,8 +98,6 @@ prints each result on its own line, strings without quotes.`,
 				return runStatus(cmd.Context(), opts)
 			}
 			opts.RunsDir = headless.RunsDir(cfg)
-			opts.MaxCycles = cfg.Workflow.StopHook.MaxCycles
-			opts.DoneTokenMax = cfg.Workflow.DoneToken.Max
 			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if opts.TTY != nil {
 				opts.Tally = newBeadsClient(f, cfg).Tally

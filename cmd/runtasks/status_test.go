@@ -21,8 +21,9 @@ import (
 var statusNow = time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
 
 // statusFixture is a state directory with three sessions and a log of
-// their decisions: s1 loops on bd-a (3 blocks), s2 finished bd-a, s3 was
-// blocked once on bd-b with only the ready count read.
+// their decisions: s1 loops on bd-a (3 blocks), s2 finished bd-a after one,
+// s3 (a run with --max-cycles 10) was blocked once on bd-b with only the
+// ready count read. Each row shows its loop's own count and cap.
 func statusFixture(t testing.TB) *state.Store {
 	t.Helper()
 	s := &state.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
@@ -32,10 +33,10 @@ func statusFixture(t testing.TB) *state.Store {
 	readyOnly := &state.Counts{Ready: 2, InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
 	recs := []state.Record{
 		{Time: statusNow.Add(-3 * time.Hour), Session: "s2", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "2 ready, 1 in progress", Counts: full(2, 1, 0, 4)},
-		{Time: statusNow.Add(-2 * time.Hour), Session: "s2", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeComplete, Block: false, Cycle: 0, Max: 50, Why: "all tasks closed", Counts: full(0, 0, 0, 0)},
+		{Time: statusNow.Add(-2 * time.Hour), Session: "s2", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeComplete, Block: false, Cycle: 1, Max: 50, Why: "all tasks closed", Counts: full(0, 0, 0, 0)},
 		{Time: statusNow.Add(-30 * time.Minute), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "3 ready", Counts: full(3, 0, 1, 5)},
 		{Time: statusNow.Add(-20 * time.Minute), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeRejected, Block: true, Cycle: 2, Max: 50, Why: "promise ALL TASKS COMPLETE rejected: 2 ready", Counts: full(2, 1, 1, 5)},
-		{Time: statusNow.Add(-5 * time.Minute), Session: "s3", Epic: "bd-b", Agent: "codex", Event: "Stop", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "2 ready", Counts: readyOnly},
+		{Time: statusNow.Add(-5 * time.Minute), Session: "s3", Epic: "bd-b", Agent: "codex", Event: "run", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 10, Why: "2 ready", Counts: readyOnly},
 		{Time: statusNow.Add(-45 * time.Second), Session: "s1", Epic: "bd-a", Agent: "claude", Event: "Stop", Outcome: state.OutcomeContinue, Block: true, Cycle: 3, Max: 50, Why: "1 ready, 2 in progress", Counts: full(1, 2, 1, 5)},
 	}
 	last := map[[2]string]state.Record{}
@@ -62,9 +63,9 @@ func statusFixture(t testing.TB) *state.Store {
 	for key, r := range last {
 		r := r
 		_, err := s.Update(key[0], key[1], func(st *state.State) error {
-			st.Cycles, st.Last, st.UpdatedAt, st.Spent = r.Cycle, &r, r.Time, spent[key]
-			if r.Block {
-				st.FirstBlockAt = statusNow.Add(-time.Hour)
+			st.Last, st.UpdatedAt, st.Spent = &r, r.Time, spent[key]
+			if r.Block { // an ended loop's counters are cleared
+				st.Cycles, st.FirstBlockAt = r.Cycle, statusNow.Add(-time.Hour)
 			}
 			return nil
 		})
@@ -121,13 +122,13 @@ func TestStatusHuman(t *testing.T) {
 		name string
 		opts statusOptions
 	}{
-		{"all", statusOptions{Options: status.Options{MaxCycles: 50, History: 10}}},
-		{"epic", statusOptions{Options: status.Options{MaxCycles: 50, History: 10, Epic: "bd-a"}}},
-		{"session", statusOptions{Options: status.Options{MaxCycles: 20, History: 2, Session: "s1"}}},
-		{"no_history", statusOptions{Options: status.Options{MaxCycles: 0, History: 0}}},
-		{"no_match", statusOptions{Options: status.Options{MaxCycles: 50, History: 10, Session: "nobody"}}},
-		{"usage", statusOptions{Options: status.Options{MaxCycles: 50, History: 0, Usage: true}}},
-		{"usage_epic", statusOptions{Options: status.Options{MaxCycles: 50, History: 0, Usage: true, Epic: "bd-a"}}},
+		{"all", statusOptions{Options: status.Options{History: 10}}},
+		{"epic", statusOptions{Options: status.Options{History: 10, Epic: "bd-a"}}},
+		{"session", statusOptions{Options: status.Options{History: 2, Session: "s1"}}},
+		{"no_history", statusOptions{Options: status.Options{History: 0}}},
+		{"no_match", statusOptions{Options: status.Options{History: 10, Session: "nobody"}}},
+		{"usage", statusOptions{Options: status.Options{History: 0, Usage: true}}},
+		{"usage_epic", statusOptions{Options: status.Options{History: 0, Usage: true, Epic: "bd-a"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +203,7 @@ func TestStatusHostileText(t *testing.T) {
 
 func TestStatusJSON(t *testing.T) {
 	s := statusFixture(t)
-	out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, MaxCycles: 50, History: 5}, JSON: true})
+	out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, History: 5}, JSON: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,8 +223,10 @@ func TestStatusJSON(t *testing.T) {
 	var order []string
 	for _, s := range rep.Sessions {
 		order = append(order, s.Session)
-		if s.MaxCycles != 50 {
-			t.Errorf("%s: max_cycles %d, want 50", s.Session, s.MaxCycles)
+		// Each loop's own count and cap, as its last decision gave them.
+		want := map[string][2]int{"s1": {3, 50}, "s2": {1, 50}, "s3": {1, 10}}[s.Session]
+		if s.Cycle != want[0] || s.MaxCycles != want[1] {
+			t.Errorf("%s: cycle %d/%d, want %d/%d", s.Session, s.Cycle, s.MaxCycles, want[0], want[1])
 		}
 	}
 	if got := strings.Join(order, ","); got != "s1,s3,s2" {
@@ -265,7 +268,7 @@ func TestStatusJQ(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
 			s := statusFixture(t)
-			out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, MaxCycles: 50, History: tt.history}, JQ: tt.expr})
+			out, _, err := statusRun(t, &statusOptions{Options: status.Options{Store: s, History: tt.history}, JQ: tt.expr})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
@@ -316,7 +319,12 @@ func TestStatusCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &state.Store{Dir: filepath.Join(project, ".runtasks")}
-	if _, err := s.Update("s1", "bd-a", func(st *state.State) error { st.Cycles = 4; return nil }); err != nil {
+	// The loop's own cap (a run's --max-cycles 7), whatever status's
+	// configuration says.
+	if _, err := s.Update("s1", "bd-a", func(st *state.State) error {
+		st.Cycles, st.Last = 4, &state.Record{Session: "s1", Epic: "bd-a", Outcome: state.OutcomeContinue, Block: true, Cycle: 4, Max: 7}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -327,9 +335,9 @@ func TestStatusCommand(t *testing.T) {
 		wantErr  string
 		otherDir bool
 	}{
-		{args: []string{"status"}, want: "4/50"},
+		{args: []string{"status"}, want: "4/7"},
 		{args: []string{"status", "--jq", ".sessions[0].cycles"}, want: "4\n"},
-		{args: []string{"status", "-q", ".sessions[0].max_cycles"}, env: []string{"RUNTASKS_MAX_CYCLES=7"}, want: "7\n"},
+		{args: []string{"status", "-q", ".sessions[0].max_cycles"}, env: []string{"RUNTASKS_MAX_CYCLES=99"}, want: "7\n"},
 		{args: []string{"status", "--json", "--epic", "bd-a"}, want: `"cycles": 4`},
 		{args: []string{"status", "--jq", ".["}, code: 1, wantErr: "--jq"},
 		{args: []string{"status", "--state-dir", "elsewhere", "--jq", ".sessions | length"}, want: "0\n"},
@@ -404,7 +412,7 @@ func BenchmarkStatus(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			o := bc.opts
-			o.Store, o.MaxCycles = s, 50
+			o.Store = s
 			for b.Loop() {
 				if _, _, err := statusRun(b, &o); err != nil {
 					b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
-	"github.com/runtasks/runtasks/internal/notify"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -20,9 +19,8 @@ type stopHookOptions struct {
 	Ports func(cfg *config.Config) engine.Ports
 	// EpicFlag is true when --epic was given: it wins over a session binding.
 	EpicFlag bool
-	// Notify hands the decision's event to workflow.notify (detached);
-	// it returns the event dispatched ("" for none). nil: no notify.
-	Notify func(cfg *config.Config, src *config.Sources, in engine.Input, dec engine.Decision) (string, error)
+	// Notify is the engine's notify port for a hook call (nil: no notify).
+	Notify func(h *hookCall) func(engine.Input, engine.Decision)
 }
 
 func newStopHookCmd(f *Factory) *cobra.Command {
@@ -54,10 +52,8 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.wire(f, cmd)
-			explicit, _ := cmd.Flags().GetString("config")
-			opts.Notify = func(cfg *config.Config, src *config.Sources, in engine.Input, dec engine.Decision) (string, error) {
-				return notify.Send(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), in, dec, f.Now(),
-					selfPath, []string{notifyRunCommand}, f.Environ())
+			opts.Notify = func(h *hookCall) func(engine.Input, engine.Decision) {
+				return notifyPort(f, cmd, h.cfg, h.src, hookFileTrusted(h.cfg), h.log)
 			}
 			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
 			// The decision log keeps a configuration error, so that status
@@ -89,10 +85,15 @@ func runStopHook(ctx context.Context, o *stopHookOptions) error {
 			logger.Warn("could not read the final message; judging without it", "err", err)
 		}
 		store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
-		addSpending(&in, cfg, store, logger)
 		ports := o.Ports(cfg)
 		ports.Usage = func(from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
 			return hook.Usage(h.agent, h.payload, from)
+		}
+		// Notify goes after the answer: it never delays or changes the stop.
+		var notifyAfter func()
+		if o.Notify != nil {
+			send := o.Notify(h)
+			ports.Notify = func(in engine.Input, dec engine.Decision) { notifyAfter = func() { send(in, dec) } }
 		}
 		dec, err := engine.Stop(ctx, store, cfg, engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, ports)
 		if err != nil {
@@ -103,28 +104,10 @@ func runStopHook(ctx context.Context, o *stopHookOptions) error {
 		if out := hook.EncodeStop(h.agent, dec); out != nil {
 			h.out.Write(out)
 		}
-		// After the answer: notify never delays or changes the stop.
-		if o.Notify != nil {
-			if event, err := o.Notify(cfg, h.src, in, dec); err != nil {
-				logger.Warn("notify", "session", in.SessionID, "epic", dec.Epic, "outcome", dec.Outcome, "err", err)
-			} else if event != "" {
-				logger.Info("notify dispatched", "session", in.SessionID, "epic", dec.Epic, "event", event)
-			}
+		if notifyAfter != nil {
+			notifyAfter()
 		}
 	})
-}
-
-// addSpending fills, when an epic budget is set, what the other
-// sessions' loops spent. A failure is logged: the budget then counts this
-// session only. (The stop's own usage is read by Stop, through
-// Ports.Usage, for a driven session only.)
-func addSpending(in *engine.Input, cfg *config.Config, store *state.Store, logger *log.Logger) {
-	if b := cfg.Workflow.Budget; b.EpicTokens > 0 || b.EpicCost > 0 {
-		var err error
-		if in.OthersSpent, err = store.SpentByEpic(in.SessionID); err != nil {
-			logger.Warn("could not sum the epic's spending; its budget counts this session only", "err", err)
-		}
-	}
 }
 
 // logDecision logs one decision of the engine.

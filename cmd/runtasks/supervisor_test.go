@@ -90,7 +90,7 @@ func TestRunStopsTheAgentsProcessGroup(t *testing.T) {
 		{name: "SIGTERM", trap: true, sigs: []syscall.Signal{syscall.SIGTERM}, code: 130, status: "interrupted", why: "interrupted in cycle 1/3", limit: grace + time.Second},
 		{name: "SIGHUP", trap: true, sigs: []syscall.Signal{syscall.SIGHUP}, code: 130, status: "interrupted", why: "interrupted in cycle 1/3", limit: grace + time.Second},
 		{name: "second Ctrl-C kills at once", trap: true, sigs: []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, code: 130, status: "interrupted", why: "interrupted in cycle 1/3", limit: time.Second},
-		{name: "max duration", trap: true, args: []string{"--max-duration", "1s"}, code: 2, status: "limit", why: "max duration 1s reached in cycle 1/3", limit: time.Second + grace + time.Second},
+		{name: "max duration", trap: true, args: []string{"--max-duration", "1s"}, code: 2, status: "limit", why: "max_duration 1s spent since the first block", limit: time.Second + grace + time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ func TestStatusWatchPlain(t *testing.T) {
 	var out syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := &statusOptions{Options: status.Options{Store: store, MaxCycles: 50}, Watch: true, Out: &out, Err: io.Discard, Now: func() time.Time { return statusNow }, Loc: time.UTC}
+	opts := &statusOptions{Options: status.Options{Store: store}, Watch: true, Out: &out, Err: io.Discard, Now: func() time.Time { return statusNow }, Loc: time.UTC}
 	done := make(chan error, 1)
 	go func() { done <- runStatus(ctx, opts) }()
 	waitOut := func(n int) {
@@ -35,7 +35,10 @@ func TestStatusWatchPlain(t *testing.T) {
 	}
 	waitOut(1)
 	time.Sleep(100 * time.Millisecond) // the watcher is set up
-	if _, err := store.Update("s9", "bd-c", func(st *state.State) error { st.Cycles = 7; return nil }); err != nil {
+	if _, err := store.Update("s9", "bd-c", func(st *state.State) error {
+		st.Cycles, st.Last = 7, &state.Record{Session: "s9", Epic: "bd-c", Outcome: state.OutcomeContinue, Block: true, Cycle: 7, Max: 50}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	waitOut(2)

@@ -331,12 +331,13 @@ const cfgEnvPrefix = "RUNTASKS_"
 // FlagKeys maps command-line flags to the keys they set. Only flags the user
 // changed override the layers below.
 var FlagKeys = map[string]string{
-	"epic":       "workflow.epic",
-	"max-cycles": "workflow.stop_hook.max_cycles",
-	"log-level":  "log.level",
-	"bd":         "beads.bin",
-	"state-dir":  "state.dir",
-	"taskmaster": "workflow.done_token.required",
+	"epic":         "workflow.epic",
+	"max-cycles":   "workflow.stop_hook.max_cycles",
+	"max-duration": "workflow.max_duration",
+	"log-level":    "log.level",
+	"bd":           "beads.bin",
+	"state-dir":    "state.dir",
+	"taskmaster":   "workflow.done_token.required",
 }
 
 // EnvAliases maps short environment variables to the keys they set, besides

@@ -32,7 +32,7 @@ func TestDecideRecordsUsage(t *testing.T) {
 	if st.LastReason != dec.Reason || dec.Reason == "" {
 		t.Errorf("the state keeps the last reason: %q", st.LastReason)
 	}
-	rec := NewRecord(in, "bd-e", dec, st, cfg, now)
+	rec := NewRecord(in, "bd-e", dec, now)
 	if rec.Usage == nil || rec.Usage.Tokens != (usage.Tokens{Input: 1e6, Output: 1e6, CacheRead: 10}) || rec.Usage.Cost != 3 || rec.Task != "bd-e.2" {
 		t.Errorf("record usage %+v, task %q; want this stop's tokens and $3 against bd-e.2", rec.Usage, rec.Task)
 	}
@@ -44,7 +44,7 @@ func TestDecideRecordsUsage(t *testing.T) {
 		t.Errorf("after an escalation: cycles %d, spent %d; want 0 and 2000011", st.Cycles, st.Spent.Total())
 	}
 	// A stop without usage records none.
-	if rec := NewRecord(Input{SessionID: "s1"}, "bd-e", Decision{Outcome: state.OutcomeContinue}, st, cfg, now); rec.Usage != nil {
+	if rec := NewRecord(Input{SessionID: "s1"}, "bd-e", Decision{Outcome: state.OutcomeContinue}, now); rec.Usage != nil {
 		t.Errorf("record without usage has %+v", rec.Usage)
 	}
 }

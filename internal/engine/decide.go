@@ -40,6 +40,11 @@ type Env struct {
 // session.
 const EventCheck = "check"
 
+// EventRun is the Input.Event of the stop that ends a cycle of runtasks
+// run (and the one before its first cycle): the driver starts every cycle
+// itself, so a context checkpoint goes on in a fresh context.
+const EventRun = "run"
+
 // Driven reports whether runtasks drives this stop at all: an epic is set
 // (in.Epic, resolved by Stop) or the done-token contract is on, the hook is
 // enabled, and the session has an id (runtasks check judges without one). A
@@ -73,13 +78,19 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		dec = d.withStuck(dec)
 	}
 	dec = d.results(dec)
-	switch {
-	case dec.Block:
+	if dec.Block {
 		d.st.Cycles++
 		if d.st.FirstBlockAt.IsZero() {
 			d.st.FirstBlockAt = env.Now
 		}
 		d.st.LastReason = dec.Reason
+		if md := cfg.Workflow.MaxDuration; md > 0 {
+			dec.Deadline = d.st.FirstBlockAt.Add(md)
+		}
+	}
+	dec.Cycle, dec.Max = d.st.Cycles, d.maxCycles()
+	switch {
+	case dec.Block:
 	case dec.Outcome.Ends():
 		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
 			LastReason: d.st.LastReason}
@@ -92,7 +103,7 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now
 	}
 	d.st.UpdatedAt = env.Now
-	dec.Epic, dec.Cycle, dec.Usage = in.Epic, d.st.Cycles, spent
+	dec.Epic, dec.Usage = in.Epic, spent
 	return dec, d.st
 }
 
@@ -460,7 +471,15 @@ func (d *decider) complete(c state.Counts, why string) Decision {
 		SystemMessage: fmt.Sprintf("runtasks: epic %s complete: every task is closed.", d.epic())}
 }
 
+// checkpoint accepts a context checkpoint: the stop is allowed and the
+// person resumes the session; under runtasks run, which starts every
+// cycle itself, the loop goes on at once in a fresh context, and that
+// cycle counts (the caps apply).
 func (d *decider) checkpoint(c state.Counts, why string) Decision {
+	if d.in.Event == EventRun {
+		return d.block(Decision{Outcome: state.OutcomeCheckpoint, Why: why + "; going on in a fresh context", Counts: c,
+			Fresh: true, Reason: d.env.Prompt + "\n\n" + d.stateLine(c)})
+	}
 	return Decision{Outcome: state.OutcomeCheckpoint, Why: why, Counts: c,
 		SystemMessage: "runtasks: " + why + "; resume the session to continue " + d.epic() + "."}
 }
@@ -567,12 +586,16 @@ func (d *decider) progress(dec Decision) Decision {
 		SystemMessage: "runtasks: " + why + "; stop allowed. " + d.epic() + " needs a look from a person."}
 }
 
-func (d *decider) maxCycles() int {
-	max := d.cfg.Workflow.StopHook.MaxCycles
-	if d.epic() == "" {
+func (d *decider) maxCycles() int { return MaxCycles(d.cfg, d.epic()) }
+
+// MaxCycles is the cap of a loop on epic ("" for the done-token contract
+// without an epic): max_cycles, or the done token's smaller cap; 0 = none.
+func MaxCycles(cfg *config.Config, epic string) int {
+	max := cfg.Workflow.StopHook.MaxCycles
+	if epic == "" {
 		max = 0
 	}
-	if t := d.cfg.Workflow.DoneToken; t.Required && t.Max > 0 && (max == 0 || t.Max < max) {
+	if t := cfg.Workflow.DoneToken; t.Required && t.Max > 0 && (max == 0 || t.Max < max) {
 		max = t.Max
 	}
 	return max
@@ -751,12 +774,10 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// NewRecord is the decision-log entry for one decision. st is the state
-// after the decision.
-func NewRecord(in Input, epic string, d Decision, st state.State, cfg *config.Config, now time.Time) state.Record {
+// NewRecord is the decision-log entry for one decision.
+func NewRecord(in Input, epic string, d Decision, now time.Time) state.Record {
 	r := state.Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event,
-		Outcome: d.Outcome, Block: d.Block, Cycle: st.Cycles, Max: cfg.Workflow.StopHook.MaxCycles,
-		Why: d.Why, Actions: d.Actions}
+		Outcome: d.Outcome, Block: d.Block, Cycle: d.Cycle, Max: d.Max, Why: d.Why, Actions: d.Actions}
 	r.Usage = d.Usage
 	r.Task = state.LatestClaim(in.Claims)
 	// Zero counts are real after a completion (beads was read and showed

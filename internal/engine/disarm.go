@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -23,7 +24,7 @@ type Shell struct {
 // decision log and as the session's last decision, as needing a person
 // (OutcomeSelfDisarm), and the decision is returned for the person to be
 // told (notify); the session stays armed.
-func Disarm(s *state.Store, session string, by Shell, now time.Time) (released string, refused *Decision, err error) {
+func Disarm(s *state.Store, cfg *config.Config, session string, by Shell, now time.Time) (released string, refused *Decision, err error) {
 	if by.Session == "" || by.Session != session {
 		_, err = s.UpdateBinding(session, func(b *state.Binding) error {
 			released, b.Epic, b.ArmedAt = b.Epic, "", time.Time{}
@@ -40,8 +41,9 @@ func Disarm(s *state.Store, session string, by Shell, now time.Time) (released s
 	dec := Decision{Outcome: state.OutcomeSelfDisarm, Epic: b.Epic, Why: why,
 		SystemMessage: "runtasks: " + why + "."}
 	rec := state.Record{Time: now.UTC(), Session: session, Epic: b.Epic, Agent: by.Agent, Event: "disarm",
-		Outcome: dec.Outcome, Why: why}
+		Outcome: dec.Outcome, Why: why, Max: MaxCycles(cfg, b.Epic)}
 	if _, err := s.Update(session, b.Epic, func(st *state.State) error {
+		rec.Cycle, _ = st.Count() // the loop's count, unchanged: a disarm is no cycle
 		st.Last = &rec
 		return nil
 	}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -34,7 +35,8 @@ func TestDisarm(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			released, refused, err := Disarm(s, "s1", tc.by, now.Add(time.Minute))
+			cfg := config.Defaults()
+			released, refused, err := Disarm(s, &cfg, "s1", tc.by, now.Add(time.Minute))
 			if err != nil || released != tc.released || (refused != nil) != tc.refused {
 				t.Fatalf("released %q, refused %+v, err %v; want released %q, refused %v", released, refused, err, tc.released, tc.refused)
 			}
@@ -53,7 +55,8 @@ func TestDisarm(t *testing.T) {
 			if refused.Outcome != state.OutcomeSelfDisarm || refused.Outcome.Class() != state.ClassNeedsPerson || refused.Epic != "bd-e" {
 				t.Errorf("refused: %+v", refused)
 			}
-			if len(recs) != 1 || recs[0].Outcome != state.OutcomeSelfDisarm || recs[0].Agent != "codex" || recs[0].Epic != "bd-e" {
+			if len(recs) != 1 || recs[0].Outcome != state.OutcomeSelfDisarm || recs[0].Agent != "codex" || recs[0].Epic != "bd-e" ||
+				recs[0].Max != cfg.Workflow.StopHook.MaxCycles {
 				t.Fatalf("decision log: %+v", recs)
 			}
 			if st.Last == nil || st.Last.Outcome != state.OutcomeSelfDisarm {

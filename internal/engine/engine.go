@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/state"
@@ -74,7 +75,16 @@ type Decision struct {
 	// apply to each (Stop applies them through Ports.Updater).
 	Stuck []StuckTask
 	Epic  string // the epic the stop was judged against ("" for none)
-	Cycle int    // the session's block count after this decision
+	// Cycle is the loop's count after this decision (its blocks; an
+	// ending decision keeps the count the loop ended at) and Max its cap
+	// (0: none): the one count status, watch, report and run show.
+	Cycle, Max int
+	// Deadline is when workflow.max_duration ends the loop (zero: never);
+	// a driver may stop an agent run there, then ask again.
+	Deadline time.Time
+	// Fresh: the next cycle starts in a fresh context (runtasks run after
+	// a context checkpoint).
+	Fresh bool
 	// Verdicts are the completion checks' verdicts (workflow.checks, or the
 	// built-in beads check when runtasks check asks for them).
 	Verdicts []Verdict

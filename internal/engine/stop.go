@@ -19,12 +19,9 @@ type StopRequest struct {
 	// over the session's binding.
 	EpicFromFlag bool
 	// DryRun judges without changing anything: a fresh state, no decision
-	// log, no beads changes, no binding released (runtasks check).
+	// log, no beads changes, no binding released, no notify (runtasks
+	// check, a worker with nothing to claim).
 	DryRun bool
-	// Rearm clears an ended loop before deciding: the caller is the one
-	// that asked for the session to be driven (runtasks run going on after
-	// a checkpoint).
-	Rearm bool
 }
 
 // Ports are the engine's ways to the outside world (see Env for the
@@ -38,26 +35,38 @@ type Ports struct {
 	// Usage reads a driven stop's token usage from the agent's transcript;
 	// nil keeps the Input's (runtasks run reads it from the agent's events).
 	Usage usage.UsageReader
-	Now   func() time.Time
+	// Notify hands a recorded decision to workflow.notify (nil: none).
+	Notify func(Input, Decision)
+	Now    func() time.Time
 }
 
 // Stop is the one stop transaction of every entry point (runtasks
-// stop-hook, run and check). It resolves the epic (--epic > the session's
-// binding > RUNTASKS_EPIC > workflow.epic), decides whether the session is
-// driven, renders the orchestration prompt, runs Decide under the
-// session's state lock, applies its effects (stuck tasks moved, the
-// binding released when the loop ends for good) and records the decision.
+// stop-hook, run, each worker of run --workers, and check). It resolves
+// the epic (--epic > the session's binding > RUNTASKS_EPIC >
+// workflow.epic), decides whether the session is driven, sums what the
+// other sessions spent on the epic (for its budget), renders the
+// orchestration prompt, runs Decide under the session's state lock,
+// applies its effects (stuck tasks moved, the binding released when the
+// loop ends for good), records the decision and hands it to Ports.Notify.
 //
 // A failure still returns a Decision that allows the stop and tells the
 // person why; the error says what failed, for the caller's log.
 func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, error) {
+	dec, in, err := stop(ctx, s, cfg, req, p)
+	if p.Notify != nil && !req.DryRun {
+		p.Notify(in, dec)
+	}
+	return dec, err
+}
+
+func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, Input, error) {
 	in := req.Input
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
 	}
 	if !cfg.Workflow.StopHook.Enabled {
-		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, nil
+		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, in, nil
 	}
 
 	var binding state.Binding
@@ -76,7 +85,13 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	// An undriven session is left alone, unless a task it claimed still
 	// waits for its RESULTS.md (Decide's results stage then blocks).
 	if !Driven(in, cfg) && len(state.UntouchedResults(in.Claims)) == 0 {
-		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven", Epic: in.Epic}, nil
+		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven", Epic: in.Epic}, in, nil
+	}
+	if b := cfg.Workflow.Budget; (b.EpicTokens > 0 || b.EpicCost > 0) && in.Epic != "" {
+		var err error
+		if in.OthersSpent, err = s.SpentByEpic(in.SessionID); err != nil {
+			s.Warnf("could not sum the epic's spending; its budget counts this session only: %v", err)
+		}
 	}
 
 	env := Env{Beads: p.Beads, Workspace: p.Workspace, Worktrees: p.Worktrees, Runner: p.Runner,
@@ -84,7 +99,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	if in.Epic != "" {
 		prompt, err := RenderPrompt(cfg, in.Epic, in.SessionID)
 		if err != nil {
-			return failed(in.Epic, err), err
+			return failed(in.Epic, err), in, err
 		}
 		env.Prompt = prompt
 	}
@@ -92,7 +107,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	key := stateKey(in.Epic)
 	if req.DryRun {
 		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: key}, cfg, env)
-		return dec, nil
+		return dec, in, nil
 	}
 	var (
 		dec Decision
@@ -101,8 +116,8 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	_, err := s.Update(in.SessionID, key, func(st *state.State) error {
 		// Arming again after the loop ended starts it afresh (arm times
 		// are kept to the second).
-		if st.Ended != "" && (req.Rearm || (binding.Epic == in.Epic && !binding.ArmedAt.IsZero() &&
-			!binding.ArmedAt.Before(st.EndedAt.Truncate(time.Second)))) {
+		if st.Ended != "" && binding.Epic == in.Epic && !binding.ArmedAt.IsZero() &&
+			!binding.ArmedAt.Before(st.EndedAt.Truncate(time.Second)) {
 			*st = state.State{Session: st.Session, Epic: st.Epic}
 		}
 		mark := st.UsageMark // not read: the next stop reads from the same place
@@ -127,26 +142,26 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		if len(dec.Stuck) > 0 && p.Updater != nil {
 			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
 		}
-		if dec.Outcome.Final() && fromBinding {
+		if !dec.Block && dec.Outcome.Final() && fromBinding {
 			if err := release(s, in.SessionID, in.Epic); err != nil {
 				s.Warnf("could not release the session's binding: %v", err)
 			} else {
 				dec.Why += "; the session's binding to " + in.Epic + " is released"
 			}
 		}
-		rec = NewRecord(in, key, dec, next, cfg, env.Now)
+		rec = NewRecord(in, key, dec, env.Now)
 		next.Last = &rec
 		*st = next
 		return nil
 	})
 	if err != nil {
 		err = fmt.Errorf("state: %w", err)
-		return failed(in.Epic, err), err
+		return failed(in.Epic, err), in, err
 	}
 	if err := s.Append(rec); err != nil {
 		s.Warnf("decision log: %v", err)
 	}
-	return dec, nil
+	return dec, in, nil
 }
 
 // release unbinds session from epic (its claims stay).
@@ -184,6 +199,15 @@ func RenderPrompt(cfg *config.Config, epic, session string) (string, error) {
 		return "", err
 	}
 	return prompts.Render(tmpl, prompts.Data{Epic: epic, Session: session, MaxCycles: cfg.Workflow.StopHook.MaxCycles})
+}
+
+// CheckBound refuses a loop that nobody watches (runtasks run) when
+// nothing caps it: max_cycles 0 means "no limit" to the stop hook.
+func CheckBound(cfg *config.Config) error {
+	if n := cfg.Workflow.StopHook.MaxCycles; n <= 0 {
+		return fmt.Errorf("workflow.stop_hook.max_cycles is %d (for the stop hook: no limit), but a headless run needs a bound: pass --max-cycles N (or set workflow.stop_hook.max_cycles)", n)
+	}
+	return nil
 }
 
 // ConfigErrorDecision is the answer to a stop when the configuration could

@@ -140,10 +140,10 @@ func (p *progress) Printf(format string, args ...any) {
 	p.redraw()
 }
 
-// Cycle starts cycle n.
-func (p *progress) Cycle(n int) {
+// Cycle starts cycle n of max.
+func (p *progress) Cycle(n, max int) {
 	p.mu.Lock()
-	p.cycle, p.action = n, ""
+	p.cycle, p.max, p.action = n, max, ""
 	p.mu.Unlock()
 }
 

@@ -1,7 +1,7 @@
 // Package headless drives an epic with a coding agent run non-interactively,
-// one agent run per cycle (runtasks run). After each run it reads beads and
-// decides with the stop hook's engine (engine.Decide): no rule is
-// written twice.
+// one agent run per cycle (runtasks run). Before the first cycle and after
+// each agent run it asks the stop transaction (engine.Stop) what comes
+// next and does what it says: it has no end rule of its own.
 package headless
 
 import (
@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,15 +24,15 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/notify"
 	"github.com/runtasks/runtasks/internal/state"
-	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Exit statuses of a run, in runtasks' one vocabulary (engine.Exit*).
 const (
 	ExitComplete    = engine.ExitOK          // the epic is complete
 	ExitError       = engine.ExitFailed      // runtasks or the agent failed
-	ExitLimit       = engine.ExitWorkLeft    // max cycles or max duration reached with work left
+	ExitLimit       = engine.ExitWorkLeft    // the cap or max_duration reached with work left
 	ExitNeedsPerson = engine.ExitNeedsPerson // all remaining work is blocked, or no progress
 	ExitSetup       = engine.ExitUsage       // bad configuration, bd or a check cannot run
 	ExitInterrupted = engine.ExitInterrupted // interrupted (Ctrl-C); the agent was stopped
@@ -40,9 +41,6 @@ const (
 // OutcomeInterrupted is recorded in the decision log when a run is
 // interrupted; the engine never returns it.
 const OutcomeInterrupted state.Outcome = "interrupted"
-
-// EventRun is the Input.Event of a decision made after an agent run.
-const EventRun = "run"
 
 // Beads is what a run asks of beads: the engine's queries and the epic's
 // closed/total for the progress bar. *beads.Client implements it.
@@ -54,17 +52,15 @@ type Beads interface {
 // Options configure one run.
 type Options struct {
 	// Config is the loaded configuration; Workflow.Epic names the epic,
-	// Workflow.StopHook.MaxCycles caps the agent runs, Run.* chooses the
-	// agent, and StateDir()/Run.Dir hold the event logs.
+	// Run.* chooses the agent, and StateDir()/Run.Dir hold the event logs.
+	// The loop's rules (workflow.*) are the engine's.
 	Config *config.Config
 	// Args are the user's extra agent arguments.
-	Args []string
-	// MaxDuration bounds the whole run (0 = none).
-	MaxDuration time.Duration
-	Beads       Beads
+	Args  []string
+	Beads Beads
 	// Ports are the stop engine's ports (bd, git, the shell for command
-	// checks): each cycle's end goes through engine.Stop, as a
-	// stop hook does.
+	// checks, notify): each cycle's end goes through engine.Stop, as a
+	// stop hook does. A run hands each notify event on once.
 	Ports engine.Ports
 	// Environ is the agent's environment.
 	Environ []string
@@ -124,15 +120,19 @@ type CycleRecord struct {
 // RunState is the run's record, rewritten after every cycle and at the end
 // (run.json in the run's folder).
 type RunState struct {
-	RunID         string        `json:"run_id"`
-	Epic          string        `json:"epic"`
-	Agent         string        `json:"agent"`
-	SessionMode   string        `json:"session_mode"`
-	EngineSession string        `json:"engine_session"`
-	Status        string        `json:"status"` // running, complete, limit, needs_person, error, interrupted
-	PID           int           `json:"pid"`    // runtasks' process: a "running" record whose pid is gone was killed
+	RunID         string `json:"run_id"`
+	Epic          string `json:"epic"`
+	Agent         string `json:"agent"`
+	SessionMode   string `json:"session_mode"`
+	EngineSession string `json:"engine_session"`
+	Status        string `json:"status"` // running, complete, limit, needs_person, error, interrupted
+	PID           int    `json:"pid"`    // runtasks' process: a "running" record whose pid is gone was killed
+	// Cycle and MaxCycles are the loop's count and cap as the engine's last
+	// decision gave them (the count in its session's state and decision
+	// log too); Deadline is when workflow.max_duration ends it.
+	Cycle         int           `json:"cycle"`
 	MaxCycles     int           `json:"max_cycles"`
-	MaxDuration   string        `json:"max_duration,omitempty"`
+	Deadline      time.Time     `json:"deadline,omitzero"`
 	StartedAt     time.Time     `json:"started_at"`
 	UpdatedAt     time.Time     `json:"updated_at"`
 	EndedAt       time.Time     `json:"ended_at,omitzero"`
@@ -146,33 +146,32 @@ type RunState struct {
 }
 
 type runner struct {
-	o      Options
-	cfg    *config.Config
-	epic   string
-	agent  string
-	bin    string
-	max    int
-	prompt string // the rendered orchestration prompt
-	store  *state.Store
-	state  RunState
-	dir    string
-	p      *progress
-	log    *log.Logger
+	o     Options
+	cfg   *config.Config
+	epic  string
+	agent string
+	bin   string
+	store *state.Store
+	ports engine.Ports
+	state RunState
+	dir   string
+	p     *progress
+	log   *log.Logger
 	// parent is Run's ctx (an interrupt); the agent's may end earlier
-	// (--max-duration).
+	// (the engine's deadline).
 	parent       context.Context
 	agentRunning atomic.Bool // the live line's tally is refreshed only then
-	usage        usage.Usage // the last agent run's, for its decision
 	workDir      string      // where the agent runs ("" = the project root)
 	// stopWhy says why the agent's context ended when it is neither an
-	// interrupt nor --max-duration (a worker's lease lost).
+	// interrupt nor the deadline (a worker's lease lost).
 	stopWhy atomic.Value
 }
 
-// Run drives the epic until the engine ends the loop, the budget is spent,
-// the agent fails or ctx is cancelled (Ctrl-C). Every end is recorded in
-// run.json and the decision log.
+// Run drives the epic until the engine ends the loop, the agent fails or
+// ctx is cancelled (Ctrl-C). Every end is recorded in run.json and the
+// decision log.
 func Run(ctx context.Context, o Options) (Result, error) {
+	o.Ports.Notify = onceEach(o.Ports.Notify)
 	r, err := newRunner(o)
 	if err != nil { // nothing ran
 		return Result{Code: ExitSetup}, err
@@ -196,6 +195,12 @@ func (o Options) withDefaults() Options {
 	if o.TallyEvery <= 0 {
 		o.TallyEvery = 5 * time.Second
 	}
+	if o.Ports.Beads == nil {
+		o.Ports.Beads = o.Beads
+	}
+	if o.Ports.Now == nil {
+		o.Ports.Now = o.Now
+	}
 	return o
 }
 
@@ -205,7 +210,7 @@ func newRunner(o Options) (*runner, error) {
 		return nil, errors.New("no configuration")
 	}
 	o = o.withDefaults()
-	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log}
+	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log, ports: o.Ports}
 	if r.epic == "" {
 		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")
 	}
@@ -229,9 +234,8 @@ func newRunner(o Options) (*runner, error) {
 	if cfg.Run.Session == SessionResume && r.agent != AgentCodex {
 		r.log.Warn("run.session resume applies to codex only; each claude cycle is a fresh session")
 	}
-	r.max = cfg.Workflow.StopHook.MaxCycles
-	if r.max <= 0 {
-		return nil, fmt.Errorf("workflow.stop_hook.max_cycles is %d (for the stop hook: no limit), but a headless run needs a bound: pass --max-cycles N (or set workflow.stop_hook.max_cycles)", r.max)
+	if err := engine.CheckBound(cfg); err != nil {
+		return nil, err
 	}
 	runs := RunsDir(cfg)
 	if o.RunID == "" {
@@ -254,17 +258,14 @@ func newRunner(o Options) (*runner, error) {
 		return nil, r.taken()
 	}
 	engineSession := "run-" + o.RunID
-	var err error
-	if r.prompt, err = engine.RenderPrompt(cfg, r.epic, engineSession); err != nil {
+	// A prompt that cannot be rendered fails before anything starts.
+	if _, err := engine.RenderPrompt(cfg, r.epic, engineSession); err != nil {
 		return nil, err
 	}
 	r.store = &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { r.log.Warn(msg) }}
 	r.state = RunState{RunID: o.RunID, Epic: r.epic, Agent: r.agent, SessionMode: cfg.Run.Session, PID: os.Getpid(),
-		EngineSession: engineSession, Status: "running", MaxCycles: r.max, StartedAt: o.Now(), Cycles: []CycleRecord{}}
-	if o.MaxDuration > 0 {
-		r.state.MaxDuration = o.MaxDuration.String()
-	}
-	r.p = &progress{out: o.Out, tty: o.TTY, now: o.Now, start: r.state.StartedAt, max: r.max, width: o.Width}
+		EngineSession: engineSession, Status: "running", StartedAt: o.Now(), Cycles: []CycleRecord{}}
+	r.p = &progress{out: o.Out, tty: o.TTY, now: o.Now, start: r.state.StartedAt, width: o.Width}
 	return r, nil
 }
 
@@ -295,6 +296,12 @@ func (r *runner) createDir() error {
 	return nil
 }
 
+// over is how a run ended; nil while it goes on.
+type over struct {
+	res Result
+	err error
+}
+
 func (r *runner) run(ctx context.Context) (Result, error) {
 	r.parent = ctx
 	if err := r.createDir(); err != nil {
@@ -315,103 +322,119 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
 	r.p.closedAtStart = t.Closed
 	r.p.Tally(t.Closed, t.Total)
-	limit := fmt.Sprintf("up to %d cycles", r.max)
-	if r.o.MaxDuration > 0 {
-		limit += " or " + r.o.MaxDuration.String()
-	}
-	r.p.Printf("runtasks run: epic %s · %s · %s · log %s", r.epic, r.agent, limit, relTo(r.cfg.Root, r.dir))
-
-	// Nothing left: the engine says so without starting an agent. It is
-	// asked without counting a cycle first (a dry run); only an end is
-	// recorded.
-	if t.Total > 0 && t.Closed == t.Total {
-		dec, err := r.decide(ctx, "", decideDryRun)
-		if err == nil && !dec.Block && dec.Outcome.Ends() {
-			dec, err = r.decide(ctx, "", 0)
-		}
-		if err != nil {
-			return r.end(ctx, ExitError, state.OutcomeError, err.Error(), err)
-		}
-		if !dec.Block && dec.Outcome.Ends() {
-			return r.finish(ctx, dec)
-		}
-	}
-
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
-	if r.o.MaxDuration > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, r.o.MaxDuration)
-	}
-	defer cancel()
 	defer r.ticker(ctx)()
 
-	prompt, resumeID, how := r.prompt, "", 0
-	for cycle := 1; ; cycle++ {
-		r.p.Cycle(cycle)
-		rec, sum, runErr := r.runAgent(runCtx, cycle, prompt, resumeID)
-		r.state.Cycles = append(r.state.Cycles, rec)
-		last := &r.state.Cycles[len(r.state.Cycles)-1]
-		r.save() // the cycle is on record before beads is read
-		switch {
-		case ctx.Err() != nil:
-			r.tally(ctx, last)
-			return r.end(ctx, ExitInterrupted, OutcomeInterrupted,
-				fmt.Sprintf("interrupted in cycle %d/%d; the agent was stopped", cycle, r.max), nil)
-		case runCtx.Err() != nil:
-			r.tally(ctx, last)
-			return r.end(ctx, ExitLimit, state.OutcomeCapReached,
-				fmt.Sprintf("max duration %s reached in cycle %d/%d; the agent was stopped", r.o.MaxDuration, cycle, r.max), nil)
-		case runErr != nil:
-			r.tally(ctx, last)
-			return r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", cycle, runErr))
+	// The engine starts the loop: its first block is cycle 1, and its
+	// reason (the orchestration prompt and its state line) the first
+	// prompt. An epic already complete starts no agent.
+	r.p.Printf("runtasks run: epic %s · %s · log %s", r.epic, r.agent, relTo(r.cfg.Root, r.dir))
+	dec, out := r.step(ctx, nil, nil, "")
+	resumeID := ""
+	for out == nil {
+		var (
+			last *CycleRecord
+			sum  Summary
+		)
+		last, sum, out = r.agentCycle(ctx, dec, "the agent was stopped", func(ctx context.Context) (CycleRecord, Summary, error) {
+			return r.runAgent(ctx, dec.Cycle, dec.Reason, resumeID)
+		})
+		if out != nil {
+			break
 		}
+		dec, out = r.step(ctx, &sum, last, fmt.Sprintf("agent exited %d", last.ExitCode))
+		resumeID = ""
+		if r.agent == AgentCodex && r.cfg.Run.Session == SessionResume && !dec.Fresh {
+			resumeID = sum.SessionID
+		}
+	}
+	return out.res, out.err
+}
 
-		if sum.Usage != nil {
-			r.usage = *sum.Usage
-		}
-		dec, err := r.decide(ctx, sum.FinalMessage, how)
-		r.usage, how = usage.Usage{}, 0
-		if ctx.Err() != nil {
-			// Ctrl-C while beads was read: the decision is not to be trusted.
-			r.tally(ctx, last)
-			return r.end(ctx, ExitInterrupted, OutcomeInterrupted,
-				fmt.Sprintf("interrupted after cycle %d/%d", cycle, r.max), nil)
-		}
-		if err != nil {
-			return r.end(ctx, ExitError, state.OutcomeError, err.Error(), err)
-		}
-		last.Outcome, last.Why = dec.Outcome, dec.Why
+// agentCycle runs the agent of the cycle dec asked for (run), stopping it
+// at the engine's deadline, and keeps its record. It ends the run when the
+// agent was interrupted (note says what became of its work) or failed.
+func (r *runner) agentCycle(ctx context.Context, dec engine.Decision, note string,
+	run func(context.Context) (CycleRecord, Summary, error)) (*CycleRecord, Summary, *over) {
+	r.p.Cycle(dec.Cycle, dec.Max)
+	agentCtx, cancel := ctx, context.CancelFunc(func() {})
+	if !dec.Deadline.IsZero() {
+		agentCtx, cancel = context.WithTimeout(ctx, dec.Deadline.Sub(r.o.Now()))
+	}
+	rec, sum, runErr := run(agentCtx)
+	cancel()
+	r.state.Cycles = append(r.state.Cycles, rec)
+	last := &r.state.Cycles[len(r.state.Cycles)-1]
+	r.save() // the cycle is on record before beads is read
+	switch {
+	case ctx.Err() != nil:
 		r.tally(ctx, last)
-		r.p.Printf("%s · agent exited %d · %s · %s: %s", r.p.head(), rec.ExitCode, r.p.tally(), dec.Outcome, dec.Why)
+		return last, sum, ended(r.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
+	case runErr != nil:
+		r.tally(ctx, last)
+		return last, sum, ended(r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", rec.N, runErr)))
+	}
+	return last, sum, nil
+}
+
+// step is the one next step of single and multi-worker runs. It asks the
+// engine about the stop that ends a cycle (sum and last: the agent run and
+// its record; nil before the first cycle, or when a worker found nothing
+// to claim), keeps the loop's count, says what happened (what: what became
+// of the cycle's work) and ends the run unless the engine blocks.
+func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what string) (engine.Decision, *over) {
+	dec, err := r.stop(ctx, sum, false)
+	switch {
+	case ctx.Err() != nil:
+		// Ctrl-C while beads was read: the decision is not to be trusted.
+		r.tally(ctx, last)
+		return dec, ended(r.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
+	case err != nil:
+		return dec, ended(r.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
+	}
+	r.state.Cycle, r.state.MaxCycles = dec.Cycle, dec.Max
+	if !dec.Deadline.IsZero() {
+		r.state.Deadline = dec.Deadline
+	}
+	if last != nil || !dec.Block {
+		r.tally(ctx, last) // other workers closed tasks too
+	}
+	if last != nil {
+		last.Outcome, last.Why = dec.Outcome, dec.Why
+		r.p.Printf("%s · %s · %s · %s: %s", r.p.head(), what, r.p.tally(), dec.Outcome, dec.Why)
 		if dec.SystemMessage != "" && !dec.Block {
 			r.p.Printf("%s", dec.SystemMessage)
 		}
+	}
+	if dec.Block {
+		r.save()
+		return dec, nil
+	}
+	return dec, ended(r.finish(ctx, dec))
+}
 
-		switch {
-		case dec.Block:
-			if cycle >= r.max {
-				why := fmt.Sprintf("max cycles reached (%d/%d) with work left (%s)", cycle, r.max, dec.Why)
-				r.record(engine.Decision{Outcome: state.OutcomeCapReached, Why: why, Counts: dec.Counts}, true)
-				return r.end(ctx, ExitLimit, state.OutcomeCapReached, why, nil)
-			}
-			prompt = dec.Reason
-			if r.agent == AgentCodex && r.cfg.Run.Session == SessionResume && sum.SessionID != "" {
-				resumeID = sum.SessionID
-			}
-			r.save()
-		case dec.Outcome == state.OutcomeCheckpoint:
-			// The agent saved its work for a new context: a fresh cycle is one.
-			if cycle >= r.max {
-				return r.end(ctx, ExitLimit, state.OutcomeCapReached,
-					fmt.Sprintf("max cycles reached (%d/%d) after a checkpoint", cycle, r.max), nil)
-			}
-			// The engine ended the loop; this driver goes on with it.
-			prompt, resumeID, how = r.prompt, "", decideRearm
-			r.save()
-		default:
-			return r.finish(ctx, dec)
+// stop is the stop transaction for the stop that ends a cycle (sum: its
+// agent run's final message and usage), under the run's engine session;
+// a dry run judges without recording or counting anything.
+func (r *runner) stop(ctx context.Context, sum *Summary, dryRun bool) (engine.Decision, error) {
+	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession, CWD: r.cfg.Root}
+	if sum != nil {
+		in.FinalMessage = sum.FinalMessage
+		if sum.Usage != nil {
+			in.Usage = *sum.Usage
 		}
 	}
+	dec, err := engine.Stop(ctx, r.store, r.cfg, engine.StopRequest{Input: in, EpicFromFlag: true, DryRun: dryRun}, r.ports)
+	if err == nil && !dryRun {
+		r.log.Info("decision", "run", r.o.RunID, "epic", r.epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
+	}
+	return dec, err
 }
+
+// count is the loop's "N/MAX".
+func (r *runner) count() string { return fmt.Sprintf("%d/%d", r.state.Cycle, r.state.MaxCycles) }
+
+// ended is the over of an end's result.
+func ended(res Result, err error) *over { return &over{res, err} }
 
 // finish maps an ending decision to the run's exit status (its class's).
 func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error) {
@@ -432,15 +455,15 @@ var ends = map[int]struct{ status, word string }{
 	ExitNeedsPerson: {"needs_person", "needs a person"}, ExitInterrupted: {"interrupted", "interrupted"}, ExitSetup: {"error", "failed"},
 }
 
-// end records the run's end in run.json (and, for ends the engine did not
-// decide, in the decision log) and prints the last line.
+// end records the run's end in run.json (and an interrupt, which the
+// engine does not decide, in the decision log) and prints the last line.
 func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why string, err error) (Result, error) {
 	now := r.o.Now()
 	r.state.Status, r.state.Outcome, r.state.Why = ends[code].status, outcome, why
 	r.state.EndedAt, r.state.UpdatedAt = now, now
 	r.state.ExitCode = &code
 	if outcome == OutcomeInterrupted {
-		r.record(engine.Decision{Outcome: outcome, Why: why}, false)
+		r.recordInterrupt(why)
 	}
 	r.save()
 	r.p.Done()
@@ -451,48 +474,14 @@ func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why s
 	return res, err
 }
 
-// How decide asks the engine.
-const (
-	decideRearm  = 1 << iota // go on after a loop the engine ended (a checkpoint)
-	decideDryRun             // judge without recording or counting
-)
-
-// decide ends a cycle through engine.Stop, the stop hook's transaction,
-// under the run's engine session and with the stop hook's ports.
-func (r *runner) decide(ctx context.Context, final string, how int) (engine.Decision, error) {
-	ports := r.o.Ports
-	if ports.Beads == nil {
-		ports.Beads = r.o.Beads
-	}
-	if ports.Now == nil {
-		ports.Now = r.o.Now
-	}
-	dec, err := engine.Stop(ctx, r.store, r.cfg, engine.StopRequest{Input: r.input(final), EpicFromFlag: true,
-		Rearm: how&decideRearm != 0, DryRun: how&decideDryRun != 0}, ports)
-	if err != nil {
-		return dec, err
-	}
-	r.log.Info("decision", "run", r.o.RunID, "epic", r.epic, "outcome", dec.Outcome, "block", dec.Block, "why", dec.Why)
-	return dec, nil
-}
-
-func (r *runner) input(final string) engine.Input {
-	return engine.Input{Agent: r.agent, Event: EventRun, SessionID: r.state.EngineSession,
-		CWD: r.cfg.Root, FinalMessage: final, Usage: r.usage}
-}
-
-// record writes an end the driver decided (cycle budget, interrupt) to the
-// decision log and the run's state. reset clears the counter, as an ending
-// decision does; an interrupt keeps it, for runtasks status.
-func (r *runner) record(dec engine.Decision, reset bool) {
-	in := r.input("")
+// recordInterrupt writes an interrupt to the decision log and the run's
+// state, for runtasks status; the loop's counters are kept.
+func (r *runner) recordInterrupt(why string) {
+	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession, CWD: r.cfg.Root}
 	now := r.o.Now()
-	var rec state.Record
+	dec := engine.Decision{Outcome: OutcomeInterrupted, Why: why, Cycle: r.state.Cycle, Max: r.state.MaxCycles}
+	rec := engine.NewRecord(in, r.epic, dec, now)
 	_, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {
-		rec = engine.NewRecord(in, r.epic, dec, *st, r.cfg, now)
-		if reset {
-			*st = state.State{Session: st.Session, Epic: st.Epic}
-		}
 		st.Last, st.UpdatedAt = &rec, now
 		return nil
 	})
@@ -505,8 +494,8 @@ func (r *runner) record(dec engine.Decision, reset bool) {
 }
 
 // tally reads closed/total after a cycle (bd list --all: the decision's
-// queries, bd ready's, do not give the closed ones); a failure keeps the
-// last numbers.
+// queries, bd ready's, do not give the closed ones) into the run and the
+// cycle's record (nil: none); a failure keeps the last numbers.
 func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 	ctx = context.WithoutCancel(ctx)
 	t, err := r.o.Beads.Tally(ctx, r.epic)
@@ -516,5 +505,24 @@ func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 		r.state.Closed, r.state.Total = t.Closed, t.Total
 		r.p.Tally(t.Closed, t.Total)
 	}
-	c.Closed, c.Total = r.state.Closed, r.state.Total
+	if c != nil {
+		c.Closed, c.Total = r.state.Closed, r.state.Total
+	}
+}
+
+// onceEach hands each notify event on once per run, whichever worker's
+// decision it comes from: two workers that both see the epic complete
+// notify "complete" once.
+func onceEach(send func(engine.Input, engine.Decision)) func(engine.Input, engine.Decision) {
+	if send == nil {
+		return nil
+	}
+	var sent sync.Map
+	return func(in engine.Input, dec engine.Decision) {
+		if e := notify.EventFor(dec); e != "" {
+			if _, dup := sent.LoadOrStore(e, true); !dup {
+				send(in, dec)
+			}
+		}
+	}
 }

@@ -45,14 +45,20 @@ func fakeCodex() int {
 		return 0
 	}
 	// A worker's agent (RUNTASKS_TASK) closes its task, after a pause,
-	// unless HEADLESS_KEEP_OPEN names it: then its first merge "fails".
+	// unless HEADLESS_KEEP_OPEN names it: then its first merge "fails". In
+	// mode checkpoint, its first run on a task ends at a context
+	// checkpoint instead.
 	task := os.Getenv("RUNTASKS_TASK")
 	if task != "" {
 		time.Sleep(200 * time.Millisecond)
 		mark := os.Getenv("HEADLESS_CLOSES") + ".kept-" + task
 		if _, err := os.Stat(mark); os.Getenv("HEADLESS_KEEP_OPEN") == task && err != nil {
 			os.WriteFile(mark, nil, 0o644)
-			fmt.Println(`{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"The merge failed: conflict."}}`)
+			text := "The merge failed: conflict."
+			if os.Getenv("HEADLESS_FAKE_CODEX") == "checkpoint" {
+				text = "Context is running out; my work is committed.\n<promise>CONTEXT LIMIT - CHECKPOINT</promise>"
+			}
+			fmt.Printf(`{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":%q}}`+"\n", text)
 			fmt.Println(`{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":5}}`)
 			return 0
 		}
@@ -176,9 +182,10 @@ func TestRunAsksThePorts(t *testing.T) {
 	if err != nil || res.Code != ExitComplete || res.Cycles != 2 {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
-	// Cycle 1 leaves one task ready; cycle 2 closes the last one, so the
-	// engine reads the rest of the subtree and makes sure the epic exists.
-	if got, want := strings.Join(hook.calls, " "), "ready ready subtree show"; got != want {
+	// The first decision starts cycle 1 (two ready); cycle 1 leaves one
+	// task ready; cycle 2 closes the last one, so the engine reads the
+	// rest of the subtree and makes sure the epic exists.
+	if got, want := strings.Join(hook.calls, " "), "ready ready ready subtree show"; got != want {
 		t.Errorf("the decisions asked %q, want %q", got, want)
 	}
 	if got, want := strings.Join(fb.calls, " "), "tally tally tally"; got != want {
@@ -186,13 +193,14 @@ func TestRunAsksThePorts(t *testing.T) {
 	}
 }
 
-// --max-duration stops the agent in the middle of a cycle: exit 2, state
-// recorded.
+// workflow.max_duration (--max-duration) stops the agent in the middle of
+// a cycle at the engine's deadline; the engine then ends the loop: exit 2,
+// state recorded.
 func TestRunMaxDuration(t *testing.T) {
 	cfg, fb, _ := setup(t, "slow", "")
+	cfg.Workflow.MaxDuration = 500 * time.Millisecond
 	start := time.Now()
-	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(),
-		MaxDuration: 500 * time.Millisecond, Grace: time.Second, RunID: "t3"})
+	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(), Grace: time.Second, RunID: "t3"})
 	if err != nil || res.Code != ExitLimit || res.Outcome != state.OutcomeCapReached {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
@@ -200,7 +208,8 @@ func TestRunMaxDuration(t *testing.T) {
 		t.Errorf("the agent was not stopped in time: %s", d)
 	}
 	st, _ := ReadRun(res.Dir)
-	if st.Status != "limit" || st.ExitCode == nil || *st.ExitCode != ExitLimit || !strings.Contains(st.Why, "max duration 500ms") {
+	if st.Status != "limit" || st.ExitCode == nil || *st.ExitCode != ExitLimit || !strings.Contains(st.Why, "max_duration 500ms spent") ||
+		st.Deadline.IsZero() || st.Cycles[0].Outcome != state.OutcomeCapReached {
 		t.Errorf("run.json = %+v", st)
 	}
 }
@@ -212,7 +221,7 @@ func TestProgressTTY(t *testing.T) {
 	p := &progress{out: &out, tty: true, now: func() time.Time { return now }, start: now.Add(-83 * time.Second), max: 10}
 	p.Tally(1, 4)
 	p.closedAtStart = 1
-	p.Cycle(2)
+	p.Cycle(2, 10)
 	p.Tally(2, 4)
 	p.Action("Bash: go test ./...")
 	p.Printf("a permanent line")

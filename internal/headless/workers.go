@@ -100,6 +100,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		wo.Actor = "runtasks"
 	}
 	o = o.withDefaults()
+	o.Ports.Notify = onceEach(o.Ports.Notify)
 	if o.RunID == "" {
 		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(os.Getpid())
 	}
@@ -168,7 +169,8 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	return res, err1
 }
 
-// loop is one worker: claim, work, give back or not, ask the engine.
+// loop is one worker: ask the engine, claim, work, give back or not, ask
+// the engine again.
 func (w *worker) loop(ctx context.Context) (Result, error) {
 	w.parent = ctx
 	if err := w.createDir(); err != nil {
@@ -179,93 +181,80 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		w.p.closedAtStart = t.Closed
 		w.p.Tally(t.Closed, t.Total)
 	}
-	failures := 0
-	for cycle := 1; ; {
-		if ctx.Err() != nil {
-			return w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %d", cycle), nil)
+	dec, out := w.step(ctx, nil, nil, "")
+	for out == nil {
+		var task *beads.Issue
+		if dec, task, out = w.next(ctx, dec); out != nil {
+			break
 		}
-		task, err := w.claim(ctx)
-		if ctx.Err() != nil {
-			continue
+		var (
+			last   *CycleRecord
+			sum    Summary
+			closed bool
+		)
+		last, sum, out = w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
+			rec, sum, err := w.work(agentCtx, dec.Cycle, *task)
+			// The task is closed by the agent after its merge; anything
+			// else goes back with what happened.
+			closed = w.settle(context.WithoutCancel(ctx), *task, rec, sum, err)
+			return rec, sum, err
+		})
+		if out != nil {
+			break
 		}
-		if err != nil {
-			// A busy store or a server away for a moment is waited out a
-			// few times; then, or for any other bd failure, the worker
-			// ends with the bd error (never "no work").
-			why := "beads error: " + oneLine(err.Error(), 300)
-			if failures++; failures <= maxBeadsRetries && (beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)) {
-				w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
-				select {
-				case <-ctx.Done():
-				case <-time.After(w.wo.IdlePoll):
-				}
-				continue
-			}
-			return w.end(ctx, ExitError, state.OutcomeBeadsError, why, err)
-		}
-		failures = 0
-		if task == nil {
-			// Nothing to claim: the engine says whether the loop ends.
-			dec, err := w.decide(ctx, "", decideDryRun)
-			if err == nil && !dec.Block && dec.Outcome.Ends() {
-				if dec, err = w.decide(ctx, "", 0); err == nil && !dec.Block {
-					w.recount(ctx)
-					return w.finish(ctx, dec)
-				}
-			}
-			if err != nil && ctx.Err() == nil {
-				return w.end(ctx, ExitError, state.OutcomeError, err.Error(), err)
-			}
-			w.p.Busy("waiting: nothing ready, work in progress elsewhere")
-			select {
-			case <-ctx.Done():
-			case <-time.After(w.wo.IdlePoll):
-			}
-			continue
-		}
-		if cycle > w.max {
-			note := fmt.Sprintf("runtasks run worker %d: max cycles (%d) reached before working it; given back", w.n, w.max)
-			w.giveBack(ctx, task.ID, note)
-			return w.end(ctx, ExitLimit, state.OutcomeCapReached, fmt.Sprintf("max cycles reached (%d/%d) with work left", cycle-1, w.max), nil)
-		}
-		w.p.Cycle(cycle)
-		rec, sum, runErr := w.work(ctx, cycle, *task)
-		w.state.Cycles = append(w.state.Cycles, rec)
-		last := &w.state.Cycles[len(w.state.Cycles)-1]
-		w.save()
-		// The task is closed by the agent after its merge; anything else
-		// goes back with what happened.
-		closed := w.settle(context.WithoutCancel(ctx), *task, rec, sum, runErr)
-		switch {
-		case ctx.Err() != nil:
-			w.tally(ctx, last)
-			return w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %d; %s given back", cycle, task.ID), nil)
-		case runErr != nil:
-			w.tally(ctx, last)
-			return w.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", cycle, runErr))
-		}
-		dec, err := w.decide(ctx, sum.FinalMessage, 0)
-		if ctx.Err() != nil {
-			continue
-		}
-		if err != nil {
-			return w.end(ctx, ExitError, state.OutcomeError, err.Error(), err)
-		}
-		last.Outcome, last.Why = dec.Outcome, dec.Why
-		w.tally(ctx, last)
 		word := "closed"
 		if lost, _ := w.lostLease.Load().(string); !closed && lost != "" {
 			word = "lost to another worker"
 		} else if !closed {
 			word = "given back"
 		}
-		w.p.Printf("%s · %s %s · %s · %s: %s", w.p.head(), task.ID, word, w.p.tally(), dec.Outcome, dec.Why)
-		cycle++
-		if !dec.Block && dec.Outcome.Ends() && dec.Outcome != state.OutcomeCheckpoint {
-			w.recount(ctx)
-			return w.finish(ctx, dec)
+		dec, out = w.step(ctx, &sum, last, task.ID+" "+word)
+	}
+	return out.res, out.err
+}
+
+// next claims a task for the cycle the engine asked for. While nothing is
+// ready but work remains elsewhere it waits, asking the engine whether the
+// loop ended meanwhile; it ends the run then, on an interrupt, or when bd
+// keeps failing.
+func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision, *beads.Issue, *over) {
+	failures := 0
+	for {
+		if ctx.Err() != nil {
+			return dec, nil, ended(w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
-		w.save()
+		task, err := w.claim(ctx)
+		switch {
+		case ctx.Err() != nil:
+			continue
+		case err != nil:
+			// A busy store or a server away for a moment is waited out a
+			// few times; then, or for any other bd failure, the worker
+			// ends with the bd error (never "no work").
+			why := "beads error: " + oneLine(err.Error(), 300)
+			if failures++; failures > maxBeadsRetries || !(beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)) {
+				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeBeadsError, why, err))
+			}
+			w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
+		case task != nil:
+			return dec, task, nil
+		default:
+			failures = 0
+			// Nothing to claim: the engine says whether the loop ended.
+			if d, err := w.stop(ctx, nil, true); err == nil && !d.Block && d.Outcome.Ends() {
+				var out *over
+				if dec, out = w.step(ctx, nil, nil, ""); out != nil {
+					return dec, nil, out
+				}
+			} else if err != nil && ctx.Err() == nil {
+				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
+			}
+			w.p.Busy("waiting: nothing ready, work in progress elsewhere")
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(w.wo.IdlePoll):
+		}
 	}
 }
 
@@ -407,14 +396,6 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	}
 	w.giveBack(ctx, task.ID, note)
 	return false
-}
-
-// recount reads the epic's closed/total for the worker's last line: other
-// workers closed tasks since its last cycle.
-func (w *worker) recount(ctx context.Context) {
-	if t, err := w.o.Beads.Tally(context.WithoutCancel(ctx), w.epic); err == nil {
-		w.state.Closed, w.state.Total = t.Closed, t.Total
-	}
 }
 
 func (w *worker) giveBack(ctx context.Context, id, note string) {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // fakeClaims is an in-memory epic with bd's claim semantics: a claim is a
@@ -176,10 +178,33 @@ func TestRunWorkers(t *testing.T) {
 		f.Close()
 	}()
 	var out bytes.Buffer
-	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wk"},
+	var mu sync.Mutex
+	var notified []string
+	ports := engine.Ports{Notify: func(_ engine.Input, dec engine.Decision) {
+		mu.Lock()
+		notified = append(notified, string(dec.Outcome))
+		mu.Unlock()
+	}}
+	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Ports: ports, Environ: os.Environ(), Out: &out, RunID: "wk"},
 		WorkerOptions{N: 2, Actor: "me", Heartbeat: 50 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
 	if err != nil || res.Code != ExitComplete {
 		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
+	}
+	// Both workers saw the epic complete: one notify.
+	if !slices.Equal(notified, []string{"complete"}) {
+		t.Errorf("notified %v, want complete once", notified)
+	}
+	// Every agent run's usage (10 in, 5 out) is in its worker's decision.
+	store := &state.Store{Dir: cfg.StateDir()}
+	recs, _ := store.Records(state.RecordFilter{})
+	withUsage := 0
+	for _, r := range recs {
+		if r.Usage != nil && r.Usage.Total() == 15 {
+			withUsage++
+		}
+	}
+	if runs := res.Cycles; withUsage != runs || runs < 4 {
+		t.Errorf("%d decisions recorded usage, want one per agent run (%d)", withUsage, runs)
 	}
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
@@ -258,4 +283,38 @@ func (f *fakeClaims) closedLocked(id string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.closed(id)
+}
+
+// A worker whose agent meets a context checkpoint goes on: the engine
+// counts that cycle, the task goes back and is worked again in a fresh
+// context, and the run ends complete.
+func TestRunWorkersCheckpoint(t *testing.T) {
+	cfg, _, _ := setup(t, "checkpoint", "")
+	root := cfg.Root
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	t.Setenv("HEADLESS_KEEP_OPEN", "E.1")
+	fc := &fakeClaims{ids: []string{"E.1"}, holder: map[string]string{}, notes: map[string]string{},
+		closes: os.Getenv("HEADLESS_CLOSES"), foreign: map[string]bool{}}
+	var out bytes.Buffer
+	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wc"},
+		WorkerOptions{N: 1, Actor: "me", Heartbeat: time.Minute, IdlePoll: 50 * time.Millisecond})
+	if err != nil || res.Code != ExitComplete || res.Cycles != 2 {
+		t.Fatalf("RunWorkers = %+v, %v; want complete after 2 cycles\n%s", res, err, out.String())
+	}
+	recs, _ := (&state.Store{Dir: cfg.StateDir()}).Records(state.RecordFilter{Session: "run-wc-w1"})
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%s %v %d", r.Outcome, r.Block, r.Cycle))
+	}
+	if want := "continue true 1,checkpoint true 2,complete false 2"; strings.Join(got, ",") != want {
+		t.Errorf("decisions %q, want %q", strings.Join(got, ","), want)
+	}
+	if !strings.Contains(out.String(), "cycle 1/50 · ") || !strings.Contains(out.String(), "E.1 given back · 0/1 closed (+0 this run) · checkpoint: context checkpoint accepted; going on in a fresh context") ||
+		!strings.Contains(out.String(), "cycle 2/50 · ") {
+		t.Errorf("output:\n%s", out.String())
+	}
 }

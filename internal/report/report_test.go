@@ -54,7 +54,7 @@ func TestBuild(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "bd-e1.1,bd-e1.2,bd-e1.4" {
 		t.Errorf("tasks = %s", got)
 	}
-	if len(r.Runs) != 1 || len(r.Runs[0].Cycles) != 2 {
+	if len(r.Runs) != 1 || r.Runs[0].Cycle != 2 || r.Runs[0].MaxCycles != 50 {
 		t.Errorf("runs = %+v", r.Runs)
 	}
 }

@@ -179,6 +179,16 @@ type State struct {
 	UsageMark   *usage.UsageMark `json:"usage_mark,omitempty"`
 }
 
+// Count is the loop's cycle count and cap as its last decision gave them
+// (an ended loop: the count it ended at); before any, the state's count
+// and no known cap. status, watch and report show this count.
+func (s State) Count() (n, max int) {
+	if s.Last != nil {
+		return s.Last.Cycle, s.Last.Max
+	}
+	return s.Cycles, 0
+}
+
 // Record is one decision as written to the append-only decision log.
 type Record struct {
 	Time    time.Time `json:"time"`

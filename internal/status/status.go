@@ -26,9 +26,6 @@ import (
 // Options say what a report holds.
 type Options struct {
 	Store *state.Store
-	// MaxCycles and DoneTokenMax are the configured caps, shown beside the
-	// cycle counts (0 = no cap).
-	MaxCycles, DoneTokenMax int
 	// Epic and Session filter states and history ("" = any).
 	Epic, Session string
 	// History is how many logged decisions to show: 0 none, < 0 all.
@@ -58,9 +55,11 @@ type Report struct {
 	Tasks []usage.Row `json:"tasks,omitempty"`
 }
 
-// Session is one (session, epic) loop's state with its cap.
+// Session is one (session, epic) loop's state with its count and cap
+// (State.Count: its last decision's).
 type Session struct {
 	state.State
+	Cycle     int `json:"cycle"`
 	MaxCycles int `json:"max_cycles"`
 	// Usage sums what the decision log recorded for the session and epic
 	// (every loop, not only the current one: that is State.Spent).
@@ -107,7 +106,8 @@ func Collect(o *Options) (*Report, error) {
 		if (o.Session != "" && st.Session != o.Session) || (o.Epic != "" && st.Epic != o.Epic) {
 			continue
 		}
-		rep.Sessions = append(rep.Sessions, Session{State: st, MaxCycles: o.MaxFor(st.Epic)})
+		n, max := st.Count()
+		rep.Sessions = append(rep.Sessions, Session{State: st, Cycle: n, MaxCycles: max})
 	}
 	if o.Usage { // a read of the whole (filtered) log
 		recs, err := o.Store.Records(state.RecordFilter{Session: o.Session, Epic: o.Epic})
@@ -215,17 +215,8 @@ func cost(s *usage.Spent) string {
 	return usage.FormatCost(s.Cost)
 }
 
-// MaxFor is the cap that applies to an epic's sessions: the done-token cap
-// for the contract's epic-less state.
-func (o *Options) MaxFor(epic string) int {
-	if epic == state.NoEpic {
-		return o.DoneTokenMax
-	}
-	return o.MaxCycles
-}
-
-// JQ prints each result of a jq expression over the report: strings raw,
-// other values as compact JSON.
+// JQ prints each result of a jq expression over the report: strings
+// raw, other values as compact JSON.
 func JQ(ctx context.Context, w io.Writer, expr string, rep *Report) error {
 	q, err := gojq.Parse(expr)
 	var code *gojq.Code
@@ -286,7 +277,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 				when = ago(now, r.Time, loc)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				Cell(s.Session, 40), Cell(s.Epic, 24), cycles(s.Cycles, s.MaxCycles),
+				Cell(s.Session, 40), Cell(s.Epic, 24), cycles(s.Cycle, s.MaxCycles),
 				Cell(outcome, 16), stop, countCells(counts), tokens(s.spent())+"\t"+cost(s.spent())+"\t"+when+"\t"+why)
 		}
 		tw.Flush()
@@ -318,7 +309,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 		fmt.Fprintln(tw, "RUN\tEPIC\tSTATUS\tCYCLES\tCLOSED\tSTARTED\tUPDATED\tWHY")
 		for _, r := range rep.Runs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\n", Cell(r.RunID, 32), Cell(r.Epic, 24), r.Status,
-				len(r.Cycles), r.MaxCycles, r.Closed, r.Total, ago(now, r.StartedAt, loc), ago(now, r.UpdatedAt, loc), Cell(r.Why, 60))
+				r.Cycle, r.MaxCycles, r.Closed, r.Total, ago(now, r.StartedAt, loc), ago(now, r.UpdatedAt, loc), Cell(r.Why, 60))
 		}
 		tw.Flush()
 	}

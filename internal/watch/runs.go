@@ -31,5 +31,5 @@ func runLine(r headless.RunState, now time.Time) string {
 	if r.Status == headless.StatusDead {
 		mark, state = styleAlert.Render("!"), styleAlert.Render("dead")+": its runtasks process is gone"
 	}
-	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, cut(r.RunID, 20), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(len(r.Cycles), r.MaxCycles), cut(r.Agent, 8), state)
+	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, cut(r.RunID, 20), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(r.Cycle, r.MaxCycles), cut(r.Agent, 8), state)
 }

@@ -32,7 +32,7 @@ func TestLiveRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put(headless.RunState{RunID: "r-live", Epic: "bd-a", Agent: "claude", Status: "running", PID: os.Getpid(), MaxCycles: 20,
+	put(headless.RunState{RunID: "r-live", Epic: "bd-a", Agent: "claude", Status: "running", PID: os.Getpid(), Cycle: 2, MaxCycles: 20,
 		StartedAt: now.Add(-5 * time.Minute), Closed: 1, Total: 4, Cycles: []headless.CycleRecord{{N: 1}, {N: 2}}})
 	put(headless.RunState{RunID: "r-dead", Epic: "bd-b", Agent: "codex", Status: "running", PID: deadPID(t), StartedAt: now.Add(-time.Hour)})
 	put(headless.RunState{RunID: "r-done", Epic: "bd-c", Status: "complete", StartedAt: now.Add(-2 * time.Hour)})

@@ -63,8 +63,8 @@ func (s Snapshot) NeedsPerson() int {
 const historyWindow = 2000
 
 // Load reads a snapshot: every session's state, its claims, and the epic's
-// progress from the last decisions. maxFor gives an epic's cycle cap.
-func Load(store *state.Store, maxFor func(epic string) int, now time.Time) (Snapshot, error) {
+// progress from the last decisions.
+func Load(store *state.Store, now time.Time) (Snapshot, error) {
 	states, err := store.List()
 	if err != nil {
 		return Snapshot{}, err
@@ -72,8 +72,8 @@ func Load(store *state.Store, maxFor func(epic string) int, now time.Time) (Snap
 	snap := Snapshot{Read: now}
 	seen := map[string]int{}
 	for _, st := range states {
-		r := Row{Session: st.Session, Epic: st.Epic, Cycles: st.Cycles, Max: maxFor(st.Epic), Started: st.FirstBlockAt,
-			Reason: st.LastReason, Spent: st.Spent}
+		r := Row{Session: st.Session, Epic: st.Epic, Started: st.FirstBlockAt, Reason: st.LastReason, Spent: st.Spent}
+		r.Cycles, r.Max = st.Count()
 		outcome := st.Ended
 		if l := st.Last; l != nil {
 			r.LastStop, r.Outcome, r.Block, r.Why, r.Counts = l.Time, l.Outcome, l.Block, l.Why, l.Counts

@@ -42,7 +42,7 @@ func TestLoadOrder(t *testing.T) {
 	store := &state.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
 	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
 	put := func(session string, out state.Outcome, block bool, at time.Time, remaining int) {
-		rec := state.Record{Time: at, Session: session, Epic: "bd-a", Outcome: out, Block: block,
+		rec := state.Record{Time: at, Session: session, Epic: "bd-a", Outcome: out, Block: block, Cycle: 1, Max: 50,
 			Counts: &state.Counts{Remaining: remaining}}
 		store.Append(rec)
 		store.Update(session, "bd-a", func(st *state.State) error { st.Last = &rec; return nil })
@@ -51,7 +51,7 @@ func TestLoadOrder(t *testing.T) {
 	put("older", state.OutcomeContinue, true, now.Add(-time.Hour), 4)
 	put("capped", state.OutcomeCapReached, false, now.Add(-2*time.Hour), 3)
 	put("warned", state.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3) // the warning block: goes on
-	snap, err := Load(store, func(string) int { return 50 }, now)
+	snap, err := Load(store, now)
 	if err != nil {
 		t.Fatal(err)
 	}
