@@ -98,11 +98,13 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 }
 
 // newBeadsClient builds the bd client a configuration describes; bd runs in
-// the factory's environment.
+// the factory's environment. The state directory remembers which issues an
+// epic's ready query had to read by id (beads.Client.Links).
 func newBeadsClient(f *Factory, cfg *config.Config) *beads.Client {
 	env := f.Environ()
 	return &beads.Client{Bin: cfg.Beads.Bin, Dir: cfg.BeadsDir(), WorkDir: cfg.Root, Timeout: cfg.Beads.Timeout, Env: env,
-		Slots: &beads.Slots{Dir: beads.SlotsDir(env), Max: cfg.Beads.MaxProcesses, Wait: cfg.Beads.QueueTimeout}}
+		Slots: &beads.Slots{Dir: beads.SlotsDir(env), Max: cfg.Beads.MaxProcesses, Wait: cfg.Beads.QueueTimeout},
+		Links: &state.Store{Dir: cfg.StateDir()}}
 }
 
 // stopPorts are the engine's ports for a configuration: bd, git, the
