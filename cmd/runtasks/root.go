@@ -19,6 +19,7 @@ import (
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/shell"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Factory holds what commands take from the outside world, so that every
@@ -64,7 +65,8 @@ func lookupEnv(env []string, key string) (string, bool) {
 func newBeadsClient(f *Factory, cfg *config.Config) *beads.Client {
 	env := f.Environ()
 	return &beads.Client{Bin: cfg.Beads.Bin, Dir: cfg.BeadsDir(), WorkDir: cfg.Root, Timeout: cfg.Beads.Timeout, Env: env,
-		Slots: &beads.Slots{Dir: beads.SlotsDir(env), Max: cfg.Beads.MaxProcesses, Wait: cfg.Beads.QueueTimeout}}
+		Slots: &beads.Slots{Dir: beads.SlotsDir(env), Max: cfg.Beads.MaxProcesses, Wait: cfg.Beads.QueueTimeout},
+		Links: &state.Store{Dir: cfg.StateDir()}}
 }
 
 // stopPorts are the engine's ports for a configuration: bd, git, the shell

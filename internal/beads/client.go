@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/shell"
@@ -23,7 +25,8 @@ const DefaultTimeout = 10 * time.Second
 //
 // Queries run one at a time: bd's embedded store serialises access, so
 // concurrent bd processes on one store are slower than sequential ones.
-// Slots bound the bd processes of every runtasks on the machine.
+// The one exception is Ready on a store in server mode, which may run two
+// at once. Slots bound the bd processes of every runtasks on the machine.
 type Client struct {
 	// Bin is the bd binary, a name looked up on PATH or a path; default "bd".
 	Bin string
@@ -44,6 +47,9 @@ type Client struct {
 	// machine: each call waits for a free slot (at most Slots.Wait, not
 	// counted in Timeout) before bd starts.
 	Slots *Slots
+	// Links, when set, remembers per epic which issues Ready had to read
+	// by id, so that the next Ready reads them while bd ready runs.
+	Links LinkMemory
 }
 
 // DefaultGrace is Client.Grace when it is zero.
@@ -141,8 +147,18 @@ func IsKind(err error, kind ErrorKind) bool {
 // store holds elsewhere. Only a chain that passes through an issue that is
 // not ready (in progress, deferred, closed…) and might still lead to the
 // epic needs more facts: those few issues are read by id (bd list --id …
-// --all), up the chain, one bd process a step (placeReady). One bd process
-// in the common case; every bd failure is an error, never "no work".
+// --all), up the chain (placeReady).
+//
+// Which issues those were is remembered for the epic (Links: their ids,
+// never their data), and the next Ready reads them again, fresh. On a
+// store in server mode it reads them while bd ready runs, two bd processes
+// at once (readAhead); an embedded store serialises bd processes on
+// Dolt's lock, so there they come with the first read by id, which then
+// covers the whole chain remembered. When the issues still needed are
+// among them, nothing more is read; otherwise the missing ones are read
+// after, as without a memory. One bd process when nothing had to be read
+// last time, the common case; every bd failure is an error, never "no
+// work".
 //
 // An unknown epic gives an empty list: bd does not validate it; use Show
 // for that.
@@ -150,11 +166,135 @@ func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
 	if err := checkID([]string{"ready", "--json", "--limit", "0", "--parent", epic}, epic); err != nil {
 		return nil, err
 	}
-	all, err := c.ReadyAll(ctx)
+	var hint []string
+	if c.Links != nil {
+		hint = linkIDs(c.Links.ReadyLinks(epic))
+	}
+	in, read, err := readyUnder(ctx, epic, hint, len(hint) > 0 && c.serverMode(), c)
 	if err != nil {
 		return nil, err
 	}
-	return placeReady(ctx, epic, all, c)
+	if c.Links != nil && !slices.Equal(read, hint) {
+		// A memory that cannot be written costs the next stop a read, no
+		// more: the answer does not depend on it.
+		_ = c.Links.SetReadyLinks(epic, read)
+	}
+	return in, nil
+}
+
+// LinkMemory remembers, per epic, the ids of the issues that are not ready
+// whose links the epic's last Ready had to read (state.Store keeps them in
+// the state directory). Ids only: what they say is read afresh each time.
+type LinkMemory interface {
+	// ReadyLinks returns the ids remembered for epic; none when unknown.
+	ReadyLinks(epic string) []string
+	// SetReadyLinks remembers ids (sorted; empty forgets).
+	SetReadyLinks(epic string, ids []string) error
+}
+
+// linkIDs keeps the remembered ids bd list --id can name, sorted and once
+// each: a memory is a hint, never a reason to fail.
+func linkIDs(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != "" && !strings.HasPrefix(id, "-") && !strings.Contains(id, ",") {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// readyUnder is Ready's answer and the issues it needed to read by id,
+// with the issues of hint read beside bd ready (together) or with the
+// first read by id.
+func readyUnder(ctx context.Context, epic string, hint []string, together bool, r reader) (in []Issue, read []string, err error) {
+	var ready, ahead []Issue
+	if together {
+		ready, ahead, err = readAhead(ctx, r, hint)
+	} else {
+		ready, err = r.ReadyAll(ctx)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return placeReady(ctx, epic, ready, hint, together, ahead, r)
+}
+
+// serverMode reports whether bd reaches the store through a Dolt SQL
+// server: its .beads/metadata.json says "dolt_mode": "server". The store
+// is found as bd finds it: BEADS_DIR (Dir, or bd's environment), else the
+// nearest .beads above WorkDir. Anything else, or unreadable, is no: two
+// bd processes on an embedded store wait for each other on Dolt's lock
+// (noms/LOCK, polled with growing sleeps), and together take longer than
+// one after the other (docs/benchmarks.md#large-epics-issue-20).
+func (c *Client) serverMode() bool {
+	dir := c.Dir
+	if dir == "" {
+		env := c.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, "BEADS_DIR="); ok {
+				dir = v
+			}
+		}
+	}
+	if dir == "" {
+		wd, err := filepath.Abs(c.WorkDir)
+		if err != nil {
+			return false
+		}
+		for ; ; wd = filepath.Dir(wd) {
+			if fi, err := os.Stat(filepath.Join(wd, ".beads")); err == nil && fi.IsDir() {
+				dir = filepath.Join(wd, ".beads")
+				break
+			}
+			if filepath.Dir(wd) == wd {
+				return false
+			}
+		}
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(c.WorkDir, dir)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "metadata.json"))
+	if err != nil {
+		return false
+	}
+	var meta struct {
+		Mode string `json:"dolt_mode"`
+	}
+	return json.Unmarshal(data, &meta) == nil && meta.Mode == ModeServer
+}
+
+// readAhead asks bd ready --limit 0 and bd list --id of the issues of hint
+// at the same time (each bd in its own process group, each waiting for its
+// slot). The first failure stops the other read and is the error.
+func readAhead(ctx context.Context, r reader, hint []string) (ready, ahead []Issue, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var once sync.Once
+	var first error
+	fail := func(err error) {
+		once.Do(func() { first = err; cancel() })
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		if ahead, err = r.ListIDs(ctx, hint); err != nil {
+			fail(err)
+		}
+	}()
+	if ready, err = r.ReadyAll(ctx); err != nil {
+		fail(err)
+	}
+	<-done
+	if first != nil {
+		return nil, nil, first
+	}
+	return ready, ahead, nil
 }
 
 // ReadyAll lists every ready issue of the store (bd ready --limit 0), bd's
@@ -197,8 +337,13 @@ func (c *Client) ListIDs(ctx context.Context, ids []string) ([]Issue, error) {
 	return issues, err
 }
 
-// linkReader is what placeReady asks bd beyond the ready answer: a
-// *Client, or a fake in the tests.
+// reader is what Ready asks bd: a *Client, or a fake in the tests.
+type reader interface {
+	ReadyAll(ctx context.Context) ([]Issue, error)
+	linkReader
+}
+
+// linkReader is what placeReady asks bd beyond the ready answer.
 type linkReader interface {
 	ListIDs(ctx context.Context, ids []string) ([]Issue, error)
 	ReadyParent(ctx context.Context, epic string) ([]Issue, error)
@@ -215,32 +360,69 @@ const maxLinkReads = 3
 // of issues the answers so far do not hold (Under's missing), it reads
 // those issues by id, with the hierarchical ids above them (E.2 above
 // E.2.1: where a sub-epic's parent most likely is, saving a step), and
-// places again. When bd does not know an issue a chain names (a deleted
-// parent, a wisp, an external reference), or the chain is still open after
-// maxLinkReads steps, it asks bd ready --parent, the exact answer.
-func placeReady(ctx context.Context, epic string, ready []Issue, r linkReader) ([]Issue, error) {
+// places again. The issues of hint are read once, beside bd ready (read
+// ahead; early holds those bd knows) or else with the first read by id,
+// and taken from there when a step needs them: a step that needs no other
+// issue runs no bd. When bd does not know an issue a chain names (a
+// deleted parent, a wisp, an external reference), or the chain is still
+// open after maxLinkReads bd reads, it asks bd ready --parent, the exact
+// answer. read lists (sorted) every issue a step needed, wherever it came
+// from: what the next Ready may read early.
+func placeReady(ctx context.Context, epic string, ready []Issue, hint []string, ahead bool, early []Issue, r linkReader) (in []Issue, read []string, err error) {
 	var known []Issue
 	have := make(map[string]bool, len(ready))
 	for _, is := range ready {
 		have[is.ID] = true
 	}
+	// pool holds the issues of hint once read: nil for those bd does not know.
+	pool := make(map[string]*Issue, len(hint))
+	pending := hint
+	if ahead {
+		for _, id := range hint {
+			pool[id] = nil
+		}
+		for i := range early {
+			if _, ok := pool[early[i].ID]; ok {
+				pool[early[i].ID] = &early[i]
+			}
+		}
+		pending = nil
+	}
+	add := func(is Issue) {
+		if !have[is.ID] {
+			have[is.ID] = true
+			known = append(known, is)
+		}
+	}
+	done := func(in []Issue, err error) ([]Issue, []string, error) {
+		if err != nil {
+			return nil, nil, err
+		}
+		slices.Sort(read)
+		return in, read, nil
+	}
 	asked := map[string]bool{}
-	for step := 0; ; step++ {
+	for reads := 0; ; {
 		in, missing := Under(epic, ready, known)
 		if len(missing) == 0 {
-			return in, nil
+			return done(in, nil)
 		}
-		if step == maxLinkReads || slices.ContainsFunc(missing, func(id string) bool {
+		if slices.ContainsFunc(missing, func(id string) bool {
 			return asked[id] || strings.Contains(id, ",") // gone, or not an id bd list --id can name
 		}) {
-			return r.ReadyParent(ctx, epic)
+			return done(r.ReadyParent(ctx, epic))
 		}
 		var ids []string
 		for _, id := range missing {
 			for a := id; a != epic; {
 				if !have[a] && !asked[a] && !strings.Contains(a, ",") {
 					asked[a] = true
-					ids = append(ids, a)
+					read = append(read, a)
+					if is, ok := pool[a]; !ok {
+						ids = append(ids, a)
+					} else if is != nil {
+						add(*is)
+					}
 				}
 				i := strings.LastIndexByte(a, '.')
 				if i <= 0 {
@@ -249,14 +431,30 @@ func placeReady(ctx context.Context, epic string, ready []Issue, r linkReader) (
 				a = a[:i]
 			}
 		}
+		if len(ids) == 0 {
+			continue // all read early
+		}
+		if reads == maxLinkReads {
+			return done(r.ReadyParent(ctx, epic))
+		}
+		reads++
+		// The issues of hint not read yet come with this read, into pool.
+		for _, id := range pending {
+			if !have[id] && !asked[id] {
+				pool[id] = nil
+				ids = append(ids, id)
+			}
+		}
+		pending = nil
 		got, err := r.ListIDs(ctx, ids)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, is := range got {
-			if !have[is.ID] {
-				have[is.ID] = true
-				known = append(known, is)
+		for i := range got {
+			if _, ok := pool[got[i].ID]; ok { // not needed yet
+				pool[got[i].ID] = &got[i]
+			} else {
+				add(got[i])
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -251,6 +252,120 @@ func TestErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("error %q does not carry %q", err, tt.msg)
+			}
+		})
+	}
+}
+
+// memory is a beads.LinkMemory in a map, counting writes.
+type memory struct {
+	mu     sync.Mutex
+	ids    map[string][]string
+	writes int
+}
+
+func (m *memory) ReadyLinks(epic string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ids[epic]
+}
+
+func (m *memory) SetReadyLinks(epic string, ids []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.writes++
+	m.ids[epic] = ids
+	return nil
+}
+
+// TestReadyRemembers: Client.Ready remembers which issues it read by id
+// for the epic and reads them again at the next stop, writing the memory
+// only when it changes, and forgets them once they are not needed. On a
+// store in server mode (its metadata.json says so) they are read beside bd
+// ready; otherwise with the first read by id, so not at all when none is
+// needed. Ids from the memory that bd could read as options are never
+// passed.
+func TestReadyRemembers(t *testing.T) {
+	for _, mode := range []string{beads.ModeEmbedded, beads.ModeServer} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			ready := `[{"id":"tx-1","status":"open","issue_type":"epic"},{"id":"tx-1.1","status":"open","parent":"tx-1"},` +
+				`{"id":"tx-9.1","status":"open","parent":"tx-9"}]`
+			c, dir := fake(t, map[string]string{"ready.json": ready, "list.json": `[{"id":"tx-9","status":"in_progress"}]`})
+			c.Dir = filepath.Join(t.TempDir(), ".beads")
+			if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			meta := `{"database":"dolt","backend":"dolt","dolt_mode":"` + mode + `","dolt_database":"tx"}`
+			if err := os.WriteFile(filepath.Join(c.Dir, "metadata.json"), []byte(meta), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m := &memory{ids: map[string][]string{}}
+			c.Links = m
+			calls := func() []string {
+				b, _ := os.ReadFile(filepath.Join(dir, "calls.log"))
+				os.Remove(filepath.Join(dir, "calls.log"))
+				var out []string
+				for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+					if l != "" {
+						out = append(out, strings.Fields(l)[0]+" "+l[strings.LastIndexByte(l, ' ')+1:])
+					}
+				}
+				return out
+			}
+			for stop := range 3 {
+				got, err := c.Ready(ctx, "tx-1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ids(got), []string{"tx-1.1"}) {
+					t.Errorf("stop %d: Ready = %v", stop, ids(got))
+				}
+				// bd ready, then the in-progress epic's link; from the
+				// second stop on, both at once in server mode.
+				cs, want := calls(), []string{"ready 0", "list tx-9"}
+				if stop > 0 && mode == beads.ModeServer {
+					slices.Sort(cs)
+					want = []string{"list tx-9", "ready 0"}
+				}
+				if !slices.Equal(cs, want) {
+					t.Errorf("stop %d: bd calls %q, want %q", stop, cs, want)
+				}
+				if !slices.Equal(m.ids["tx-1"], []string{"tx-9"}) || m.writes != 1 {
+					t.Errorf("stop %d: remembered %q in %d writes, want tx-9 once", stop, m.ids["tx-1"], m.writes)
+				}
+			}
+			// tx-9 ready again: read once more for nothing beside bd ready
+			// (server mode), then forgotten.
+			if err := os.WriteFile(filepath.Join(dir, "ready.json"), []byte(`[{"id":"tx-1.1","status":"open","parent":"tx-1"},`+
+				`{"id":"tx-9","status":"open"},{"id":"tx-9.1","status":"open","parent":"tx-9"}]`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for stop := range 2 {
+				if _, err := c.Ready(ctx, "tx-1"); err != nil {
+					t.Fatal(err)
+				}
+				cs := calls()
+				slices.Sort(cs)
+				want := []string{"ready 0"}
+				if stop == 0 && mode == beads.ModeServer {
+					want = []string{"list tx-9", "ready 0"}
+				}
+				if !slices.Equal(cs, want) {
+					t.Errorf("after: stop %d: bd calls %q, want %q", stop, cs, want)
+				}
+				if len(m.ids["tx-1"]) != 0 || m.writes != 2 {
+					t.Errorf("after: stop %d: remembered %q in %d writes, want none, forgotten once", stop, m.ids["tx-1"], m.writes)
+				}
+			}
+			// A memory holding what bd would read as a flag, or that a
+			// comma would split: not passed to bd.
+			m.ids["tx-1"] = []string{"--all", "a,b", ""}
+			if _, err := c.Ready(ctx, "tx-1"); err != nil {
+				t.Fatal(err)
+			}
+			if cs := calls(); !slices.Equal(cs, []string{"ready 0"}) {
+				t.Errorf("bad ids remembered: bd calls %q", cs)
 			}
 		})
 	}
