@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,9 +47,7 @@ in the state directory (state.dir/bindings).`,
   runtasks disarm --session "$SESSION"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Session == "" {
-				opts.Session = sessionFromEnv(f.Getenv)
-			}
+			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			if opts.Session == "" {
 				return errors.New("no session: give --session (or set RUNTASKS_SESSION)")
 			}
@@ -84,7 +83,7 @@ func runArm(ctx context.Context, o *armOptions) error {
 	}
 	kind := "epic"
 	if is.IssueType != beads.TypeEpic {
-		kind = "task" // driven until it is closed itself
+		kind = "task"
 	}
 	fmt.Fprintf(o.Out, "session %s armed for %s %s %q (since %s)\n", o.Session, kind, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))
 	return nil
@@ -94,8 +93,7 @@ type disarmOptions struct {
 	Out, Err io.Writer
 	Session  string
 	All      bool
-	// Shell is the agent session whose shell runs the command (zero in a
-	// person's own shell).
+	// Shell is the agent session whose shell runs the command (zero: a person's).
 	Shell engine.Shell
 	Cfg   *config.Config
 	Now   func() time.Time
@@ -110,21 +108,18 @@ func newDisarmCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "disarm (--session S | --all)",
 		Short: "Release a session from its epic (--all: every armed session)",
-		Long: `disarm removes a session's binding: its Stop hook no longer drives it
-(unless a static epic applies: --epic, RUNTASKS_EPIC, workflow.epic). The
-session's claimed tasks stay recorded. --session (else RUNTASKS_SESSION)
-names the session; --all releases every armed session of the project.
-Given neither, disarm releases nothing and lists the armed sessions.
+		Long: `disarm removes a session's binding (--session, else RUNTASKS_SESSION; --all:
+every armed session): its Stop hook no longer drives it, unless a static
+epic applies. Its claimed tasks stay recorded. Given neither, disarm
+releases nothing and lists the armed sessions.
 
-The loop is the person's, not the agent's. A disarm run from inside the
-agent of the session it names — its shell has that session in
-CLAUDE_CODE_SESSION_ID, in RUNTASKS_SESSION under CLAUDECODE=1 (Claude
-Code), in CODEX_THREAD_ID (Codex) or in GEMINI_SESSION_ID (Gemini CLI);
-without --session that session is the one named — releases nothing: the
-attempt is recorded in the decision log, shown by runtasks status as the
-session's last decision (self_disarm, needs a person) and sent to
-workflow.notify as the event self_disarm. --all from inside an agent's
-shell is refused too. Disarm a session from your own terminal.`,
+The loop is the person's, not the agent's: a disarm run from inside the
+agent of the session it names (its shell has the session in
+CLAUDE_CODE_SESSION_ID, RUNTASKS_SESSION under CLAUDECODE=1,
+CODEX_THREAD_ID or GEMINI_SESSION_ID; without --session that session is
+the one named), or --all from any agent's shell, releases nothing: the
+attempt is recorded as the session's last decision (self_disarm, needs a
+person) and sent to workflow.notify. Disarm from your own terminal.`,
 		Example: `  runtasks disarm --session "$SESSION"
   runtasks disarm --all      # every armed session
   runtasks disarm            # releases nothing: lists the armed sessions`,
@@ -132,8 +127,7 @@ shell is refused too. Disarm a session from your own terminal.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Shell = hook.ShellSession(f.Getenv)
 			if opts.Session == "" && !opts.All {
-				// A Codex agent's shell has no RUNTASKS_SESSION: its own
-				// session is the one it names.
+				// A Codex shell has no RUNTASKS_SESSION: its own session is the one named.
 				opts.Session = cmp.Or(sessionFromEnv(f.Getenv), opts.Shell.Session)
 			}
 			cfg, src, err := f.LoadConfig(cmd, "")
@@ -162,8 +156,7 @@ shell is refused too. Disarm a session from your own terminal.`,
 func runDisarm(o *disarmOptions) error {
 	store := &state.Store{Dir: o.Cfg.StateDir()}
 	if o.All && o.Shell.Agent != "" {
-		// Only a person releases every loop; the agent's own session, when
-		// known and armed, records the attempt.
+		// Only a person releases every loop; the agent's own session records the attempt.
 		if o.Shell.Session != "" {
 			if err := o.disarm(store, o.Shell.Session); err != nil && !errors.As(err, new(*ExitError)) {
 				return err
@@ -228,17 +221,12 @@ func listArmed(w io.Writer, store *state.Store) {
 		fmt.Fprintf(w, "runtasks: bindings: %v\n", err)
 		return
 	}
-	n := 0
-	for _, b := range all {
-		if b.Epic != "" {
-			if n == 0 {
-				fmt.Fprintln(w, "armed sessions:")
-			}
-			fmt.Fprintf(w, "  %s  %s  armed %s\n", b.Session, b.Epic, b.ArmedAt.UTC().Format(time.RFC3339))
-			n++
-		}
-	}
-	if n == 0 {
+	if all = slices.DeleteFunc(all, func(b state.Binding) bool { return b.Epic == "" }); len(all) == 0 {
 		fmt.Fprintln(w, "no armed session")
+		return
+	}
+	fmt.Fprintln(w, "armed sessions:")
+	for _, b := range all {
+		fmt.Fprintf(w, "  %s  %s  armed %s\n", b.Session, b.Epic, b.ArmedAt.UTC().Format(time.RFC3339))
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,8 +23,7 @@ type checkOptions struct {
 	Transcript string
 	Session    string
 	JSON       bool
-	// EpicFlag is true when --epic was given: it wins over a session binding.
-	EpicFlag bool
+	EpicFlag   bool // --epic given: it wins over a session binding
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
@@ -58,9 +58,7 @@ tasks are not moved and no cycle is counted.`,
 				return exitCode(engine.ExitUsage, err)
 			}
 			opts.Out, opts.Config = f.Out, cfg
-			if opts.Session == "" {
-				opts.Session = sessionFromEnv(f.Getenv)
-			}
+			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			opts.Ports = stopPorts(f, cfg)
 			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runCheck(cmd.Context(), opts)
@@ -89,9 +87,8 @@ type checkReport struct {
 	Checks  []engine.Verdict `json:"checks"`
 }
 
-// runCheck judges once through the stop transaction, without changing
-// anything (a dry run: no cycle counted, no stuck task moved), and prints
-// each check's verdict.
+// runCheck judges once through the stop transaction as a dry run and
+// prints each check's verdict.
 func runCheck(ctx context.Context, o *checkOptions) error {
 	cfg := o.Config
 	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,20 +36,15 @@ func newClaimCmd(f *Factory) *cobra.Command {
 		Use:   "claim <id>",
 		Short: "Claim a beads task for a session and create its run folder",
 		Long: `claim loads a task and its ancestors from beads (the parent is the plan, the
-top of the hierarchy the goal), claims it atomically in beads (bd update
---claim: status in_progress, assignee the actor) and writes its run folder
-runs/run-YYYYMMDD-HHMMSS-<id>/ with THOUGHTS.md, DECISIONS.md, ASSUMPTIONS.md,
-LEARNINGS.md, RESULTS.md, timeline.yaml and metadata.yaml.
+top the goal), claims it atomically (bd update --claim) and writes its run
+folder runs/run-YYYYMMDD-HHMMSS-<id>/ (THOUGHTS.md, DECISIONS.md,
+ASSUMPTIONS.md, LEARNINGS.md, RESULTS.md, timeline.yaml, metadata.yaml).
 
-The beads actor is claim.actor (else BEADS_ACTOR, else USER) followed by
-"@<session>", so two sessions never share a claim: a task another session
-holds is never stolen. With a session, the claim is recorded in the session's
-binding: its stop is then incomplete while RESULTS.md is the untouched
-template. The session comes from --session, else RUNTASKS_SESSION, else
-CLAUDE_SESSION_ID.
-
-The UserPromptSubmit hook (runtasks prompt-hook) does the same when a prompt
-says "claim <id>", "work on <id>"… (claim.patterns).`,
+The beads actor is claim.actor (else BEADS_ACTOR, else USER) + "@<session>",
+so a task another session holds is never stolen. With a session (--session,
+else RUNTASKS_SESSION, else CLAUDE_SESSION_ID) the claim is recorded in its
+binding: its stop is incomplete while RESULTS.md is the untouched template.
+The prompt hook does the same for "claim <id>", "work on <id>"…`,
 		Example: `  runtasks claim bd-x7y8.3 --session "$SESSION"
   runtasks claim bd-x7y8.3 --json | jq -r .run_dir`,
 		Args: cobra.ExactArgs(1),
@@ -60,9 +56,7 @@ says "claim <id>", "work on <id>"… (claim.patterns).`,
 			opts.ID, opts.Out, opts.Cfg = args[0], f.Out, cfg
 			opts.Tracker = newBeadsClient(f, cfg)
 			opts.Getenv, opts.Now = f.Getenv, f.Now
-			if opts.Session == "" {
-				opts.Session = sessionFromEnv(f.Getenv)
-			}
+			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			return runClaim(cmd.Context(), opts)
 		},
 	}
@@ -90,40 +84,24 @@ func sessionFromEnv(getenv func(string) string) string {
 
 // claimRequest builds the claim of id for session from the configuration.
 func claimRequest(cfg *config.Config, id, session, actor string, getenv func(string) string, now time.Time) claim.Request {
-	if actor == "" {
-		actor = cfg.Claim.Actor
+	tmpl := cfg.Claim.Templates
+	if tmpl != "" && !filepath.IsAbs(tmpl) {
+		tmpl = filepath.Join(cfg.Root, tmpl)
 	}
-	return claim.Request{
-		Task: id, Session: session, Actor: claim.Actor(actor, getenv, session),
-		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: claimTemplates(cfg), Now: now,
-		Store: &state.Store{Dir: cfg.StateDir()},
-	}
-}
-
-// claimTemplates resolves claim.templates against the project root.
-func claimTemplates(cfg *config.Config) string {
-	t := cfg.Claim.Templates
-	if t == "" || filepath.IsAbs(t) {
-		return t
-	}
-	return filepath.Join(cfg.Root, t)
+	return claim.Request{Task: id, Session: session, Actor: claim.Actor(cmp.Or(actor, cfg.Claim.Actor), getenv, session),
+		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: tmpl, Now: now, Store: &state.Store{Dir: cfg.StateDir()}}
 }
 
 func runClaim(ctx context.Context, o *claimOptions) error {
 	res, err := claim.Claim(ctx, o.Tracker, claimRequest(o.Cfg, o.ID, o.Session, o.Actor, o.Getenv, o.Now()))
-	if err != nil {
-		var held *claim.HeldError
-		var epic *claim.EpicError
-		switch {
-		case errors.As(err, &epic):
-			return exitCode(engine.ExitUsage, err)
-		case errors.As(err, &held):
-			return exitCode(engine.ExitWorkLeft, err)
-		case errors.Is(err, claim.ErrUnknown):
-			return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", o.ID))
-		case errors.Is(err, claim.ErrClosed):
-			return exitCode(engine.ExitUsage, err)
-		}
+	switch {
+	case errors.As(err, new(*claim.EpicError)) || errors.Is(err, claim.ErrClosed):
+		return exitCode(engine.ExitUsage, err)
+	case errors.As(err, new(*claim.HeldError)):
+		return exitCode(engine.ExitWorkLeft, err)
+	case errors.Is(err, claim.ErrUnknown):
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", o.ID))
+	case err != nil:
 		return err
 	}
 	if o.JSON {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,36 +28,23 @@ const (
 	monitorUsage      = 4
 )
 
-// defaultPollInterval is --follow's pause between reads
-// (TASKMASTER_POLL_INTERVAL overrides it).
-const defaultPollInterval = time.Second
-
 type codexMonitorOptions struct {
 	Out, Err io.Writer
 	Log      string
 	Follow   bool
-	// Session overrides the session id read from the log.
-	Session  string
+	Session  string // overrides the log's
 	Prefix   string
 	Promises []config.Promise
-	Interval time.Duration
-	// Wait bounds how long --follow waits for a log that does not exist
-	// yet.
-	Wait time.Duration
+	// Interval is the pause between polls; Wait bounds --follow's wait for
+	// a log that does not exist yet.
+	Interval, Wait time.Duration
 	// Sleep waits between polls; it returns ctx's error when ctx ends.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
 }
 
-// defaultFollowWait is --wait's default.
-const defaultFollowWait = time.Minute
-
 func newCodexCmd(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "codex",
-		Short: "Codex helpers that work without hooks",
-		Args:  cobra.NoArgs,
-	}
+	cmd := &cobra.Command{Use: "codex", Short: "Codex helpers that work without hooks", Args: cobra.NoArgs}
 	cmd.AddCommand(newCodexMonitorCmd(f))
 	return cmd
 }
@@ -67,34 +55,22 @@ func newCodexMonitorCmd(f *Factory) *cobra.Command {
 		Use:   "monitor --log FILE [--follow]",
 		Short: "Report whether a Codex session printed its done token or a promise",
 		Long: `monitor reads a Codex rollout file, or the older TUI session log, and
-reports whether the done token (TASKMASTER_DONE::<session_id>) or a
-configured <promise> appeared in the final message of a finished turn
-(a task_complete event, or turn_complete, which Codex accepts as its alias).
+reports whether the done token (TASKMASTER_DONE::<session_id>; its prefix is
+TASKMASTER_DONE_PREFIX, else workflow.done_token.prefix) or a configured
+<promise> appeared in the final message of a task_complete (or
+turn_complete, which Codex accepts as its alias). The session id comes from
+the log, or --session.
 
-Two formats are read:
-  - the rollout file, <codex_home>/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl:
-    session_meta gives the session id; event_msg task_complete carries
-    last_agent_message. This is the source to use with current Codex.
-  - the TUI session log (CODEX_TUI_RECORD_SESSION=1), whose codex_event
-    records held session_configured (session_id) and task_complete
-    (last_agent_message). Codex 0.117 and later no longer write codex_event
-    records to that log: on it monitor sees no task_complete (exit 3). Point
-    --log at the rollout file instead.
+The rollout file is <codex_home>/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl.
+Codex 0.117 and later no longer write codex_event records to the TUI log
+(CODEX_TUI_RECORD_SESSION=1): on it monitor sees no task_complete (exit 3).
+With Codex 0.124 and later the native Stop hook (runtasks install codex)
+replaces this monitor; it stays for runs without hooks.
 
-With Codex 0.124 and later the native Stop hook replaces this monitor and
-the old tmux/expect injection: ` + "`runtasks install codex`" + ` registers
-runtasks stop-hook, which blocks the stop in the same turn while work
-remains. monitor stays for runs without hooks.
-
-The done token's prefix is TASKMASTER_DONE_PREFIX, else
-workflow.done_token.prefix; the promises are workflow.stop_hook.
-completion_promises. The session id comes from the log, or --session.
-With --follow, monitor keeps reading the growing file every
-TASKMASTER_POLL_INTERVAL seconds (default 1) until the token appears, the
-TUI log records session_end, or it is interrupted. A log that does not
-exist yet (codex has not started writing it) is waited for, up to --wait
-(default 1m); if it never appears, monitor exits 3. The log must be a
-regular file: a FIFO or a device is refused (exit 4).`,
+--follow re-reads the growing file every TASKMASTER_POLL_INTERVAL seconds
+(default 1) until the token appears, the TUI log records session_end, or an
+interrupt; a log that does not exist yet is waited for up to --wait, then
+the status is 3. The log must be a regular file (else exit 4).`,
 		Example: `  # the newest rollout file of a session
   runtasks codex monitor --log ~/.codex/sessions/2026/11/21/rollout-2026-11-21T21-47-35-01a20014-….jsonl
 
@@ -115,7 +91,7 @@ regular file: a FIFO or a device is refused (exit 4).`,
 			}
 			opts.Prefix = cfg.Workflow.DoneToken.Prefix
 			opts.Promises = cfg.Promises()
-			opts.Interval = defaultPollInterval
+			opts.Interval = time.Second
 			if v := f.Getenv("TASKMASTER_POLL_INTERVAL"); v != "" {
 				d, err := parsePollInterval(v)
 				if err != nil {
@@ -134,7 +110,7 @@ regular file: a FIFO or a device is refused (exit 4).`,
 	cmd.Flags().StringVar(&opts.Log, "log", "", "Codex rollout file or TUI session log to read")
 	cmd.Flags().BoolVar(&opts.Follow, "follow", false, "keep reading the growing file until the token appears")
 	cmd.Flags().StringVar(&opts.Session, "session", "", "session id whose token counts (default: read from the log)")
-	cmd.Flags().DurationVar(&opts.Wait, "wait", defaultFollowWait, "with --follow, how long to wait for a log that does not exist yet")
+	cmd.Flags().DurationVar(&opts.Wait, "wait", time.Minute, "with --follow, how long to wait for a log that does not exist yet")
 	setExitStatus(cmd, `  0  the done token or a promise appeared in a task_complete
   2  task_complete events were seen, none holds the token or a promise
   3  no task_complete was seen (with --follow: also when the log did not
@@ -157,12 +133,10 @@ func parsePollInterval(v string) (time.Duration, error) {
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
+	case <-time.After(d):
 		return nil
 	}
 }
@@ -183,8 +157,8 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 	)
 	buf := make([]byte, 64<<10)
 	for {
-		// Read what the file holds now; a file that shrank was truncated
-		// (the TUI log is truncated when Codex opens it): start over.
+		// A file that shrank was truncated (Codex truncates the TUI log
+		// when it opens it): start over.
 		if fi, err := f.Stat(); err == nil && fi.Size() < offset {
 			sc, offset, seen = transcript.CodexLogScanner{}, 0, 0
 		}
@@ -204,36 +178,31 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 		if !o.Follow {
 			sc.Flush()
 		}
-		log := sc.Log
-		session := o.Session
-		if session == "" {
-			session = log.SessionID
-		}
+		log := &sc.Log
+		session := cmp.Or(o.Session, log.SessionID)
 		for ; seen < len(log.Completes); seen++ {
 			t := log.Completes[seen]
 			if engine.HasDoneToken(t.LastAgentMessage, o.Prefix, session) {
-				fmt.Fprintf(o.Out, "found: %s::%s in the task_complete of turn %s\n", strings.TrimSuffix(o.Prefix, "::"), session, orNone(t.TurnID))
+				fmt.Fprintf(o.Out, "found: %s::%s in the task_complete of turn %s\n", strings.TrimSuffix(o.Prefix, "::"), session, cmp.Or(t.TurnID, "(no id)"))
 				return monitorFound, nil
 			}
 			if ps := engine.FindPromises(t.LastAgentMessage, o.Promises); len(ps) > 0 {
-				fmt.Fprintf(o.Out, "found: <promise>%s</promise> in the task_complete of turn %s\n", ps[0].Text, orNone(t.TurnID))
+				fmt.Fprintf(o.Out, "found: <promise>%s</promise> in the task_complete of turn %s\n", ps[0].Text, cmp.Or(t.TurnID, "(no id)"))
 				return monitorFound, nil
 			}
 		}
 		if !o.Follow || log.Ended {
-			return monitorReport(o, &log, session)
+			return monitorReport(o, log, session)
 		}
 		if err := o.Sleep(ctx, o.Interval); err != nil {
 			sc.Flush()
-			log := sc.Log
-			return monitorReport(o, &log, session)
+			return monitorReport(o, log, session)
 		}
 	}
 }
 
-// openCodexLog opens the log (a regular file only). With --follow a log
-// that does not exist yet is polled for every Interval, up to Wait: one that
-// never appears is status 3, as a log without a finished turn is.
+// openCodexLog opens the log (a regular file only), with --follow polling
+// up to Wait for one that does not exist yet (never: status 3).
 func openCodexLog(ctx context.Context, o *codexMonitorOptions) (*os.File, int, error) {
 	deadline := o.Now().Add(o.Wait)
 	for {
@@ -275,11 +244,4 @@ func monitorReport(o *codexMonitorOptions, l *transcript.CodexLog, session strin
 	}
 	fmt.Fprintf(o.Out, "missing: %d task_complete event(s), none holds %s\n", len(l.Completes), what)
 	return monitorMissing, errSilent
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(no id)"
-	}
-	return s
 }

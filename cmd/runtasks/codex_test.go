@@ -141,7 +141,7 @@ func TestCodexMonitorFollowWaitsForTheLog(t *testing.T) {
 			polls := 0
 			var out strings.Builder
 			o := &codexMonitorOptions{Out: &out, Err: &out, Log: path, Follow: true, Prefix: "TASKMASTER_DONE",
-				Interval: time.Second, Wait: defaultFollowWait, Now: func() time.Time { return now },
+				Interval: time.Second, Wait: time.Minute, Now: func() time.Time { return now },
 				Sleep: func(ctx context.Context, d time.Duration) error {
 					now = now.Add(d)
 					polls++

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,11 +107,7 @@ func runConfigShow(o *configShowOptions) error {
 	}
 
 	var b strings.Builder
-	file := cfg.File
-	if file == "" {
-		file = "none (no project.yaml in the project root)"
-	}
-	fmt.Fprintf(&b, "# project root: %s\n# project file: %s\n", cfg.Root, file)
+	fmt.Fprintf(&b, "# project root: %s\n# project file: %s\n", cfg.Root, cmp.Or(cfg.File, "none (no project.yaml in the project root)"))
 	lefts := make([]string, len(keys))
 	width := 0
 	for i, k := range keys {
@@ -166,20 +163,17 @@ type configValidateOptions struct {
 }
 
 func newConfigValidateCmd(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return &cobra.Command{
 		Use:   "validate [FILE]",
 		Short: "Check a project.yaml and the RUNTASKS_* variables",
-		Long: `validate checks a project.yaml: YAML syntax, unknown keys (with the closest
-known key when it looks misspelt), types and values: every number within
-its range, every check in workflow.checks with its options. The values of
-the RUNTASKS_* (and TASKMASTER_*) variables in the environment are checked
-too: an empty RUNTASKS_MAX_CYCLES= is an error every command would report.
-It prints "FILE: ok", or every problem, one a line (the file and line, or
-the variable), and exits with status 4.
-
-Without FILE it checks the file that other commands read: --config, else
-$RUNTASKS_CONFIG, else project.yaml in the project root. Flags are not
-checked here; runtasks config show checks every layer.`,
+		Long: `validate checks a project.yaml (YAML syntax, unknown keys with the closest
+known one, types, ranges, each workflow.checks item's options) and the
+RUNTASKS_* (and TASKMASTER_*) variables of the environment: an empty
+RUNTASKS_MAX_CYCLES= is an error every command would report. It prints
+"FILE: ok", or every problem on its own line (file and line, or the
+variable), and exits with status 4. Without FILE it checks the file other
+commands read (--config, else $RUNTASKS_CONFIG, else the project root's).
+Flags are not checked here; runtasks config show checks every layer.`,
 		Example: `  runtasks config validate
   runtasks config validate project.yaml.example
   runtasks config validate --config ci/project.yaml`,
@@ -203,7 +197,6 @@ checked here; runtasks config show checks every layer.`,
 			return runConfigValidate(opts)
 		},
 	}
-	return cmd
 }
 
 func runConfigValidate(o *configValidateOptions) error {

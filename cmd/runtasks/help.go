@@ -15,14 +15,10 @@ const (
 // annExit is the annotation holding a command's EXIT STATUS lines.
 const annExit = "runtasks/exit-status"
 
-// setExitStatus records the exit statuses a command uses, each in
-// runtasks' one vocabulary (engine/exit.go, docs/exit-status.md)
-// with the command's own words; its help shows them after the usage.
+// setExitStatus records the exit statuses a command uses (docs/exit-status.md),
+// shown after its usage.
 func setExitStatus(cmd *cobra.Command, lines string) {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
-	}
-	cmd.Annotations[annExit] = strings.TrimRight(lines, "\n")
+	cmd.Annotations = map[string]string{annExit: strings.TrimRight(lines, "\n")}
 }
 
 // exitStatusTemplate follows cobra's usage with the EXIT STATUS section.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,67 +13,38 @@ import (
 	"github.com/runtasks/runtasks/internal/config"
 )
 
-// newLogger is the logger of every command, the hooks' and people's: to
-// cfg.Log.File when set (appending, logfmt lines with the time), else to
-// stderr (charm log's text). The returned close function releases the
-// file.
+// newLogger is every command's logger: logfmt lines with the time appended
+// to log.file (relative to the project root) when set and it opens, else
+// charm log's text on stderr. Its level is --log-level, else log.level,
+// else warn (a name charm log does not know leaves info).
 func newLogger(cfg *config.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
-	w, closeFn := stderr, func() {}
-	if f := openLogFile(cfg); f != nil {
-		w, closeFn = f, func() { f.Close() }
+	w, closeFn, level := stderr, func() {}, flagLevel
+	if cfg != nil {
+		level = cmp.Or(level, cfg.Log.Level)
+		if path := cfg.Log.File; path != "" {
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(cfg.Root, path)
+			}
+			if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+				w, closeFn = f, func() { f.Close() }
+			}
+		}
 	}
-	// The logger gets w behind a plain writer: given a terminal itself, its
-	// colour detection would query the terminal (OSC 10/11, ESC[6n) and
-	// wait for answers. Colours are set here instead: only on a terminal,
-	// never with NO_COLOR.
-	opts := log.Options{Prefix: logPrefix, ReportTimestamp: w != stderr, TimeFormat: logTimeFormat}
+	opts := log.Options{Prefix: "runtasks", ReportTimestamp: w != stderr, TimeFormat: "2006/01/02 15:04:05"}
 	if w != stderr {
-		// A log file is logfmt, one line a record, for tools to read.
 		opts.Formatter = log.LogfmtFormatter
 	}
+	// Behind a plain writer: given a terminal, charm log's colour detection
+	// would query it (OSC 10/11, ESC[6n) and wait for answers. Colours only
+	// on a terminal, never with NO_COLOR.
 	l := log.NewWithOptions(struct{ io.Writer }{w}, opts)
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && os.Getenv("NO_COLOR") == "" {
 		l.SetColorProfile(termenv.ANSI256)
 	} else {
 		l.SetColorProfile(termenv.Ascii)
 	}
-	if lv, err := log.ParseLevel(logLevelName(cfg, flagLevel)); err == nil {
+	if lv, err := log.ParseLevel(cmp.Or(level, "warn")); err == nil {
 		l.SetLevel(lv)
 	}
 	return l, closeFn
-}
-
-// The log's prefix and time format.
-const (
-	logPrefix     = "runtasks"
-	logTimeFormat = "2006/01/02 15:04:05"
-)
-
-// logLevelName is the logger's level: --log-level, else log.level, else
-// warn. A name charm log does not know leaves its default (info).
-func logLevelName(cfg *config.Config, flagLevel string) string {
-	switch {
-	case flagLevel != "":
-		return flagLevel
-	case cfg != nil && cfg.Log.Level != "":
-		return cfg.Log.Level
-	}
-	return "warn"
-}
-
-// openLogFile opens log.file (relative to the project root) for appending;
-// nil when none is set or it does not open (the logger writes to stderr).
-func openLogFile(cfg *config.Config) *os.File {
-	if cfg == nil || cfg.Log.File == "" {
-		return nil
-	}
-	path := cfg.Log.File
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(cfg.Root, path)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil
-	}
-	return f
 }

@@ -17,13 +17,10 @@ import (
 )
 
 // notifyRunCommand is the hidden command the stop hook starts, detached,
-// to run workflow.notify.
+// to run workflow.notify: it reads a job on stdin, runs its commands and
+// logs how each ended, so the hook never waits for them.
 const notifyRunCommand = "notify-run"
 
-// newNotifyRunCmd is `runtasks notify-run` (hidden): it reads a notify job
-// on stdin, runs its commands (each in its own process group, within its
-// timeout) and appends how each ended to the job's log. It is started by
-// the stop hook in a session of its own, so the hook never waits for it.
 func newNotifyRunCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:    notifyRunCommand,
@@ -44,11 +41,9 @@ func newNotifyRunCmd(f *Factory) *cobra.Command {
 	}
 }
 
-// notifyPort is the engine's notify port of a command: workflow.notify's
-// commands for a recorded decision, started detached, from a source the
-// person controls (notify.FromTrustedSource; trusted says which
-// configuration file is the person's). What was dispatched, or why not,
-// goes to the log.
+// notifyPort is the engine's notify port: workflow.notify's commands for a
+// decision, started detached, when trusted says the configuration file is
+// the person's. What was dispatched, or why not, is logged.
 func notifyPort(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.Sources, trusted func(file string) bool,
 	logger *log.Logger) func(engine.Input, engine.Decision) {
 	explicit, _ := cmd.Flags().GetString("config")
@@ -63,9 +58,8 @@ func notifyPort(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.
 	}
 }
 
-// projectTrusted says whether a configuration file of a command a person
-// typed (runtasks run) may run notify commands: the project's project.yaml
-// when runtasks trust trusts it as it is now.
+// projectTrusted: for a command a person typed (runtasks run), the
+// project's project.yaml may run commands when it is trusted as it is now.
 func projectTrusted(f *Factory, cfg *config.Config) func(file string) bool {
 	return func(file string) bool {
 		st, err := f.trustStore()
@@ -81,16 +75,14 @@ func projectTrusted(f *Factory, cfg *config.Config) func(file string) bool {
 	}
 }
 
-// hookFileTrusted says whether a configuration file in a hook's
-// configuration may run commands: the hooks read a project.yaml only when
-// it is trusted and unchanged since (Factory.LoadHookConfig), so the file
-// the configuration was read from is, and no other.
+// hookFileTrusted: the hooks read a project.yaml only when it is trusted
+// (Factory.LoadHookConfig), so the file read may run commands, no other.
 func hookFileTrusted(cfg *config.Config) func(file string) bool {
 	return func(file string) bool { return cfg.Untrusted == nil && cfg.File != "" && file == cfg.File }
 }
 
-// selfPath is the runtasks binary to start again: argv[0] as it was run
-// (looked up on PATH when it is a bare name), else the executable.
+// selfPath is the runtasks binary to start again: argv[0] (looked up on
+// PATH when bare), else the executable.
 func selfPath() (string, error) {
 	if a := os.Args[0]; strings.ContainsRune(a, filepath.Separator) {
 		return filepath.Abs(a)

@@ -36,33 +36,21 @@ func newPromptHookCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prompt-hook",
 		Short: "Claim tasks and arm sessions from the user's prompt (UserPromptSubmit hook)",
-		Long: `prompt-hook reads the agent's UserPromptSubmit hook input on stdin.
-It reads the project's project.yaml only when trusted (runtasks trust).
+		Long: `prompt-hook reads the agent's UserPromptSubmit hook input on stdin, and the
+project's project.yaml only when trusted (runtasks trust).
 
-Only a prompt that starts with a request counts; a sentence that
-mentions or quotes one ("Do NOT run tasks for bd-x7y8") asks for nothing,
-and so does a prompt with a negation, retraction or question anywhere
-("claim bd-x7y8.3 — actually no, never mind", "start bd-x7y8.3 later").
-A configured pattern counts only where it matches at the prompt's start.
+Only a prompt that starts with a request counts: one that mentions or quotes
+it ("Do NOT run tasks for bd-x7y8"), or holds a negation, retraction or
+question anywhere ("claim bd-x7y8.3 — actually no"), asks for nothing
+(docs/claims.md).
 
-A prompt that starts with the skill and an epic id — "/run-tasks bd-x7y8",
-or "/runtasks:run-tasks bd-x7y8" as Claude Code names the plugin's skill
-(claim.arm_patterns) — arms the session: its Stop hook then drives that
-epic without a static --epic, and other sessions stay untouched. With a
-task id it drives that task until the task itself is closed. An id beads
-does not know, or a closed issue, arms nothing.
-
-A prompt that starts by claiming a task — "claim <id>", "select <id>",
-"start <id>", "work on <id>", "pick up <id>", "/claim <id>"
-(claim.patterns) — claims it as runtasks claim does, for the hook's
-session, and answers the task's context (additionalContext): "Task
-claimed: <id> | Plan: … | Goal: … | Run: …" and the run folder's files. An
-epic is never claimed: the answer says "<id> is an epic: /run-tasks <id>
-drives it".
-
-Any other prompt passes through: nothing is printed and bd is not asked.
-stdout carries only the agent's JSON. Exit status is always 0: a hook never
-fails the agent.`,
+"/run-tasks <id>" or "/runtasks:run-tasks <id>" (claim.arm_patterns) arms
+the session: its Stop hook then drives that epic, or that task until it is
+closed; an id beads does not know, or a closed issue, arms nothing.
+"claim <id>", "work on <id>", "pick up <id>"… (claim.patterns) claims the
+task as runtasks claim does and answers its context (additionalContext:
+"Task claimed: <id> | Plan: … | Goal: … | Run: …"); an epic is never
+claimed. Any other prompt passes through: nothing printed, bd not asked.`,
 		Example: `  # .claude/settings.json
   {"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"runtasks prompt-hook","timeout":30}]}]}}
 
@@ -86,7 +74,7 @@ func (o *promptHookOptions) wire(f *Factory, cmd *cobra.Command) {
 var promptHook = hookSpec{name: "prompt-hook", event: hook.EventPromptSubmit, unread: "the prompt was passed through", unjudged: "the prompt was passed through"}
 
 // runPromptHook claims a task or arms the session when the prompt starts
-// with such a request; any other prompt passes through, bd not asked.
+// with such a request.
 func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 	return runHook(ctx, &o.hookOptions, promptHook, func(ctx context.Context, h *hookCall) {
 		cfg := h.cfg
@@ -119,8 +107,8 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 	})
 }
 
-// armSession binds session to an epic or a task after checking that beads
-// knows it, and returns the context to inject.
+// armSession binds session to an epic or a task beads knows, and returns
+// the context to inject.
 func armSession(ctx context.Context, cfg *config.Config, bd hookBeads, session, epic string, now time.Time) string {
 	is, _, err := claim.Arm(ctx, bd, &state.Store{Dir: cfg.StateDir()}, session, epic, now)
 	if err != nil {
@@ -138,12 +126,11 @@ func armSession(ctx context.Context, cfg *config.Config, bd hookBeads, session, 
 	return claim.ArmText(is, state, orchestrationPrompt(cfg, epic, session))
 }
 
-// orchestrationPrompt renders the orchestration prompt for epic ("" when
-// its template is broken: the stop hook reports that).
+// orchestrationPrompt renders epic's prompt ("" when the template is
+// broken: the stop hook reports that).
 func orchestrationPrompt(cfg *config.Config, epic, session string) string {
-	p, err := engine.RenderPrompt(cfg, epic, session)
-	if err != nil {
-		return ""
+	if p, err := engine.RenderPrompt(cfg, epic, session); err == nil {
+		return p
 	}
-	return p
+	return ""
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -19,15 +20,11 @@ import (
 type reportOptions struct {
 	Out, Err io.Writer
 	Store    *state.Store
-	// RunsDir holds runtasks run's records ("" = none read).
-	RunsDir string
-	// Epic is the epic reported on: --epic, else the configured one, else
-	// the epic of the newest decision in the log.
-	Epic string
-	// Path is the file written; "-" writes the page to Out.
-	Path string
-	Now  func() time.Time
-	Loc  *time.Location
+	RunsDir  string // "" = none read
+	Epic     string // "": the newest decision's
+	Path     string // "-": Out
+	Now      func() time.Time
+	Loc      *time.Location
 }
 
 func newReportCmd(f *Factory) *cobra.Command {
@@ -35,19 +32,13 @@ func newReportCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Write one self-contained HTML page of an epic's loop, to attach to a PR",
-		Long: `report writes one HTML file of an epic's loop: a plain-text summary, the
-timeline of each session (every decision a tick; closed tasks, rejected
-promises, escalations and stuck tasks marked), the tasks closed and the
-tokens and cost of each decision, the usage per claimed task, the time to
-complete, and runtasks run's runs on the epic.
-
-The page is made from runtasks' own files (the decision log and the run
-records in the state directory); it never runs bd. It holds its CSS and
-SVG inline, needs no script and fetches nothing, so it can be attached to
-a pull request or mailed as it is. The epic is --epic, else the configured
-one (workflow.epic, RUNTASKS_EPIC), else the epic of the newest decision.
-
-The file is written whole or not at all (a temporary file, then renamed).`,
+		Long: `report writes one HTML file of an epic's loop, to attach to a pull request:
+a summary, each session's timeline (closed tasks, rejected promises,
+escalations and stuck tasks marked), tokens and cost per decision and per
+claimed task, the time to complete and runtasks run's runs. It reads only
+the decision log and run records (never bd); CSS and SVG are inline, no
+script, nothing fetched. The epic is --epic, else workflow.epic, else the
+newest decision's. The file is written whole or not at all.`,
 		Example: `  runtasks report                                # report.html, the newest epic
   runtasks report --epic bd-x7y8 --out epic.html
   runtasks report --epic bd-x7y8 --out - | gzip > epic.html.gz`,
@@ -58,9 +49,7 @@ The file is written whole or not at all (a temporary file, then renamed).`,
 			if err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
-			if opts.Epic == "" {
-				opts.Epic = cfg.Workflow.Epic
-			}
+			opts.Epic = cmp.Or(opts.Epic, cfg.Workflow.Epic)
 			opts.RunsDir = headless.RunsDir(cfg)
 			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if opts.Path != "-" && !filepath.IsAbs(opts.Path) {
@@ -121,7 +110,6 @@ func runReport(o *reportOptions) error {
 		_, err := o.Out.Write(page.Bytes())
 		return err
 	}
-	// Whole or not at all, readable by all as a page to share.
 	if err := renameio.WriteFile(o.Path, page.Bytes(), 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -17,9 +18,9 @@ import (
 type resetOptions struct {
 	Out, Err io.Writer
 	Store    *state.Store
-	// Epic and Session select the states to clear ("" = any).
-	Epic, Session string
-	Now           func() time.Time
+	Epic     string // "" = any
+	Session  string // "" = any
+	Now      func() time.Time
 }
 
 func newResetCmd(f *Factory) *cobra.Command {
@@ -47,14 +48,9 @@ It prints how many states it cleared.`,
 				return exitCode(engine.ExitUsage, err)
 			}
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
-			if opts.Session == "" {
-				opts.Session = sessionFromEnv(f.Getenv)
-			}
+			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
-			if err := runReset(opts); err != nil {
-				return exitCode(1, err)
-			}
-			return nil
+			return runReset(opts) // a failure is status 1
 		},
 	}
 	cmd.Flags().StringVar(&opts.Epic, "epic", "", "clear only this epic's sessions")
@@ -67,8 +63,7 @@ It prints how many states it cleared.`,
 }
 
 func runReset(o *resetOptions) error {
-	cleared, err := o.Store.Clear(o.Session, o.Epic)
-	// Whatever was cleared before an error is recorded and reported.
+	cleared, err := o.Store.Clear(o.Session, o.Epic) // what was cleared before an error counts
 	now := o.Now()
 	for _, st := range cleared {
 		rec := state.Record{Time: now, Session: st.Session, Epic: st.Epic, Event: "reset",
@@ -82,10 +77,9 @@ func runReset(o *resetOptions) error {
 		}
 	}
 	var b strings.Builder
-	switch len(cleared) {
-	case 0:
+	if len(cleared) == 0 {
 		b.WriteString("Nothing to reset" + status.FilterText(o.Session, o.Epic) + ".\n")
-	default:
+	} else {
 		fmt.Fprintf(&b, "Cleared %d session state(s)%s:\n", len(cleared), status.FilterText(o.Session, o.Epic))
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, st := range cleared {

@@ -19,20 +19,16 @@ import (
 
 type runOptions struct {
 	headless.Options
-	Err      io.Writer
-	LogLevel string
-	// Agent and Session override run.agent and run.session when set.
-	Agent, Session string
+	Err            io.Writer
+	LogLevel       string
+	Agent, Session string // override run.agent and run.session
 	Plain          bool
-	// Workers > 1, or --workers given (even 1), runs that many agent
-	// loops, each claiming one task per cycle (headless.RunWorkers);
-	// Heartbeat renews the task's lease.
+	// Workers > 1, or --workers given (even 1), runs headless.RunWorkers.
 	Workers    int
 	WorkersSet bool
 	Heartbeat  time.Duration
 	Getenv     func(string) string
-	// Notify is the engine's notify port, logging to logger (nil: none).
-	Notify func(logger *log.Logger) func(engine.Input, engine.Decision)
+	Notify     func(logger *log.Logger) func(engine.Input, engine.Decision)
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
@@ -40,42 +36,28 @@ func newRunCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --epic E [--agent claude|codex] [--max-cycles N] [--max-duration D] [-- agent args…]",
 		Short: "Drive an epic headless: one fresh agent run per cycle until beads says done",
-		Long: `run is the outer loop for CI, cron jobs and long epics. Each cycle starts the
+		Long: `run is the outer loop for CI, cron jobs and long epics: each cycle starts the
 agent non-interactively and follows its event stream. Before the first cycle
-and whenever the agent exits, the stop hook's engine decides, with the same
-input a Stop gives it (the agent's tokens, from its result event): promises
-are claims checked against beads; the cycle cap, max_duration, a context
-checkpoint, workflow.budget, no-progress and bd errors apply as they do at
-a Stop, and workflow.notify hears each event once. While the engine blocks,
-the next cycle starts with its block reason (the orchestration prompt and
-its state line) as the prompt.
+and whenever the agent exits, the stop hook's engine decides with the input
+a Stop gives it: promises, the cycle cap, max_duration, a checkpoint, the
+budget, no-progress and bd errors apply as at a Stop, and workflow.notify
+hears each event once. While it blocks, its block reason (the orchestration
+prompt and its state line) is the next cycle's prompt.
 
   claude: claude -p --output-format stream-json --verbose [agent args] -- PROMPT
-  codex:  codex exec --json [agent args] -- PROMPT
-          codex exec --json [agent args] resume SESSION_ID -- PROMPT  (run.session: resume)
+  codex:  codex exec --json [agent args] [resume SESSION_ID] -- PROMPT
 
-With --workers N, N agent loops run in parallel: each cycle of a worker
-claims one ready task of the epic (bd update --claim, the lease renewed
-while its agent runs) and works it in its own worktree
-(.worktrees/agent-<id>, branch agent/<id>); a task it did not close goes
-back with a note. Details and a shared Dolt server: docs/scale.md.
+With --workers N, N agent loops run in parallel, each cycle claiming one
+ready task and working it in its own worktree (docs/scale.md).
 
-The agent runs in a process group of its own. Ctrl-C, SIGTERM, SIGHUP or the
-end of --max-duration stop the whole group: SIGINT first, SIGKILL after
---grace; a second Ctrl-C kills it at once. Whatever the agent leaves running
-when it exits is stopped too.
-
-Progress goes to stdout: cycle N/MAX, elapsed time, the agent's current
-action and the epic's closed/total — a live line with a bar on a terminal,
-plain lines otherwise. Each cycle's raw event stream and stderr, and the run's
-record (run.json, written at the start and after every cycle), are kept
-under <state dir>/<run.dir>/<run id>/ (0700; logs 0600). A --run-id whose
-folder exists is refused: a run never overwrites another. Decisions go to
-the decision log that runtasks status reads.
-
-Options come from project.yaml (run.agent, run.session, run.claude_bin,
-run.codex_bin, run.dir, workflow.stop_hook.max_cycles, workflow.max_duration)
-and the flags below.`,
+The agent runs in a process group of its own: Ctrl-C, SIGTERM, SIGHUP or the
+end of --max-duration send the group SIGINT, then SIGKILL after --grace (a
+second Ctrl-C: at once); what it leaves running is stopped too. Progress
+goes to stdout (a live line on a terminal). Each cycle's event stream and
+stderr, and the run's record (run.json), are kept under
+<state dir>/<run.dir>/<run id>/; a --run-id whose folder exists is refused.
+Options come from project.yaml (run.*, workflow.stop_hook.max_cycles,
+workflow.max_duration) and the flags below; see docs/run.md.`,
 		Example: `  # work the epic with Claude Code, at most 20 agent runs
   runtasks run --epic bd-x7y8 --max-cycles 20 -- --permission-mode acceptEdits
 
@@ -182,9 +164,8 @@ func runRun(ctx context.Context, o *runOptions) error {
 	return nil
 }
 
-// secondInterrupt closes kill at the second SIGINT, SIGTERM or SIGHUP:
-// the agent is then killed at once instead of after --grace. (The first
-// cancels the command's context: Main.)
+// secondInterrupt closes kill at the second SIGINT, SIGTERM or SIGHUP (the
+// first cancels the context): the agent is killed at once, not after --grace.
 func secondInterrupt() (kill <-chan struct{}, stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

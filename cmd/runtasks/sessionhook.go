@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,19 +23,15 @@ func newSessionHookCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session-hook",
 		Short: "Give a bound session its epic's state at start, resume, clear and compact (SessionStart hook)",
-		Long: `session-hook reads the agent's SessionStart hook input on stdin (sources
-startup, resume, clear, compact). It reads the project's project.yaml only
-when trusted (runtasks trust).
+		Long: `session-hook reads the agent's SessionStart hook input on stdin (startup,
+resume, clear, compact), and project.yaml only when trusted (runtasks trust).
 
 For a session armed for an epic (/run-tasks, runtasks arm) it answers the
-orchestration prompt and the epic's current state (for a session armed
-for a task: the task's status and prompt) — ready work, work in
-progress, blocked work, the cycle count — as additionalContext, so that a
-session resumed or compacted after "CONTEXT LIMIT - CHECKPOINT" picks up
-where the last one stopped. Claimed tasks and their run folders are listed
-too. Any other session: nothing is printed and bd is not asked.
-
-stdout carries only the agent's JSON. Exit status is always 0.`,
+orchestration prompt and the epic's state (ready, in progress and blocked
+work, the cycle count; for a task: its status and prompt) as
+additionalContext, so that a session resumed or compacted picks up where the
+last one stopped; claimed tasks and their run folders are listed too. Any
+other session: nothing is printed and bd is not asked.`,
 		Example: `  # .claude/settings.json
   {"hooks":{"SessionStart":[{"matcher":"startup|resume|clear|compact","hooks":[{"type":"command","command":"runtasks session-hook"}]}]}}`,
 		Args: cobra.NoArgs,
@@ -56,10 +53,9 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 	return runHook(ctx, &o.hookOptions, sessionHook, func(ctx context.Context, h *hookCall) {
 		cfg, session := h.cfg, h.session()
 		if envFile := o.Getenv("CLAUDE_ENV_FILE"); envFile != "" {
-			// Claude Code sources this file into later Bash tool calls: a
-			// runtasks claim run by the agent then knows its session, and bd
-			// acts as the session's actor, the one its claims are assigned to
-			// (so the agent's own bd close of a task it claimed is allowed).
+			// Claude Code sources it into later Bash calls: the agent's
+			// runtasks claim knows its session, and its bd acts as the
+			// session's actor (so it may close the tasks it claimed).
 			if err := appendSessionEnv(envFile, session, claim.Actor(cfg.Claim.Actor, o.Getenv, session)); err != nil {
 				h.log.Warn("CLAUDE_ENV_FILE", "err", err)
 			}
@@ -78,12 +74,11 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 	})
 }
 
-// sessionContext describes a bound session's work: the epic's state and
-// the orchestration prompt, then the claimed tasks.
+// sessionContext describes a bound session's work: the epic's state, the
+// prompt, the claimed tasks.
 func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store *state.Store, b state.Binding, source string) string {
 	var sb strings.Builder
 	if b.Epic != "" {
-		// A bound task (/run-tasks <task id>) is driven until it is closed.
 		kind, work, p := "epic", "", ""
 		if is, err := bd.Show(ctx, b.Epic); err == nil && is.IssueType != beads.TypeEpic {
 			kind, work, p = "task", "Status now: "+is.Status+"; the loop ends when it is closed.", prompts.RunTask(is.ID)
@@ -109,15 +104,12 @@ func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store
 			sb.WriteString("\n\n")
 		}
 		sb.WriteString("runtasks: tasks this session claimed:")
-		untouched := map[string]bool{}
-		for _, c := range state.UntouchedResults(b.Claims) {
-			untouched[c.Task] = true
-		}
+		untouched := state.UntouchedResults(b.Claims)
 		for _, c := range b.Claims {
 			note := "RESULTS.md written"
 			if err := state.ResultsProblem(c); err != nil {
 				note = "RESULTS.md not read: " + err.Error() + "; write it as a regular file"
-			} else if untouched[c.Task] {
+			} else if slices.ContainsFunc(untouched, func(u state.ClaimedRun) bool { return u.Task == c.Task }) {
 				note = "RESULTS.md not written yet"
 			}
 			fmt.Fprintf(&sb, "\n- %s: run folder %s (%s)", c.Task, relTo(cfg.Root, c.RunDir), note)
@@ -126,9 +118,8 @@ func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store
 	return sb.String()
 }
 
-// epicState reads the epic's ready work and its unclosed subtree (two bd
-// queries, one after the other) and summarises them. A bd failure is said
-// as such, never as "no work".
+// epicState summarises the epic's ready work and unclosed subtree (two bd
+// queries); a bd failure is said, never taken for "no work".
 func epicState(ctx context.Context, bd hookBeads, epic string) string {
 	ready, err := bd.Ready(ctx, epic)
 	if err != nil {
@@ -164,9 +155,8 @@ func relTo(root, path string) string {
 	return path
 }
 
-// appendSessionEnv adds "export RUNTASKS_SESSION='<session>'" and
-// "export BEADS_ACTOR='<actor>'" to the agent's session environment file
-// (single quotes escaped).
+// appendSessionEnv exports RUNTASKS_SESSION and BEADS_ACTOR in the agent's
+// session environment file.
 func appendSessionEnv(path, session, actor string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {

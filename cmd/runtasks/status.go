@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,20 +24,15 @@ type statusOptions struct {
 	Out, Err io.Writer
 	JSON     bool
 	JQ       string
-	// Why prints the full reason last fed back to this session.
-	Why string
-	// Watch follows the state directory: the full-screen view on a
-	// terminal, else a new table on each change.
-	Watch bool
-	TTY   *statusTTY
-	// Tally reads an epic's closed and total tasks from bd for the
-	// watch view's bars, at most once every TallyEvery (nil: the bars
-	// come from the decisions alone).
+	Why      string // the session whose last reason is printed
+	Watch    bool
+	TTY      *statusTTY
+	// Tally reads an epic's tally from bd for the watch view's bars, at
+	// most once every TallyEvery (nil: the decisions' bars).
 	Tally      func(ctx context.Context, epic string) (beads.Tally, error)
 	TallyEvery time.Duration
 	Now        func() time.Time
-	// Loc is the time zone times are shown in.
-	Loc *time.Location
+	Loc        *time.Location
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -44,30 +40,21 @@ func newStatusCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each session's cycle count, last decision and the decision history",
-		Long: `status reads runtasks' state directory (state.dir, default .runtasks in the
-project root). For each (session, epic) it shows the cycle count against
-max_cycles, the last decision (its outcome, whether the stop was blocked or
-allowed, and why), when it was made and the epic's beads counts at that
-moment. Then it shows the last decisions from the decision log
-(decisions.jsonl), newest last.
+		Long: `status reads runtasks' state directory (state.dir, default .runtasks). For
+each (session, epic) it shows the cycle count against max_cycles, the last
+decision (outcome, stop blocked or allowed, why, when), the epic's counts
+then (READY, WIP in progress, BLKD blocked, DEFR deferred, LEFT unclosed;
+"-" not read) and the TOKENS and COST the loop spent (docs/usage.md); then
+runtasks run's runs (running, finished, or dead: process gone) and the last
+decisions of the decision log, newest last.
 
-Counts: READY ready tasks, WIP in progress, BLKD blocked, DEFR deferred,
-LEFT all unclosed; "-" when that part of the epic was not read.
-
-TOKENS and COST are what the session's loop spent, from the agents'
-transcripts (docs/usage.md); --usage sums the whole decision log per
-session, epic and claimed task. Below the sessions, the runs of runtasks
-run: running, finished, or dead (recorded running, process gone).
-
+--usage sums the whole decision log per session, epic and claimed task.
 --why SESSION prints the whole reason last fed back to that session.
---watch is a live full-screen view of every loop (q quits, enter a
-session's history, w the last reason); its progress bars are the epics'
-closed/total from bd, read at most once every 3 seconds. Without a
-terminal it prints a new table on each change (docs/watch.md).
-
---json prints {"state_dir":..., "runs":[...], "sessions":[...],
-"history":[...]}; --jq filters that object with a jq expression (gojq) and
-prints each result on its own line, strings without quotes.`,
+--watch is a live full-screen view of every loop (q quits, enter history,
+w last reason), its bars the epics' closed/total from bd, read at most once
+every 3 seconds; without a terminal, a new table on each change
+(docs/watch.md). --json prints {"state_dir", "runs", "sessions", "history"};
+--jq filters it with a jq expression, one result a line, strings unquoted.`,
 		Example: `  runtasks status
   runtasks status --epic bd-x7y8 --history 30
   runtasks status --session 5c2e0b4a-... --json
@@ -78,16 +65,12 @@ prints each result on its own line, strings without quotes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out, opts.Err, opts.Now, opts.Loc = f.Out, f.Err, f.Now, time.Local
-			if opts.Session == "" {
-				opts.Session = sessionFromEnv(f.Getenv)
-			}
+			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			if opts.Watch {
 				opts.TTY = ttyOf(f.In, f.Out)
 			}
 			cfg, _, err := f.LoadConfig(cmd, "")
-			if err != nil {
-				// The state can still be shown: a broken file is exactly
-				// when a person needs to look.
+			if err != nil { // a broken file is exactly when a person needs to look
 				dir, derr := statusFallbackDir(f, cmd)
 				if derr != nil {
 					return exitCode(engine.ExitUsage, err)
@@ -102,10 +85,7 @@ prints each result on its own line, strings without quotes.`,
 			if opts.TTY != nil {
 				opts.Tally = newBeadsClient(f, cfg).Tally
 			}
-			if err := runStatus(cmd.Context(), opts); err != nil {
-				return exitCode(1, err)
-			}
-			return nil
+			return runStatus(cmd.Context(), opts) // a failure is status 1
 		},
 	}
 	cmd.Flags().StringVar(&opts.Epic, "epic", "", "show only this epic")
@@ -125,7 +105,7 @@ prints each result on its own line, strings without quotes.`,
 }
 
 // statusFallbackDir is the state directory when the configuration cannot
-// be read: --state-dir, else the default one in the project root.
+// be read: --state-dir, else the default.
 func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
 	wd, err := f.Getwd()
 	if err != nil {
@@ -136,10 +116,7 @@ func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
 		return "", err
 	}
 	dir, _ := cmd.Flags().GetString("state-dir")
-	if dir == "" {
-		dir = config.DefaultStateDir
-	}
-	if !filepath.IsAbs(dir) {
+	if dir = cmp.Or(dir, config.DefaultStateDir); !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
 	}
 	return dir, nil

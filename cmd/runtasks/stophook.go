@@ -15,12 +15,9 @@ import (
 
 type stopHookOptions struct {
 	hookOptions
-	// Ports builds the engine's ports (bd, git, shell) for a config.
-	Ports func(cfg *config.Config) engine.Ports
-	// EpicFlag is true when --epic was given: it wins over a session binding.
-	EpicFlag bool
-	// Notify is the engine's notify port for a hook call (nil: no notify).
-	Notify func(h *hookCall) func(engine.Input, engine.Decision)
+	Ports    func(cfg *config.Config) engine.Ports
+	EpicFlag bool // --epic given: it wins over a session binding
+	Notify   func(h *hookCall) func(engine.Input, engine.Decision)
 }
 
 func newStopHookCmd(f *Factory) *cobra.Command {
@@ -56,8 +53,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 				return notifyPort(f, cmd, h.cfg, h.src, hookFileTrusted(h.cfg), h.log)
 			}
 			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
-			// The decision log keeps a configuration error, so that status
-			// shows why runtasks is off.
+			// The decision log keeps it, so that status shows why runtasks is off.
 			opts.ConfigError = func(h *hookCall, dir string, dec engine.Decision) {
 				in, _ := hook.Input(h.agent, h.payload, false)
 				recordConfigError(f, dir, in, dec)
@@ -76,7 +72,7 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 var stopHook = hookSpec{name: "stop-hook", event: hook.EventStop, unread: "stop allowed", unjudged: "this stop was not judged (allowed)"}
 
 // runStopHook asks the engine whether the agent may stop; every problem
-// allows the stop (runHook).
+// allows it.
 func runStopHook(ctx context.Context, o *stopHookOptions) error {
 	return runHook(ctx, &o.hookOptions, stopHook, func(ctx context.Context, h *hookCall) {
 		cfg, logger := h.cfg, h.log

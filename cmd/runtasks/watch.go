@@ -13,11 +13,8 @@ import (
 	"github.com/runtasks/runtasks/internal/watch"
 )
 
-// statusWatch is runtasks status --watch: on a terminal the full-screen
-// view (package watch); otherwise a new plain table on each change of the
-// state directory. The table reads the state directory only; the view also
-// reads the epics' tallies from bd, at most once every few seconds
-// (watch.Progress). It ends with q (the view) or an interrupt.
+// statusWatch is runtasks status --watch: the full-screen view on a
+// terminal, else a new table on each change of the state directory.
 func statusWatch(ctx context.Context, o *statusOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -70,9 +67,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	}
 	p := tea.NewProgram(m, opts...)
 	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) }, o.RunsDir)
-	if progress != nil {
-		// A read redraws; a read due reloads, so that what bd changed
-		// between two stops (a task closed) shows too.
+	if progress != nil { // a read redraws; a read due reloads (bd changed between stops)
 		progress.Updated = func() { p.Send(watch.Changed{}) }
 		go func() {
 			t := time.NewTicker(time.Second)
@@ -96,14 +91,13 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	return err
 }
 
-// statusTTY is the terminal status --watch draws on.
+// statusTTY is the terminal status --watch draws on (Width, Height: 0 asks it).
 type statusTTY struct {
-	In, Out *os.File
-	// Width and Height override the terminal's size (0: ask it).
+	In, Out       *os.File
 	Width, Height int
 }
 
-// ttyOf is f's terminal when both stdin and stdout are one.
+// ttyOf is the terminal when both stdin and stdout are one.
 func ttyOf(in, out any) *statusTTY {
 	fi, ok1 := in.(*os.File)
 	fo, ok2 := out.(*os.File)

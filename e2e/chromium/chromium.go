@@ -1,12 +1,11 @@
-// Package chromium drives Debian's headless Chromium for runtasks' tests:
-// a page's DOM after it is rendered, a screenshot of it, and the README's
-// screenshots, written only when RUNTASKS_UPDATE_SCREENSHOTS=1. The
-// Makefile installs Chromium when /usr/bin/chromium is missing (make
-// chromium, a prerequisite of make test and make e2e).
+// Package chromium drives headless Chromium for runtasks' tests: a page's
+// rendered DOM, a screenshot, and the README's screenshots (make chromium
+// installs it).
 package chromium
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,59 +20,43 @@ import (
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
-// UpdateEnv names the variable that makes tests rewrite the screenshots in
-// docs/ (RUNTASKS_UPDATE_SCREENSHOTS=1); without it no tracked file changes.
+// UpdateEnv=1 makes tests rewrite the screenshots in docs/.
 const UpdateEnv = "RUNTASKS_UPDATE_SCREENSHOTS"
 
 // Limit bounds one Chromium run.
 const Limit = 90 * time.Second
 
-// Path is the Chromium binary: RUNTASKS_CHROMIUM, else /usr/bin/chromium.
-func Path() string {
-	if p := os.Getenv("RUNTASKS_CHROMIUM"); p != "" {
-		return p
-	}
-	return "/usr/bin/chromium"
-}
-
-// Require returns Chromium's path, failing the test (never skipping) when
-// it is missing.
+// Require returns Chromium's path (RUNTASKS_CHROMIUM, else /usr/bin/chromium),
+// failing (never skipping) when it is missing.
 func Require(t testing.TB) string {
 	t.Helper()
-	bin := Path()
+	bin := cmp.Or(os.Getenv("RUNTASKS_CHROMIUM"), "/usr/bin/chromium")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("Chromium missing at %s (run `make chromium`, or set RUNTASKS_CHROMIUM): %v", bin, err)
 	}
 	return bin
 }
 
-// flags are those of a headless run on a closed network: no GPU, no
-// sandbox (CI runs as root), no background connections, a new profile.
-func flags(profile string) []string {
-	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--hide-scrollbars", "--user-data-dir=" + profile}
-}
-
-// run runs Chromium with args in its own process group, killed with its
-// tree when it overruns Limit or when it is done.
+// run runs Chromium in its own process group, killed at Limit or when done,
+// headless on a closed network (no sandbox: CI runs as root).
 func run(t testing.TB, bin string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(flags(t.TempDir()), args...)...)
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--hide-scrollbars", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(flags, args...)...)
 	g := shell.NewContextGroup(cmd, shell.Kill, 4500*time.Millisecond)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	g.Reap() // helpers Chromium left behind go with the group
 	if err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, tail(errb.Bytes()))
+		t.Fatalf("chromium %v: %v\n%s", args, err, errb.Bytes()[max(errb.Len()-4000, 0):])
 	}
 	return out.Bytes()
 }
-
-func tail(b []byte) []byte { return b[max(len(b)-4000, 0):] }
 
 // URL is the file:// address of a local file.
 func URL(t testing.TB, path string) string {
@@ -111,8 +94,8 @@ func Screenshot(t testing.TB, bin, url string, w, h int) ([]byte, image.Image) {
 	return b, img
 }
 
-// Ink measures an image: how many distinct colours it has and what share
-// of its pixels differ from the top-left pixel (the background).
+// Ink is an image's number of colours and share of pixels unlike the
+// top-left one (the background).
 func Ink(img image.Image) (colors int, share float64) {
 	b := img.Bounds()
 	bg := img.At(b.Min.X, b.Min.Y)
@@ -142,8 +125,7 @@ func CheckNotBlank(img image.Image, minColors int, minShare float64) error {
 	return nil
 }
 
-// Update writes png to path (a file in the repository's docs/) when
-// RUNTASKS_UPDATE_SCREENSHOTS=1, and reports whether it did.
+// Update writes png to path when UpdateEnv=1, and reports whether it did.
 func Update(t testing.TB, path string, png []byte) bool {
 	t.Helper()
 	if os.Getenv(UpdateEnv) != "1" {

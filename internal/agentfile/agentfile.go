@@ -1,15 +1,9 @@
-// Package agentfile reads files an agent controls: run-folder files
-// (RESULTS.md, THOUGHTS.md), prompt templates, the targets of a `files`
-// check, transcripts and the decision log. An agent can make any of them a
-// FIFO (an open would block until a writer comes), a device such as
-// /dev/zero (a read would never end) or a huge file; a hook that reads one
-// of those hangs until the agent's timeout or runs out of memory.
-//
-// So every open here is non-blocking (O_NONBLOCK: a FIFO with no writer
-// opens at once), the opened file is fstat'ed (no race between a check and
-// the open), only a regular file is read, and a whole-file read stops at a
-// cap. Anything else is an *Error naming the path and the problem, for the
-// caller to report and to judge the stop without the file.
+// Package agentfile reads files an agent controls (run-folder files,
+// templates, a files check's targets, transcripts, the decision log). An
+// agent can make one a FIFO (an open blocks), a device (a read never ends)
+// or a huge file; so every open is non-blocking, the opened file is
+// fstat'ed, only a regular file is read, and a whole-file read stops at a
+// cap. Anything else is an *Error naming the path and the problem.
 package agentfile
 
 import (
@@ -22,24 +16,17 @@ import (
 	"syscall"
 )
 
-// Caps for whole-file reads (bytes). Tails (transcripts, the decision log)
-// are read from the end and bounded by their readers instead.
-const (
-	// MaxText bounds the text files an agent writes or points runtasks at:
-	// RESULTS.md, THOUGHTS.md, prompt templates, run-folder templates and
-	// the targets of a `files` check.
-	MaxText = 4 << 20
+// MaxText bounds a whole-file read of a text file an agent writes or
+// points runtasks at (tails are bounded by their readers).
+const MaxText = 4 << 20
+
+// The kinds of an *Error.
+var (
+	ErrNotRegular = errors.New("not a regular file")
+	ErrTooLarge   = errors.New("larger than the cap")
 )
 
-// ErrNotRegular is the kind of an *Error for a path that is not a regular
-// file (a FIFO, a device, a socket, a directory).
-var ErrNotRegular = errors.New("not a regular file")
-
-// ErrTooLarge is the kind of an *Error for a file larger than the cap.
-var ErrTooLarge = errors.New("larger than the cap")
-
-// Error is a file runtasks refused to read. errors.Is(err, ErrNotRegular)
-// or errors.Is(err, ErrTooLarge) tells which.
+// Error is a file runtasks refused to read; errors.Is tells its Kind.
 type Error struct {
 	Path string
 	Kind error  // ErrNotRegular or ErrTooLarge
@@ -70,11 +57,9 @@ func describe(m fs.FileMode) string {
 	return "an irregular file (" + m.Type().String() + ")"
 }
 
-// Open opens path for reading without blocking (a symbolic link is
-// followed) and returns it with its fstat only when it is a regular file.
-// A FIFO, a device, a socket or a directory is an *Error (ErrNotRegular);
-// errors of the open itself are returned as os.Open's are (a missing file
-// is fs.ErrNotExist).
+// Open opens path (following a link) without blocking and returns it with
+// its fstat when it is a regular file, else an *Error (ErrNotRegular); the
+// open's own errors are os.Open's.
 func Open(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -93,9 +78,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 }
 
 // Read returns the content of the regular file at path, at most max bytes
-// (MaxText when max is 0 or less). A larger file is an *Error
-// (ErrTooLarge) and nothing of it is returned; a file that is not regular
-// is an *Error (ErrNotRegular); a missing file is fs.ErrNotExist.
+// (MaxText when 0 or less): a larger file is an *Error (ErrTooLarge).
 func Read(path string, max int64) ([]byte, error) {
 	if max <= 0 {
 		max = MaxText
@@ -108,9 +91,8 @@ func Read(path string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, tooLarge(path, max, fi.Size())
 	}
-	// The file may grow between the fstat and the read: read one byte
-	// more than the cap to tell. The buffer holds the size fstat gave, so
-	// that a hook reads its files in one read each.
+	// One byte more than the cap tells a file that grew since the fstat;
+	// the buffer takes the fstat's size, for one read.
 	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
 	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, err

@@ -14,8 +14,7 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Promise conditions: what beads (or git) must say for a <promise> to be
-// accepted.
+// Promise conditions: what beads (or git) must say for a <promise> to be accepted.
 const (
 	CondAllComplete       = "all_complete"
 	CondAllBlocked        = "all_blocked"
@@ -26,22 +25,18 @@ const (
 // Config is runtasks' whole configuration, after every layer is merged
 // (defaults, project.yaml, RUNTASKS_* environment, flags).
 type Config struct {
-	Workflow Workflow `koanf:"workflow"`
-	Beads    Beads    `koanf:"beads"`
-	State    StateDir `koanf:"state"`
-	Log      Log      `koanf:"log"`
-	Prompts  Prompts  `koanf:"prompts"`
-	Claim    Claim    `koanf:"claim"`
-	Run      Run      `koanf:"run"`
-	// Usage prices the tokens recorded at each stop.
-	Usage UsageConfig `koanf:"usage"`
+	Workflow Workflow    `koanf:"workflow"`
+	Beads    Beads       `koanf:"beads"`
+	State    StateDir    `koanf:"state"`
+	Log      Log         `koanf:"log"`
+	Prompts  Prompts     `koanf:"prompts"`
+	Claim    Claim       `koanf:"claim"`
+	Run      Run         `koanf:"run"`
+	Usage    UsageConfig `koanf:"usage"`
 
-	// Root is the project root (not a key: found while loading).
-	Root string `koanf:"-"`
-	// File is the project.yaml that was read, if any (not a key).
-	File string `koanf:"-"`
-	// Untrusted is the project.yaml that was found but left out because it
-	// is not trusted (LoadOptions.RequireTrust); nil otherwise.
+	// Root and File are the project root and the project.yaml read, if any.
+	Root, File string `koanf:"-"`
+	// Untrusted is the project.yaml left out for want of trust (LoadOptions.RequireTrust).
 	Untrusted *UntrustedFile `koanf:"-"`
 }
 
@@ -52,10 +47,9 @@ type Sources map[string]string
 // SourceDefault is the source of a value no layer overrode.
 const SourceDefault = "default"
 
-// KeyError is one configuration problem in one layer: its Source (the file,
-// "env NAME" or "flag --name"), the file's Line (0: none), the Key (with an
-// item's index or field: workflow.checks[1].run; "": no key's) and what is
-// wrong.
+// KeyError is one problem in one layer: its Source (the file, "env NAME" or
+// "flag --name"), the file's Line (0: none), the Key (workflow.checks[1].run;
+// "": none) and what is wrong.
 type KeyError struct {
 	Source string `json:"source"`
 	Line   int    `json:"line,omitempty"`
@@ -85,42 +79,28 @@ func (l ErrorList) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// A key's rule tag is checked on its decoded value (cfgRule). Every number
-// has a range (docs/configuration.md gives each).
+// The keys' meanings are in docs/configuration.md. A rule tag is checked on
+// the decoded value (cfgRule); every number has a range.
 
 type Workflow struct {
-	// Epic drives sessions when no session is armed for another epic.
-	Epic      string    `koanf:"epic"`
-	StopHook  StopHook  `koanf:"stop_hook"`
-	DoneToken DoneToken `koanf:"done_token"`
-	// NoProgressCycles: blocks in a row with an unchanged beads snapshot
-	// before runtasks escalates (0 turns the rule off).
-	NoProgressCycles int `koanf:"no_progress_cycles" rule:"0..1000"`
-	// StuckAfter: an in-progress task started longer ago is stuck.
-	StuckAfter time.Duration `koanf:"stuck_after" rule:"0s..720h"`
-	// MaxDuration: time since the first block after which checks are skipped
-	// and the stop allowed (0 = no limit).
-	MaxDuration time.Duration `koanf:"max_duration" rule:"0s..720h"`
-	// StuckAction: what happens to a stuck in-progress task: block (set its
-	// status to blocked with a note), reopen (back to open) or report.
-	StuckAction string    `koanf:"stuck_action" rule:"block|reopen|report"`
-	Worktrees   Worktrees `koanf:"worktrees"`
-	// Checks lists the completion checkers in order, as written: a name
-	// or {type, …options}. Empty means the stop hook's plain rules (the
-	// built-in chain beads, promise, done_token). engine.Checkers builds them.
-	Checks []CheckSpec `koanf:"checks"`
-	// FeedbackLimit: items a checker's feedback names before "and N more".
-	FeedbackLimit int `koanf:"feedback_limit" rule:"0..1000"`
-	// Budget: tokens and cost after which the stop is allowed as an
-	// escalation (0 = no limit).
-	Budget Budget `koanf:"budget"`
-	// Notify lists commands run when a loop needs a person or ends.
-	Notify []Notify `koanf:"notify"`
+	Epic             string        `koanf:"epic"`
+	StopHook         StopHook      `koanf:"stop_hook"`
+	DoneToken        DoneToken     `koanf:"done_token"`
+	NoProgressCycles int           `koanf:"no_progress_cycles" rule:"0..1000"`
+	StuckAfter       time.Duration `koanf:"stuck_after" rule:"0s..720h"`
+	MaxDuration      time.Duration `koanf:"max_duration" rule:"0s..720h"`
+	StuckAction      string        `koanf:"stuck_action" rule:"block|reopen|report"`
+	Worktrees        Worktrees     `koanf:"worktrees"`
+	// Checks are the completion checkers as written (empty: the built-in
+	// chain beads, promise, done_token); engine.Checkers builds them.
+	Checks        []CheckSpec `koanf:"checks"`
+	FeedbackLimit int         `koanf:"feedback_limit" rule:"0..1000"`
+	Budget        Budget      `koanf:"budget"`
+	Notify        []Notify    `koanf:"notify"`
 }
 
-// Budget limits what a loop may spend. Session limits count the session's
-// loop since it was armed; epic limits count every session's loop on the
-// epic. 0 is no limit.
+// Budget limits what a session's loop since it was armed, or every loop
+// on the epic, may spend (0: no limit).
 type Budget struct {
 	SessionTokens int     `koanf:"session_tokens" rule:"0..1000000000000"`
 	SessionCost   float64 `koanf:"session_cost" rule:"0..1e+09"`
@@ -128,49 +108,37 @@ type Budget struct {
 	EpicCost      float64 `koanf:"epic_cost" rule:"0..1e+09"`
 }
 
-// Notify is one workflow.notify command: Run (a shell command) is started
-// for each of Events, detached, within Timeout (0: NotifyTimeout).
+// Notify is one workflow.notify command, run detached for each of Events
+// within Timeout (0: NotifyTimeout).
 type Notify struct {
 	Run     string        `koanf:"run" json:"run" rule:"nonempty"`
 	Events  []string      `koanf:"events" json:"events" rule:"required,event"`
 	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty" rule:"0s..1h"`
 }
 
-// Worktrees says where the orchestrator works tasks.
+// Worktrees.Pattern is a task's worktree path relative to the project root ({id}: the task).
 type Worktrees struct {
-	// Pattern is a task's worktree path relative to the project root;
-	// {id} is the task id.
 	Pattern string `koanf:"pattern" rule:"nonempty"`
 }
 
-// Claim configures task claiming and session arming (runtasks claim, the
-// prompt hook).
+// Claim configures task claiming and session arming: Patterns and
+// ArmPatterns recognise a request in a prompt (the group named id, or the
+// first, is the id).
 type Claim struct {
-	// Patterns are regular expressions recognising a claim in a prompt;
-	// the group named id (or the first group) is the task id.
-	Patterns []string `koanf:"patterns" rule:"regexp"`
-	// ArmPatterns recognise a request to drive the session for an epic.
+	Patterns    []string `koanf:"patterns" rule:"regexp"`
 	ArmPatterns []string `koanf:"arm_patterns" rule:"regexp"`
-	// RunsDir holds the run folders, relative to the project root.
-	RunsDir string `koanf:"runs_dir" rule:"nonempty"`
-	// Templates overrides the embedded run-folder templates (a directory).
-	Templates string `koanf:"templates"`
-	// Actor is the beads actor for claims (default: bd's, from git).
-	Actor string `koanf:"actor"`
+	RunsDir     string   `koanf:"runs_dir" rule:"nonempty"`
+	Templates   string   `koanf:"templates"`
+	Actor       string   `koanf:"actor"`
 }
 
 // Run configures runtasks run, the headless loop driver.
 type Run struct {
-	// Agent: claude or codex.
-	Agent string `koanf:"agent" rule:"claude|codex"`
-	// Session: fresh (a new agent session per cycle) or resume (continue
-	// the last Codex session).
-	Session string `koanf:"session" rule:"fresh|resume"`
-	// ClaudeBin and CodexBin are the agent binaries.
+	Agent     string `koanf:"agent" rule:"claude|codex"`
+	Session   string `koanf:"session" rule:"fresh|resume"`
 	ClaudeBin string `koanf:"claude_bin" rule:"nonempty"`
 	CodexBin  string `koanf:"codex_bin" rule:"nonempty"`
-	// Dir holds each cycle's event log, relative to the state dir.
-	Dir string `koanf:"dir" rule:"nonempty"`
+	Dir       string `koanf:"dir" rule:"nonempty"` // relative to the state dir
 }
 
 type StopHook struct {
@@ -179,33 +147,25 @@ type StopHook struct {
 	CheckInProgress bool     `koanf:"check_in_progress"`
 	MaxCycles       int      `koanf:"max_cycles" rule:"0..100000"`
 	AllowExitOn     []string `koanf:"allow_exit_on" rule:"condition"`
-	// CompletionPromises as written in project.yaml: a string is a Promise
-	// with its Text only, an object {text, condition} sets both.
-	// Promises() gives them resolved.
-	CompletionPromises []Promise `koanf:"completion_promises"`
-	// OnBeadsError: allow (default) or block.
-	OnBeadsError string `koanf:"on_beads_error" rule:"allow|block"`
-	// SubagentStop: allow (default) or drive (apply the same rules).
-	SubagentStop string `koanf:"subagent_stop" rule:"allow|drive"`
-	// CheckpointRequiresClean: the checkpoint promise needs a clean git tree.
-	CheckpointRequiresClean bool `koanf:"checkpoint_requires_clean"`
-	// NextIDs: how many next ready ids the state line names.
-	NextIDs int `koanf:"next_ids" rule:"0..50"`
+	// CompletionPromises as written (a string sets Text only); Promises() resolves them.
+	CompletionPromises      []Promise `koanf:"completion_promises"`
+	OnBeadsError            string    `koanf:"on_beads_error" rule:"allow|block"`
+	SubagentStop            string    `koanf:"subagent_stop" rule:"allow|drive"`
+	CheckpointRequiresClean bool      `koanf:"checkpoint_requires_clean"`
+	NextIDs                 int       `koanf:"next_ids" rule:"0..50"`
 }
 
 type DoneToken struct {
 	Required bool   `koanf:"required"`
 	Prefix   string `koanf:"prefix" rule:"nonempty"`
-	// Max caps blocks under the contract (0 = unlimited).
-	Max int `koanf:"max" rule:"0..100000"`
+	Max      int    `koanf:"max" rule:"0..100000"`
 }
 
 type Beads struct {
 	Bin     string        `koanf:"bin" rule:"nonempty"`
 	Dir     string        `koanf:"dir"`
 	Timeout time.Duration `koanf:"timeout" rule:">0s..1h"`
-	// MaxProcesses bounds the bd processes of every runtasks of the user on
-	// this machine at once; QueueTimeout bounds a call's wait for one.
+	// MaxProcesses bounds the user's bd processes on this machine at once.
 	MaxProcesses int           `koanf:"max_processes" rule:"1..256"`
 	QueueTimeout time.Duration `koanf:"queue_timeout" rule:">0s..1h"`
 }
@@ -220,8 +180,6 @@ type Log struct {
 }
 
 type Prompts struct {
-	// RunTasks overrides the embedded orchestration prompt (a file path,
-	// relative to the project root).
 	RunTasks string `koanf:"run_tasks"`
 }
 
@@ -232,46 +190,36 @@ type Promise struct {
 	Condition string `koanf:"condition" json:"condition" rule:"|condition"`
 }
 
-// CheckSpec is one workflow.checks item, decoded: the checker's type, its
-// name (the type when "") and its options. Only the options of its type
-// apply (checkOptions; see docs/checkers.md); composite checks nest.
+// CheckSpec is one workflow.checks item: the checker's type, its name (""
+// = the type) and the options of its type (checkOptions, docs/checkers.md).
 type CheckSpec struct {
-	Type string `koanf:"type"`
-	Name string `koanf:"name"`
-	// promise: texts that end the loop whatever allow_exit_on says.
-	Texts []string `koanf:"texts" rule:"nonempty"`
-	// done_token: the done line's prefix ("": workflow.done_token.prefix).
-	Prefix string `koanf:"prefix"`
-	// command: Run in Dir (relative to the project root) within Timeout;
-	// TailLines of its output are the feedback (0: all that was kept).
-	Run       string        `koanf:"run" rule:"nonempty"`
+	Type      string        `koanf:"type"`
+	Name      string        `koanf:"name"`
+	Texts     []string      `koanf:"texts" rule:"nonempty"` // promise
+	Prefix    string        `koanf:"prefix"`                // done_token
+	Run       string        `koanf:"run" rule:"nonempty"`   // command
 	Dir       string        `koanf:"dir"`
 	Timeout   time.Duration `koanf:"timeout" rule:">0s..24h"`
 	TailLines int           `koanf:"tail_lines" rule:"0..10000"`
-	// files: Paths that must exist, NonEmpty, changed from Template.
-	Paths    []string `koanf:"paths" rule:"required,nonempty"`
-	NonEmpty bool     `koanf:"non_empty"`
-	Template string   `koanf:"template"`
-	// plan: a plan must be found in the transcript.
-	Required bool `koanf:"required"`
-	// composite: all_must_pass or any, over Checks.
-	Mode   string      `koanf:"mode" rule:"|all_must_pass|any"`
-	Checks []CheckSpec `koanf:"checks" rule:"required"`
+	Paths     []string      `koanf:"paths" rule:"required,nonempty"` // files
+	NonEmpty  bool          `koanf:"non_empty"`
+	Template  string        `koanf:"template"`
+	Required  bool          `koanf:"required"`                       // plan
+	Mode      string        `koanf:"mode" rule:"|all_must_pass|any"` // composite
+	Checks    []CheckSpec   `koanf:"checks" rule:"required"`
 }
 
-// UsageConfig configures token accounting (the usage section).
+// UsageConfig.Prices prices tokens per model, first match wins; a project's
+// list replaces the shipped one.
 type UsageConfig struct {
-	// Prices per model, first match wins. A project's list replaces the
-	// shipped one.
 	Prices []usage.Price `koanf:"prices"`
 }
 
 // NotifyEvents are the events a workflow.notify command can ask for.
 var NotifyEvents = []string{"complete", "needs_person", "cap_reached", "no_progress", "beads_error", "budget", "self_disarm"}
 
-// NotifyEnvNames are the variables a notify command gets that are not
-// configuration keys (notify.Event.Env): the environment layer ignores
-// them, so that a notify command can run runtasks itself.
+// NotifyEnvNames are the variables a notify command gets (notify.Event.Env):
+// the environment layer ignores them, so that it can run runtasks itself.
 var NotifyEnvNames = []string{"RUNTASKS_EVENT", "RUNTASKS_OUTCOME", "RUNTASKS_SESSION", "RUNTASKS_AGENT",
 	"RUNTASKS_CYCLE", "RUNTASKS_WHY", "RUNTASKS_MESSAGE", "RUNTASKS_SUMMARY", "RUNTASKS_PROJECT",
 	"RUNTASKS_TOKENS", "RUNTASKS_COST"}
@@ -282,17 +230,15 @@ const NotifyTimeout = 30 * time.Second
 // CheckTypes names the built-in completion checkers.
 var CheckTypes = []string{"beads", "promise", "done_token", "command", "files", "plan", "results", "composite"}
 
-// checkOptions lists each checker's options besides type and name
-// (docs/checkers.md); checkDefaults the values of those it may leave out.
+// checkOptions lists each checker's options besides type and name;
+// checkDefaults the values of those it may leave out.
 var (
 	checkOptions = map[string][]string{
-		"beads":      nil,
 		"promise":    {"texts"},
 		"done_token": {"prefix"},
 		"command":    {"dir", "run", "tail_lines", "timeout"},
 		"files":      {"non_empty", "paths", "template"},
 		"plan":       {"required"},
-		"results":    nil,
 		"composite":  {"checks", "mode"},
 	}
 	checkDefaults = map[string]map[string]any{
@@ -304,9 +250,8 @@ var (
 // DefaultCheckTimeout is a command check's timeout when it names none.
 const DefaultCheckTimeout = 10 * time.Minute
 
-// MarshalJSON writes the spec as it could be written in project.yaml: the
-// bare type when it has neither name nor options, else an object with the
-// options of its type that are set (durations in Go syntax).
+// MarshalJSON writes the spec as project.yaml could: the bare type, or an
+// object with the options of its type that are set.
 func (s CheckSpec) MarshalJSON() ([]byte, error) {
 	m := map[string]any{"type": s.Type}
 	v := reflect.ValueOf(s)
@@ -325,11 +270,9 @@ func (s CheckSpec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// The names of the keys in the environment and on the command line.
 const cfgEnvPrefix = "RUNTASKS_"
 
-// FlagKeys maps command-line flags to the keys they set. Only flags the user
-// changed override the layers below.
+// FlagKeys maps command-line flags to the keys they set (when changed).
 var FlagKeys = map[string]string{
 	"epic":         "workflow.epic",
 	"max-cycles":   "workflow.stop_hook.max_cycles",
@@ -340,10 +283,9 @@ var FlagKeys = map[string]string{
 	"taskmaster":   "workflow.done_token.required",
 }
 
-// EnvAliases maps short environment variables to the keys they set, besides
-// the long form RUNTASKS_<SECTION>__<KEY> (EnvName) that every key has. When
-// several set one key, the long form wins over a RUNTASKS_ alias, which wins
-// over a TASKMASTER_ variable.
+// EnvAliases maps short variables to the keys they set, besides every key's
+// long form (EnvName). The long form wins over a RUNTASKS_ alias, which wins
+// over a TASKMASTER_ one.
 var EnvAliases = map[string]string{
 	"RUNTASKS_EPIC":          "workflow.epic",
 	"RUNTASKS_BD":            "beads.bin",
@@ -356,8 +298,7 @@ var EnvAliases = map[string]string{
 	"TASKMASTER_MAX":         "workflow.done_token.max",
 }
 
-// EnvVars are the RUNTASKS_ variables runtasks reads that are not
-// configuration keys (docs/configuration.md lists them all).
+// EnvVars are the RUNTASKS_ variables runtasks reads that are not keys.
 var EnvVars = map[string]string{
 	EnvConfig:          "the project.yaml to read",
 	"RUNTASKS_SESSION": "the agent session a command acts for (--session); session-hook writes it into CLAUDE_ENV_FILE",
@@ -375,12 +316,11 @@ func EnvKey(name string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, cfgEnvPrefix), "__", "."))
 }
 
-// Conditions lists the promise conditions, valid in allow_exit_on and in a
-// completion promise's condition.
+// Conditions lists the promise conditions.
 var Conditions = []string{CondAllComplete, CondAllBlocked, CondContextCheckpoint, CondAlways}
 
-// Defaults is the lowest configuration layer, and the only statement of
-// the defaults: a fresh value at each call (no list is shared).
+// Defaults is the lowest layer and the only statement of the defaults (a
+// fresh value at each call).
 func Defaults() Config {
 	return Config{
 		Workflow: Workflow{
@@ -423,11 +363,9 @@ func (c *Config) PromptPath() string {
 	return filepath.Join(c.Root, p)
 }
 
-// Promises resolves completion_promises: a bare string takes the condition
-// of the documented text it names (ALL TASKS COMPLETE and EPIC COMPLETE:
-// all_complete; BLOCKED - NEEDS USER: all_blocked; CONTEXT LIMIT -
-// CHECKPOINT: context_checkpoint), and any other text all_complete, so that
-// beads must agree. An object without a condition resolves the same way.
+// Promises resolves completion_promises: a promise without a condition
+// takes that of the documented text it names (cfgKnownPromises), else
+// all_complete, so that beads must agree.
 func (c *Config) Promises() []Promise {
 	out := make([]Promise, 0, len(c.Workflow.StopHook.CompletionPromises))
 	for _, p := range c.Workflow.StopHook.CompletionPromises {
@@ -465,8 +403,8 @@ func (c *Config) StateDir() string {
 	return c.rooted(c.State.Dir)
 }
 
-// BeadsDir is beads.dir as an absolute path (relative to the project root);
-// "" when unset: bd then finds its store from the project root upwards.
+// BeadsDir is beads.dir as an absolute path; "" when unset (bd searches
+// from the project root upwards).
 func (c *Config) BeadsDir() string {
 	if c.Beads.Dir == "" {
 		return ""

@@ -23,27 +23,20 @@ import (
 
 // LoadOptions says where Load finds each configuration layer.
 type LoadOptions struct {
-	// ConfigFile is an explicit project.yaml (--config); "" = RUNTASKS_CONFIG
-	// from Environ, else found by walking up from StartDir.
+	// ConfigFile is --config; "" = RUNTASKS_CONFIG, else found from StartDir up.
 	ConfigFile string
-	// StartDir is where the project root search begins (the hook's cwd).
-	StartDir string
-	// Environ is the process environment (RUNTASKS_* and TASKMASTER_* apply).
-	Environ []string
-	// Flags are the command's flags; changed ones override (see FlagKeys).
+	StartDir   string
+	Environ    []string
+	// Flags are the command's flags; changed ones override (FlagKeys).
 	Flags *pflag.FlagSet
-	// MainWorktree gives the main work tree of the git repository holding
-	// a directory (ok false outside any repository), so that every linked
-	// worktree of a repository is one project; nil keeps the upward search.
+	// MainWorktree gives the main work tree of the repository holding dir,
+	// so that every linked worktree is one project; nil: the upward search.
 	MainWorktree func(dir string) (root string, ok bool, err error)
-	// RequireTrust, when set, reads a project.yaml found from StartDir only
-	// when the store trusts it as it is now (the hooks: nobody typed them).
-	// An untrusted or changed file is left out, as if absent, and
-	// Config.Untrusted says so. A file named by --config or RUNTASKS_CONFIG
-	// was chosen by the user and is read as named.
+	// RequireTrust (the hooks: nobody typed them) leaves out a found
+	// project.yaml the store does not trust as it is now (Config.Untrusted);
+	// a file named by --config or RUNTASKS_CONFIG is read as named.
 	RequireTrust TrustChecker
-	// Warn receives problems that do not stop the load (an unknown
-	// RUNTASKS_ variable); nil drops them.
+	// Warn receives problems that do not stop the load (nil drops them).
 	Warn func(msg string)
 }
 
@@ -60,10 +53,9 @@ func cfgProblem(key, format string, args ...any) ErrorList {
 }
 
 // Load merges with koanf, lowest first, Defaults(), the project.yaml, the
-// environment and the changed flags, and unmarshals the result. Each layer
-// is decoded and checked on its own first, so that a problem names its
-// source; every problem found is returned as an ErrorList. A value replaces
-// the one below it whole (a list replaces the list below).
+// environment and the changed flags. Each layer is checked on its own
+// first, so that a problem names its source; every problem is returned as
+// an ErrorList. A value (a list too) replaces the one below it whole.
 func Load(opts LoadOptions) (*Config, *Sources, error) {
 	root, path, err := FindProject(opts)
 	if err != nil {
@@ -106,8 +98,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	return cfg, &src, nil
 }
 
-// ValidateFile checks one project.yaml on its own: YAML syntax, unknown
-// keys, types and values. Problems are returned as an ErrorList.
+// ValidateFile checks one project.yaml on its own (an ErrorList).
 func ValidateFile(path string) error {
 	data, err := agentfile.Read(path, agentfile.MaxText)
 	if err != nil {
@@ -116,15 +107,13 @@ func ValidateFile(path string) error {
 	return ValidateYAML(path, data)
 }
 
-// ValidateYAML checks a project.yaml's content as ValidateFile does; name
-// is the source its errors give.
+// ValidateYAML checks a project.yaml's content; name is the errors' source.
 func ValidateYAML(name string, data []byte) error {
 	return cfgErr(cfgFileLayer(name, data).check())
 }
 
-// ValidateEnv checks the RUNTASKS_* (and TASKMASTER_*) variables of
-// environ on their own: each value's type and range. Unknown variables are
-// not errors (Load warns of them).
+// ValidateEnv checks the values of environ's RUNTASKS_* (and TASKMASTER_*)
+// variables; unknown ones are not errors (Load warns of them).
 func ValidateEnv(environ []string) error {
 	return cfgErr(cfgEnvLayer(environ, nil).check())
 }
@@ -156,9 +145,8 @@ func cfgFileLayer(src string, data []byte) cfgLayer {
 }
 
 // cfgEnvLayer reads RUNTASKS_* (and the TASKMASTER_ aliases) with koanf's
-// env provider, each name resolved to its key. An unknown RUNTASKS_
-// variable is a warning, not an error: the environment is shared with
-// every other program.
+// env provider. An unknown RUNTASKS_ variable is only a warning: the
+// environment is shared with every other program.
 func cfgEnvLayer(environ []string, warn func(string)) cfgLayer {
 	names, rank := map[string]string{}, map[string]int{}
 	p := env.Provider(".", env.Opt{EnvironFunc: func() []string { return environ },
@@ -191,8 +179,7 @@ func cfgEnvLayer(environ []string, warn func(string)) cfgLayer {
 	return cfgLayer{raw: raw, weak: true, source: func(key string) string { return "env " + names[key] }}
 }
 
-// cfgFlagLayer reads the changed flags that FlagKeys names with koanf's
-// posflag provider.
+// cfgFlagLayer reads the changed flags FlagKeys names (koanf's posflag).
 func cfgFlagLayer(fs *pflag.FlagSet) cfgLayer {
 	names := map[string]string{}
 	p := posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
@@ -205,10 +192,9 @@ func cfgFlagLayer(fs *pflag.FlagSet) cfgLayer {
 	return cfgLayer{raw: raw, weak: true, source: func(key string) string { return "flag --" + names[key] }}
 }
 
-// check decodes the layer alone into a Config (unknown keys are the
-// decoder's unused ones) and checks each value it sets with its key's
-// rule. It gives those values by key, and every problem (a file's with
-// its line, in the order of the lines).
+// check decodes the layer alone and checks each value it sets with its
+// key's rule. It gives those values by key, and every problem (a file's
+// with its line, in the lines' order).
 func (l cfgLayer) check() (map[string]any, ErrorList) {
 	var cfg Config
 	md := &mapstructure.Metadata{}
@@ -242,8 +228,7 @@ func (l cfgLayer) check() (map[string]any, ErrorList) {
 	return vals, append(l.errs, probs...)
 }
 
-// cfgLines maps each path of a YAML node (workflow.checks[1].run) to its
-// line.
+// cfgLines maps each path of a YAML node (workflow.checks[1].run) to its line.
 func cfgLines(n *yamlv3.Node, at string, lines map[string]int) {
 	for i, c := range n.Content {
 		switch path := fmt.Sprintf("%s[%d]", at, i); n.Kind {
@@ -268,8 +253,7 @@ func cfgParent(path string) string {
 	return path[:max(strings.LastIndexAny(path, ".["), 0)]
 }
 
-// cfgKeys are the configuration's keys, as koanf lists those of Defaults():
-// a struct is a section; any other value, a list too, is a key's.
+// cfgKeys are the keys, as koanf lists those of Defaults() (a list is a key's value).
 var cfgKeys = func() []string {
 	def, k := Defaults(), koanf.New(".")
 	_ = k.Load(confmap.Provider(cfgMap(&def), "."), nil)
@@ -283,8 +267,8 @@ func cfgMap(c *Config) (m map[string]any) {
 	return m
 }
 
-// cfgField is the field of Config at a path: a section, a key or a list
-// item's field (workflow.notify[0].run); its Type is nil when there is none.
+// cfgField is the field of Config at a path (workflow.notify[0].run); its
+// Type is nil when there is none.
 func cfgField(path string) (f reflect.StructField) {
 	f.Type = reflect.TypeFor[Config]()
 	for _, part := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' }) {
@@ -310,8 +294,8 @@ func cfgKeyOf(path string) string {
 	return path
 }
 
-// cfgDecode decodes in into out as Load decodes a layer (mapstructure, as
-// koanf unmarshals, with cfgHook), and gives the problems at their keys.
+// cfgDecode decodes in into out as koanf unmarshals (mapstructure), with
+// cfgHook, and gives the problems at their keys.
 func cfgDecode(in, out any, weak bool, md *mapstructure.Metadata) (probs ErrorList) {
 	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{DecodeHook: cfgHook(weak), Metadata: md,
 		Result: out, TagName: "koanf", MatchName: func(a, b string) bool { return a == b }})

@@ -7,17 +7,13 @@ import (
 	"strings"
 )
 
-// DefaultStateDir is the state directory, relative to the project root,
-// when no configuration can say otherwise (state.dir's default).
+// DefaultStateDir is state.dir's default, relative to the project root.
 const DefaultStateDir = ".runtasks"
 
-// OwnFiles drops from paths (relative to the project root, as git status
-// gives them) the ones runtasks made for itself: under the state directory,
-// the runs folder (claim.runs_dir) and the task worktrees' directory (the
-// part of workflow.worktrees.pattern before {id}, whose linked worktrees
-// git status in the main work tree shows as untracked). A directory that
-// is the project root itself (state.dir: ".") owns nothing; an unset
-// state.dir or claim.runs_dir is its default.
+// OwnFiles drops from paths (as git status gives them) the ones runtasks
+// made: under the state directory, claim.runs_dir and the task worktrees'
+// directory (which git status shows as untracked). A directory that is
+// the project root itself owns nothing.
 func (c *Config) OwnFiles(paths []string) []string {
 	root := c.rooted(".")
 	state, runs := cmp.Or(c.State.Dir, DefaultStateDir), cmp.Or(c.Claim.RunsDir, "runs")
@@ -30,18 +26,14 @@ func (c *Config) OwnFiles(paths []string) []string {
 			own = append(own, abs)
 		}
 	}
-	out := paths[:0:0]
-	for _, p := range paths {
+	return slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
 		abs := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(p, "/")))
-		if !slices.ContainsFunc(own, func(d string) bool { return abs == d || strings.HasPrefix(abs, d+string(filepath.Separator)) }) {
-			out = append(out, p)
-		}
-	}
-	return out
+		return slices.ContainsFunc(own, func(d string) bool { return abs == d || strings.HasPrefix(abs, d+string(filepath.Separator)) })
+	})
 }
 
-// worktreesDir is the directory part of a worktree pattern before its
-// first placeholder ("" when there is none).
+// worktreesDir is a worktree pattern's directory before its first
+// placeholder ("" when none).
 func worktreesDir(pattern string) string {
 	before, _, _ := strings.Cut(pattern, "{")
 	if !strings.ContainsAny(before, `/\`) {

@@ -11,36 +11,24 @@ import (
 	"github.com/runtasks/runtasks/internal/trust"
 )
 
-// Project discovery (FindProject) and the trust lookup of a project.yaml
-// (RequireTrust): apart from loading, which reads what they find.
-
 const (
-	// ProjectFile is the name of the project configuration file.
 	ProjectFile = "project.yaml"
 	// EnvConfig names the variable that selects the project.yaml to read.
 	EnvConfig = "RUNTASKS_CONFIG"
-	// EnvProjectDir is the variable Claude Code sets, in its hooks'
-	// environment, to the directory the session was started in.
+	// EnvProjectDir is set by Claude Code, in its hooks' environment, to
+	// the directory the session was started in.
 	EnvProjectDir = "CLAUDE_PROJECT_DIR"
 )
 
-// FindProject finds the project root and the project.yaml that Load reads
-// ("" when there is none). StartDir ("" = the working directory) must be a
-// directory: a hook whose cwd is gone gets an error, never another
-// project.
-//
-//   - An explicit file (ConfigFile, else RUNTASKS_CONFIG) must exist;
-//     relative, it is taken from StartDir; the root is its directory.
-//   - Otherwise the search starts from CLAUDE_PROJECT_DIR when the
-//     environment sets it to a directory, else from StartDir.
-//   - Inside a git repository (MainWorktree) the root is the repository's
-//     main work tree: every linked worktree (git worktree add) shares the
-//     root's project.yaml, state, bindings, trust and run folders.
-//   - Outside any repository, the root is CLAUDE_PROJECT_DIR when set, else
-//     the first directory from StartDir upwards that holds project.yaml,
-//     .beads or .git; when none does, the root is StartDir.
-//
-// The root's project.yaml is read when present.
+// FindProject finds the project root and its project.yaml ("" when none).
+// StartDir ("" = the working directory) must be a directory: a hook whose
+// cwd is gone gets an error, never another project. An explicit file
+// (ConfigFile, else RUNTASKS_CONFIG) must exist, and its directory is the
+// root. Else, from CLAUDE_PROJECT_DIR (when a directory) or StartDir, the
+// root is the git repository's main work tree (every linked worktree
+// shares its project.yaml, state, trust and run folders), else
+// CLAUDE_PROJECT_DIR, else the first directory upwards that holds
+// project.yaml, .beads or .git, else StartDir.
 func FindProject(opts LoadOptions) (root, path string, err error) {
 	start, err := filepath.Abs(opts.StartDir) // "": the working directory
 	if err == nil {
@@ -95,8 +83,8 @@ func FindProject(opts LoadOptions) (root, path string, err error) {
 	}
 }
 
-// cfgProjectAt is the project rooted at dir, with its project.yaml if it
-// has one (which must then be a regular file).
+// cfgProjectAt is the project rooted at dir, with its project.yaml (a
+// regular file) if it has one.
 func cfgProjectAt(dir string) (root, path string, err error) {
 	candidate := filepath.Join(dir, ProjectFile)
 	if _, err := os.Lstat(candidate); err != nil {
@@ -140,25 +128,20 @@ func cfgLookupEnv(env []string, key string) string {
 	return ""
 }
 
-// TrustChecker says whether a project's project.yaml is trusted as it is:
-// root is the project root, sum the trust.Sum of the file's bytes as Load
-// read them.
+// TrustChecker says whether a project's project.yaml is trusted as it is
+// (sum: the trust.Sum of the bytes Load read).
 type TrustChecker interface {
 	CheckSum(root, sum string) (trust.State, error)
 }
 
 // UntrustedFile is a project.yaml Load left out for want of trust.
 type UntrustedFile struct {
-	// Root is the project root; Path the project.yaml.
 	Root, Path string
-	// State is trust.Untrusted or trust.Changed.
-	State trust.State
-	// Err is a trust store that could not be read ("" = none).
-	Err string
+	State      trust.State // trust.Untrusted or trust.Changed
+	Err        string      // a trust store that could not be read
 }
 
-// Message is the sentence the hooks show the person: which file was left
-// out, why, and the command that trusts it.
+// Message tells the person which file was left out, why, and how to trust it.
 func (u *UntrustedFile) Message() string {
 	why := "is not trusted"
 	if u.State == trust.Changed {
@@ -179,9 +162,8 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// cfgTrust is nil when the project.yaml at path may be read: no trust is
-// required, or the file was named explicitly, or the store trusts it as it
-// is; else what was left out and why.
+// cfgTrust is nil when the project.yaml at path may be read (no trust
+// required, named explicitly, or trusted as it is); else what was left out.
 func cfgTrust(opts LoadOptions, root, path, sum string) *UntrustedFile {
 	if opts.RequireTrust == nil || opts.ConfigFile != "" || cfgLookupEnv(opts.Environ, EnvConfig) != "" {
 		return nil

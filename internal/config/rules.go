@@ -19,10 +19,8 @@ import (
 )
 
 // cfgHook converts a value to its field's type, strictly: only in a weak
-// layer (the environment, flags) is text a number, a boolean or a
-// comma-separated list. A duration is text in Go syntax (or 0), a promise
-// may be its text, a check its checker's name (cfgCheckSpec). Any other
-// mismatch is an error saying what the field takes.
+// layer (environment, flags) is text a number, a boolean or a list. Any
+// other mismatch is an error saying what the field takes.
 func cfgHook(weak bool) mapstructure.DecodeHookFuncType {
 	return func(from, to reflect.Type, data any) (any, error) {
 		v, kind := reflect.ValueOf(data), to.Kind()
@@ -76,12 +74,11 @@ func cfgDescribe(v any) string {
 	return fmt.Sprint("number ", v)
 }
 
-// cfgRule checks a value with its rule tag (see Config): a range "lo..hi"
-// (">0s..hi": more than 0), "a|b" (one of them; "" too after a leading |),
-// "condition" or "event" (one of Conditions, NotifyEvents), "nonempty" or
-// "regexp". On a list, "required" says it must not be empty and the rest
-// applies to each item. An item that is a struct is checked by its fields'
-// tags, a check by its checker's options, a price as a price.
+// cfgRule checks a value with its rule tag: a range "lo..hi" (">0s": more
+// than 0), "a|b" (one of them; "" too after a leading |), "condition",
+// "event", "nonempty" or "regexp". On a list, "required" says it must not
+// be empty and the rest applies to each item; a struct is checked by its
+// fields' tags.
 func cfgRule(tag string, v any) (probs ErrorList) {
 	rv, s := reflect.ValueOf(v), fmt.Sprint(v)
 	list := cfgLists[strings.Trim(tag, "|")]
@@ -150,9 +147,8 @@ func cfgNumber(s string) float64 {
 	return f
 }
 
-// cfgCheckSpec is the decoder's hook for a workflow.checks item: a
-// checker's name, or {type, name, …options} with its type's options only.
-// It gives the item as a mapping, with the defaults of the options left out.
+// cfgCheckSpec decodes a workflow.checks item: a checker's name, or {type,
+// name, …options} with its type's options only, defaults filled in.
 func cfgCheckSpec(data any) (any, error) {
 	if typ, ok := data.(string); ok {
 		data = map[string]any{"type": typ}
@@ -184,14 +180,13 @@ func cfgCheckSpec(data any) (any, error) {
 }
 
 func checkType(typ string) ErrorList {
-	if _, ok := checkOptions[typ]; !ok {
+	if !slices.Contains(CheckTypes, typ) {
 		return cfgProblem(".type", "unknown checker %q (want one of %s)", typ, strings.Join(CheckTypes, ", "))
 	}
 	return nil
 }
 
-// problems checks a decoded spec: its type, and the options of its type
-// with their rule tags (nested checks in turn).
+// problems checks a decoded spec's type and its type's options.
 func (s CheckSpec) problems() (probs ErrorList) {
 	v := reflect.ValueOf(s)
 	for _, f := range reflect.VisibleFields(v.Type()) {
@@ -211,7 +206,7 @@ func (s CheckSpec) Validate() error {
 }
 
 // cfgSuggestKey proposes a name for an unknown key: the same name in
-// another section, else a close name beside it (in its section or item).
+// another section, else a close name beside it.
 func cfgSuggestKey(key string) string {
 	parent, same, near := cfgParent(key), []string{}, []string{}
 	name := strings.ToLower(strings.TrimPrefix(key[len(parent):], "."))
@@ -231,8 +226,8 @@ func cfgSuggestKey(key string) string {
 	return cfgSuggest(name, near)
 }
 
-// cfgSuggest gives " (did you mean X?)" for the closest candidate, if it
-// is close enough to be an obvious misspelling (Levenshtein distance).
+// cfgSuggest gives " (did you mean X?)" for the closest candidate within a
+// Levenshtein distance that makes it an obvious misspelling.
 func cfgSuggest(name string, cands []string) string {
 	msg, best, a := "", 3, strings.ToLower(strings.TrimPrefix(name, cfgEnvPrefix))
 	for _, c := range cands {

@@ -7,15 +7,13 @@ import (
 	"github.com/runtasks/runtasks/internal/engine"
 )
 
-// Agents lists the agents runtasks has adapters for, in the order the
-// documentation names them.
+// Agents lists the agents runtasks has adapters for.
 var Agents = []string{Claude, Codex, Gemini, Cursor}
 
 // Known reports whether agent names an adapter.
 func Known(agent string) bool { return slices.Contains(Agents, agent) }
 
-// Events, by the names runtasks uses for them (Claude Code's). Each agent
-// has its own name for each (NativeEvent).
+// Events, by runtasks' names for them (Claude Code's; see NativeEvent).
 const (
 	EventStop         = "Stop"
 	EventSubagentStop = "SubagentStop"
@@ -23,8 +21,7 @@ const (
 	EventSessionStart = "SessionStart"
 )
 
-// nativeEvents maps runtasks' event names to each agent's. An event an
-// agent does not have is absent.
+// nativeEvents maps runtasks' event names to each agent's.
 var nativeEvents = map[string]map[string]string{
 	Claude: {EventStop: "Stop", EventSubagentStop: "SubagentStop", EventPromptSubmit: "UserPromptSubmit", EventSessionStart: "SessionStart"},
 	Codex:  {EventStop: "Stop", EventSubagentStop: "SubagentStop", EventPromptSubmit: "UserPromptSubmit", EventSessionStart: "SessionStart"},
@@ -34,12 +31,10 @@ var nativeEvents = map[string]map[string]string{
 	Cursor: {EventStop: "stop", EventPromptSubmit: "beforeSubmitPrompt", EventSessionStart: "sessionStart"},
 }
 
-// NativeEvent is agent's name for event ("" when the agent has no such
-// event).
+// NativeEvent is agent's name for event ("" when it has none).
 func NativeEvent(agent, event string) string { return nativeEvents[agent][event] }
 
-// CanonicalEvent maps an agent's event name back to runtasks' ("" when
-// unknown).
+// CanonicalEvent maps an agent's event name back to runtasks' ("" when unknown).
 func CanonicalEvent(agent, native string) string {
 	for ev, n := range nativeEvents[agent] {
 		if n == native {
@@ -49,21 +44,13 @@ func CanonicalEvent(agent, native string) string {
 	return ""
 }
 
-// EncodeStop renders a stop decision in agent's protocol. It returns nil
-// when there is nothing to print (an allowed stop with no message, or a
-// message the agent has no field for).
-//
-//   - Claude Code: {"decision":"block","reason":…,"systemMessage":…}; an
-//     allowed stop with a message is {"systemMessage":…}.
-//   - Codex: only continue, decision, reason, stopReason, suppressOutput and
-//     systemMessage are allowed (any other key makes Codex drop the answer
-//     silently); a block is exactly {"decision":"block","reason":…}.
-//   - Gemini CLI (AfterAgent): {"decision":"deny","reason":…}; the reason
-//     is sent to the agent as a new prompt. systemMessage is shown to the
-//     user.
-//   - Cursor (stop): {"followup_message":…}, submitted as the next user
-//     message; Cursor has no field for a message to the user, so an allowed
-//     stop prints nothing.
+// EncodeStop renders a stop decision in agent's protocol; nil when there
+// is nothing to print. Claude Code: {"decision":"block","reason",
+// "systemMessage"}. Codex drops an answer with any key beyond continue,
+// decision, reason, stopReason, suppressOutput and systemMessage: a block
+// is exactly {"decision":"block","reason"}. Gemini CLI: "deny", the reason
+// sent as a new prompt. Cursor: {"followup_message"}, the next user
+// message; it has no field for a message to the user.
 func EncodeStop(agent string, d engine.Decision) []byte {
 	if agent == Cursor {
 		if !d.Block || d.Reason == "" {
@@ -97,15 +84,11 @@ func EncodeMessage(agent, msg string) []byte {
 	return EncodeStop(agent, engine.Decision{SystemMessage: msg})
 }
 
-// EncodeContext renders extra context for the model from a SessionStart or
-// UserPromptSubmit hook (event is runtasks' name or agent's own). It returns
-// nil when text is empty or the agent cannot take context at that event:
-//
-//   - Claude Code, Codex and Gemini CLI:
-//     {"hookSpecificOutput":{"hookEventName":<agent's event>,"additionalContext":…}}
-//     (Gemini's events are SessionStart and BeforeAgent).
-//   - Cursor: sessionStart answers {"additional_context":…};
-//     beforeSubmitPrompt cannot add context, so nothing is printed.
+// EncodeContext renders context for the model from a SessionStart or
+// UserPromptSubmit hook (event: runtasks' name or agent's own); nil when
+// text is empty or the agent cannot take it there. Claude Code, Codex and
+// Gemini CLI: {"hookSpecificOutput":{"hookEventName","additionalContext"}};
+// Cursor: {"additional_context"} at sessionStart only.
 func EncodeContext(agent, event, text string) []byte {
 	if text == "" {
 		return nil
@@ -137,7 +120,7 @@ func EncodeContext(agent, event, text string) []byte {
 	return nil
 }
 
-// marshalLine is v's JSON and a newline, as json.Marshal writes it.
+// marshalLine is v's JSON and a newline.
 func marshalLine(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -146,19 +129,14 @@ func marshalLine(v any) []byte {
 	return append(b, '\n')
 }
 
-// EncodeContextMessage is EncodeContext with a message for the person as
-// well (systemMessage; "" = none). Without context text it is
-// EncodeMessage; Cursor, which has no field for the message, gets the
-// context alone.
+// EncodeContextMessage is EncodeContext with a systemMessage for the
+// person too ("" = none); Cursor, without such a field, gets the context.
 func EncodeContextMessage(agent, event, text, msg string) []byte {
-	if msg == "" {
-		return EncodeContext(agent, event, text)
-	}
-	if text == "" {
-		return EncodeMessage(agent, msg)
-	}
 	out := EncodeContext(agent, event, text)
-	if out == nil || agent == Cursor {
+	switch {
+	case text == "" && msg != "":
+		return EncodeMessage(agent, msg)
+	case msg == "" || out == nil || agent == Cursor:
 		return out
 	}
 	var m map[string]any
@@ -170,16 +148,11 @@ func EncodeContextMessage(agent, event, text, msg string) []byte {
 }
 
 // ShellSession is the agent session whose shell runs this command, from
-// the variables each agent exports to the commands its model runs:
-//   - Claude Code: CLAUDE_CODE_SESSION_ID (2.1.132 and later, often empty
-//     in practice), else RUNTASKS_SESSION under CLAUDECODE=1 (session-hook
-//     writes it into CLAUDE_ENV_FILE, which Claude Code sources into every
-//     Bash command of the session);
-//   - Codex: CODEX_THREAD_ID (CODEX_SESSION_ID holds the same);
-//   - Gemini CLI: GEMINI_SESSION_ID.
-//
-// CLAUDECODE=1 or GEMINI_CLI=1 alone say the agent without its session.
-// The zero Shell is a person's own shell.
+// what each agent exports to its model's commands: Claude Code's
+// CLAUDE_CODE_SESSION_ID (2.1.132+, often empty), else RUNTASKS_SESSION
+// under CLAUDECODE=1 (session-hook writes it into CLAUDE_ENV_FILE); Codex's
+// CODEX_THREAD_ID or CODEX_SESSION_ID; GEMINI_SESSION_ID. CLAUDECODE=1 or
+// GEMINI_CLI=1 alone name the agent only. The zero Shell is a person's.
 func ShellSession(getenv func(string) string) engine.Shell {
 	for _, v := range []struct{ agent, name string }{
 		{Claude, "CLAUDE_CODE_SESSION_ID"}, {Codex, "CODEX_THREAD_ID"}, {Codex, "CODEX_SESSION_ID"}, {Gemini, "GEMINI_SESSION_ID"},

@@ -1,11 +1,11 @@
 // Package hook adapts each agent's hook protocol (Claude Code, Codex,
-// Gemini CLI, Cursor) to the one decision engine: it decodes the JSON an
-// agent sends on stdin and encodes the engine's decision in the shape that
-// agent accepts. See agents.go for the per-agent rules.
+// Gemini CLI, Cursor) to the engine: it decodes the JSON an agent sends on
+// stdin and encodes the decision in the shape that agent accepts.
 package hook
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,8 +26,7 @@ const (
 	Cursor = "cursor"
 )
 
-// MaxInput bounds what is read from stdin: hook payloads are small; the
-// transcript is read from its file, not from stdin.
+// MaxInput bounds what is read from stdin (the transcript is read from its file).
 const MaxInput = 16 << 20
 
 // Payload is a hook's stdin, the union of the fields the agents send.
@@ -42,14 +41,10 @@ type Payload struct {
 	Model                string  `json:"model"`
 	Prompt               string  `json:"prompt"`
 	Source               string  `json:"source"`
-	// Claude Code 2.1.145+.
-	BackgroundTasks []struct {
+	BackgroundTasks      []struct {
 		Status string `json:"status"`
-	} `json:"background_tasks"`
-
-	// Gemini CLI (AfterAgent): the agent's final text.
-	PromptResponse *string `json:"prompt_response"`
-
+	} `json:"background_tasks"` // Claude Code 2.1.145+
+	PromptResponse *string `json:"prompt_response"` // Gemini CLI (AfterAgent): the final text
 	// Cursor: the conversation is the session; loop_count counts the
 	// follow-ups the stop hook already caused.
 	ConversationID string   `json:"conversation_id"`
@@ -84,10 +79,9 @@ func Parse(r io.Reader) (Payload, error) {
 	return p, nil
 }
 
-// Detect names the agent that sent p when the shape tells: Gemini CLI's
-// events (AfterAgent, BeforeAgent) and Cursor's camelCase events or its
-// conversation_id are unambiguous; Codex sends turn_id and model with every
-// Stop, Claude Code neither. Anything else is taken as Claude Code.
+// Detect names the agent that sent p: Gemini CLI's and Cursor's events and
+// fields are unambiguous; Codex sends turn_id and model with every Stop,
+// Claude Code neither (and is the default).
 func Detect(p Payload) string {
 	switch p.HookEventName {
 	case "AfterAgent", "BeforeAgent":
@@ -106,30 +100,19 @@ func Detect(p Payload) string {
 	return Claude
 }
 
-// Input converts p into the engine's input. The final message is taken from
-// last_assistant_message when the agent sent it, else read from the end of
-// the transcript (assistant text only; for Gemini CLI the last model record,
-// its prompt_response only when there is no transcript). readErrors asks
-// for the tool-error flag, which costs one more read of the transcript's
-// tail.
+// Input converts p into the engine's input. The final message is
+// last_assistant_message when sent, else read from the transcript's end.
+// readErrors asks for the tool-error flag (one more read of the tail).
 func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
-	in := engine.Input{
-		Agent:          agent,
-		Event:          p.HookEventName,
-		SessionID:      p.SessionID,
-		TranscriptPath: p.TranscriptPath,
-		CWD:            p.CWD,
-		Subagent:       p.HookEventName == "SubagentStop" || p.AgentID != "",
-	}
+	in := engine.Input{Agent: agent, Event: p.HookEventName, SessionID: p.SessionID, TranscriptPath: p.TranscriptPath,
+		CWD: p.CWD, Subagent: p.HookEventName == "SubagentStop" || p.AgentID != ""}
 	for _, t := range p.BackgroundTasks {
 		if t.Status == "" || t.Status == "running" || t.Status == "pending" {
 			in.BackgroundTasks++
 		}
 	}
 	if agent == Cursor {
-		if in.SessionID == "" {
-			in.SessionID = p.ConversationID
-		}
+		in.SessionID = cmp.Or(in.SessionID, p.ConversationID)
 		if in.CWD == "" && len(p.WorkspaceRoots) > 0 {
 			in.CWD = p.WorkspaceRoots[0]
 		}
@@ -159,12 +142,10 @@ func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 	return in, err
 }
 
-// geminiFinal is Gemini CLI's final message: the last model record of the
-// transcript (transcript.LastGeminiMessage). prompt_response, which joins
-// every model text since the user's prompt (an earlier turn's promise
-// included), is used only when there is no transcript to read: the file
-// does not exist (yet), is empty, or holds no message record (the older
-// single-document format).
+// geminiFinal is Gemini CLI's final message: the transcript's last model
+// record. prompt_response joins every model text since the prompt (an
+// earlier turn's promise included): only used when there is no transcript
+// to read.
 func geminiFinal(p Payload) (string, error) {
 	msg, err := transcript.LastGeminiMessage(p.TranscriptPath)
 	if err != nil && p.PromptResponse != nil &&
@@ -174,17 +155,15 @@ func geminiFinal(p Payload) (string, error) {
 	return msg, err
 }
 
-// StopOutput is the JSON a Claude Code or Codex Stop hook prints. Its keys
-// are the ones both accept (Codex rejects any other key).
+// StopOutput is a Claude Code or Codex Stop hook's answer (Codex rejects
+// any other key).
 type StopOutput struct {
 	Decision      string `json:"decision,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
-// usageReaders read the agents' transcripts: Claude Code's message.usage,
-// Codex's token_count events, Gemini CLI's tokens. Cursor's transcript has
-// no documented shape.
+// usageReaders read the agents' transcripts (Cursor's has no documented shape).
 var usageReaders = map[string]transcript.UsageReader{
 	Claude: transcript.ClaudeUsageReader,
 	Codex:  transcript.CodexUsageReader,
@@ -192,10 +171,7 @@ var usageReaders = map[string]transcript.UsageReader{
 }
 
 // Usage reads what was used since the previous stop from the agent's
-// transcript: the responses written after from (the previous stop's mark
-// in the same transcript), else the turns since the previous stop read
-// backwards; bounded either way (transcript.UsageLookback). Cursor's is
-// zero usage.
+// transcript (UsageReader.Read); Cursor's is zero.
 func Usage(agent string, p Payload, from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
 	r, ok := usageReaders[agent]
 	if p.TranscriptPath == "" || !ok {
@@ -204,8 +180,7 @@ func Usage(agent string, p Payload, from usage.UsageMark) (usage.Usage, usage.Us
 	u, mark, err := r.Read(p.TranscriptPath, from)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty):
-		// Nothing written yet: a client that writes its transcript after
-		// the hook ran. The next stop counts what is written by then.
+		// Nothing written yet: the next stop counts what is written by then.
 		return usage.Usage{Transcript: true}, usage.UsageMark{Path: p.TranscriptPath}, nil
 	case err != nil:
 		return usage.Usage{}, from, fmt.Errorf("usage: %w", err)

@@ -1,6 +1,4 @@
 // Package prompts holds runtasks' embedded prompt templates and renders them.
-// The orchestration prompt can be overridden from project.yaml
-// (prompts.run_tasks).
 package prompts
 
 import (
@@ -16,17 +14,15 @@ import (
 //go:embed run-tasks.md skills
 var files embed.FS
 
+// runTasks is the embedded orchestration prompt template.
+//
 //go:embed run-tasks.md
 var runTasks string
-
-// RunTasks is the embedded orchestration prompt template.
-func RunTasks() string { return runTasks }
 
 //go:embed run-task.md
 var runTask string
 
-// RunTask is the prompt for a session driven for one task (/run-tasks
-// <task id>) rather than an epic: work on it until it is closed.
+// RunTask is the prompt of a session driven for one task, not an epic.
 func RunTask(task string) string {
 	return strings.TrimRight(strings.ReplaceAll(runTask, "{task_id}", task), "\n")
 }
@@ -37,16 +33,14 @@ func Read(name string) (string, error) {
 	return string(b), err
 }
 
-// Data fills a prompt template. {epic_id} is the documented placeholder;
-// Go template fields ({{.Epic}}, {{.Session}}, {{.MaxCycles}}) work too.
+// Data fills a prompt template: {epic_id}, or Go template fields.
 type Data struct {
 	Epic      string
 	Session   string
 	MaxCycles int
 }
 
-// Load returns the orchestration prompt template: the file at path when it
-// is set, else the embedded one.
+// Load returns the orchestration prompt template: path's, else the embedded one.
 func Load(path string) (string, error) {
 	if path == "" {
 		return runTasks, nil
@@ -58,10 +52,9 @@ func Load(path string) (string, error) {
 	return string(b), nil
 }
 
-// Render fills tmpl with d. A template without Go template actions (the
-// embedded one) only has its {epic_id} replaced: a stop hook renders it at
-// every stop, and parsing it as a Go template cost more than the rest of
-// the prompt's work.
+// Render fills tmpl with d. A template without Go template actions only
+// has {epic_id} replaced: parsing it, at every stop, would cost more than
+// the rest of the prompt's work.
 func Render(tmpl string, d Data) (string, error) {
 	if !strings.Contains(tmpl, "{{") {
 		return strings.TrimRight(strings.ReplaceAll(tmpl, "{epic_id}", d.Epic), "\n"), nil

@@ -12,7 +12,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // The rendered orchestration prompt is compared with a golden file.
 func TestRenderRunTasksGolden(t *testing.T) {
-	got, err := Render(RunTasks(), Data{Epic: "bd-x7y8", MaxCycles: 50})
+	got, err := Render(runTasks, Data{Epic: "bd-x7y8", MaxCycles: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestLoadOverride(t *testing.T) {
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.md")); err == nil {
 		t.Error("a missing override must be an error")
 	}
-	if got, _ := Load(""); got != RunTasks() {
+	if got, _ := Load(""); got != runTasks {
 		t.Error("empty path must give the embedded prompt")
 	}
 	if s, err := Read("skills/completion-checklist/SKILL.md"); err != nil || !strings.Contains(s, "Honesty check") {
@@ -75,7 +75,7 @@ func TestLoadOverride(t *testing.T) {
 func TestRenderWithoutActions(t *testing.T) {
 	d := Data{Epic: "bd-{x}.1", Session: "s1", MaxCycles: 7}
 	for _, tmpl := range []string{
-		RunTasks(),
+		runTasks,
 		"",
 		"plain text\n\n\n",
 		"epic {epic_id} and {epic_id}}, {epic_id}{epic_id}\n",
@@ -94,7 +94,7 @@ func TestRenderWithoutActions(t *testing.T) {
 // The loop is the person's: nothing given to the model tells it how to
 // release itself (disarm, reset, untrust, uninstall, a --max-cycles of 0).
 func TestPromptsDoNotTellHowToRelease(t *testing.T) {
-	texts := map[string]string{"run-tasks.md": RunTasks(), "run-task.md": RunTask("bd-x7y8.2")}
+	texts := map[string]string{"run-tasks.md": runTasks, "run-task.md": RunTask("bd-x7y8.2")}
 	for _, name := range []string{"skills/run-tasks/SKILL.md", "skills/completion-checklist/SKILL.md"} {
 		s, err := Read(name)
 		if err != nil {

@@ -13,15 +13,14 @@ import (
 //go:embed run
 var runFiles embed.FS
 
-// RunFiles are the run-folder templates (prompts/run), in the order a run
-// folder is written. Each is a Go text/template.
+// RunFiles are the run-folder templates (Go text/templates), in the order written.
 var RunFiles = []string{
 	"THOUGHTS.md", "DECISIONS.md", "ASSUMPTIONS.md", "LEARNINGS.md", "RESULTS.md",
 	"timeline.yaml", "metadata.yaml",
 }
 
-// RunTemplate returns the run-folder template name: dir/name when dir is
-// set and holds that file (claim.templates), else the embedded one.
+// RunTemplate returns the run-folder template name: dir's when it has one,
+// else the embedded one.
 func RunTemplate(dir, name string) (string, error) {
 	if dir != "" {
 		b, err := agentfile.Read(filepath.Join(dir, name), agentfile.MaxText)

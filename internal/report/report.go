@@ -1,7 +1,6 @@
-// Package report builds runtasks report: one self-contained HTML page
-// (inline CSS and SVG, no script, nothing fetched) of an epic's loop, from
-// the decision log and runtasks run's records. Everything read from the
-// log is data: the page is rendered with html/template, which escapes it.
+// Package report builds runtasks report: one self-contained HTML page of
+// an epic's loop, from the decision log and runtasks run's records,
+// rendered with html/template, which escapes everything read.
 package report
 
 import (
@@ -17,17 +16,15 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Input is what a report is built from.
+// Input is what a report is built from: the records and runs of any
+// epics and order (only Epic's are read), when it is made and the zone
+// times are shown in.
 type Input struct {
-	// Epic is the epic reported on; only its decisions are read.
-	Epic string
-	// Records are decision-log records (any order; other epics ignored).
+	Epic    string
 	Records []state.Record
-	// Runs are runtasks run's records (other epics ignored).
-	Runs []headless.RunState
-	// Now is when the report is made; Loc the time zone times are shown in.
-	Now time.Time
-	Loc *time.Location
+	Runs    []headless.RunState
+	Now     time.Time
+	Loc     *time.Location
 }
 
 // Mark is what a cycle's tick on the timeline shows.
@@ -46,19 +43,15 @@ const (
 
 // Cycle is one decision on the epic.
 type Cycle struct {
-	Seq     int // 1-based, in time order over every session
-	Time    time.Time
-	Session string
-	Agent   string
-	N       int // the session's cycle count after this decision
-	Max     int
-	Outcome state.Outcome
-	Why     string
-	// Remaining is the unclosed work counted (-1: not counted).
-	Remaining int
+	Seq            int // 1-based, in time order over every session
+	Time           time.Time
+	Session, Agent string
+	N, Max         int // the session's cycle count after this decision
+	Outcome        state.Outcome
+	Why            string
+	Remaining      int // the unclosed work counted (-1: not counted)
 	// Closed is how many fewer unclosed tasks this decision counted than
-	// the previous one on the epic that counted them (net: tasks added in
-	// between hide closed ones).
+	// the previous count (net: tasks added in between hide closed ones).
 	Closed  int
 	Stuck   []string // the stuck-task actions
 	Task    string
@@ -79,11 +72,9 @@ type Session struct {
 
 // Report is the model the page is rendered from.
 type Report struct {
-	Epic      string
-	Generated time.Time
-	Loc       *time.Location
-	Start     time.Time
-	End       time.Time
+	Epic                  string
+	Generated, Start, End time.Time
+	Loc                   *time.Location
 	// Complete: a decision found the epic done; CompletedAt is the first.
 	Complete    bool
 	CompletedAt time.Time
@@ -91,28 +82,21 @@ type Report struct {
 	LastWhy     string
 	// Seen is the most unclosed work any decision counted; Remaining the
 	// last count (-1: never counted).
-	Seen, Remaining int
-	Closed          int
-	Cycles          []Cycle
-	Sessions        []Session
-	// Tasks are the usage counted against each claimed task, costliest
-	// first; Runs the runtasks runs on the epic, oldest first.
-	Tasks  []usage.Row
-	Runs   []headless.RunState
-	Spent  usage.Spent
-	Counts map[Mark]int
+	Seen, Remaining, Closed int
+	Cycles                  []Cycle
+	Sessions                []Session
+	Tasks                   []usage.Row         // per claimed task, costliest first
+	Runs                    []headless.RunState // oldest first
+	Spent                   usage.Spent
+	Counts                  map[Mark]int
 }
 
 // Build computes the report of in.Epic.
 func Build(in Input) Report {
 	r := Report{Epic: in.Epic, Generated: in.Now, Loc: cmp.Or(in.Loc, time.Local), Remaining: -1, Counts: map[Mark]int{}}
-	var recs []state.Record
-	for _, rec := range in.Records {
-		if rec.Epic != in.Epic || rec.Outcome.Class() == state.ClassIgnored {
-			continue
-		}
-		recs = append(recs, rec)
-	}
+	recs := slices.DeleteFunc(slices.Clone(in.Records), func(rec state.Record) bool {
+		return rec.Epic != in.Epic || rec.Outcome.Class() == state.ClassIgnored
+	})
 	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
 	prev := -1
 	sessions := map[string]int{}
@@ -156,9 +140,7 @@ func Build(in Input) Report {
 		s.End, s.Last = c.Time, c.Outcome
 		s.Spent = s.Spent.Plus(c.Spent)
 		s.Closed += c.Closed
-		if s.Agent == "" {
-			s.Agent = c.Agent
-		}
+		s.Agent = cmp.Or(s.Agent, c.Agent)
 	}
 	_, _, r.Tasks = status.Rollup(recs)
 	if n := len(r.Cycles); n > 0 {
@@ -197,8 +179,7 @@ func markOf(c Cycle) Mark {
 	return MarkCycle
 }
 
-// Duration is the time from the first decision to completion (or to the
-// last decision when the epic is not complete).
+// Duration is the time from the first decision to completion, else the last.
 func (r Report) Duration() time.Duration {
 	if r.Complete {
 		return r.CompletedAt.Sub(r.Start)
@@ -272,10 +253,4 @@ func FormatDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+func oneLine(s string, n int) string { return short(strings.Join(strings.Fields(s), " "), n) }

@@ -8,8 +8,7 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// The geometry of the charts, computed here so that the template only
-// places numbers.
+// The charts' geometry, computed here so that the template only places numbers.
 const (
 	chartWidth = 960
 	labelWidth = 170
@@ -29,24 +28,21 @@ type Tick struct {
 // Row is one session's line on the timeline.
 type Row struct {
 	Label, Title string
-	Y            float64
-	X1, X2       float64
+	Y, X1, X2    float64
 	Ticks        []Tick
 }
 
 // AxisLabel is a time label under the timeline.
 type AxisLabel struct {
-	X      float64
-	Text   string
-	Anchor string
+	X            float64
+	Text, Anchor string
 }
 
 // Timeline is the SVG of the sessions' cycles over time.
 type Timeline struct {
-	Width, Height float64
-	Rows          []Row
-	Axis          []AxisLabel
-	AxisY         float64
+	Width, Height, AxisY float64
+	Rows                 []Row
+	Axis                 []AxisLabel
 }
 
 // Bar is one cycle's bar in a bar chart.
@@ -56,14 +52,11 @@ type Bar struct {
 	Title      string
 }
 
-// Bars is a bar chart, one bar per cycle.
+// Bars is a bar chart, one bar per cycle; Max labels its top line.
 type Bars struct {
-	Width, Height float64
-	Bars          []Bar
-	// Max is the value of the chart's top line, shown as its label.
-	Max     string
-	BaseY   float64
-	Caption string
+	Width, Height, BaseY float64
+	Bars                 []Bar
+	Max, Caption         string
 }
 
 func (r Report) x(t time.Time) float64 {

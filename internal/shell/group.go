@@ -19,13 +19,10 @@ const (
 )
 
 // Group is a program runtasks started in a process group of its own, so
-// that stopping it stops everything it started: `sh -c "go test ./..."`,
-// an agent's tool calls and the servers they left behind, bd's children.
-//
-// The program is stopped in two steps: first a polite signal to the whole
-// group (SIGINT or SIGTERM), then SIGKILL to the group after Grace. With
-// exec.Cmd.WaitDelay set to Grace plus a margin, Wait returns even when a
-// process that left the group still holds the output pipes.
+// that stopping it stops everything it started (an agent's tool calls and
+// the servers they left behind, bd's children): a polite signal, then
+// SIGKILL after the grace. With exec.Cmd.WaitDelay set, Wait returns even
+// when a process that left the group holds the output pipes.
 type Group struct {
 	cmd   *exec.Cmd
 	grace time.Duration
@@ -39,8 +36,7 @@ type Group struct {
 const WaitMargin = 500 * time.Millisecond
 
 // NewGroup makes cmd (not yet started) start in its own process group,
-// with Wait closing its pipes at most grace and WaitMargin after the
-// program exited or its context ended.
+// Wait closing its pipes grace and WaitMargin after the program ended.
 func NewGroup(cmd *exec.Cmd, grace time.Duration) *Group {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -50,9 +46,8 @@ func NewGroup(cmd *exec.Cmd, grace time.Duration) *Group {
 	return &Group{cmd: cmd, grace: grace}
 }
 
-// NewContextGroup is NewGroup for a command made with exec.CommandContext:
-// when its context is done the group is stopped with Stop(first): first
-// now, SIGKILL after grace.
+// NewContextGroup is NewGroup for exec.CommandContext: when the context is
+// done the group is stopped with Stop(first).
 func NewContextGroup(cmd *exec.Cmd, first Signal, grace time.Duration) *Group {
 	g := NewGroup(cmd, grace)
 	cmd.Cancel = func() error {
@@ -101,8 +96,7 @@ func (g *Group) Alive() bool {
 	return g.pgid() > 0 && syscall.Kill(-g.pgid(), 0) == nil
 }
 
-// Reap ends what is left of the group after Wait returned: the program is
-// gone, so whatever it left running in its group is killed. Call it once,
+// Reap kills what the program left running in its group; call it once,
 // after Wait.
 func (g *Group) Reap() {
 	g.mu.Lock()

@@ -1,6 +1,5 @@
-// Package shell runs a project's shell commands (the command checker's
-// `go test ./...` and the like) with a timeout, keeping the tail of their
-// output. The engine reaches it through engine.CommandRunner.
+// Package shell runs a project's shell commands (the command checker's) with
+// a timeout, keeping the tail of their output, each in a process group.
 package shell
 
 import (
@@ -19,24 +18,19 @@ const MaxOutput = 64 << 10
 
 // Result is how a command ended.
 type Result struct {
-	// ExitCode is the command's exit status; -1 when it was killed.
-	ExitCode int
-	// Output is the tail of its combined stdout and stderr.
-	Output []byte
-	// TimedOut is set when the timeout killed it.
+	ExitCode int    // -1 when it was killed
+	Output   []byte // the tail of its combined stdout and stderr
 	TimedOut bool
 	Elapsed  time.Duration
 }
 
-// Runner runs commands with `sh -c` in a directory, with the given
-// environment (nil: the current one).
+// Runner runs commands with `sh -c` in a directory.
 type Runner struct {
-	Shell string // default "sh"
-	Env   []string
-	// Grace is how long the command's process group has after SIGTERM (at
-	// the timeout or an interrupt) before it is killed; default DefaultGrace.
+	Shell string   // default "sh"
+	Env   []string // nil: the current one
+	// Grace is how long the group has after SIGTERM before SIGKILL
+	// (DefaultGrace when 0).
 	Grace time.Duration
-	// Stdin is given to the command on its standard input (nil: none).
 	Stdin []byte
 }
 
@@ -44,19 +38,14 @@ type Runner struct {
 const DefaultGrace = 2 * time.Second
 
 // ErrInterrupted is returned (wrapped) when ctx was cancelled while the
-// command ran: the command was stopped, and it says nothing about the
-// project, so it must count as "could not run", never as a failure.
+// command ran: it says nothing about the project, so it counts as "could
+// not run", never as a failure.
 var ErrInterrupted = errors.New("interrupted")
 
-// Run runs command in dir. A command that starts and fails is a Result with
-// a non-zero ExitCode, not an error; an error means it could not run at all.
-//
-// The command runs in its own process group. At the timeout, or when ctx
-// is cancelled (the hook got SIGINT, SIGTERM or SIGHUP), the group gets
-// SIGTERM, then SIGKILL after Grace; Run returns within Grace and a second
-// even when a child holds the output open, and nothing of the group is left
-// running when it returns. A cancelled ctx is an error wrapping
-// ErrInterrupted.
+// Run runs command in dir; an error means it could not run at all. At the
+// timeout, or when ctx is cancelled, its group gets SIGTERM, then SIGKILL
+// after Grace; Run returns within Grace and a second, even when a child
+// holds the output open, and leaves nothing of the group running.
 func (r Runner) Run(parent context.Context, dir, command string, timeout time.Duration) (Result, error) {
 	grace := r.Grace
 	if grace <= 0 {
@@ -80,7 +69,6 @@ func (r Runner) Run(parent context.Context, dir, command string, timeout time.Du
 	start := time.Now()
 	err := cmd.Run()
 	g.Reap()
-	// ExitCode is -1 for a command killed, or that never started.
 	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Output: out.bytes(), Elapsed: time.Since(start)}
 	switch {
 	case parent.Err() != nil:

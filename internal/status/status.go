@@ -1,7 +1,6 @@
 // Package status is what runtasks status shows of a state directory:
-// each session's loop, the last decisions and the usage the decision log
-// recorded, and runtasks run's records; as tables, JSON or the results of
-// a jq expression. (status --watch is package watch.)
+// each loop, the last decisions, the usage recorded and runtasks run's
+// records, as tables, JSON or a jq expression's results.
 package status
 
 import (
@@ -10,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,44 +30,37 @@ type Options struct {
 	Epic, Session string
 	// History is how many logged decisions to show: 0 none, < 0 all.
 	History int
-	// Usage sums the tokens and cost of the whole decision log per
-	// session, epic and claimed task (a read of the whole log).
-	Usage bool
-	// RunsDir holds runtasks run's records ("" = none listed).
-	RunsDir string
-	// ConfigError is the configuration's error when it could not be read
-	// (the state is then read from the default state directory).
+	// Usage sums the whole decision log per session, epic and claimed task.
+	Usage   bool
+	RunsDir string // runtasks run's records ("" = none listed)
+	// ConfigError is why the configuration could not be read.
 	ConfigError string
 }
 
 // Report is what status shows; its JSON is status --json.
 type Report struct {
-	StateDir    string `json:"state_dir"`
-	ConfigError string `json:"config_error,omitempty"`
-	// Runs are runtasks run's records, newest first: live ones (running),
-	// finished ones, and dead ones (recorded running, process gone).
-	Runs     []headless.RunState `json:"runs"`
-	Sessions []Session           `json:"sessions"`
-	History  []state.Record      `json:"history"`
-	// Epics and Tasks sum the tokens and cost the decision log recorded,
-	// per epic and per claimed task.
+	StateDir    string              `json:"state_dir"`
+	ConfigError string              `json:"config_error,omitempty"`
+	Runs        []headless.RunState `json:"runs"` // newest first
+	Sessions    []Session           `json:"sessions"`
+	History     []state.Record      `json:"history"`
+	// Epics and Tasks sum the usage recorded per epic and claimed task.
 	Epics []usage.Row `json:"epics,omitempty"`
 	Tasks []usage.Row `json:"tasks,omitempty"`
 }
 
-// Session is one (session, epic) loop's state with its count and cap
-// (State.Count: its last decision's).
+// Session is one (session, epic) loop's state with its count and cap.
 type Session struct {
 	state.State
 	Cycle     int `json:"cycle"`
 	MaxCycles int `json:"max_cycles"`
-	// Usage sums what the decision log recorded for the session and epic
-	// (every loop, not only the current one: that is State.Spent).
+	// Usage sums every loop of the session and epic in the decision log
+	// (State.Spent is the current loop's).
 	Usage *usage.Spent `json:"usage,omitempty"`
 }
 
-// spent is what the TOKENS and COST columns show: the decision log's sum
-// with --usage, else the session's loop since it was armed (its state).
+// spent is what the TOKENS and COST columns show: --usage's sum, else the
+// current loop's.
 func (s Session) spent() *usage.Spent {
 	if s.Usage != nil {
 		return s.Usage
@@ -78,8 +71,7 @@ func (s Session) spent() *usage.Spent {
 	return &s.Spent
 }
 
-// Collect reads what o asks for from the state directory, the decision
-// log and runtasks run's records.
+// Collect reads what o asks for.
 func Collect(o *Options) (*Report, error) {
 	rep := &Report{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []Session{}, History: []state.Record{}}
 	if o.RunsDir != "" {
@@ -92,11 +84,7 @@ func Collect(o *Options) (*Report, error) {
 				o.Store.Warn("run record skipped: " + e.Error())
 			}
 		}
-		for _, r := range runs {
-			if o.Epic == "" || r.Epic == o.Epic {
-				rep.Runs = append(rep.Runs, r)
-			}
-		}
+		rep.Runs = append(rep.Runs, slices.DeleteFunc(runs, func(r headless.RunState) bool { return o.Epic != "" && r.Epic != o.Epic })...)
 	}
 	states, err := o.Store.List()
 	if err != nil {
@@ -135,8 +123,7 @@ func Collect(o *Options) (*Report, error) {
 }
 
 // LastReason is the full reason last fed back to session (the latest of
-// its states when it worked on several epics; o.Epic picks one). A session
-// without one is an error that says what runtasks knows.
+// its epics', or o.Epic's); none is an error saying what runtasks knows.
 func LastReason(o *Options, session string) (string, error) {
 	states, err := o.Store.List()
 	if err != nil {
@@ -165,8 +152,7 @@ func LastReason(o *Options, session string) (string, error) {
 }
 
 // Rollup sums the usage recs recorded per (session, epic), per epic and
-// per claimed task (a task's epic is its first record's), in the order
-// first met: what status --usage and the report show.
+// per claimed task, in the order first met.
 func Rollup(recs []state.Record) (sessions map[[2]string]*usage.Sum, epics, tasks []usage.Row) {
 	var ss usage.Sums[[2]string]
 	var es, ts usage.Sums[string]
@@ -201,8 +187,7 @@ func tokens(s *usage.Spent) string {
 	return usage.FormatTokens(s.Total())
 }
 
-// cost is a cost cell: "-" when nothing was recorded, "?" when no
-// model had a price, a trailing "+" when some tokens had none.
+// cost is a cost cell: "-" nothing recorded, "?" no price, "+" some unpriced.
 func cost(s *usage.Spent) string {
 	switch {
 	case s == nil:
@@ -215,8 +200,8 @@ func cost(s *usage.Spent) string {
 	return usage.FormatCost(s.Cost)
 }
 
-// JQ prints each result of a jq expression over the report: strings
-// raw, other values as compact JSON.
+// JQ prints each result of a jq expression over the report: strings raw,
+// other values as compact JSON.
 func JQ(ctx context.Context, w io.Writer, expr string, rep *Report) error {
 	q, err := gojq.Parse(expr)
 	var code *gojq.Code
@@ -259,8 +244,7 @@ func JQ(ctx context.Context, w io.Writer, expr string, rep *Report) error {
 	}
 }
 
-// Print writes rep as status shows it: the sessions' table, the usage
-// roll-ups, the runs and the decision history.
+// Print writes rep as tables.
 func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Location) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "State: %s\n\n", rep.StateDir)
@@ -379,20 +363,17 @@ func countCells(c *state.Counts) string {
 	if c == nil {
 		return "-\t-\t-\t-\t-"
 	}
-	cells := []string{}
-	for _, n := range []int{c.Ready, c.InProgress, c.Blocked, c.Deferred, c.Remaining} {
-		cell := "-"
+	cells := []string{"-", "-", "-", "-", "-"}
+	for i, n := range []int{c.Ready, c.InProgress, c.Blocked, c.Deferred, c.Remaining} {
 		if n >= 0 {
-			cell = strconv.Itoa(n)
+			cells[i] = strconv.Itoa(n)
 		}
-		cells = append(cells, cell)
 	}
 	return strings.Join(cells, "\t")
 }
 
-// Cell makes an outside string safe for one table cell: characters
-// that are not printable (tabs, newlines, escape sequences) become '?' and it
-// is cut to n runes.
+// Cell makes an outside string safe for one table cell: unprintable
+// characters become '?', and it is cut to n runes.
 func Cell(s string, n int) string {
 	if s == "" {
 		return "-"
@@ -413,8 +394,7 @@ func Cell(s string, n int) string {
 	return string(runes)
 }
 
-// ago is a short relative time ("45s ago", "12m ago", "3h ago"), or
-// the date when older than two days.
+// ago is a short relative time ("45s ago"), or the date after two days.
 func ago(now, t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "-"

@@ -20,17 +20,15 @@ const (
 
 // claudeLine is the part of a transcript line the readers use.
 type claudeLine struct {
-	kind      kind
-	msg       bool // a user or assistant message line
-	sidechain bool
-	id        string   // message.id of an assistant line
-	texts     []string // text blocks of an assistant line, in order
-	toolError bool     // a tool_result block with is_error
-	feedback  bool     // a user line holding a Stop hook's block reason
+	kind           kind
+	msg, sidechain bool     // msg: a user or assistant message line
+	id             string   // message.id of an assistant line
+	texts          []string // text blocks of an assistant line, in order
+	toolError      bool     // a tool_result block with is_error
+	feedback       bool     // a user line holding a Stop hook's block reason
 }
 
-// rawClaudeLine is the JSON shape of the fields the readers need (Claude
-// Code 1.0.x, 2.0.x, 2.1.x).
+// rawClaudeLine holds the fields the readers need (Claude Code 1.0.x to 2.1.x).
 type rawClaudeLine struct {
 	Type                      string `json:"type"`
 	Subtype                   string `json:"subtype"`
@@ -67,8 +65,8 @@ func (c *content) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &c.blocks)
 }
 
-// notPrompts start user text that is not something a person asked: hook
-// feedback and context, local command output, interruption notes.
+// notPrompts start user text a person did not ask: hook feedback and
+// context, local command output, interruption notes.
 var notPrompts = []string{
 	"Stop hook feedback:",
 	"SubagentStop hook feedback:",
@@ -82,8 +80,8 @@ var notPrompts = []string{
 	"[Request interrupted by user",
 }
 
-// parseClaude classifies one transcript line. Lines that are not valid
-// JSON (a torn last line, corruption) are kindOther.
+// parseClaude classifies one transcript line; one that is not JSON (a
+// torn last line) is kindOther.
 func parseClaude(line []byte) claudeLine {
 	var r rawClaudeLine
 	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
@@ -133,23 +131,17 @@ func parseClaude(line []byte) claudeLine {
 	return l
 }
 
-// LastAssistantText returns the text of the last assistant message in a
-// Claude Code transcript (JSONL, versions 1.0.x to 2.1.x). One API message
-// is written as one line per content block, all sharing message.id; the
-// message's text blocks are joined in order, one per line. A message with
-// no text (only tool_use or thinking blocks) is passed over for the one
-// before it, but the search never goes back past a real user prompt or a
-// compaction: the text must come from the current turn. Hook feedback,
-// meta, attachment and system lines are skipped, and so are lines of the
-// other chain (subagent lines in a main transcript, or the reverse). A
-// transcript without such text gives "" and no error.
+// LastAssistantText returns the text of the last assistant message of the
+// current turn in a Claude Code transcript: its text blocks (one line each,
+// sharing message.id) joined in order. A message without text is passed
+// over for the one before it, never back past a real user prompt or a
+// compaction; lines of the other chain (subagent or main) are skipped.
+// No such text is "" and no error.
 func LastAssistantText(path string) (string, error) {
 	return fromFile(path, lastAssistantText)
 }
 
-// oneChain passes fn the parsed lines of one chain: the chain of the last
-// message line (subagent lines in a main transcript are passed over, and
-// the main chain's in a subagent's).
+// oneChain passes fn the parsed lines of the last message line's chain.
 func oneChain(fn func(l claudeLine) bool) func(line []byte) bool {
 	var chainSet, chain bool
 	return func(line []byte) bool {
@@ -195,11 +187,9 @@ func lastAssistantText(walk walker) (string, error) {
 	return joinText(slices.Concat(parts...)), err
 }
 
-// ToolErrors reports whether the latest tool results in a Claude Code
-// transcript hold an error (a tool_result block with "is_error": true).
-// The latest tool results are the tool_result lines after the last
-// assistant line that precedes them (the answers to one message's tool
-// calls); they are looked for in the current turn only.
+// ToolErrors reports whether the latest tool results of the current turn
+// (the tool_result lines after the assistant line before them) hold an
+// "is_error": true.
 func ToolErrors(path string) (bool, error) {
 	return fromFile(path, toolErrors)
 }

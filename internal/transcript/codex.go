@@ -21,8 +21,8 @@ type codexLine struct {
 	text string
 }
 
-// rawCodexItem holds the fields of a rollout payload (or of a line of the
-// old envelope-less format) that LastAgentMessage reads.
+// rawCodexItem holds the fields of a rollout payload (or of an old
+// envelope-less line) that LastAgentMessage reads.
 type rawCodexItem struct {
 	Type             string          `json:"type"`
 	Role             string          `json:"role"`
@@ -36,8 +36,8 @@ type rawCodexLine struct {
 	Payload *rawCodexItem `json:"payload"`
 }
 
-// parseCodex classifies one rollout line (Codex 0.169; lines of the older
-// format without the type/payload envelope are read too).
+// parseCodex classifies one rollout line (Codex 0.169, and the older
+// format without the type/payload envelope).
 func parseCodex(line []byte) codexLine {
 	var r rawCodexLine
 	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
@@ -91,13 +91,10 @@ func parseCodex(line []byte) codexLine {
 }
 
 // LastAgentMessage returns the final message of the last turn in a Codex
-// rollout file (<codex_home>/sessions/…/rollout-*.jsonl): the
-// last_agent_message of the turn's task_complete event when the turn has
-// ended, else the text (output_text blocks, one per line) of the last
-// assistant message of the turn. The search stops at the turn's start
-// (task_started or a user message that is not a hook prompt): an earlier
-// turn's message is never returned. A turn without one gives "" and no
-// error.
+// rollout file: its task_complete's last_agent_message, else the text of
+// its last assistant message, never an earlier turn's (the turn starts at
+// task_started or a user message that is not a hook prompt). None is ""
+// and no error.
 func LastAgentMessage(path string) (string, error) {
 	return fromFile(path, lastAgentMessage)
 }

@@ -8,42 +8,35 @@ import (
 
 // Codex log formats CodexLog recognises.
 const (
-	// FormatRollout is a rollout file
-	// (<codex_home>/sessions/…/rollout-*.jsonl): every line
+	// FormatRollout: <codex_home>/sessions/…/rollout-*.jsonl, lines
 	// {"timestamp","type","payload"}.
 	FormatRollout = "rollout"
-	// FormatTUILog is the TUI session log (CODEX_TUI_RECORD_SESSION): every
-	// line {"ts","dir","kind",…}. Before Codex 0.117 it held the protocol
-	// events as kind "codex_event"; 0.117 and later write UI records only,
-	// so such a log never shows a task_complete.
+	// FormatTUILog: the TUI session log (CODEX_TUI_RECORD_SESSION), lines
+	// {"ts","dir","kind",…}. Only before Codex 0.117 did it hold the
+	// protocol events (kind "codex_event"), task_complete among them.
 	FormatTUILog = "tui"
 )
 
-// CodexTurn is one task_complete event (or turn_complete, its alias): a
-// Codex turn that ended, with the agent's final message (empty when Codex
-// recorded none).
+// CodexTurn is one task_complete (or turn_complete, its alias) event, with
+// the agent's final message.
 type CodexTurn struct {
 	TurnID           string
 	LastAgentMessage string
 }
 
-// CodexLog is what a Codex rollout file or TUI session log says about a
-// session, read from the first line on: the session id (rollout
-// session_meta, TUI session_configured) and every task_complete (or
-// turn_complete) in order. Add it one line at a time, so that a growing
-// file can be followed.
+// CodexLog is what a Codex rollout file or TUI session log says, read one
+// line at a time from the first (a growing file can be followed): the
+// session id and every task_complete in order.
 type CodexLog struct {
 	Format    string // FormatRollout or FormatTUILog once a line told
 	SessionID string
 	Completes []CodexTurn
 	Ended     bool // the TUI log's session_end record was read
-	// Lines counts the lines added; Events counts codex_event records (TUI
-	// log) or event_msg lines (rollout).
+	// Events counts codex_event records (TUI log) or event_msg lines (rollout).
 	Lines, Events int
 }
 
-// rawCodexLogLine holds both envelopes: the rollout's type/payload and the
-// TUI log's kind/payload.msg.
+// rawCodexLogLine holds both envelopes: type/payload and kind/payload.msg.
 type rawCodexLogLine struct {
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`
@@ -59,8 +52,8 @@ type rawCodexEvent struct {
 	Msg              *rawCodexEvent `json:"msg"` // TUI: the event sits under msg
 }
 
-// Add reads one line (without its newline). Lines that are blank, torn or
-// of another kind are counted and otherwise ignored.
+// Add reads one line (without its newline); others than those it reads
+// are only counted.
 func (l *CodexLog) Add(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -74,13 +67,8 @@ func (l *CodexLog) Add(line []byte) {
 	var ev rawCodexEvent
 	switch {
 	case r.Kind != "": // TUI session log
-		l.Format = FormatTUILog
-		switch r.Kind {
-		case "session_end":
-			l.Ended = true
-			return
-		case "codex_event":
-		default:
+		l.Format, l.Ended = FormatTUILog, l.Ended || r.Kind == "session_end"
+		if r.Kind != "codex_event" {
 			return
 		}
 		l.Events++
@@ -95,9 +83,7 @@ func (l *CodexLog) Add(line []byte) {
 		}
 		switch r.Type {
 		case "session_meta":
-			if l.SessionID == "" {
-				l.SessionID = cmp.Or(ev.SessionID, ev.ID)
-			}
+			l.SessionID = cmp.Or(l.SessionID, ev.SessionID, ev.ID)
 			return
 		case "event_msg":
 			l.Events++
@@ -109,11 +95,8 @@ func (l *CodexLog) Add(line []byte) {
 	}
 	switch ev.Type {
 	case "session_configured":
-		if l.SessionID == "" {
-			l.SessionID = ev.SessionID
-		}
-	case "task_complete", "turn_complete":
-		// Codex accepts turn_complete as an alias of task_complete.
+		l.SessionID = cmp.Or(l.SessionID, ev.SessionID)
+	case "task_complete", "turn_complete": // an alias Codex accepts
 		t := CodexTurn{TurnID: ev.TurnID}
 		if ev.LastAgentMessage != nil {
 			t.LastAgentMessage = *ev.LastAgentMessage
@@ -128,9 +111,8 @@ type CodexLogScanner struct {
 	partial []byte // a line not ended yet
 }
 
-// Write adds the complete lines of p and keeps a trailing partial line for
-// the next call, so a file being written can be fed as it grows. It never
-// fails.
+// Write adds the complete lines of p and keeps a partial one for the next
+// call. It never fails.
 func (s *CodexLogScanner) Write(p []byte) (int, error) {
 	s.partial = append(s.partial, p...)
 	for {

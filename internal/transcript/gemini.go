@@ -6,22 +6,18 @@ import (
 	"errors"
 )
 
-// ErrNoMessages is returned for a Gemini CLI transcript holding no message
-// record at all (a session file of the older single-document format, or
-// one that only has its header so far).
+// ErrNoMessages is returned for a Gemini CLI transcript without a message
+// record (the older single-document format, or a header only so far).
 var ErrNoMessages = errors.New("no message records in the transcript")
 
-// rawGeminiRecord is the part of a Gemini CLI transcript line the reader
-// uses: message records are {"id","timestamp","type":"user"|"gemini",
-// "content",…}; the header ({"sessionId",…}) and update records
-// ({"$set":…}) have no type.
+// rawGeminiRecord is a Gemini CLI transcript line: message records have a
+// type ("user", "gemini"); the header and $set records have none.
 type rawGeminiRecord struct {
 	Type    string          `json:"type"`
 	Content json.RawMessage `json:"content"`
 }
 
-// geminiText is a record's content: a string (model records) or an array
-// of parts ({"text":…}; user records).
+// geminiText is a record's content: a string or an array of {"text"} parts.
 func geminiText(raw json.RawMessage) string {
 	var c content
 	json.Unmarshal(raw, &c)
@@ -36,13 +32,9 @@ func geminiText(raw json.RawMessage) string {
 }
 
 // LastGeminiMessage returns the final message of the current turn in a
-// Gemini CLI transcript (JSON lines, Gemini CLI 0.61): the content of the
-// last "type":"gemini" record. A model message that called tools is written
-// twice with the same id; the later line is the one read. The search never
-// goes back past a "user" record: a turn whose model text is not written
-// yet gives "" and no error, never an earlier turn's text. Header, $set,
-// info, error and warning lines are skipped. A transcript with no message
-// record at all is ErrNoMessages.
+// Gemini CLI transcript (0.61): the last "gemini" record's content, never
+// back past a "user" record (a turn without model text yet is "", no
+// error). A transcript with no message record is ErrNoMessages.
 func LastGeminiMessage(path string) (string, error) {
 	return fromFile(path, lastGeminiMessage)
 }

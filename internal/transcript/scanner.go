@@ -7,48 +7,36 @@ import (
 )
 
 const (
-	// DefaultChunkSize is the most a ReverseScanner reads at a time. Its
-	// first read is firstChunk (or less), and each read doubles the last:
-	// a stop hook's answer is most often in the file's last lines, and a
-	// buffer's every page costs a page fault when it is first filled.
+	// DefaultChunkSize is the most a ReverseScanner reads at a time. Reads
+	// start at firstChunk and double: the answer is most often in the last
+	// lines, and every page of a buffer costs a fault when first filled.
 	DefaultChunkSize = 64 << 10
-	// firstChunk is the size of the first read.
-	firstChunk = 8 << 10
+	firstChunk       = 8 << 10
 	// DefaultMaxLine is the longest line a ReverseScanner buffers; longer
 	// lines are skipped.
 	DefaultMaxLine = 16 << 20
 )
 
-// ReverseScanner reads the lines of a file from the last to the first,
-// reading backwards in chunks, so the cost of reading the tail does not
-// depend on the size of the file. Lines are split on '\n' only; the newline
-// is not part of the line. A file that does not end in a newline yields its
-// unterminated tail first, with Partial set. A line longer than the maximum
-// is skipped (see Skipped) without being held in memory. It is used like
-// bufio.Scanner (Scan, Bytes, Err).
+// ReverseScanner reads a file's lines ('\n'-separated, without it) from the
+// last to the first, in chunks, so reading the tail costs the same whatever
+// the file's size. An unterminated last line comes first, with Partial set;
+// a line longer than the maximum is skipped without being held in memory.
+// It is used like bufio.Scanner (Scan, Bytes, Err).
 type ReverseScanner struct {
-	r     io.ReaderAt
-	chunk int
-	max   int
-	next  int // the next read's size: doubling from firstChunk up to chunk
-
-	// buf[lo:] holds the file bytes from base on not yielded yet; buf[:lo]
-	// is room for the next read.
-	buf      []byte
-	lo       int
-	base     int64
-	searched int // the pending bytes' tail known to hold no newline
-	started  bool
-	done     bool // the file's first line was yielded (or skipped)
-	// unterminated: the file does not end in a newline, and its last line
-	// was not yielded (or skipped) yet.
-	unterminated bool
-
-	line    []byte
-	off     int64
-	partial bool
-	skipped int
-	err     error
+	r             io.ReaderAt
+	chunk, max    int
+	next          int // the next read's size: doubling from firstChunk up to chunk
+	buf           []byte
+	lo            int   // buf[lo:] holds the bytes from base on not yielded yet
+	base          int64 // buf[:lo] is room for the next read
+	searched      int   // the pending bytes' tail known to hold no newline
+	started, done bool  // done: the file's first line was yielded (or skipped)
+	unterminated  bool  // the unterminated last line is still pending
+	line          []byte
+	off           int64
+	partial       bool
+	skipped       int
+	err           error
 }
 
 // NewReverseScanner returns a scanner over the first size bytes of r.
@@ -56,9 +44,8 @@ func NewReverseScanner(r io.ReaderAt, size int64) *ReverseScanner {
 	return &ReverseScanner{r: r, chunk: DefaultChunkSize, max: DefaultMaxLine, base: size}
 }
 
-// Buffer sets the read size and the longest line kept (in bytes, without
-// the newline). It must be called before the first Scan; values below 1
-// keep the defaults.
+// Buffer sets the read size and the longest line kept, before the first
+// Scan; values below 1 keep the defaults.
 func (s *ReverseScanner) Buffer(chunk, maxLine int) {
 	if s.started {
 		panic("transcript: Buffer called after Scan")
@@ -71,8 +58,8 @@ func (s *ReverseScanner) Buffer(chunk, maxLine int) {
 	}
 }
 
-// Scan advances to the previous line. It returns false at the start of the
-// file or on a read error.
+// Scan advances to the previous line; false at the start of the file or on
+// a read error.
 func (s *ReverseScanner) Scan() bool {
 	s.line = nil
 	if !s.started {
@@ -113,10 +100,9 @@ func (s *ReverseScanner) Scan() bool {
 	return false
 }
 
-// fill reads the chunk before base in front of the pending bytes. When
-// there is no room there it moves them to the end of the buffer, grown
-// when they fill half of it, so that the cost stays linear in the bytes
-// read.
+// fill reads the chunk before base in front of the pending bytes, moving
+// them to the end of a buffer grown when they fill half of it, so that the
+// cost stays linear in the bytes read.
 func (s *ReverseScanner) fill() bool {
 	if s.next == 0 {
 		s.next = min(firstChunk, s.chunk)
@@ -149,9 +135,8 @@ func (s *ReverseScanner) fill() bool {
 	return true
 }
 
-// skipLong drops the over-long line the pending bytes end: it reads
-// backwards through a single chunk-sized window to the newline before it,
-// and keeps the bytes before that newline pending.
+// skipLong drops the over-long line the pending bytes end, reading back
+// through one chunk-sized window to the newline before it.
 func (s *ReverseScanner) skipLong() bool {
 	s.skipped++
 	s.unterminated = false
@@ -187,14 +172,14 @@ func (s *ReverseScanner) readAt(p []byte, off int64) bool {
 	return false
 }
 
-// Bytes returns the current line. The slice is valid until the next Scan.
+// Bytes returns the current line, valid until the next Scan.
 func (s *ReverseScanner) Bytes() []byte { return s.line }
 
 // Offset returns the file offset at which the current line starts.
 func (s *ReverseScanner) Offset() int64 { return s.off }
 
-// Partial reports whether the current line is the file's last and has no
-// newline: a writer may still be writing it.
+// Partial reports whether the current line is the unterminated last one
+// (a writer may still be writing it).
 func (s *ReverseScanner) Partial() bool { return s.partial }
 
 // Skipped returns how many over-long lines were skipped so far.

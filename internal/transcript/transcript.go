@@ -1,12 +1,8 @@
-// Package transcript reads agent transcripts (Claude Code JSONL, Codex
-// rollout files) to find what the agent itself said last. Every reader
-// walks backwards from the end of the file with a ReverseScanner and stops
-// as soon as the answer is known, so a stop hook costs the same on a short
-// transcript and on a huge one.
-//
-// Only the agent's own text is returned: user lines, tool results, meta
-// lines, attachments, system lines and hook feedback (which echoes
-// runtasks' own block reasons) are never part of the answer.
+// Package transcript reads agent transcripts (Claude Code, Codex, Gemini
+// CLI) for what the agent itself said last and the tokens it used. Every
+// reader walks backwards from the end with a ReverseScanner and stops as
+// soon as it knows, so a stop costs the same on a short transcript and a
+// huge one. Hook feedback (runtasks' own block reasons) is never the answer.
 package transcript
 
 import (
@@ -22,13 +18,11 @@ import (
 // ErrEmpty is returned for a transcript file with no bytes.
 var ErrEmpty = errors.New("transcript is empty")
 
-// lookback bounds how far back from the end a reader looks for an answer
-// (bytes). A turn that long without assistant text yields no text instead
-// of a read of the whole file.
+// lookback bounds how far back a reader looks (bytes): a turn that long
+// without assistant text yields none instead of a read of the whole file.
 var lookback int64 = 64 << 20
 
-// walker calls fn with lines from the last to the first until fn returns
-// false.
+// walker calls fn with lines from the last to the first until it returns false.
 type walker func(fn func(line []byte) bool) error
 
 // fromFile opens the transcript at path and runs read over its lines.
@@ -50,8 +44,7 @@ func fromFile[T any](path string, read func(walker) (T, error)) (T, error) {
 	return v, nil
 }
 
-// readerWalker walks the first size bytes of r, stopping early when the
-// lookback budget is spent.
+// readerWalker walks the first size bytes of r, back to lookback.
 func readerWalker(r io.ReaderAt, size int64) walker {
 	return func(fn func(line []byte) bool) error {
 		s := NewReverseScanner(r, size)

@@ -13,8 +13,7 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// record adds one response to u: as an entry, and to the sums when it was
-// written since the previous stop (not earlier).
+// record adds one response to u's entries, and to its sums unless earlier.
 func record(u *usage.Usage, id, model string, t usage.Tokens, earlier bool) {
 	u.Entries = append(u.Entries, usage.UsageEntry{ID: id, Model: model, Tokens: t, Earlier: earlier})
 	if !earlier {
@@ -22,25 +21,22 @@ func record(u *usage.Usage, id, model string, t usage.Tokens, earlier bool) {
 	}
 }
 
-// UsageLookback is the hard cap on the bytes a usage reader reads back
-// from the end of a transcript: a stop's cost stays flat however long the
-// session grows. Turns longer than that give a Partial sum.
+// UsageLookback caps the bytes a usage read reads back from the end, so a
+// stop's cost stays flat; longer turns give a Partial sum.
 var UsageLookback int64 = 8 << 20
 
-// UsageMaxLine is the longest line a usage read buffers: a longer line
-// (an assistant line holding a huge tool input) is skipped, so that the
-// read's memory stays flat too. Usage lines are small; Claude Code repeats
-// a message's usage on each of its content-block lines.
+// UsageMaxLine is the longest line a usage read buffers (a huge tool input
+// is skipped): usage lines are small, and Claude Code repeats a message's
+// usage on each of its content-block lines.
 var UsageMaxLine = 1 << 20
 
 // usageWalk calls fn with lines from the last to the first until fn
 // returns false or UsageLookback is spent; capped says it was.
 type usageWalk func(fn func(line []byte) bool) (capped bool)
 
-// usageFormat reads one client's usage from a walk. Reading a region
-// (the bytes after a mark), every response in it is new: boundaries do not
-// end the read and nothing is Earlier; model is the model in use at the
-// region's start. It returns the usage and the model in use at its end.
+// usageFormat reads one client's usage from a walk. In a region (the bytes
+// after a mark) every response is new and model is the one in use at its
+// start. It returns the usage and the model in use at the end.
 type usageFormat func(walk usageWalk, region bool, model string) (usage.Usage, string)
 
 // UsageReader reads one client's transcripts.
@@ -54,9 +50,8 @@ var (
 )
 
 // Read reads the usage of the responses written after from (the previous
-// stop's mark in this transcript; a zero mark, or one of another file or
-// past its end: the turns since the previous stop, read backwards) and
-// returns the mark to keep. Either way it reads at most UsageLookback bytes.
+// stop's mark; without a valid one, the turns since the previous stop,
+// read backwards) and returns the mark to keep, within UsageLookback.
 func (r UsageReader) Read(path string, from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
 	if from.Path != path {
 		from = usage.UsageMark{}
@@ -81,8 +76,7 @@ func (r UsageReader) Read(path string, from usage.UsageMark) (usage.Usage, usage
 	return u, mark, nil
 }
 
-// lineEndAt reports whether r holds a newline at off: a mark always
-// follows one, unless the file was rewritten since.
+// lineEndAt reports whether r holds a newline at off (a mark follows one).
 func lineEndAt(r io.ReaderAt, off int64) bool {
 	var b [1]byte
 	n, _ := r.ReadAt(b[:], off)
@@ -90,11 +84,8 @@ func lineEndAt(r io.ReaderAt, off int64) bool {
 }
 
 // usageFrom reads the usage in r (size bytes) after from, within the last
-// UsageLookback bytes.
+// UsageLookback bytes (a line cut by their start is not JSON: skipped).
 func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageFormat) (usage.Usage, usage.UsageMark, error) {
-	// Only the last UsageLookback bytes are ever read, whatever they hold
-	// (a line longer than that, a hole without a newline): a line cut by
-	// the window's start is not JSON and is skipped.
 	start := max(size-UsageLookback, from.Offset, 0)
 	end := size // the end of the last whole line, once scanned
 	var scanErr error
@@ -103,8 +94,7 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageForm
 		s.Buffer(0, UsageMaxLine)
 		defer func() { scanErr = s.Err() }()
 		for s.Scan() {
-			if s.Partial() {
-				// Still being written: the next read has it whole.
+			if s.Partial() { // still being written: the next read has it whole
 				end = start + s.Offset()
 				continue
 			}
@@ -118,10 +108,7 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageForm
 	return u, usage.UsageMark{Offset: end, Model: cmp.Or(model, from.Model)}, scanErr
 }
 
-// ------------------------------------------------------------ Claude Code
-
-// rawClaudeUsage is the part of a Claude Code transcript line a usage
-// read needs.
+// rawClaudeUsage is the part of a Claude Code line a usage read needs.
 type rawClaudeUsage struct {
 	Type        string `json:"type"`
 	Subtype     string `json:"subtype"`
@@ -138,27 +125,22 @@ type rawClaudeUsage struct {
 	} `json:"message"`
 }
 
-// claudeUsage sums message.usage of the assistant messages in a Claude
-// Code transcript since the previous stop: back to the last "Stop hook
-// feedback" line (the previous stop was blocked), real user prompt or
-// compaction (it was allowed and the person spoke). One API message is
-// written as one line per content block, each repeating the message's
-// usage: a message is counted once (by message.id). Subagent lines
-// (sidechain) are counted; only the main chain's lines end the search.
+// claudeUsage sums message.usage since the previous stop: back to the last
+// "Stop hook feedback" line (a blocked stop), real prompt or compaction. A
+// message's usage, repeated on each of its content-block lines, counts
+// once (by message.id); subagent lines count but end no search.
 func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
 	boundaries := 0
 	capped := walk(func(line []byte) bool {
-		// Only assistant lines with usage and user or system lines matter:
-		// skip the rest (tool results, attachments, request blobs) unparsed.
+		// Skip unparsed what is neither usage nor a possible boundary; a
+		// tool result is a user line but no boundary: most of a turn's bytes.
 		hasUsage := bytes.Contains(line, []byte(`"usage"`))
 		if !hasUsage && !bytes.Contains(line, []byte(`"user"`)) &&
 			!bytes.Contains(line, []byte(`compact_boundary`)) {
 			return true
 		}
-		// A tool's result is a user line, but never a prompt, a Stop
-		// hook's feedback or a compaction: most of a long turn's bytes.
 		if !hasUsage && bytes.Contains(line, []byte(`"tool_result"`)) {
 			return true
 		}
@@ -195,8 +177,6 @@ func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	return u, ""
 }
 
-// ------------------------------------------------------------------ Codex
-
 type codexTokenUsage struct {
 	InputTokens      int64 `json:"input_tokens"`
 	CachedInputToken int64 `json:"cached_input_tokens"`
@@ -205,7 +185,7 @@ type codexTokenUsage struct {
 	TotalTokens      int64 `json:"total_tokens"`
 }
 
-// rawCodexUsage is the part of a Codex rollout line a usage read needs.
+// rawCodexUsage is the part of a rollout line a usage read needs.
 type rawCodexUsage struct {
 	Type    string `json:"type"`
 	Payload struct {
@@ -220,14 +200,11 @@ type rawCodexUsage struct {
 	} `json:"payload"`
 }
 
-// codexUsage sums the token_count events of a Codex rollout since the
-// previous stop: back to the last user message (a Stop hook's
-// <hook_prompt> continuation, or a prompt) or the turn's task_started.
-// Each token_count carries the last response's usage (last_token_usage);
-// one that repeats the cumulative total of the one after it is a repeat
-// and not counted again. Codex's input_tokens include the cached ones. The
-// model is the latest turn_context's (read further back when the cycle
-// does not hold one).
+// codexUsage sums the token_count events (last_token_usage) since the
+// previous stop: back to the last user message (a prompt, or a Stop hook's
+// <hook_prompt>) or task_started. One repeating the cumulative total of the
+// one after it is a repeat; input_tokens include the cached ones. The model
+// is the latest turn_context's (read further back when needed).
 func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, string) {
 	var (
 		u          usage.Usage
@@ -238,9 +215,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, s
 		later      codexTokenUsage // the cumulative total of the count read before (later in the file)
 	)
 	capped := walk(func(line []byte) bool {
-		if boundaries >= 2 {
-			// Past the stop before the previous one: only the model is
-			// still wanted.
+		if boundaries >= 2 { // only the model is still wanted
 			if !bytes.Contains(line, []byte(`"turn_context"`)) {
 				return true
 			}
@@ -285,7 +260,7 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, s
 }
 
 // codexContext reports whether a user message is context Codex adds at a
-// turn's start (<environment_context>, instructions), not a prompt.
+// turn's start, not a prompt.
 func codexContext(raw json.RawMessage) bool {
 	var blocks []block
 	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
@@ -295,8 +270,6 @@ func codexContext(raw json.RawMessage) bool {
 	return strings.HasPrefix(t, "<environment_context>") || strings.HasPrefix(t, "<user_instructions>") ||
 		strings.HasPrefix(t, "# AGENTS.md")
 }
-
-// ------------------------------------------------------------- Gemini CLI
 
 // rawGeminiUsage is the part of a Gemini CLI record a usage read needs.
 type rawGeminiUsage struct {
@@ -312,14 +285,11 @@ type rawGeminiUsage struct {
 	} `json:"tokens"`
 }
 
-// geminiUsage sums the tokens of the "gemini" records of a Gemini CLI
-// transcript since the previous stop: back to the last "user" record that
-// is the prompt or an AfterAgent block reason sent as a new user message.
-// A tool's result is a "user" record too (functionResponse parts, Gemini
-// CLI 0.61), but never a boundary, and is skipped undecoded. A message
-// written twice with the same id counts once (its later line).
-// tokens.input (promptTokenCount) includes tokens.cached; thoughts are
-// billed as output; tool (toolUsePromptTokenCount) as input.
+// geminiUsage sums the "gemini" records' tokens since the previous stop:
+// back to the last "user" record (the prompt, or an AfterAgent block
+// reason); a tool's result (functionResponse parts) is a user record but
+// no boundary. A message written twice counts once. tokens.input includes
+// tokens.cached; thoughts are billed as output, tool as input.
 func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
@@ -328,9 +298,8 @@ func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 		if !bytes.Contains(line, []byte(`"type"`)) {
 			return true
 		}
-		// A tool's result (a user record of functionResponse parts): most
-		// of a long turn's bytes, and never a boundary. Model records that
-		// called tools hold the result too, with their tokens.
+		// A tool's result: most of a turn's bytes (model records that called
+		// tools hold it too, with their tokens).
 		toolResult := bytes.Contains(line, []byte(`"functionResponse"`))
 		if toolResult && !bytes.Contains(line, []byte(`"tokens"`)) {
 			return true

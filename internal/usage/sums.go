@@ -1,23 +1,19 @@
 package usage
 
-// Sum is what some stops spent: their usage added up, and how many stops
-// recorded some.
+// Sum is what some stops spent, and how many recorded some.
 type Sum struct {
 	Spent
 	Stops int `json:"stops"`
 }
 
-// Row is one epic's or claimed task's Sum (a task's Epic is its first
-// record's): the decision log's roll-ups that status --usage and the
-// report show.
+// Row is one epic's or claimed task's Sum (a task's Epic: its first record's).
 type Row struct {
 	Epic string `json:"epic,omitempty"`
 	Task string `json:"task,omitempty"`
 	Sum
 }
 
-// Sums adds up spending per key (an epic, a session, a claimed task);
-// Keys are in the order first met.
+// Sums adds up spending per key; Keys are in the order first met.
 type Sums[K comparable] struct {
 	Keys []K
 	Of   map[K]*Sum

@@ -1,6 +1,5 @@
 // Package usage is runtasks' token accounting: the tokens a stop used, what
-// they cost at the configured prices, and the sums that runtasks status and
-// the report show. It imports none of runtasks' packages.
+// they cost, and the sums status and report show.
 package usage
 
 import (
@@ -10,8 +9,8 @@ import (
 	"strings"
 )
 
-// Tokens counts API usage. Input is the input neither read from nor
-// written to the prompt cache; Output includes reasoning tokens.
+// Tokens counts API usage. Input is neither read from nor written to the
+// prompt cache; Output includes reasoning tokens.
 type Tokens struct {
 	Input      int64 `json:"input"`
 	Output     int64 `json:"output"`
@@ -34,44 +33,37 @@ type ModelUsage struct {
 	Tokens
 }
 
-// Usage is what the turns since the previous stop used, by model, as read
-// from the agent's transcript (or, for runtasks run, its result event).
+// Usage is what the turns since the previous stop used, by model, from the
+// agent's transcript (or runtasks run's result event).
 type Usage struct {
 	Models []ModelUsage
-	// Partial: the transcript read stopped at its cap before the previous
-	// stop; the sums are a lower bound.
+	// Partial: the read stopped at its cap; the sums are a lower bound.
 	Partial bool
-	// Entries are the responses one by one, newest first, back to the stop
-	// before the previous one (a transcript's responses; none for a run's
-	// result event). See Since.
+	// Entries are a transcript's responses, newest first, back to the stop
+	// before the previous one (see Since).
 	Entries []UsageEntry
-	// Transcript: the usage was read from a transcript (Entries may be
-	// empty: nothing written yet).
+	// Transcript: read from a transcript (no Entries: nothing written yet).
 	Transcript bool
 }
 
-// UsageMark is where a usage read of a transcript ended: the next read
-// goes on from Offset in the same file (Path). A zero mark reads the turns
-// since the previous stop, backwards.
+// UsageMark is where a usage read of the transcript Path ended; the next
+// goes on from there.
 type UsageMark struct {
 	Path   string `json:"path"`
 	Offset int64  `json:"offset"`
-	// Model is the model in use at Offset, for a client that names it
-	// only at a turn's start (Codex).
+	// Model is the model in use at Offset (Codex names it at a turn's start).
 	Model string `json:"model,omitempty"`
 }
 
-// UsageReader reads a stop's usage from the agent's transcript: what was
-// written after from, and the mark to keep for the next stop.
+// UsageReader reads what was written after from, and the mark to keep.
 type UsageReader func(from UsageMark) (Usage, UsageMark, error)
 
-// StartCursor is the cursor of a loop that stopped before any response
-// was counted: the next stop counts every response it reads, the late
-// ones included.
+// StartCursor is the cursor of a loop that stopped before any response was
+// counted: the next stop counts every response it reads.
 const StartCursor = "-"
 
-// UsageEntry is one API response's usage: ID is the client's id for it;
-// Earlier marks one written before the previous stop.
+// UsageEntry is one API response's usage; Earlier marks one written before
+// the previous stop.
 type UsageEntry struct {
 	ID    string
 	Model string
@@ -79,17 +71,13 @@ type UsageEntry struct {
 	Earlier bool
 }
 
-// Since is the usage to count at this stop, given the id of the last
-// response counted before (cursor): the responses newer than it, which
-// catches a response the client wrote to its transcript only after the
-// previous stop's hook ran. Without entries it is Models; with a cursor
-// not found among them, the responses since the previous stop. next is
-// the cursor to keep ("" keeps the old one).
+// Since is the usage to count at this stop: the responses newer than the
+// last one counted (cursor), which catches one written only after the
+// previous stop's hook ran; with a cursor not found, those since the
+// previous stop. next is the cursor to keep ("" keeps the old one).
 func (u Usage) Since(cursor string) (counted Usage, next string) {
 	switch {
-	case len(u.Entries) == 0 && u.Transcript && cursor == "":
-		// Nothing written yet (a client that writes after the hook ran):
-		// what is written by the next stop is counted then.
+	case len(u.Entries) == 0 && u.Transcript && cursor == "": // nothing written yet
 		return Usage{Partial: u.Partial}, StartCursor
 	case len(u.Entries) == 0:
 		return Usage{Models: u.Models, Partial: u.Partial}, ""
@@ -124,15 +112,10 @@ func (u *Usage) Add(model string, t Tokens) {
 // Spent is tokens and what they cost.
 type Spent struct {
 	Tokens
-	// Cost is in US dollars, for the tokens of priced models only.
-	Cost float64 `json:"cost_usd,omitempty"`
-	// Unpriced counts the tokens of models without a price (their cost is
-	// unknown).
-	Unpriced int64 `json:"unpriced_tokens,omitempty"`
-	// Models names the models, in the order first met.
-	Models []string `json:"models,omitempty"`
-	// Partial: some transcript read was cut at its cap (a lower bound).
-	Partial bool `json:"partial,omitempty"`
+	Cost     float64  `json:"cost_usd,omitempty"`        // US dollars, of priced models
+	Unpriced int64    `json:"unpriced_tokens,omitempty"` // tokens of models without a price
+	Models   []string `json:"models,omitempty"`          // in the order first met
+	Partial  bool     `json:"partial,omitempty"`         // a lower bound
 }
 
 // IsZero reports whether nothing was spent or recorded.
@@ -162,10 +145,8 @@ type Price struct {
 	CacheWrite float64 `koanf:"cache_write" json:"cache_write"`
 }
 
-// Prices is the shipped price table, in US dollars per million tokens,
-// first match wins (globs): the providers' published list prices when it
-// was written. A project's usage.prices replaces the whole list; a model
-// that matches nothing is counted in tokens only.
+// Prices is the shipped price table: the providers' list prices, first
+// match wins. A project's usage.prices replaces it.
 var Prices = []Price{
 	{"claude-opus-4-5*", 5, 25, 0.5, 6.25},
 	{"claude-opus-4*", 15, 75, 1.5, 18.75},
@@ -179,9 +160,8 @@ var Prices = []Price{
 	{"gemini-2.5-flash*", 0.3, 2.5, 0.075, 0},
 }
 
-// Spend prices a stop's usage with the price table (usage.prices: the
-// first pattern that matches a model); the tokens of a model without a
-// price are counted without a cost.
+// Spend prices a stop's usage (the first pattern that matches a model);
+// a model without a price is counted in tokens only.
 func Spend(prices []Price, u Usage) Spent {
 	var s Spent
 	for _, m := range u.Models {
@@ -224,6 +204,5 @@ func FormatCost(c float64) string {
 	return fmt.Sprintf("$%.0f", c)
 }
 
-// trimZero drops a fraction's trailing zeros, and its point when nothing
-// is left after it.
+// trimZero drops a fraction's trailing zeros (and a bare point).
 func trimZero(s string) string { return strings.TrimSuffix(strings.TrimRight(s, "0"), ".") }

@@ -9,15 +9,13 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Debounce is how long Follow waits after a change for the next one
-// before it reports: a stop writes several files.
+// Debounce is how long Follow waits after a change before it reports: a
+// stop writes several files.
 const Debounce = 150 * time.Millisecond
 
-// Follow calls changed whenever the state directory (dir, its sessions and
-// bindings folders, the decision log) changes, at most once per Debounce,
-// until ctx ends. Folders that do not exist yet are watched once they
-// appear. runsDirs are runtasks run's folders: each and its run folders
-// (where run.json is rewritten) are followed too.
+// Follow calls changed whenever the state directory or runtasks run's
+// folders (runsDirs, and their run folders) change, at most once per
+// Debounce, until ctx ends; folders are watched once they appear.
 func Follow(ctx context.Context, dir string, changed func(), runsDirs ...string) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

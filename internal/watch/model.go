@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -23,10 +24,8 @@ type loaded struct {
 
 type tick time.Time
 
-// Model is the full-screen view. Load reads a snapshot (the state
-// directory; the epics' tallies come from a Progress, which reads bd at
-// most every few seconds, in the background); History reads a session's
-// last decisions (enter).
+// Model is the full-screen view: Load reads a snapshot, History a
+// session's last decisions (enter).
 type Model struct {
 	Load    func() (Snapshot, error)
 	History func(session, epic string) []state.Record
@@ -94,8 +93,8 @@ var (
 	styleSelect = lipgloss.NewStyle().Reverse(true)
 )
 
-// View renders the screen: a title line, the loops (those that need a
-// person first, marked !), the selected loop's reason or history, keys.
+// View renders the screen: a title, the loops (those that need a person
+// first, marked !), the selected loop's reason or history, the keys.
 func (m Model) View() tea.View {
 	width := m.width
 	if width <= 0 {
@@ -134,11 +133,7 @@ func (m Model) View() tea.View {
 		switch sel := m.snap.Rows[m.selected]; {
 		case m.showReason:
 			b.WriteString("\n" + styleTitle.Render("Last reason fed back to "+cut(sel.Session, 30)+":") + "\n")
-			reason := sel.Reason
-			if reason == "" {
-				reason = "(none: runtasks has not blocked this session)"
-			}
-			for _, l := range strings.Split(reason, "\n") {
+			for _, l := range strings.Split(cmp.Or(sel.Reason, "(none: runtasks has not blocked this session)"), "\n") {
 				b.WriteString(cut(l, width) + "\n")
 			}
 		case m.showHistory && m.History != nil:
@@ -197,8 +192,8 @@ func cycles(n, max int) string {
 	return fmt.Sprintf("cycle %d", n)
 }
 
-// bar is "[####------] 3/6" (closed of the most seen); "[??????????] -"
-// when the epic was never counted whole.
+// bar is "[####------] 3/6" (closed of the most seen), or dots when the
+// epic was never counted whole.
 func bar(closed, seen, n int) string {
 	if seen <= 0 {
 		return "[" + strings.Repeat("·", n) + "] -"

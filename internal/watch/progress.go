@@ -12,21 +12,16 @@ import (
 // DefaultTallyEvery is the least time between two tracker reads of a view.
 const DefaultTallyEvery = 3 * time.Second
 
-// Progress gives the rows' bars the epics' closed and total tasks as the
-// tracker counts them. A stop that finds ready work reads only `bd ready`
-// (the common case stays one query), so its decision does not count the
-// whole epic: without the tracker the bar would show nothing for most of a
-// loop. The view reads bd at most once every Every, one epic per read (the
-// stalest), in the background: bd serialises access to its store and the
-// agents' own calls come first. Until an epic is read (or when bd fails)
-// its bar is what the decisions recorded.
+// Progress gives the rows' bars the epics' closed and total tasks from bd:
+// a stop that finds ready work reads only `bd ready`, so decisions rarely
+// count the whole epic. It reads at most once every Every, the stalest
+// epic, in the background (bd serialises access to its store and the
+// agents' calls come first). Until then, or when bd fails, a bar is what
+// the decisions recorded.
 type Progress struct {
-	// Tally reads an epic's closed and total descendants (one bd query).
-	Tally func(ctx context.Context, epic string) (beads.Tally, error)
-	// Every is the least time between two reads (DefaultTallyEvery when 0).
-	Every time.Duration
-	// Updated is called after a read (from its goroutine): redraw.
-	Updated func()
+	Tally   func(ctx context.Context, epic string) (beads.Tally, error)
+	Every   time.Duration // DefaultTallyEvery when 0
+	Updated func()        // called after a read (from its goroutine)
 
 	mu      sync.Mutex
 	tallies map[string]beads.Tally
@@ -35,9 +30,8 @@ type Progress struct {
 	busy    bool
 }
 
-// Apply sets the bar of each row whose epic has been read from its tally,
-// then starts reading the stalest shown epic when none is being read and
-// the last read ended Every ago or more.
+// Apply sets the bars of the epics read, then starts reading the stalest
+// shown epic when a read is due.
 func (p *Progress) Apply(ctx context.Context, snap *Snapshot, now time.Time) {
 	if p == nil || p.Tally == nil {
 		return
@@ -69,8 +63,7 @@ func (p *Progress) Apply(ctx context.Context, snap *Snapshot, now time.Time) {
 		start := time.Now()
 		t, err := p.Tally(ctx, next)
 		p.mu.Lock()
-		// The gap runs from the read's end: a slow bd is not read again
-		// at once.
+		// The gap runs from the read's end: a slow bd is not read again at once.
 		p.busy, p.last = false, now.Add(time.Since(start))
 		if err == nil {
 			p.tallies[next] = t
@@ -82,8 +75,8 @@ func (p *Progress) Apply(ctx context.Context, snap *Snapshot, now time.Time) {
 	}()
 }
 
-// Due reports whether a read may start now: the view reloads then, so
-// that the tracker's changes between stops (a task closed with bd) show.
+// Due reports whether a read may start now: the view reloads then, so that
+// bd's changes between stops show.
 func (p *Progress) Due(now time.Time) bool {
 	if p == nil || p.Tally == nil {
 		return false

@@ -2,27 +2,20 @@ package watch
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/headless"
 )
 
-// LiveRuns reads runtasks run's records under dir (headless.ListRuns) and
-// keeps the running and dead ones (its runtasks process is gone: killed,
-// or the machine restarted), newest first; finished runs are left to
-// runtasks status. A missing dir is no runs.
+// LiveRuns reads runtasks run's records under dir and keeps the running
+// and dead (process gone) ones, newest first. A missing dir is no runs.
 func LiveRuns(dir string) ([]headless.RunState, error) {
 	if dir == "" {
 		return nil, nil
 	}
 	runs, _, err := headless.ListRuns(dir)
-	var out []headless.RunState
-	for _, r := range runs {
-		if r.Status == "running" || r.Status == headless.StatusDead {
-			out = append(out, r)
-		}
-	}
-	return out, err
+	return slices.DeleteFunc(runs, func(r headless.RunState) bool { return r.Status != "running" && r.Status != headless.StatusDead }), err
 }
 
 // runLine is a run's line in the view.

@@ -1,8 +1,6 @@
-// Package watch is runtasks status --watch: a live view of every loop in
-// a project, read from the state directory, and the epics' progress from
-// bd at most every few seconds (Progress). A Snapshot is what the state
-// says at one moment; Model shows snapshots full-screen (bubbletea), loops
-// that need a person first.
+// Package watch is runtasks status --watch: a full-screen live view
+// (bubbletea) of every loop in a project, from the state directory, with
+// the epics' progress from bd (Progress).
 package watch
 
 import (
@@ -17,33 +15,27 @@ import (
 
 // Row is one (session, epic) loop.
 type Row struct {
-	Session, Epic string
-	Cycles, Max   int
-	// Started is the loop's first block (zero before one).
-	Started time.Time
-	// LastStop is the last decision's time.
-	LastStop time.Time
-	Outcome  state.Outcome
-	Block    bool
-	Why      string
-	Reason   string // the full reason last fed back
-	Counts   *state.Counts
-	// Closed and Seen are the epic's progress as the decisions recorded
-	// it: Seen is the most unclosed work any decision on the epic saw,
-	// Closed how much of it is gone now.
+	Session, Epic     string
+	Cycles, Max       int
+	Started, LastStop time.Time // the first block, the last decision
+	Outcome           state.Outcome
+	Block             bool
+	Why               string
+	Reason            string // the full reason last fed back
+	Counts            *state.Counts
+	// Seen is the most unclosed work a decision on the epic saw, Closed
+	// how much of it is gone now.
 	Closed, Seen int
 	Spent        usage.Spent
 	Claims       []string
-	// NeedsPerson: the loop stopped for a person (escalation, cap, no
-	// progress, budget) or runtasks failed (bd, configuration, a check).
+	// NeedsPerson: the loop stopped for a person or runtasks failed.
 	NeedsPerson bool
 }
 
 // Snapshot is the state directory at one moment.
 type Snapshot struct {
 	Rows []Row
-	// Runs are runtasks run's running and dead runs (LiveRuns).
-	Runs []headless.RunState
+	Runs []headless.RunState // LiveRuns
 	Read time.Time
 }
 
@@ -58,12 +50,10 @@ func (s Snapshot) NeedsPerson() int {
 	return n
 }
 
-// historyWindow is how many decisions per epic are read back for the
-// progress bar (the log is read from its end).
+// historyWindow is how many decisions per epic are read back for the bar.
 const historyWindow = 2000
 
-// Load reads a snapshot: every session's state, its claims, and the epic's
-// progress from the last decisions.
+// Load reads every session's state, its claims and its epic's progress.
 func Load(store *state.Store, now time.Time) (Snapshot, error) {
 	states, err := store.List()
 	if err != nil {
@@ -117,7 +107,7 @@ func needsPerson(o state.Outcome) bool {
 }
 
 // mostRemaining is the most unclosed work a recent decision on the epic
-// recorded (0 when none counted the whole epic).
+// counted (0: none).
 func mostRemaining(store *state.Store, epic string) int {
 	recs, err := store.Records(state.RecordFilter{Epic: epic, Limit: historyWindow})
 	if err != nil {

@@ -1,18 +1,17 @@
-// Package beadstest provides a fake bd for fast script tests of edge cases
-// (bd failing, hanging, printing garbage). Integration tests use the real bd.
+// Package beadstest provides a fake bd for script tests of edge cases, and
+// real bd stores and Dolt servers for integration tests.
 //
-// The fake answers from files in $FAKEBD_DIR. For "bd <sub> <arg> …" it looks
-// for <sub>-<arg>.json, then <sub>.json, printed to stdout; <sub>.stderr to
-// stderr; <sub>.rc holds the exit status; <sub>.sleep a duration to wait
-// first (the same -<arg> refinement applies to each). A missing answer file
-// is exit status 1 with "fakebd: no answer for …" on stderr. Every call is
-// appended to $FAKEBD_DIR/calls.log, one line of arguments per call.
+// The fake answers "bd <sub> <arg> …" from $FAKEBD_DIR: <sub>-<arg>.json,
+// else <sub>.json, on stdout; .stderr, .rc (exit status) and .sleep (a
+// wait first) likewise. No answer file is status 1. Each call's arguments
+// are appended to calls.log.
 package beadstest
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,12 +29,7 @@ func Main() int {
 		fmt.Fprintln(f, strings.Join(args, " "))
 		f.Close()
 	}
-	var words []string
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			words = append(words, a)
-		}
-	}
+	words := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-") })
 	if len(words) == 0 {
 		fmt.Fprintln(os.Stderr, "fakebd: no subcommand")
 		return 2

@@ -13,9 +13,8 @@ import (
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
-// RealDolt returns the path of the dolt CLI on PATH (2.2.0, the version bd
-// v1.3.0 requires), failing the test when it is missing: `make dolt` builds
-// it and `make test` puts it first on PATH. Integration tests never skip.
+// RealDolt returns the dolt CLI on PATH (`make dolt`), failing the test
+// when it is missing: integration tests never skip.
 func RealDolt(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("dolt")
@@ -25,18 +24,14 @@ func RealDolt(t testing.TB) string {
 	return bin
 }
 
-// DoltServer is a `dolt sql-server` on 127.0.0.1 for one test: its own free
-// port, data directory and HOME, in a process group of its own that the
-// test's cleanup kills.
+// DoltServer is a `dolt sql-server` on 127.0.0.1 for one test: its own
+// port, data directory (Dir) and HOME, in a process group the test's
+// cleanup kills.
 type DoltServer struct {
-	t    testing.TB
-	Bin  string
-	Host string
-	Port int
-	// Dir holds the server's data (--data-dir).
-	Dir  string
-	home string
-	log  string
+	t              testing.TB
+	Bin, Host, Dir string
+	Port           int
+	home, log      string
 
 	cmd   *exec.Cmd
 	group *shell.Group
@@ -75,8 +70,7 @@ func (s *DoltServer) env() []string {
 // Addr is host:port.
 func (s *DoltServer) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
 
-// Start (re)starts the server on its port and data, and waits until it
-// accepts connections (60 s at most).
+// Start (re)starts the server and waits until it accepts connections (60 s at most).
 func (s *DoltServer) Start() {
 	s.t.Helper()
 	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -115,8 +109,7 @@ func (s *DoltServer) Start() {
 	}
 }
 
-// Stop kills the server's process group (SIGTERM, SIGKILL after 5 s) and
-// waits for it. Stopping a stopped server does nothing.
+// Stop kills the server's process group and waits for it (a stopped server: nothing).
 func (s *DoltServer) Stop() {
 	if s.cmd == nil {
 		return
@@ -135,10 +128,7 @@ func (s *DoltServer) Stop() {
 // Log is the server's output so far (bounded).
 func (s *DoltServer) Log() string {
 	b, _ := os.ReadFile(s.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
+	return string(b[max(len(b)-4000, 0):])
 }
 
 // freePort is a TCP port on 127.0.0.1 nothing listens on now.
@@ -153,10 +143,9 @@ func freePort(t testing.TB) int {
 }
 
 // NewServerStore initialises a stealth store in server mode against srv
-// (bd init --server --external: bd never starts or stops the server). Its
-// Env sets BEADS_DOLT_SERVER_PORT, as docs/scale.md recommends (it silences
-// bd's warning about the port in metadata.json), and a TMPDIR of its own
-// (bd's circuit breaker keeps its state there).
+// (bd never starts or stops it), with BEADS_DOLT_SERVER_PORT as
+// docs/scale.md recommends and a TMPDIR of its own (bd's circuit breaker
+// keeps its state there).
 func NewServerStore(t testing.TB, prefix string, srv *DoltServer) *Store {
 	t.Helper()
 	s := newStore(t, "TMPDIR="+t.TempDir(), "BEADS_DOLT_SERVER_PORT="+strconv.Itoa(srv.Port))

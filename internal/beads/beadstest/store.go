@@ -12,18 +12,14 @@ import (
 // Store is a throwaway beads store made by the real bd in a temporary git
 // repository, with HOME pointed at a temporary directory.
 type Store struct {
-	t testing.TB
-	// Root is the git repository holding .beads.
-	Root string
-	// Bin is the real bd binary.
-	Bin string
-	// Env is the environment every bd (and the code under test) should use.
-	Env []string
+	t    testing.TB
+	Root string   // the git repository holding .beads
+	Bin  string   // the real bd
+	Env  []string // for every bd and the code under test
 }
 
-// RealBD returns the path of the real bd v1.3.0 on PATH, failing the test
-// when it is missing: `make bd` builds it and `make test` puts it first on
-// PATH. Integration tests never skip.
+// RealBD returns the real bd on PATH (`make bd`), failing the test when it
+// is missing: integration tests never skip.
 func RealBD(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("bd")
@@ -41,8 +37,7 @@ func NewStore(t testing.TB, prefix string) *Store {
 	return s
 }
 
-// newStore makes the git repository and HOME of a store, with env added
-// to the environment, for bd init to initialise.
+// newStore makes a store's git repository and HOME, env added, for bd init.
 func newStore(t testing.TB, env ...string) *Store {
 	t.Helper()
 	bin, dir := RealBD(t), t.TempDir()
@@ -69,9 +64,8 @@ func (s *Store) BD(args ...string) string {
 	return s.exec(s.Bin, args...)
 }
 
-// BDMaybe runs the real bd in the store for a change bd may refuse (a
-// cycle, a status it does not allow here) and reports whether it took it;
-// the refusal is logged.
+// BDMaybe runs the real bd for a change it may refuse and reports whether
+// it took it (a refusal is logged).
 func (s *Store) BDMaybe(args ...string) bool {
 	s.t.Helper()
 	cmd := exec.Command(s.Bin, args...)
@@ -96,8 +90,7 @@ func (s *Store) exec(bin string, args ...string) string {
 	return string(out)
 }
 
-// Create makes an issue and returns its id. extra are bd create flags
-// (--type epic, --parent X, --priority 1 …).
+// Create makes an issue with bd create's extra flags and returns its id.
 func (s *Store) Create(title string, extra ...string) string {
 	s.t.Helper()
 	out := s.BD(append([]string{"create", title, "--json"}, extra...)...)

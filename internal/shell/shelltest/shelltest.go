@@ -1,6 +1,5 @@
 // Package shelltest helps tests check that runtasks leaves no process of
-// the programs it started: it lists a process group's live members from
-// /proc (Linux).
+// the programs it started (Linux /proc).
 package shelltest
 
 import (
@@ -41,9 +40,8 @@ func Members(pgid int) []int {
 	return out
 }
 
-// GroupGone fails t when a process of group pgid is still alive after a
-// second (killed processes may take a moment to be reaped); it kills the
-// survivors so that a failing test leaks nothing either.
+// GroupGone fails t when a process of group pgid is alive after a second,
+// and kills the survivors.
 func GroupGone(t testing.TB, pgid int) {
 	t.Helper()
 	if pgid <= 0 {
