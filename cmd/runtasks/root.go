@@ -152,7 +152,9 @@ state: completion promises are claims, accepted only when beads agrees.`,
   runtasks config show`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(f.In)
 	root.SetOut(f.Out)
 	root.SetErr(f.Err)
@@ -170,7 +172,7 @@ state: completion promises are claims, accepted only when beads agrees.`,
 	}
 	add(groupCommands, newInstallCmd(f), newUninstallCmd(f), newTrustCmd(f), newUntrustCmd(f), newArmCmd(f), newDisarmCmd(f),
 		newClaimCmd(f), newRunCmd(f), newStatusCmd(f), newReportCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
-		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f))
+		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f), newVersionCmd(f))
 	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
 	// Bad arguments are usage errors, in every command.
 	var wrap func(c *cobra.Command)
