@@ -736,6 +736,9 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 		e.Code = exitErr.ExitCode()
 		e.Msg = message(stdout.Bytes(), stderr.Bytes())
 		e.Kind = classify(e.Code, e.Msg)
+		if e.Kind == KindNoStore {
+			e.Msg += " (" + c.where() + ")"
+		}
 	default:
 		e.Kind = KindFailed
 		e.Msg = err.Error()

@@ -96,7 +96,7 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 	client := in.Beads(cfg)
 	f, bdOK := checkBD(ctx, in, cfg, client)
 	emit(f)
-	f, store := checkStore(cfg)
+	f, store := checkStore(cfg, in.Environ)
 	emit(f)
 	ready := bdOK && store != ""
 	emit(checkServer(ctx, client, ready))
@@ -151,14 +151,12 @@ func checkBD(ctx context.Context, in *Inputs, cfg *config.Config, client Beads) 
 	return Finding{OK, "bd", fmt.Sprintf("bd %s at %s", v, path), ""}, true
 }
 
-// checkStore finds the beads store ("" = none).
-func checkStore(cfg *config.Config) (Finding, string) {
-	store := cfg.BeadsDir()
-	if store == "" {
-		store = findBeadsDir(cfg.Root)
-	}
-	if store == "" {
-		return Finding{Error, "store", "no .beads store in " + cfg.Root + " or above", "bd init in the project, or set beads.dir / BEADS_DIR"}, ""
+// checkStore finds the beads store ("" = none), as bd would
+// (beads.FindStore).
+func checkStore(cfg *config.Config, environ []string) (Finding, string) {
+	store, where, ok := beads.FindStore(cfg.BeadsDir(), cfg.Root, environ)
+	if !ok {
+		return Finding{Error, "store", "no beads store: runtasks " + where, "bd init in the project, or set beads.dir / BEADS_DIR"}, ""
 	}
 	if _, err := os.ReadDir(store); err != nil {
 		return Finding{Error, "store", oneLine(err), "make " + store + " readable"}, store
@@ -313,21 +311,6 @@ func checkRuns(ctx context.Context, cfg *config.Config) Finding {
 	}
 	return Finding{Warning, "runs", rel + " shows in git status: run folders are not meant to be committed",
 		"printf '*\\n' > " + filepath.Join(rel, ".gitignore")}
-}
-
-// findBeadsDir is the first .beads directory from dir upwards ("" = none).
-func findBeadsDir(dir string) string {
-	for {
-		p := filepath.Join(dir, ".beads")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
 
 func oneLine(err error) string {
