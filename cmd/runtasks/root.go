@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
@@ -31,6 +32,9 @@ type Factory struct {
 	Now      func() time.Time
 	// Executable is the path of the running runtasks binary.
 	Executable func() (string, error)
+	// Interactive reports whether a person can be asked (stdin is a
+	// terminal); nil: nobody can.
+	Interactive func() bool
 }
 
 func newSystemFactory() *Factory {
@@ -40,6 +44,9 @@ func newSystemFactory() *Factory {
 		Getwd:      os.Getwd,
 		Now:        time.Now,
 		Executable: os.Executable,
+		Interactive: func() bool {
+			return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd()))
+		},
 	}
 }
 

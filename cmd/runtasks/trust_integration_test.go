@@ -91,7 +91,7 @@ func TestIntegrationUntrustedCloneNeverRuns(t *testing.T) {
 
 	// Trusted: the hooks read the file, and its programs run.
 	clear()
-	if code, out, errOut := runIn(t, clone, s.Env, "", "trust"); code != 0 || !strings.Contains(out, "trusted "+clone) {
+	if code, out, errOut := runIn(t, clone, s.Env, "", "trust", "--yes"); code != 0 || !strings.Contains(out, "trusted "+clone) {
 		t.Fatalf("trust: exit %d\n%s%s", code, out, errOut)
 	}
 	a = hook("stop-hook", maps(stop))
@@ -120,7 +120,7 @@ func TestIntegrationUntrustedCloneNeverRuns(t *testing.T) {
 	}
 
 	// untrust: ignored again.
-	runIn(t, clone, s.Env, "", "trust")
+	runIn(t, clone, s.Env, "", "trust", "--yes")
 	if code, out, _ := runIn(t, clone, s.Env, "", "untrust"); code != 0 || !strings.Contains(out, "untrusted "+clone) {
 		t.Fatalf("untrust: exit %d %s", code, out)
 	}
