@@ -109,7 +109,7 @@ regular file: a FIFO or a device is refused (exit 4).`,
 			if opts.Log == "" {
 				return exitCode(monitorUsage, errors.New("codex monitor: --log FILE is required"))
 			}
-			cfg, _, err := f.LoadConfig(cmd, "")
+			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
 				return exitCode(monitorUsage, fmt.Errorf("codex monitor: configuration: %w", err))
 			}

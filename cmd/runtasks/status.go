@@ -84,7 +84,7 @@ prints each result on its own line, strings without quotes.`,
 			if opts.Watch {
 				opts.TTY = ttyOf(f.In, f.Out)
 			}
-			cfg, _, err := f.LoadConfig(cmd, "")
+			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
 				// The state can still be shown: a broken file is exactly
 				// when a person needs to look.

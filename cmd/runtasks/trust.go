@@ -36,6 +36,19 @@ func (f *Factory) trustStore() (*trust.Store, error) {
 	return &trust.Store{Dir: dir}, nil
 }
 
+// LoadTrustedConfig loads the configuration for a command that must not
+// run, or take a value from, a project.yaml the person has not trusted
+// (doctor, install, uninstall, status, report, prompt, reset, codex
+// monitor): as LoadHookConfig does; an untrusted or changed file is left
+// out and said on stderr.
+func (f *Factory) LoadTrustedConfig(cmd *cobra.Command, startDir string) (*config.Config, *config.Sources, error) {
+	cfg, src, err := f.LoadHookConfig(cmd, startDir)
+	if err == nil && cfg.Untrusted != nil {
+		f.warn(cfg.Untrusted.Message())
+	}
+	return cfg, src, err
+}
+
 // brokenTrust is a trust store that cannot be read: nothing is trusted.
 type brokenTrust struct{ err error }
 
@@ -44,7 +57,8 @@ func (b brokenTrust) CheckSum(string, string) (trust.State, error) { return trus
 // LoadHookConfig loads the configuration for a hook command (stop-hook,
 // prompt-hook, session-hook): as LoadConfig does, except that a
 // project.yaml is read only when the user trusts it as it is now
-// (runtasks trust); otherwise cfg.Untrusted says what was left out.
+// (runtasks trust); otherwise cfg.Untrusted says what was left out. A file
+// named by --config or RUNTASKS_CONFIG is read as named.
 func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.Config, *config.Sources, error) {
 	var checker config.TrustChecker
 	if st, err := f.trustStore(); err != nil {
@@ -262,7 +276,7 @@ func runUntrust(o *trustOptions) error {
 		return err
 	}
 	if removed {
-		fmt.Fprintf(o.Out, "untrusted %s: the hooks ignore its %s\n", o.Root, config.ProjectFile)
+		fmt.Fprintf(o.Out, "untrusted %s: runtasks ignores its %s where it needs trust\n", o.Root, config.ProjectFile)
 	} else {
 		fmt.Fprintf(o.Out, "%s was not trusted\n", o.Root)
 	}

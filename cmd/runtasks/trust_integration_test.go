@@ -139,9 +139,11 @@ func maps(m map[string]any) map[string]any {
 	return out
 }
 
-// A project install trusts the project it installs into and writes a stop
-// hook timeout that covers the configured command checks; a global
-// install trusts nothing.
+// A project install trusts a project.yaml it did not write only on the
+// person's yes (--trust here: nobody can be asked), after showing what it
+// runs; without it, it refuses and writes nothing. Trusted, its stop hook
+// timeout covers the configured command checks. A global install trusts
+// nothing and takes no value from the project's file.
 func TestInstallTrustsAndTimesOut(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
@@ -156,12 +158,22 @@ func TestInstallTrustsAndTimesOut(t *testing.T) {
 	if code, out, errOut := runIn(t, proj, env, "", "install", "claude", "--global"); code != 0 || strings.Contains(out, "trusted") {
 		t.Fatalf("install --global: exit %d\n%s%s", code, out, errOut)
 	}
+	if global, _ := os.ReadFile(filepath.Join(home, ".claude", "settings.json")); !strings.Contains(string(global), `"timeout": 30`) || strings.Contains(string(global), `"timeout": 33`) {
+		t.Errorf("install --global took the stop timeout (5m30s and more) from the untrusted project.yaml:\n%s", global)
+	}
 	if _, out, _ := runIn(t, proj, env, "", "doctor"); !strings.Contains(out, "untrusted") {
 		t.Errorf("a global install trusted the project:\n%s", out)
 	}
 	code, out, errOut := runIn(t, proj, env, "", "install", "claude")
+	if code != 4 || !strings.Contains(out, "workflow.checks[1].run") || !strings.Contains(out, "go test ./...") || !strings.Contains(errOut, "then run again with --trust") {
+		t.Errorf("install without --trust: exit %d, want 4 with what the file runs\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude")); !os.IsNotExist(err) {
+		t.Errorf("install without --trust wrote .claude (%v)", err)
+	}
+	code, out, errOut = runIn(t, proj, env, "", "install", "claude", "--trust")
 	if code != 0 || !strings.Contains(out, "trusted "+proj) {
-		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+		t.Fatalf("install --trust: exit %d\n%s%s", code, out, errOut)
 	}
 	if _, out, _ := runIn(t, proj, env, "", "doctor"); !strings.Contains(out, proj+" is trusted") {
 		t.Errorf("install did not trust the project:\n%s", out)

@@ -162,8 +162,9 @@ type UntrustedFile struct {
 	Err string
 }
 
-// Message is the sentence the hooks show the person: which file was left
-// out, why, and the command that trusts it.
+// Message is the sentence the hooks, and the commands that need trust,
+// show the person: which file was left out, why, and the command that
+// trusts it.
 func (u *UntrustedFile) Message() string {
 	why := "is not trusted"
 	if u.State == trust.Changed {
@@ -172,7 +173,7 @@ func (u *UntrustedFile) Message() string {
 	if u.Err != "" {
 		why += " (" + u.Err + ")"
 	}
-	return fmt.Sprintf("%s %s, so the hooks ignore it (defaults, environment and flags only). Review it, then run `runtasks trust %s`.",
+	return fmt.Sprintf("%s %s, so runtasks ignores it here (defaults, environment and flags only). Review it, then run `runtasks trust %s`.",
 		u.Path, why, ShellQuote(u.Root))
 }
 
