@@ -42,8 +42,7 @@ func TestIntegrationUntrustedCloneNeverRuns(t *testing.T) {
 	yaml := "workflow:\n  epic: " + epic + "\n  checks:\n    - {type: command, run: \"touch PWNED\"}\n    - beads\nbeads:\n  bin: ./x.sh\n"
 	writeFile(t, filepath.Join(clone, "project.yaml"), yaml)
 	pwned, bdRan := filepath.Join(clone, "PWNED"), filepath.Join(clone, "BD-RAN")
-	// doctor, typed by a person, reads the file as it is (beads.bin runs):
-	// clear runs before each round of hooks.
+	// clear runs before each round of hooks (once trusted, they run).
 	clear := func() { os.Remove(pwned); os.Remove(bdRan) }
 	gone := func() bool {
 		_, e1 := os.Stat(pwned)
@@ -84,9 +83,13 @@ func TestIntegrationUntrustedCloneNeverRuns(t *testing.T) {
 	if !gone() {
 		t.Fatal("an untrusted project.yaml ran its programs")
 	}
-	// The user's own environment still applies (it is trusted).
-	if code, out, _ := runIn(t, clone, s.Env, "", "doctor"); !strings.Contains(out, "is untrusted: the hooks ignore it") {
-		t.Errorf("doctor (exit %d) does not show the trust state:\n%s", code, out)
+	// doctor, the first command a person runs in a new clone, runs nothing
+	// of the file either, and says what it would have run.
+	if code, out, _ := runIn(t, clone, s.Env, "", "doctor"); !strings.Contains(out, "is untrusted: the hooks and doctor ignore it") || !strings.Contains(out, "beads.bin: ./x.sh") {
+		t.Errorf("doctor (exit %d) does not show the trust state and what the file runs:\n%s", code, out)
+	}
+	if !gone() {
+		t.Fatal("doctor ran the untrusted project.yaml's programs")
 	}
 
 	// Trusted: the hooks read the file, and its programs run.
