@@ -181,6 +181,7 @@ state: completion promises are claims, accepted only when beads agrees.`,
 		newClaimCmd(f), newRunCmd(f), newStatusCmd(f), newReportCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
 		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f), newVersionCmd(f))
 	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
+	registerCompletions(f, root)
 	// Bad arguments are usage errors, in every command.
 	var wrap func(c *cobra.Command)
 	wrap = func(c *cobra.Command) {
