@@ -14,9 +14,13 @@
 //   - A symlinked file is written through to its target, atomically. A
 //     value of the wrong shape, invalid JSON or a read-only file is refused
 //     with the file, line and key; nothing is changed then.
-//   - One backup per settings file (FILE.runtasks.bak), written before the
+//   - One backup per settings file, in the install records' backups/
+//     directory (never the project's work tree), written before the
 //     change; shared files (project.yaml, skills) stay while any agent's
 //     install still uses them.
+//   - A project's hooks run runtasks from PATH (the file is committed and
+//     shared); the user's run this machine's path. Entries another
+//     machine's install wrote are replaced where they stand, never doubled.
 package install
 
 import (
