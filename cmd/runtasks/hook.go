@@ -137,11 +137,16 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 	if h.noStore != "" {
 		// Not a beads project: no session is driven here and nothing is
 		// written (no .runtasks/). The stop hook says nothing at every stop
-		// (the done-token contract alone needs no beads); the session hook
-		// says it once, at the session's start, when an epic is configured.
+		// (the done-token contract alone needs no beads) but an untrusted
+		// project.yaml, which may be what would make it one; the session
+		// hook says it once, at the session's start, when an epic is
+		// configured.
 		switch {
 		case spec.event == hook.EventStop && !cfg.Workflow.DoneToken.Required:
 			logger.Debug("not driven: no beads store", "where", h.noStore)
+			if h.notice != "" {
+				h.say(h.notice)
+			}
 			return nil
 		case spec.event == hook.EventSessionStart && cfg.Workflow.Epic != "":
 			h.notice = joinMessages(h.notice, fmt.Sprintf("runtasks: %s names epic %s, but no beads store was found: %s. No session is driven here: start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).",
