@@ -51,7 +51,8 @@ func cli(t *testing.T, name string) string {
 }
 
 // buildRuntasks builds runtasks into a temp dir, as make build does, and
-// returns it. An install without --bin writes it into the agent's settings.
+// returns it. The tests put its directory on the PATH the agents start
+// with: a project's hooks run runtasks from PATH.
 func buildRuntasks(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "runtasks")
@@ -64,22 +65,22 @@ func buildRuntasks(t *testing.T) string {
 	return bin
 }
 
-// wantHookBinary checks that install wrote the runtasks that ran it into
-// the agent's project settings under dir: the agents below then run it at
-// every hook.
+// wantHookBinary checks that install wrote the project's hooks through
+// PATH: the agent's project settings under dir run `runtasks …`, with no
+// absolute path in them (the file is committed and shared), and runtasks
+// on the agents' PATH is the binary built for the test.
 func (p *project) wantHookBinary(t *testing.T, dir string) {
 	t.Helper()
-	hookBin := p.runtasks
 	found := false
 	filepath.WalkDir(filepath.Join(p.s.Root, dir), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
 		}
 		data, _ := os.ReadFile(path)
-		if strings.Contains(string(data), "stop-hook") && !strings.HasSuffix(path, ".bak") {
+		if strings.Contains(string(data), "stop-hook") {
 			found = true
-			if !strings.Contains(string(data), hookBin) {
-				t.Errorf("%s runs the stop hook, but not through %s:\n%s", path, hookBin, data)
+			if !strings.Contains(string(data), `"runtasks stop-hook --agent `) || strings.Contains(string(data), filepath.Dir(p.runtasks)) {
+				t.Errorf("%s runs the stop hook, but not as runtasks from PATH:\n%s", path, data)
 			}
 		}
 		return nil
@@ -87,6 +88,23 @@ func (p *project) wantHookBinary(t *testing.T, dir string) {
 	if !found {
 		t.Errorf("no settings file under %s/%s runs stop-hook", p.s.Root, dir)
 	}
+	for _, kv := range p.env {
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
+			if first := firstOnPath(path, "runtasks"); first != p.runtasks {
+				t.Errorf("runtasks on the agents' PATH is %q, want %s", first, p.runtasks)
+			}
+		}
+	}
+}
+
+// firstOnPath is the first executable named name in a PATH list.
+func firstOnPath(path, name string) string {
+	for _, dir := range filepath.SplitList(path) {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return filepath.Join(dir, name)
+		}
+	}
+	return ""
 }
 
 // project is a temp git project with a real beads store holding an epic

@@ -447,7 +447,7 @@ func TestIntegrationE2EClaudeLifeCycle(t *testing.T) {
 
 	// The user installs the hooks and skills into the project and commits
 	// them, as a team would; nothing is excluded by hand.
-	t.Logf("runtasks install claude:\n%s", w.rt(t, "install", "claude", "--bin", w.runtasks))
+	t.Logf("runtasks install claude:\n%s", w.rt(t, "install", "claude"))
 	w.git(t, w.root, "add", "-A")
 	w.git(t, w.root, "commit", "-qm", "runtasks: hooks and skills")
 	w.mustBeClean(t, "the repository after install")
@@ -671,7 +671,7 @@ var sessionIDRE = regexp.MustCompile(`your session id ([^\s,]+), with nothing el
 // go after the cap, with work left and a message saying so.
 func TestIntegrationE2EClaudeDoneTokenAndCap(t *testing.T) {
 	w := newUserWorld(t, "dt")
-	w.rt(t, "install", "claude", "--bin", w.runtasks)
+	w.rt(t, "install", "claude")
 	w.git(t, w.root, "add", "-A")
 	w.git(t, w.root, "commit", "-qm", "runtasks: hooks and skills")
 

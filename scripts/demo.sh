@@ -33,7 +33,7 @@ echo "epic $epic: $t1, $t2 (after $t1), $t3"
 printf 'workflow:\n  epic: %s\n  stop_hook:\n    max_cycles: 10\n' "$epic" > project.yaml
 cat project.yaml
 # The hooks read a project.yaml only once you trust it (as direnv does).
-run "$RUNTASKS" trust
+run "$RUNTASKS" trust --yes
 
 # stop MESSAGE: what Claude Code sends at a stop, piped into the hook
 # (MESSAGE holds no quote or backslash, so it is a JSON string as it is).

@@ -85,7 +85,7 @@ the status is 3. The log must be a regular file (else exit 4).`,
 			if opts.Log == "" {
 				return exitCode(monitorUsage, errors.New("codex monitor: --log FILE is required"))
 			}
-			cfg, _, err := f.LoadConfig(cmd, "")
+			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
 				return exitCode(monitorUsage, fmt.Errorf("codex monitor: configuration: %w", err))
 			}

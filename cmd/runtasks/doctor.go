@@ -35,15 +35,23 @@ ok, warning or error, and for problems the fix.
               (runtasks install AGENT --epic E)
   server      where the store lives: embedded, or on a Dolt SQL server, and
               whether that server answers (docs/scale.md)
-  config      project.yaml valid
-  trust       whether the hooks read project.yaml: trusted, untrusted, or
-              changed since trusted (runtasks trust)
+  config      project.yaml valid, and applied; an error when the
+              environment makes the configuration invalid (naming the
+              variable) or switches the stop hook off
+  trust       whether runtasks reads project.yaml: trusted, untrusted, or
+              changed since trusted (runtasks trust); for a file it does
+              not read, what the file would make runtasks run (doctor runs
+              none of it: bd is the default or the environment's)
   AGENT       for claude, codex, gemini and cursor: whether runtasks' hooks are
-              installed (project and user settings) and run this binary;
-              an error when a hook's program is missing or is not runtasks
-              (its Go build information, read from the file, names another
-              main package than cmd/runtasks), a warning when it is another
-              runtasks
+              installed (the project's settings, Claude Code's
+              settings.local.json, the user's) and run this runtasks; an
+              error when a hook's program is missing, is not runtasks (its
+              Go build information, read from the file, names another main
+              package than cmd/runtasks) or is another version or build of
+              runtasks; when two runtasks stop hooks would both fire at one
+              stop; and when the agent started here (below the project
+              root) would not run the project's hooks (Claude Code, Gemini
+              CLI)
   block-cap   Claude Code's cap on consecutive Stop-hook blocks
               (` + doctor.EnvBlockCap + `) against workflow.stop_hook.max_cycles
   timeout     each installed stop hook's timeout against what the command
@@ -55,7 +63,8 @@ ok, warning or error, and for problems the fix.
               be committed
 
 bd is asked at most three times (version, the epic, the server), one
-query after the other.`,
+query after the other. Each error's fix is a command or an edit that
+removes it.`,
 		Example: `  runtasks doctor
   runtasks doctor --epic bd-x7y8`,
 		Args: cobra.NoArgs,
@@ -70,7 +79,11 @@ query after the other.`,
 			if in.Root, _, _ = f.findProject(configFile, wd); in.Root == "" {
 				in.Root = wd
 			}
-			in.Cfg, _, in.CfgErr = f.LoadConfig(cmd, wd)
+			// doctor runs nothing an untrusted project.yaml names: it reads
+			// the configuration as the hooks do and says what the file
+			// would have run.
+			in.Cfg, in.Src, in.CfgErr = f.LoadHookConfig(cmd, wd)
+			in.Wd = wd
 			in.Environ, in.Getenv, in.ReadFile = f.Environ(), f.Getenv, os.ReadFile
 			if in.Home = f.Getenv("HOME"); in.Home == "" {
 				in.Home, _ = os.UserHomeDir()

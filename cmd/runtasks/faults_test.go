@@ -28,11 +28,15 @@ const faultEpic = "bd-e"
 const readyJSON = `[{"id":"bd-e.1","title":"First","status":"open","priority":1,"issue_type":"task","parent":"bd-e"},` +
 	`{"id":"bd-e.2","title":"Second","status":"open","priority":2,"issue_type":"task","parent":"bd-e"}]`
 
-// faultProject makes a project root (a git repository, gitRepo) with an
+// faultProject makes a project root (a git repository, gitRepo, with a
+// beads store: bd here is a script, the store an empty .beads) with an
 // optional project.yaml, and returns it.
 func faultProject(t *testing.T, yaml string) string {
 	t.Helper()
 	root := gitRepo(t, filepath.Join(t.TempDir(), "proj"))
+	if err := os.Mkdir(filepath.Join(root, ".beads"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if yaml != "" {
 		writeFile(t, filepath.Join(root, "project.yaml"), yaml)
 	}
@@ -211,7 +215,7 @@ func TestFaultStateDirUnwritable(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, ".runtasks")); string(b) != "not a directory\n" {
 		t.Fatalf("the file in the way was changed: %q", b)
 	}
-	assertOnlyUnder(t, filepath.Dir(root), map[string]bool{root: true}, filepath.Join(root, ".git"), filepath.Join(root, ".gitignore"), filepath.Join(root, ".runtasks"))
+	assertOnlyUnder(t, filepath.Dir(root), map[string]bool{root: true}, filepath.Join(root, ".git"), filepath.Join(root, ".gitignore"), filepath.Join(root, ".beads"), filepath.Join(root, ".runtasks"))
 	assertGitignoreKept(t, root)
 
 	// A read-only state dir: only meaningful when not root (root writes
@@ -354,9 +358,11 @@ func linkedBinary(t *testing.T) string {
 	return bin
 }
 
-// TestFaultConcurrentHooks: 64 stop hooks of one session at once, each a
-// separate process. Every one is counted: the cycles in the decision log
-// are exactly 1..64 and the state holds 64.
+// TestFaultConcurrentHooks: 64 stops of one session at once, each a
+// separate process with its own final message (64 stops, not one stop's
+// hooks: those count once, see TestStopDuplicateHooks). Every one is
+// counted: the cycles in the decision log are exactly 1..64 and the state
+// holds 64.
 func TestFaultConcurrentHooks(t *testing.T) {
 	const n = 64
 	// No-progress escalation off: the fake bd never changes.
@@ -364,10 +370,10 @@ func TestFaultConcurrentHooks(t *testing.T) {
 	bin := linkedBinary(t)
 	env := faultEnv(t, readyBD(t))
 	trustProject(t, root, env)
-	in := stopInput(t, map[string]any{"session_id": "s1", "cwd": root, "hook_event_name": "Stop", "last_assistant_message": "hi"})
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
+		in := stopInput(t, map[string]any{"session_id": "s1", "cwd": root, "hook_event_name": "Stop", "last_assistant_message": fmt.Sprint("hi ", i)})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -435,7 +441,7 @@ func TestFaultHostileSessionIDs(t *testing.T) {
 			t.Errorf("session %.40q has %d cycles, want 1", st.Session, st.Cycles)
 		}
 	}
-	assertOnlyUnder(t, filepath.Dir(root), map[string]bool{root: true}, filepath.Join(root, ".git"), filepath.Join(root, ".gitignore"), filepath.Join(root, ".runtasks"))
+	assertOnlyUnder(t, filepath.Dir(root), map[string]bool{root: true}, filepath.Join(root, ".git"), filepath.Join(root, ".gitignore"), filepath.Join(root, ".beads"), filepath.Join(root, ".runtasks"))
 	assertGitignoreKept(t, root)
 	if _, err := os.Lstat("/tmp/escape"); err == nil {
 		t.Error("/tmp/escape exists")

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
@@ -31,12 +32,22 @@ type hookOptions struct {
 	LoadConfig func(startDir string) (*config.Config, *config.Sources, error)
 	// ConfigError records a configuration error (nil: it is only said).
 	ConfigError func(h *hookCall, startDir string, dec engine.Decision)
+	// FindStore finds the project's beads store; where says where it
+	// looked when there is none (nil: not looked for).
+	FindStore func(cfg *config.Config) (where string, ok bool)
 }
 
 func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
 	o.In, o.Out, o.Err = f.In, f.Out, f.Err
 	o.LogLevel, _ = cmd.Flags().GetString("log-level")
 	o.LoadConfig = func(dir string) (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, dir) }
+	o.FindStore = func(cfg *config.Config) (string, bool) {
+		_, where, ok := beads.FindStore(cfg.BeadsDir(), cfg.Root, f.Environ())
+		if d := f.Getenv(config.EnvProjectDir); !ok && d != "" {
+			where += " (the search starts at " + config.EnvProjectDir + "=" + d + ", the directory the agent was started in)"
+		}
+		return where, ok
+	}
 }
 
 func (o *hookOptions) addFlags(cmd *cobra.Command) {
@@ -68,6 +79,9 @@ type hookCall struct {
 	// notice is said to the person when the hook answers: the file the
 	// hooks ignore because it is not trusted.
 	notice string
+	// noStore says where the beads store was looked for when there is none
+	// ("" = found, or not looked for).
+	noStore string
 }
 
 // runHook is every hook's preamble, then body. A hook never fails the
@@ -114,6 +128,30 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 	if cfg.Untrusted != nil {
 		logger.Warn(cfg.Untrusted.Message())
 		h.notice = "runtasks: " + cfg.Untrusted.Message()
+	}
+	if o.FindStore != nil {
+		if where, ok := o.FindStore(cfg); !ok {
+			h.noStore = where
+		}
+	}
+	if h.noStore != "" {
+		// Not a beads project: no session is driven here and nothing is
+		// written (no .runtasks/). The stop hook says nothing at every stop
+		// (the done-token contract alone needs no beads) but an untrusted
+		// project.yaml, which may be what would make it one; the session
+		// hook says it once, at the session's start, when an epic is
+		// configured.
+		switch {
+		case spec.event == hook.EventStop && !cfg.Workflow.DoneToken.Required:
+			logger.Debug("not driven: no beads store", "where", h.noStore)
+			if h.notice != "" {
+				h.say(h.notice)
+			}
+			return nil
+		case spec.event == hook.EventSessionStart && cfg.Workflow.Epic != "":
+			h.notice = joinMessages(h.notice, fmt.Sprintf("runtasks: %s names epic %s, but no beads store was found: %s. No session is driven here: start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).",
+				sourceOf(h.src, "workflow.epic"), cfg.Workflow.Epic, h.noStore))
+		}
 	}
 	body(ctx, h)
 	return nil
@@ -201,6 +239,14 @@ func recordConfigError(f *Factory, dir string, in engine.Input, dec engine.Decis
 	if err := engine.RecordConfigError(store, in, dec, f.Now()); err != nil {
 		fmt.Fprintf(f.Err, "runtasks: decision log: %v\n", err)
 	}
+}
+
+// sourceOf is the layer that set key ("configuration" when unknown).
+func sourceOf(src *config.Sources, key string) string {
+	if src != nil && (*src)[key] != "" {
+		return (*src)[key]
+	}
+	return "the configuration"
 }
 
 // joinMessages joins the non-empty messages for one systemMessage.

@@ -1,18 +1,25 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks"
+	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/install"
+	"github.com/runtasks/runtasks/internal/trust"
 )
 
 type installCmdOptions struct {
@@ -20,6 +27,9 @@ type installCmdOptions struct {
 	Opts     install.Options
 	// NoTrust skips Codex's trust step.
 	NoTrust bool
+	// TrustYes trusts a project.yaml install did not write without asking
+	// (--trust), after showing what it runs.
+	TrustYes bool
 }
 
 func newInstallCmd(f *Factory) *cobra.Command {
@@ -37,26 +47,37 @@ func newInstallCmd(f *Factory) *cobra.Command {
 
 The Stop hook runs "runtasks stop-hook --agent AGENT [--epic E]", the prompt
 hook "runtasks prompt-hook", the session hook "runtasks session-hook" (both
-tell the agent from their input), each with the absolute path of this runtasks binary (or --bin), so that doctor
-can check the entries.
+tell the agent from their input). A project's settings are committed and
+shared, so its hooks run plain "runtasks", found on the PATH the agent
+starts with: the same file works on every teammate's machine. The user's
+settings (--global) name this binary's absolute path (or --bin), which only
+that machine has. Entries an install wrote on another machine (any path to
+runtasks or runtasks-hook, another --epic) are replaced where they stand:
+install never adds a second set.
 
 The file is edited in place, not rewritten: comments, key order,
 indentation and every hook you wrote stay byte for byte (even one that runs
-runtasks). What install adds is recorded in ~/.local/state/runtasks/install
-($XDG_STATE_HOME), and only that is ever changed again: a second install
-with other flags updates runtasks' own entries where they stand; running it
-twice changes nothing; uninstall gives the file back byte for byte. A
-symlinked file is written through (the link stays). A value of the wrong
-shape, invalid JSON or a read-only file is refused with the file, line and
-key, and nothing is changed. Before the file changes, its old content is
-saved next to it as FILE.runtasks.bak (one backup, the newest).
+runtasks with flags of its own). What install adds is recorded in
+~/.local/state/runtasks/install ($XDG_STATE_HOME), and only that is ever
+changed again: a second install with other flags updates runtasks' own
+entries where they stand; running it twice changes nothing; uninstall gives
+the file back byte for byte. A symlinked file is written through (the link
+stays). A value of the wrong shape, invalid JSON or a read-only file is
+refused with the file, line and key, and nothing is changed. Before the file
+changes, its old content is saved in the install records' backups/
+directory (one backup, the newest; never in the project's work tree).
 --dry-run prints the diff and writes nothing.
 
 It also writes the skills (/run-tasks, completion-checklist) where the agent
 reads them, and, for a project, project.yaml when there is none; these stay
-while any agent's install uses them. A project install trusts the project
-(runtasks trust); --global trusts none. The stop hook's timeout covers the
-configured command checks (at least 30s).
+while any agent's install uses them. install trusts, without asking, only
+the project.yaml it writes itself (runtasks' commented example). A
+project.yaml it did not write, or one changed since it was trusted, is
+shown first — what it would make runtasks run — and trusted only on a yes:
+asked on a terminal, --trust otherwise; without it install refuses and
+writes nothing. --dry-run shows it too. --global trusts nothing and reads no
+project.yaml. The stop hook's timeout covers the configured command checks
+(at least 30s).
 
 Codex skips hooks until they are trusted. When codex is on PATH, install
 trusts runtasks' hooks through "codex app-server" (hooks/list, then
@@ -68,6 +89,9 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
   # see what would change
   runtasks install codex --dry-run
 
+  # a cloned project with its own project.yaml, installed from a script
+  runtasks install claude --trust
+
   # every project of this user
   runtasks install gemini --global`,
 		Args:      cobra.ExactArgs(1),
@@ -77,38 +101,58 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 				return exitCode(engine.ExitUsage, err)
 			}
 			o.Out, o.Err = f.Out, f.Err
-			if o.Opts.Agent == hook.Codex && !o.NoTrust && !o.Opts.DryRun {
-				if bin := lookPathIn(f.Getenv("PATH"), "codex"); bin != "" {
-					env := f.Environ()
-					o.Opts.Trust = install.CodexTrust{Bin: bin, Env: env, Dir: o.Opts.ProjectDir}.Trust
-				}
-			}
-			res, err := install.Install(cmd.Context(), o.Opts)
-			printInstallResult(o.Out, "install", o.Opts, res)
-			if err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			if err := installTrust(f, o.Out, o.Opts); err != nil {
-				return exitCode(1, err)
-			}
-			return nil
+			return runInstall(cmd, f, o)
 		},
 	}
 	installFlags(cmd, &o.Opts)
+	cmd.Flags().String("bin", "", "with --global: the runtasks binary the user's hooks run (default: this binary)")
 	cmd.Flags().StringVar(&o.Opts.Epic, "epic", "", "epic the Stop hook drives (written as --epic; default: RUNTASKS_EPIC or project.yaml at run time)")
 	cmd.Flags().BoolVar(&o.NoTrust, "no-trust", false, "codex: do not trust the hooks through codex app-server")
+	cmd.Flags().BoolVar(&o.TrustYes, "trust", false, "trust the project's project.yaml without asking (it is shown first)")
 	setExitStatus(cmd, `  0  installed (or nothing to change; or the dry run's diff printed)
-  4  usage or setup error: unknown agent; a settings file that is
-     unreadable, invalid, of the wrong shape, read-only or unwritable
-     (left as it was)`)
+  1  the trust record could not be read or written
+  4  usage or setup error: unknown agent; --bin without --global; a settings
+     file that is unreadable, invalid, of the wrong shape, read-only or
+     unwritable (left as it was); a project.yaml not trusted (no --trust
+     where nobody can be asked, or the answer was no): nothing written`)
 	return cmd
+}
+
+// runInstall trusts (or refuses) the project's project.yaml, then installs.
+func runInstall(cmd *cobra.Command, f *Factory, o *installCmdOptions) error {
+	if !o.Opts.Global {
+		if err := projectTrust(f, o); err != nil {
+			var nt errNotTrusted
+			if errors.As(err, &nt) {
+				return exitCode(engine.ExitUsage, err)
+			}
+			return exitCode(engine.ExitFailed, err)
+		}
+	}
+	installLimits(f, cmd, &o.Opts)
+	if o.Opts.Agent == hook.Codex && !o.NoTrust && !o.Opts.DryRun {
+		if bin := lookPathIn(f.Getenv("PATH"), "codex"); bin != "" {
+			o.Opts.Trust = install.CodexTrust{Bin: bin, Env: f.Environ(), Dir: o.Opts.ProjectDir}.Trust
+		}
+	}
+	res, err := install.Install(cmd.Context(), o.Opts)
+	printInstallResult(o.Out, "install", o.Opts, res)
+	if err != nil {
+		return exitCode(engine.ExitUsage, err)
+	}
+	if !o.Opts.Global {
+		pathNote(f, o.Out)
+		if err := trustWritten(f, o.Out, o.Opts, res); err != nil {
+			return exitCode(engine.ExitFailed, err)
+		}
+	}
+	return nil
 }
 
 // installFlags adds the flags install and uninstall share.
 func installFlags(cmd *cobra.Command, o *install.Options) {
 	cmd.Flags().BoolVar(&o.Global, "global", false, "the user's settings (home directory) instead of the project's")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the diff, write nothing")
-	cmd.Flags().String("bin", "", "runtasks binary the hooks run (default: this binary)")
 }
 
 // installOptions fills the options both commands take from the factory.
@@ -125,18 +169,27 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		o.ManifestDir = filepath.Join(s, "runtasks", "install")
 	}
 	o.CodexHome = f.Getenv("CODEX_HOME")
-	bin, _ := cmd.Flags().GetString("bin")
-	if bin == "" {
+	bin := ""
+	if cmd.Flags().Lookup("bin") != nil {
+		bin, _ = cmd.Flags().GetString("bin")
+	}
+	switch {
+	case bin != "" && !o.Global:
+		return fmt.Errorf("--bin %s: a project's settings are shared, so its hooks run runtasks from PATH; put %s on PATH, or give --bin with --global (the user's own settings)", bin, filepath.Dir(bin))
+	case bin == "":
 		exe, err := f.Executable()
 		if err != nil {
-			return fmt.Errorf("path of this runtasks binary: %w (give --bin)", err)
+			if o.Global {
+				return fmt.Errorf("path of this runtasks binary: %w (give --bin)", err)
+			}
+			exe = ""
 		}
 		if r, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = r
 		}
 		bin = exe
 	}
-	if abs, err := filepath.Abs(bin); err == nil {
+	if abs, err := filepath.Abs(bin); err == nil && bin != "" {
 		bin = abs
 	}
 	o.Executable = bin
@@ -150,28 +203,79 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		return err
 	}
 	o.ProjectDir = root
-	// Cursor's own loop_limit follows max_cycles; a configuration that does
-	// not load leaves it unlimited (runtasks' cap applies at run time). The
-	// stop hook's timeout covers the configured command checks.
-	if cfg, _, err := f.LoadConfig(cmd, wd); err == nil {
+	return nil
+}
+
+// installLimits fills what install takes from the configuration: Cursor's
+// loop_limit follows max_cycles, the stop hook's timeout covers the command
+// checks. A project's project.yaml counts only when trusted (projectTrust
+// has asked by now); the user's settings (--global) are not one project's,
+// and take no value from any project.yaml. A configuration that does not
+// load leaves Cursor unlimited (runtasks' cap applies at run time).
+func installLimits(f *Factory, cmd *cobra.Command, o *install.Options) {
+	load := func() (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, "") }
+	if o.Global {
+		load = func() (*config.Config, *config.Sources, error) {
+			return config.Load(config.LoadOptions{StartDir: o.Home, Environ: f.Environ(), RequireTrust: brokenTrust{}})
+		}
+	}
+	if cfg, _, err := load(); err == nil {
 		o.LoopLimit = cfg.Workflow.StopHook.MaxCycles
 		o.StopTimeout = hookTimeoutFor(cfg)
 	} else {
 		o.StopTimeout = hookTimeoutFor(nil)
 	}
+}
+
+// projectTrust gets a yes for the project's project.yaml before a project
+// install writes anything. None yet: install writes runtasks' example and
+// trusts it (trustWritten). Trusted and unchanged, or runtasks' own
+// example: nothing to ask. Any other: what it would run is shown and the
+// person's yes taken (asked on a terminal, --trust otherwise); a dry run
+// only shows it.
+func projectTrust(f *Factory, o *installCmdOptions) error {
+	root := o.Opts.ProjectDir
+	file := filepath.Join(root, config.ProjectFile)
+	data, err := agentfile.Read(file, agentfile.MaxText)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	st, err := f.trustStore()
+	if err != nil {
+		return err
+	}
+	if state, err := st.Check(root, data); err == nil && state == trust.Trusted {
+		return nil
+	}
+	own := bytes.Equal(data, runtasks.ProjectYAMLExample)
+	switch {
+	case own && o.Opts.DryRun:
+		fmt.Fprintf(o.Out, "%s is runtasks' own example: install would trust it\n", file)
+		return nil
+	case own:
+	case o.Opts.DryRun:
+		execs, err := config.Review(root, data)
+		fmt.Fprint(o.Out, config.ReviewText(file, execs, err))
+		fmt.Fprintf(o.Out, "install would ask before trusting %s (--trust: without asking); until then runtasks ignores it\n", file)
+		return nil
+	default:
+		if err := f.confirmTrust(o.Out, root, file, data, o.TrustYes, "--trust"); err != nil {
+			return err
+		}
+	}
+	if _, err := st.Trust(root, file, data, f.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "trusted %s: runtasks reads its %s as it is now (run `runtasks trust` again after changing it)\n", root, config.ProjectFile)
 	return nil
 }
 
-// installTrust trusts the project install wrote into (runtasks trust):
-// the person who installs runtasks into a project vouches for its
-// project.yaml as it is now. A global install trusts nothing: it is not
-// about one project.
-func installTrust(f *Factory, w io.Writer, o install.Options) error {
-	if o.Global || o.DryRun {
-		return nil
-	}
+// trustWritten trusts the project.yaml install wrote itself.
+func trustWritten(f *Factory, w io.Writer, o install.Options, res *install.Result) error {
 	file := filepath.Join(o.ProjectDir, config.ProjectFile)
-	if _, err := os.Stat(file); err != nil {
+	if o.DryRun || !slices.ContainsFunc(res.Files, func(fc install.FileChange) bool { return fc.Path == file && fc.Action == install.Created }) {
 		return nil
 	}
 	st, err := f.trustStore()
@@ -181,8 +285,27 @@ func installTrust(f *Factory, w io.Writer, o install.Options) error {
 	if _, err := trustFile(st, o.ProjectDir, file, f.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "trusted %s: the hooks read its %s as it is now (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
+	fmt.Fprintf(w, "trusted %s: runtasks reads the %s install wrote (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
 	return nil
+}
+
+// pathNote says when the runtasks a project's hooks will run (the one on
+// PATH) is missing or is not this one.
+func pathNote(f *Factory, w io.Writer) {
+	exe, _ := f.Executable()
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	onPath := lookPathIn(f.Getenv("PATH"), install.Bare)
+	if r, err := filepath.EvalSymlinks(onPath); err == nil {
+		onPath = r
+	}
+	switch {
+	case onPath == "":
+		fmt.Fprintf(w, "note: runtasks is not on PATH here: the project's hooks run `runtasks` from the PATH the agent starts with; add %s to PATH, or install for this user with --global\n", filepath.Dir(exe))
+	case exe != "" && onPath != exe:
+		fmt.Fprintf(w, "note: the project's hooks will run %s (runtasks on PATH), not this binary %s; `runtasks doctor` compares them\n", onPath, exe)
+	}
 }
 
 func printInstallResult(w io.Writer, verb string, o install.Options, res *install.Result) {

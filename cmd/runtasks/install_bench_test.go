@@ -60,7 +60,7 @@ func BenchmarkInstallLargeSettings(b *testing.B) {
 			os.MkdirAll(home, 0o755)
 			os.WriteFile(filepath.Join(proj, ".claude", "settings.json"), data, 0o644)
 			env := append(os.Environ(), "HOME="+home, "XDG_STATE_HOME=")
-			r := runChild(b, proj, env, nil, bin, "install", "claude", "--bin", "/opt/rt/runtasks")
+			r := runChild(b, proj, env, nil, bin, "install", "claude")
 			walls = append(walls, r.wall)
 			rsss = append(rsss, r.maxRSS)
 			if !strings.Contains(string(r.stdout), "update ") {
@@ -84,7 +84,7 @@ func BenchmarkInstallLargeSettings(b *testing.B) {
 		os.MkdirAll(filepath.Join(proj, ".git"), 0o755)
 		os.MkdirAll(filepath.Join(proj, ".claude"), 0o755)
 		os.WriteFile(filepath.Join(proj, ".claude", "settings.json"), bigSettings(20000), 0o644)
-		r := runChild(b, proj, append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="), nil, bin, "install", "claude", "--bin", "/opt/rt/runtasks", "--dry-run")
+		r := runChild(b, proj, append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="), nil, bin, "install", "claude", "--dry-run")
 		walls, rsss = append(walls, r.wall), append(rsss, r.maxRSS)
 	}
 	b.Logf("20000 lines --dry-run: wall %.1f ms, peak RSS %.2f MB", ms(median(walls)), float64(medianInt(rsss))/1e6)

@@ -39,6 +39,9 @@ func TestScript(t *testing.T) {
 			e.Setenv("HOME", home)
 			e.Setenv("RUNTASKS_BD", "fakebd")
 			e.Setenv("FAKEBD_DIR", filepath.Join(e.WorkDir, "bd"))
+			// The fake's store: the hooks drive only a project with a beads
+			// store (a script without one unsets it).
+			e.Setenv("BEADS_DIR", filepath.Join(e.WorkDir, "bd"))
 			e.Setenv("BD_DISABLE_METRICS", "1")
 			return os.MkdirAll(home, 0o755)
 		},

@@ -27,7 +27,7 @@ prompts.run_tasks in project.yaml, with {epic_id} filled in.`,
   runtasks prompt --epic bd-x7y8 > .claude/commands/run-tasks-prompt.md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadConfig(cmd, "")
+			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}

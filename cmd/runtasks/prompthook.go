@@ -92,6 +92,8 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 		switch {
 		case session == "":
 			text = fmt.Sprintf("runtasks: the hook input has no session id, so %s was not %sed.", intent.ID, intent.Kind)
+		case h.noStore != "":
+			text = fmt.Sprintf("runtasks: no beads store was found, so %s was not %sed: %s. Start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).", intent.ID, intent.Kind, h.noStore)
 		case intent.Kind == claim.KindArm:
 			text = armSession(ctx, cfg, o.Beads(cfg), session, intent.ID, o.Now())
 		default:

@@ -45,7 +45,7 @@ newest decision's. The file is written whole or not at all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
-			cfg, _, err := f.LoadConfig(cmd, "")
+			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}

@@ -43,7 +43,7 @@ It prints how many states it cleared.`,
   runtasks reset`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadConfig(cmd, "")
+			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
@@ -32,6 +33,9 @@ type Factory struct {
 	Now      func() time.Time
 	// Executable is the path of the running runtasks binary.
 	Executable func() (string, error)
+	// Interactive reports whether a person can be asked (stdin is a
+	// terminal); nil: nobody can.
+	Interactive func() bool
 }
 
 func newSystemFactory() *Factory {
@@ -41,6 +45,9 @@ func newSystemFactory() *Factory {
 		Getwd:      os.Getwd,
 		Now:        time.Now,
 		Executable: os.Executable,
+		Interactive: func() bool {
+			return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd()))
+		},
 	}
 }
 
@@ -154,7 +161,9 @@ state: completion promises are claims, accepted only when beads agrees.`,
   runtasks config show`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(f.In)
 	root.SetOut(f.Out)
 	root.SetErr(f.Err)
@@ -172,8 +181,9 @@ state: completion promises are claims, accepted only when beads agrees.`,
 	}
 	add(groupCommands, newInstallCmd(f), newUninstallCmd(f), newTrustCmd(f), newUntrustCmd(f), newArmCmd(f), newDisarmCmd(f),
 		newClaimCmd(f), newRunCmd(f), newStatusCmd(f), newReportCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
-		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f))
+		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f), newVersionCmd(f))
 	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
+	registerCompletions(f, root)
 	// Bad arguments are usage errors, in every command.
 	var wrap func(c *cobra.Command)
 	wrap = func(c *cobra.Command) {

@@ -69,8 +69,10 @@ every 3 seconds; without a terminal, a new table on each change
 			if opts.Watch {
 				opts.TTY = ttyOf(f.In, f.Out)
 			}
-			cfg, _, err := f.LoadConfig(cmd, "")
-			if err != nil { // a broken file is exactly when a person needs to look
+			cfg, _, err := f.LoadTrustedConfig(cmd, "")
+			if err != nil {
+				// The state can still be shown: a broken file is exactly
+				// when a person needs to look.
 				dir, derr := statusFallbackDir(f, cmd)
 				if derr != nil {
 					return exitCode(engine.ExitUsage, err)

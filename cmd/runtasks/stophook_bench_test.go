@@ -365,6 +365,7 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 	bd := instantBD(b)
 	env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1", "HOME="+b.TempDir())
 	root := gitRepo(b, filepath.Join(b.TempDir(), "proj"))
+	os.Mkdir(filepath.Join(root, ".beads"), 0o755) // a beads project (bd is a fake)
 	env = append(env, "RUNTASKS_WORKFLOW__NO_PROGRESS_CYCLES=0", "RUNTASKS_MAX_CYCLES=100000", "XDG_CONFIG_HOME="+b.TempDir(), "CLAUDE_PROJECT_DIR=")
 	// As a user sets it up: runtasks install writes the hooks, the
 	// project.yaml with every key, and trusts it; the hooks read it (the
@@ -375,8 +376,8 @@ func BenchmarkStopHookTranscriptSize(b *testing.B) {
 		b.Fatalf("runtasks install claude: %v\n%s", err, out)
 	}
 	settings, _ := os.ReadFile(filepath.Join(root, ".claude", "settings.json"))
-	if !bytes.Contains(settings, []byte(bin+" stop-hook")) {
-		b.Fatalf("install did not write %s:\n%s", bin, settings)
+	if !bytes.Contains(settings, []byte(`"runtasks stop-hook`)) {
+		b.Fatalf("install did not write runtasks' hooks:\n%s", settings)
 	}
 	dir := b.TempDir()
 	sizes := []struct {
@@ -475,6 +476,7 @@ func BenchmarkReasonSize(b *testing.B) {
 			os.WriteFile(bd, []byte("#!/bin/sh\ncase \"$1\" in ready) cat '"+filepath.Join(dir, "ready.json")+"';; *) echo '[]';; esac\n"), 0o755)
 			root := filepath.Join(dir, "proj")
 			os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+			os.MkdirAll(filepath.Join(root, ".beads"), 0o755)
 			env := append(os.Environ(), "RUNTASKS_BD="+bd, "BD_DISABLE_METRICS=1",
 				"RUNTASKS_WORKFLOW__NO_PROGRESS_CYCLES=0", "RUNTASKS_MAX_CYCLES=100", "XDG_CONFIG_HOME="+b.TempDir(), "CLAUDE_PROJECT_DIR=")
 			for _, cycle := range []int{1, 50} {

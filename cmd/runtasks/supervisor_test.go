@@ -62,7 +62,7 @@ func superviseProject(t testing.TB, yaml string) (dir string, env []string) {
 	}
 	env = append(os.Environ(), "HOME="+filepath.Join(dir, ".home"), "XDG_CONFIG_HOME="+filepath.Join(dir, ".home", ".config"),
 		"CLAUDE_PROJECT_DIR=", "RUNTASKS_BD=fakebd",
-		"FAKEBD_DIR="+filepath.Join(dir, "bd"), "AGENT_PIDFILE="+filepath.Join(dir, "agent.pid"), "NO_COLOR=1")
+		"FAKEBD_DIR="+filepath.Join(dir, "bd"), "BEADS_DIR="+filepath.Join(dir, "bd"), "AGENT_PIDFILE="+filepath.Join(dir, "agent.pid"), "NO_COLOR=1")
 	return dir, env
 }
 

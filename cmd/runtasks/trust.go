@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -34,6 +36,19 @@ func (f *Factory) trustStore() (*trust.Store, error) {
 	return &trust.Store{Dir: dir}, nil
 }
 
+// LoadTrustedConfig loads the configuration for a command that must not
+// run, or take a value from, a project.yaml the person has not trusted
+// (doctor, install, uninstall, status, report, prompt, reset, codex
+// monitor): as LoadHookConfig does; an untrusted or changed file is left
+// out and said on stderr.
+func (f *Factory) LoadTrustedConfig(cmd *cobra.Command, startDir string) (*config.Config, *config.Sources, error) {
+	cfg, src, err := f.LoadHookConfig(cmd, startDir)
+	if err == nil && cfg.Untrusted != nil {
+		f.warn(cfg.Untrusted.Message())
+	}
+	return cfg, src, err
+}
+
 // brokenTrust is a trust store that cannot be read: nothing is trusted.
 type brokenTrust struct{ err error }
 
@@ -42,7 +57,8 @@ func (b brokenTrust) CheckSum(string, string) (trust.State, error) { return trus
 // LoadHookConfig loads the configuration for a hook command (stop-hook,
 // prompt-hook, session-hook): as LoadConfig does, except that a
 // project.yaml is read only when the user trusts it as it is now
-// (runtasks trust); otherwise cfg.Untrusted says what was left out.
+// (runtasks trust); otherwise cfg.Untrusted says what was left out. A file
+// named by --config or RUNTASKS_CONFIG is read as named.
 func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.Config, *config.Sources, error) {
 	var checker config.TrustChecker
 	if st, err := f.trustStore(); err != nil {
@@ -77,6 +93,34 @@ type trustOptions struct {
 	// Root and File are the project and its project.yaml ("" = none).
 	Root, File string
 	Now        func() time.Time
+	// Confirm shows what the file would run and gets the person's yes.
+	Confirm func(data []byte) error
+}
+
+// errNotTrusted ends a command that needed a yes it did not get.
+type errNotTrusted struct{ why string }
+
+func (e errNotTrusted) Error() string { return e.why }
+
+// confirmTrust shows what root's project.yaml (data, read from file) would
+// make runtasks run, then gets the person's informed yes: given by flag
+// (--yes, install's --trust), else asked on a terminal. Without it the
+// error says what to do; nothing is trusted.
+func (f *Factory) confirmTrust(w io.Writer, root, file string, data []byte, yes bool, flag string) error {
+	execs, err := config.Review(root, data)
+	fmt.Fprint(w, config.ReviewText(file, execs, err))
+	if yes {
+		return nil
+	}
+	if f.Interactive == nil || !f.Interactive() {
+		return errNotTrusted{fmt.Sprintf("%s is not trusted: review it (the list above), then run again with %s", file, flag)}
+	}
+	fmt.Fprintf(f.Err, "Trust %s, so that runtasks' hooks read this project.yaml? [y/N] ", root)
+	line, _ := bufio.NewReader(f.In).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		return errNotTrusted{file + " is not trusted (the answer was no)"}
+	}
+	return nil
 }
 
 // trustTarget finds the project a trust or untrust command names: DIR (or
@@ -102,62 +146,80 @@ func trustTarget(f *Factory, args []string) (root, file string, err error) {
 }
 
 func newTrustCmd(f *Factory) *cobra.Command {
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "trust [DIR]",
-		Short: "Let the hooks read this project's project.yaml",
-		Long: `trust records the project's root (DIR or the working directory, resolved
-as the hooks resolve theirs: the main work tree of its git repository) and
-the sha256 of its project.yaml in $XDG_CONFIG_HOME/runtasks/trusted/ (else
-~/.config/runtasks/trusted/).
+		Short: "Let runtasks read this project's project.yaml",
+		Long: `trust shows what the project's project.yaml would make runtasks run —
+beads.bin, command checks, notify commands, runtasks run's agent binaries —
+and the paths outside the project it names, then asks (on a terminal; --yes
+otherwise). On yes it records the project's root (DIR or the working
+directory, resolved as the hooks resolve theirs: the main work tree of its
+git repository) and the sha256 of its project.yaml in
+$XDG_CONFIG_HOME/runtasks/trusted/ (else ~/.config/runtasks/trusted/).
 
-The hook commands (stop-hook, prompt-hook, session-hook) run on the agent's
-events without anyone typing them, so they read a project.yaml only when it
-is trusted and unchanged since: a project.yaml can name programs to run
-(beads.bin, workflow.checks commands). An untrusted or changed file is
-ignored by the hooks (defaults, environment and flags only) and they say so
-in a systemMessage. Commands you type (check, run, status, config, …) read
-it as always. Review the file, then trust it; trust it again after each
-change. A project without project.yaml needs no trust.`,
+A project.yaml can name programs to run, so runtasks reads it only when it
+is trusted and unchanged since: the hook commands (stop-hook, prompt-hook,
+session-hook, run on the agent's events without anyone typing them) and the
+commands that look or set up (doctor, install, uninstall, status, report,
+prompt, reset, codex monitor) ignore an untrusted or changed file and say
+so. Commands you type to work the epic (run, check, claim, arm, disarm) read
+it as make reads a Makefile; config show and validate read it to show it.
+Trust again after each change. A project without project.yaml needs no
+trust; install trusts the project.yaml it writes itself.`,
 		Example: `  runtasks trust
-  runtasks trust ~/src/app
+  runtasks trust --yes ~/src/app
   runtasks untrust ~/src/app`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: trustRunE(f, runTrust),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o, err := trustCmdOptions(f, args)
+			if err != nil {
+				return exitCode(engine.ExitFailed, err)
+			}
+			o.Confirm = func(data []byte) error { return f.confirmTrust(f.Out, o.Root, o.File, data, yes, "--yes") }
+			err = runTrust(o)
+			var nt errNotTrusted
+			switch {
+			case errors.As(err, &nt):
+				return exitCode(engine.ExitUsage, err)
+			case err != nil:
+				return exitCode(engine.ExitFailed, err)
+			}
+			return nil
+		},
 	}
-	setExitStatus(cmd, `  0  trusted (or nothing to trust: the project has no project.yaml)
-  1  failed: the project or the trust record could not be read or written`)
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "trust without asking (after reviewing what the file runs)")
+	setExitStatus(cmd, `  0  trusted (or already trusted as it is; or nothing to trust: the project
+     has no project.yaml)
+  1  failed: the project or the trust record could not be read or written
+  4  not trusted: no --yes where nobody can be asked, or the answer was no`)
 	return cmd
 }
 
 func newUntrustCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "untrust [DIR]",
-		Short: "Stop the hooks reading this project's project.yaml",
+		Short: "Stop runtasks reading this project's project.yaml",
 		Long: `untrust removes the trust record of the project at DIR (or the working
-directory): from then on the hooks ignore its project.yaml until it is
-trusted again (runtasks trust).`,
+directory): from then on runtasks ignores its project.yaml where it needs
+trust until it is trusted again (runtasks trust).`,
 		Example: `  runtasks untrust
   runtasks untrust ~/src/app`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: trustRunE(f, runUntrust),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o, err := trustCmdOptions(f, args)
+			if err == nil {
+				err = runUntrust(o)
+			}
+			if err != nil {
+				return exitCode(engine.ExitFailed, err)
+			}
+			return nil
+		},
 	}
 	setExitStatus(cmd, `  0  untrusted (or it was not trusted)
   1  failed: the trust record could not be removed`)
 	return cmd
-}
-
-// trustRunE wires trust and untrust: the same options, one action.
-func trustRunE(f *Factory, run func(*trustOptions) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		o, err := trustCmdOptions(f, args)
-		if err == nil {
-			err = run(o)
-		}
-		if err != nil {
-			return exitCode(engine.ExitFailed, err)
-		}
-		return nil
-	}
 }
 
 func trustCmdOptions(f *Factory, args []string) (*trustOptions, error) {
@@ -177,12 +239,22 @@ func runTrust(o *trustOptions) error {
 		fmt.Fprintf(o.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", o.Root, config.ProjectFile)
 		return nil
 	}
-	_, err := trustFile(o.Store, o.Root, o.File, o.Now())
+	data, err := agentfile.Read(o.File, agentfile.MaxText)
 	if err != nil {
+		return fmt.Errorf("read %s: %w", o.File, err)
+	}
+	if st, err := o.Store.Check(o.Root, data); err == nil && st == trust.Trusted {
+		fmt.Fprintf(o.Out, "%s is trusted already (%s as it is now)\n", o.Root, o.File)
+		return nil
+	}
+	if err := o.Confirm(data); err != nil {
+		return err
+	}
+	if _, err := o.Store.Trust(o.Root, o.File, data, o.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "trusted %s (%s as it is now)\n", o.Root, o.File)
-	if err := config.ValidateFile(o.File); err != nil {
+	if err := config.ValidateYAML(o.File, data); err != nil {
 		fmt.Fprintf(o.Out, "note: %s has problems the hooks will report:\n%s\n", o.File, err)
 	}
 	return nil
@@ -204,7 +276,7 @@ func runUntrust(o *trustOptions) error {
 		return err
 	}
 	if removed {
-		fmt.Fprintf(o.Out, "untrusted %s: the hooks ignore its %s\n", o.Root, config.ProjectFile)
+		fmt.Fprintf(o.Out, "untrusted %s: runtasks ignores its %s where it needs trust\n", o.Root, config.ProjectFile)
 	} else {
 		fmt.Fprintf(o.Out, "%s was not trusted\n", o.Root)
 	}

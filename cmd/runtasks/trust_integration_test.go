@@ -42,8 +42,7 @@ func TestIntegrationUntrustedCloneNeverRuns(t *testing.T) {
 	yaml := "workflow:\n  epic: " + epic + "\n  checks:\n    - {type: command, run: \"touch PWNED\"}\n    - beads\nbeads:\n  bin: ./x.sh\n"
 	writeFile(t, filepath.Join(clone, "project.yaml"), yaml)
 	pwned, bdRan := filepath.Join(clone, "PWNED"), filepath.Join(clone, "BD-RAN")
-	// doctor, typed by a person, reads the file as it is (beads.bin runs):
-	// clear runs before each round of hooks.
+	// clear runs before each round of hooks (once trusted, they run).
 	clear := func() { os.Remove(pwned); os.Remove(bdRan) }
 	gone := func() bool {
 		_, e1 := os.Stat(pwned)
@@ -84,14 +83,18 @@ func TestIntegrationUntrustedCloneNeverRuns(t *testing.T) {
 	if !gone() {
 		t.Fatal("an untrusted project.yaml ran its programs")
 	}
-	// The user's own environment still applies (it is trusted).
-	if code, out, _ := runIn(t, clone, s.Env, "", "doctor"); !strings.Contains(out, "is untrusted: the hooks ignore it") {
-		t.Errorf("doctor (exit %d) does not show the trust state:\n%s", code, out)
+	// doctor, the first command a person runs in a new clone, runs nothing
+	// of the file either, and says what it would have run.
+	if code, out, _ := runIn(t, clone, s.Env, "", "doctor"); !strings.Contains(out, "is untrusted: the hooks and doctor ignore it") || !strings.Contains(out, "beads.bin: ./x.sh") {
+		t.Errorf("doctor (exit %d) does not show the trust state and what the file runs:\n%s", code, out)
+	}
+	if !gone() {
+		t.Fatal("doctor ran the untrusted project.yaml's programs")
 	}
 
 	// Trusted: the hooks read the file, and its programs run.
 	clear()
-	if code, out, errOut := runIn(t, clone, s.Env, "", "trust"); code != 0 || !strings.Contains(out, "trusted "+clone) {
+	if code, out, errOut := runIn(t, clone, s.Env, "", "trust", "--yes"); code != 0 || !strings.Contains(out, "trusted "+clone) {
 		t.Fatalf("trust: exit %d\n%s%s", code, out, errOut)
 	}
 	a = hook("stop-hook", maps(stop))
@@ -120,7 +123,7 @@ func TestIntegrationUntrustedCloneNeverRuns(t *testing.T) {
 	}
 
 	// untrust: ignored again.
-	runIn(t, clone, s.Env, "", "trust")
+	runIn(t, clone, s.Env, "", "trust", "--yes")
 	if code, out, _ := runIn(t, clone, s.Env, "", "untrust"); code != 0 || !strings.Contains(out, "untrusted "+clone) {
 		t.Fatalf("untrust: exit %d %s", code, out)
 	}
@@ -139,9 +142,11 @@ func maps(m map[string]any) map[string]any {
 	return out
 }
 
-// A project install trusts the project it installs into and writes a stop
-// hook timeout that covers the configured command checks; a global
-// install trusts nothing.
+// A project install trusts a project.yaml it did not write only on the
+// person's yes (--trust here: nobody can be asked), after showing what it
+// runs; without it, it refuses and writes nothing. Trusted, its stop hook
+// timeout covers the configured command checks. A global install trusts
+// nothing and takes no value from the project's file.
 func TestInstallTrustsAndTimesOut(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
@@ -156,12 +161,22 @@ func TestInstallTrustsAndTimesOut(t *testing.T) {
 	if code, out, errOut := runIn(t, proj, env, "", "install", "claude", "--global"); code != 0 || strings.Contains(out, "trusted") {
 		t.Fatalf("install --global: exit %d\n%s%s", code, out, errOut)
 	}
+	if global, _ := os.ReadFile(filepath.Join(home, ".claude", "settings.json")); !strings.Contains(string(global), `"timeout": 30`) || strings.Contains(string(global), `"timeout": 33`) {
+		t.Errorf("install --global took the stop timeout (5m30s and more) from the untrusted project.yaml:\n%s", global)
+	}
 	if _, out, _ := runIn(t, proj, env, "", "doctor"); !strings.Contains(out, "untrusted") {
 		t.Errorf("a global install trusted the project:\n%s", out)
 	}
 	code, out, errOut := runIn(t, proj, env, "", "install", "claude")
+	if code != 4 || !strings.Contains(out, "workflow.checks[1].run") || !strings.Contains(out, "go test ./...") || !strings.Contains(errOut, "then run again with --trust") {
+		t.Errorf("install without --trust: exit %d, want 4 with what the file runs\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude")); !os.IsNotExist(err) {
+		t.Errorf("install without --trust wrote .claude (%v)", err)
+	}
+	code, out, errOut = runIn(t, proj, env, "", "install", "claude", "--trust")
 	if code != 0 || !strings.Contains(out, "trusted "+proj) {
-		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+		t.Fatalf("install --trust: exit %d\n%s%s", code, out, errOut)
 	}
 	if _, out, _ := runIn(t, proj, env, "", "doctor"); !strings.Contains(out, proj+" is trusted") {
 		t.Errorf("install did not trust the project:\n%s", out)

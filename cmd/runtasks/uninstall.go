@@ -15,10 +15,11 @@ func newUninstallCmd(f *Factory) *cobra.Command {
 		Short: "Remove runtasks' hooks and skills from an agent",
 		Long: `uninstall removes exactly what install added and recorded: runtasks'
 own hook entries (a hook you wrote stays, even one that runs runtasks; an
-entry you edited since is yours), the event lists, hooks object or file
-that install created and that hold nothing else, and the file's backup
-(FILE.runtasks.bak). The file is then byte for byte what it was before
-install, plus whatever you changed since. The skills and project.yaml go
+entry you edited since is yours; an entry of another machine's install that
+install replaced is put back where it stood), the event lists, hooks object
+or file that install created and that hold nothing else, and the file's
+backup. The file is then byte for byte what it was before install, plus
+whatever you changed since. The skills and project.yaml go
 with the last agent's uninstall, when they are still as install wrote them.
 --dry-run prints the diff.`,
 		Example: `  runtasks uninstall claude

@@ -305,6 +305,14 @@ func (c *Client) ReadyAll(ctx context.Context) ([]Issue, error) {
 	return issues, err
 }
 
+// Open lists every unclosed issue of the store (bd list --json --limit
+// 0), epics and tasks: what shell completion offers.
+func (c *Client) Open(ctx context.Context) ([]Issue, error) {
+	var issues []Issue
+	err := c.query(ctx, &issues, "list", "--json", "--limit", "0")
+	return issues, err
+}
+
 // ReadyParent asks bd for the epic's ready descendants the slow, exact way
 // (bd ready --parent E): the reference Ready is held to.
 func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) {
@@ -934,6 +942,9 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 		e.Code = exitErr.ExitCode()
 		e.Msg = message(stdout.Bytes(), stderr.Bytes())
 		e.Kind = classify(e.Code, e.Msg)
+		if e.Kind == KindNoStore {
+			e.Msg += " (" + c.where() + ")"
+		}
 	default:
 		e.Kind = KindFailed
 		e.Msg = err.Error()

@@ -150,7 +150,7 @@ func (u *UntrustedFile) Message() string {
 	if u.Err != "" {
 		why += " (" + u.Err + ")"
 	}
-	return fmt.Sprintf("%s %s, so the hooks ignore it (defaults, environment and flags only). Review it, then run `runtasks trust %s`.",
+	return fmt.Sprintf("%s %s, so runtasks ignores it here (defaults, environment and flags only). Review it, then run `runtasks trust %s`.",
 		u.Path, why, ShellQuote(u.Root))
 }
 

@@ -1,13 +1,17 @@
 package doctor
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,8 +29,9 @@ const EnvBlockCap = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
 // information names it.
 const runtasksMain = "github.com/runtasks/runtasks/cmd/runtasks"
 
-// agentSettings is one agent's project and user settings files, read once
-// for the epic, agent, block-cap and timeout checks.
+// agentSettings is one agent's settings files (the project's, Claude
+// Code's per-user .claude/settings.local.json, the user's), read once for
+// the epic, agent, block-cap and timeout checks.
 type agentSettings struct {
 	files []settingsFile
 	// entries are runtasks' hook entries in the files; found names each
@@ -41,15 +46,32 @@ type agentSettings struct {
 type settingsFile struct {
 	path string
 	data []byte
+	// user: the user's own file (--global, or Claude Code's
+	// settings.local.json), not the project's shared one.
+	user    bool
+	entries []install.Entry
 }
 
-func readSettings(in *Inputs, agent string) agentSettings {
-	var s agentSettings
+// settingsPaths are the files the agent reads hooks from for the project:
+// the project's, Claude Code's settings.local.json, the user's.
+func settingsPaths(in *Inputs, agent string) (paths []string, user []bool) {
 	for _, global := range []bool{false, true} {
 		path, err := install.SettingsPath(install.Options{Agent: agent, Global: global, ProjectDir: in.Root, Home: in.Home, CodexHome: in.CodexHome})
 		if err != nil {
 			continue
 		}
+		paths, user = append(paths, path), append(user, global)
+		if agent == hook.Claude && !global {
+			paths, user = append(paths, filepath.Join(in.Root, ".claude", "settings.local.json")), append(user, true)
+		}
+	}
+	return paths, user
+}
+
+func readSettings(in *Inputs, agent string) agentSettings {
+	var s agentSettings
+	paths, user := settingsPaths(in, agent)
+	for i, path := range paths {
 		data, err := in.ReadFile(path)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -60,19 +82,18 @@ func readSettings(in *Inputs, agent string) agentSettings {
 			}
 			continue
 		}
-		s.files = append(s.files, settingsFile{path, data})
-		if s.bad != nil {
-			continue
+		f := settingsFile{path: path, data: data, user: user[i]}
+		if s.bad == nil {
+			es, err := install.Entries(agent, data)
+			if err != nil {
+				s.bad = &Finding{Error, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
+			} else if len(es) > 0 {
+				f.entries = es
+				s.found = append(s.found, fmt.Sprintf("%s (%d)", path, len(es)))
+				s.entries = append(s.entries, es...)
+			}
 		}
-		es, err := install.Entries(agent, data)
-		if err != nil {
-			s.bad = &Finding{Error, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
-			continue
-		}
-		if len(es) > 0 {
-			s.found = append(s.found, fmt.Sprintf("%s (%d)", path, len(es)))
-			s.entries = append(s.entries, es...)
-		}
+		s.files = append(s.files, f)
 	}
 	if s.bad != nil {
 		s.entries, s.found = nil, nil
@@ -81,51 +102,76 @@ func readSettings(in *Inputs, agent string) agentSettings {
 }
 
 // checkAgent checks runtasks' entries in an agent's settings; n counts
-// them. Each entry's program must be runtasks: one that is missing or is
-// something else leaves the agent without runtasks' hooks, an error;
-// another runtasks (another path, perhaps another version) is a warning.
+// them. Each entry's program must be this runtasks: one that is missing,
+// is not runtasks, or is another version or build leaves the agent
+// without the hooks this runtasks documents — an error, with the fix for
+// where the entry is (the project's shared file calls runtasks from PATH;
+// a user's file may name a path).
 func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
 	if s.bad != nil {
 		return *s.bad, 0
 	}
-	var bad, foreign []string
+	var problems, fixes []string
 	seen := map[string]bool{}
-	for _, e := range s.entries {
-		if seen[e.Program] {
-			continue
+	add := func(list []string, x string) []string {
+		if slices.Contains(list, x) {
+			return list
 		}
-		seen[e.Program] = true
-		same, problem, version := hookProgram(in, e.Program)
-		switch {
-		case problem != "":
-			bad = append(bad, e.Program+" "+problem)
-		case !same:
-			foreign = append(foreign, fmt.Sprintf("%s (runtasks %s)", e.Program, version))
+		return append(list, x)
+	}
+	for _, file := range s.files {
+		for _, e := range file.entries {
+			n++
+			key := fmt.Sprint(file.user, e.Program)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			same, problem, other := hookProgram(in, e.Program)
+			switch {
+			case problem != "":
+				problems = add(problems, e.Program+" "+problem)
+			case !same:
+				problems = add(problems, fmt.Sprintf("%s is another runtasks (%s), not this one (%s, %s)", e.Program, other, in.Executable, ownVersion()))
+			default:
+				continue
+			}
+			fixes = add(fixes, programFix(in, agent, file, e.Program))
 		}
 	}
-	n = len(s.entries)
-	fix := "runtasks install " + agent
 	found := strings.Join(s.found, ", ")
 	switch {
 	case n == 0:
 		return Finding{OK, agent, "not installed", ""}, 0
-	case len(bad) > 0:
-		return Finding{Error, agent, fmt.Sprintf("%s: the hooks cannot run runtasks: %s", found, strings.Join(bad, "; ")),
-			fix + " (--global for the user's settings) writes this binary, " + in.Executable + ", into the entries"}, n
-	case len(foreign) > 0:
-		return Finding{Warning, agent, fmt.Sprintf("%s run %s, not this binary (%s, runtasks %s)", found, strings.Join(foreign, ", "), in.Executable, ownVersion()), fix + " (replaces the entries)"}, n
+	case len(problems) > 0:
+		return Finding{Error, agent, fmt.Sprintf("%s: the hooks do not run this runtasks: %s", found, strings.Join(problems, "; ")), strings.Join(fixes, "; ")}, n
 	}
-	return Finding{OK, agent, "installed: " + found + ", running this binary", ""}, n
+	return Finding{OK, agent, "installed: " + found + ", running this runtasks", ""}, n
+}
+
+// programFix is the fix for a hook entry in file whose program is not
+// this runtasks.
+func programFix(in *Inputs, agent string, file settingsFile, program string) string {
+	dir := filepath.Dir(in.Executable)
+	switch {
+	case !strings.ContainsRune(program, filepath.Separator):
+		return fmt.Sprintf("put this runtasks first on the PATH the agent starts with (export PATH=%s:$PATH), or install it there (go install github.com/runtasks/runtasks/cmd/runtasks@latest)", dir)
+	case !file.user:
+		return "runtasks install " + agent + " (the project's entries then call runtasks from PATH)"
+	case filepath.Base(file.path) == "settings.local.json":
+		return "correct or remove the entry in " + file.path + " (runtasks install writes none there)"
+	}
+	return "runtasks install " + agent + " --global (writes this runtasks, " + in.Executable + ", into " + file.path + ")"
 }
 
 // hookProgram checks program, the first word of a hook's command (looked
-// up on PATH when it has no slash). same: it is this binary. problem says
-// why it is not a runtasks that can answer the hook ("" when it is one).
-// A file is runtasks when its Go build information, read from the file
-// without running it, names runtasksMain as its main package; a script,
-// /bin/true or another Go program does not. version is that runtasks'
-// module version ("(devel)" for a build from a checkout).
-func hookProgram(in *Inputs, program string) (same bool, problem, version string) {
+// up on PATH when it has no slash). same: it is this runtasks (this file,
+// or a copy of it). problem says why it is not a runtasks that can answer
+// the hook ("" when it is one). A file is runtasks when its Go build
+// information, read from the file without running it, names runtasksMain
+// as its main package; a script, /bin/true or another Go program does not.
+// other describes another runtasks: its module version and VCS revision.
+func hookProgram(in *Inputs, program string) (same bool, problem, other string) {
 	path := program
 	if !strings.ContainsRune(path, filepath.Separator) {
 		if path = in.LookPath(program); path == "" {
@@ -154,16 +200,125 @@ func hookProgram(in *Inputs, program string) (same bool, problem, version string
 	case bi.Path != runtasksMain:
 		return false, "is not runtasks (a Go program of " + bi.Path + ")", ""
 	}
-	return false, "", bi.Main.Version
+	if sameFile(path, in.Executable) {
+		return true, "", ""
+	}
+	other = "runtasks " + bi.Main.Version
+	if rev := setting(bi.Settings, "vcs.revision"); rev != "" {
+		other += " " + rev
+	}
+	if program != path {
+		other += " at " + path
+	}
+	return false, "", other
 }
 
-// ownVersion is this runtasks' module version ("unknown" without build
-// information).
-func ownVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.Main.Version
+// sameFile reports whether two files hold the same bytes (the same build).
+func sameFile(a, b string) bool {
+	sum := func(p string) []byte {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return nil
+		}
+		return h.Sum(nil)
 	}
-	return "unknown"
+	x := sum(a)
+	return x != nil && bytes.Equal(x, sum(b))
+}
+
+func setting(settings []debug.BuildSetting, key string) string {
+	for _, s := range settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
+}
+
+// ownVersion is this runtasks' module version and VCS revision ("unknown"
+// without build information).
+func ownVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := "runtasks " + bi.Main.Version
+	if rev := setting(bi.Settings, "vcs.revision"); rev != "" {
+		v += " " + rev
+	}
+	return v
+}
+
+// checkDoubleStop finds runtasks stop hooks that would both fire at one
+// stop: two different commands at the agent's stop event, in one file or
+// across the project's and the user's (Claude Code runs an identical
+// command string of several files once; the others run every entry).
+// runtasks counts such a stop once (engine.Stop), but each is judged
+// twice and a stale one may drive another epic.
+func checkDoubleStop(agent string, s agentSettings) *Finding {
+	event := hook.NativeEvent(agent, hook.EventStop)
+	var cmds, where []string
+	user := false
+	for _, f := range s.files {
+		for _, e := range f.entries {
+			if e.Event != event || !strings.Contains(e.Command, install.StopHook) {
+				continue
+			}
+			if agent == hook.Claude && slices.Contains(cmds, e.Command) {
+				continue
+			}
+			cmds, where = append(cmds, e.Command), append(where, f.path+": "+e.Command)
+			user = user || f.user
+		}
+	}
+	if len(cmds) < 2 {
+		return nil
+	}
+	fix := "runtasks install " + agent + " (keeps one set in the project's file)"
+	if user {
+		fix = "remove all but one: runtasks uninstall " + agent + " --global takes out the user's (or edit the files named)"
+	}
+	return &Finding{Error, agent, fmt.Sprintf("%d runtasks stop hooks fire at each stop (%s): each stop is judged by both, and a stale one may drive another epic",
+		len(cmds), strings.Join(where, "; ")), fix}
+}
+
+// checkFires finds project hooks that will not fire from the working
+// directory: Claude Code and Gemini CLI read a project's settings from the
+// directory they are started in (Gemini CLI: loadSettings(process.cwd());
+// Claude Code: the project is the start directory), so started below the
+// project root they run none of the root's hooks.
+func checkFires(in *Inputs, agent string, s agentSettings) *Finding {
+	if (agent != hook.Claude && agent != hook.Gemini) || in.Wd == "" || in.Wd == in.Root || len(s.entries) == 0 {
+		return nil
+	}
+	project, _ := install.SettingsPath(install.Options{Agent: agent, ProjectDir: in.Root})
+	here, _ := install.SettingsPath(install.Options{Agent: agent, ProjectDir: in.Wd})
+	var inProject, elsewhere bool
+	for _, f := range s.files {
+		switch {
+		case len(f.entries) == 0:
+		case f.path == project:
+			inProject = true
+		case f.user && filepath.Base(f.path) != "settings.local.json":
+			elsewhere = true
+		}
+	}
+	if data, err := in.ReadFile(here); err == nil {
+		if es, _ := install.Entries(agent, data); len(es) > 0 {
+			elsewhere = true
+		}
+	}
+	if !inProject || elsewhere {
+		return nil
+	}
+	name := map[string]string{hook.Claude: "Claude Code", hook.Gemini: "Gemini CLI"}[agent]
+	return &Finding{Error, agent, fmt.Sprintf("%s started here (%s) reads %s, not the project's %s: runtasks' hooks will not fire", name, in.Wd, here, project),
+		fmt.Sprintf("start %s at the project root (cd %s), or install the hooks for this user: runtasks install %s --global", agent, config.ShellQuote(in.Root), agent)}
 }
 
 // checkBlockCap compares Claude Code's consecutive-block cap, from the

@@ -5,6 +5,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -58,9 +59,11 @@ type Inputs struct {
 	// checks then run on the defaults, with Environ's variables.
 	Cfg     *config.Config
 	CfgErr  error
+	Src     *config.Sources
 	Environ []string
-	// Root is the project root (found even when the configuration is bad).
-	Root string
+	// Root is the project root (found even when the configuration is bad);
+	// Wd the directory doctor runs in.
+	Root, Wd string
 	// Home and CodexHome ("" = Home/.codex) hold the agents' user settings.
 	Home, CodexHome string
 	// Executable is this runtasks binary: what install writes into hooks.
@@ -87,7 +90,7 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 	}
 	cfg := in.Cfg
 	if cfg == nil {
-		emit(Finding{Error, "config", "configuration: " + oneLine(in.CfgErr), "correct the project.yaml or the variable it names (runtasks config show lists the keys)"})
+		emit(configError(in.CfgErr))
 		var err error
 		if cfg, err = defaultConfig(in.Root, in.Environ); err != nil {
 			return true
@@ -96,7 +99,7 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 	client := in.Beads(cfg)
 	f, bdOK := checkBD(ctx, in, cfg, client)
 	emit(f)
-	f, store := checkStore(cfg)
+	f, store := checkStore(cfg, in.Environ)
 	emit(f)
 	ready := bdOK && store != ""
 	emit(checkServer(ctx, client, ready))
@@ -109,11 +112,7 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 		emit(f)
 	}
 	if in.Cfg != nil {
-		if cfg.File == "" {
-			emit(Finding{Warning, "config", "no project.yaml: the defaults apply", "runtasks install AGENT writes one, or copy project.yaml.example"})
-		} else {
-			emit(Finding{OK, "config", cfg.File + " is valid", ""})
-		}
+		emit(checkConfig(in))
 	}
 	emit(checkTrust(in))
 	claude := false
@@ -121,6 +120,11 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 		f, n := checkAgent(in, agent, settings[agent])
 		claude = claude || (agent == hook.Claude && n > 0)
 		emit(f)
+		for _, f := range []*Finding{checkDoubleStop(agent, settings[agent]), checkFires(in, agent, settings[agent])} {
+			if f != nil {
+				emit(*f)
+			}
+		}
 	}
 	emit(checkBlockCap(in, cfg, settings[hook.Claude], claude))
 	emit(checkTimeouts(cfg, settings))
@@ -151,14 +155,12 @@ func checkBD(ctx context.Context, in *Inputs, cfg *config.Config, client Beads) 
 	return Finding{OK, "bd", fmt.Sprintf("bd %s at %s", v, path), ""}, true
 }
 
-// checkStore finds the beads store ("" = none).
-func checkStore(cfg *config.Config) (Finding, string) {
-	store := cfg.BeadsDir()
-	if store == "" {
-		store = findBeadsDir(cfg.Root)
-	}
-	if store == "" {
-		return Finding{Error, "store", "no .beads store in " + cfg.Root + " or above", "bd init in the project, or set beads.dir / BEADS_DIR"}, ""
+// checkStore finds the beads store ("" = none), as bd would
+// (beads.FindStore).
+func checkStore(cfg *config.Config, environ []string) (Finding, string) {
+	store, where, ok := beads.FindStore(cfg.BeadsDir(), cfg.Root, environ)
+	if !ok {
+		return Finding{Error, "store", "no beads store: runtasks " + where, "bd init in the project, or set beads.dir / BEADS_DIR"}, ""
 	}
 	if _, err := os.ReadDir(store); err != nil {
 		return Finding{Error, "store", oneLine(err), "make " + store + " readable"}, store
@@ -252,11 +254,93 @@ func checkTrust(in *Inputs) Finding {
 	st, err := in.TrustState(in.Root, file)
 	switch {
 	case err != nil:
-		return Finding{Warning, "trust", oneLine(err) + ": the hooks ignore " + file, fix}
+		return Finding{Warning, "trust", oneLine(err) + ": runtasks ignores " + file + " where it needs trust" + wouldRun(in, file), fix}
 	case st == trust.Trusted:
-		return Finding{OK, "trust", in.Root + " is trusted: the hooks read " + file, ""}
+		return Finding{OK, "trust", in.Root + " is trusted: runtasks reads " + file, ""}
 	}
-	return Finding{Warning, "trust", file + " is " + st.String() + ": the hooks ignore it (defaults, environment and flags only)", fix}
+	return Finding{Warning, "trust", file + " is " + st.String() + ": the hooks and doctor ignore it (defaults, environment and flags only)" + wouldRun(in, file), fix}
+}
+
+// wouldRun says what an untrusted project.yaml would make runtasks run
+// (config.Review), for doctor: doctor runs none of it.
+func wouldRun(in *Inputs, file string) string {
+	read := in.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	data, err := read(file)
+	if err != nil {
+		return ""
+	}
+	execs, err := config.Review(in.Root, data)
+	if err != nil || len(execs) == 0 {
+		return "; it runs nothing of its own"
+	}
+	var items []string
+	for _, e := range execs {
+		items = append(items, e.String())
+	}
+	return "; trusted, it would make runtasks run or use: " + strings.Join(items, "; ")
+}
+
+// configError is the finding of a configuration that does not load,
+// naming the variables and files at fault.
+func configError(err error) Finding {
+	var (
+		names []string
+		files []string
+		list  config.ErrorList
+	)
+	if errors.As(err, &list) {
+		for _, e := range list {
+			if name, ok := strings.CutPrefix(e.Source, "env "); ok && !slices.Contains(names, name) {
+				names = append(names, name)
+			} else if !ok && e.Source != "" && !slices.Contains(files, e.Source) {
+				files = append(files, e.Source)
+			}
+		}
+	}
+	var fixes []string
+	if len(names) > 0 {
+		fixes = append(fixes, "unset "+strings.Join(names, " ")+" (or give it a valid value) in the shell the agent starts from")
+	}
+	for _, f := range files {
+		fixes = append(fixes, "correct "+f+" (runtasks config validate lists its problems)")
+	}
+	if len(fixes) == 0 {
+		fixes = append(fixes, "correct the project.yaml or the variable it names (runtasks config show lists the keys)")
+	}
+	msg := "configuration: " + oneLine(err)
+	if len(names) > 0 {
+		msg = "the environment makes the configuration invalid (" + strings.Join(names, ", ") + "): runtasks is off, its hooks allow every stop and say why: " + oneLine(err)
+	}
+	return Finding{Error, "config", msg, strings.Join(fixes, "; ")}
+}
+
+// checkConfig says which project.yaml applies, and whether the
+// environment switched the stop hook off.
+func checkConfig(in *Inputs) Finding {
+	cfg := in.Cfg
+	if !cfg.Workflow.StopHook.Enabled {
+		src := "the configuration"
+		if in.Src != nil && (*in.Src)["workflow.stop_hook.enabled"] != "" {
+			src = (*in.Src)["workflow.stop_hook.enabled"]
+		}
+		if name, ok := strings.CutPrefix(src, "env "); ok {
+			return Finding{Error, "config", "workflow.stop_hook.enabled is false (" + src + "): the stop hooks allow every stop", "unset " + name + " in the shell the agent starts from"}
+		}
+		return Finding{Warning, "config", "workflow.stop_hook.enabled is false (" + src + "): the stop hooks allow every stop", "set it to true to drive sessions"}
+	}
+	switch {
+	case cfg.Untrusted != nil:
+		if err := config.ValidateFile(cfg.Untrusted.Path); err != nil {
+			return Finding{Warning, "config", cfg.Untrusted.Path + " (not applied: " + cfg.Untrusted.State.String() + ") has problems: " + oneLine(err), "correct it before you trust it"}
+		}
+		return Finding{OK, "config", cfg.Untrusted.Path + " is valid (not applied: " + cfg.Untrusted.State.String() + ")", ""}
+	case cfg.File == "":
+		return Finding{Warning, "config", "no project.yaml: the defaults apply", "runtasks install AGENT writes one, or copy project.yaml.example"}
+	}
+	return Finding{OK, "config", cfg.File + " is valid", ""}
 }
 
 // checkState creates the state directory (and its .gitignore) and writes a
@@ -313,21 +397,6 @@ func checkRuns(ctx context.Context, cfg *config.Config) Finding {
 	}
 	return Finding{Warning, "runs", rel + " shows in git status: run folders are not meant to be committed",
 		"printf '*\\n' > " + filepath.Join(rel, ".gitignore")}
-}
-
-// findBeadsDir is the first .beads directory from dir upwards ("" = none).
-func findBeadsDir(dir string) string {
-	for {
-		p := filepath.Join(dir, ".beads")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
 
 func oneLine(err error) string {

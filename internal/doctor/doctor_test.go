@@ -205,9 +205,9 @@ func TestCheckAgent(t *testing.T) {
 		msg   string
 	}{
 		{"not installed", nil, OK, 0, "not installed"},
-		{"this binary", files{project: stop(self)}, OK, 1, "installed: " + project + " (1), running this binary"},
+		{"this binary", files{project: stop(self)}, OK, 1, "installed: " + project + " (1), running this runtasks"},
 		{"both files", files{project: stop(self), user: stop(self)}, OK, 2, project + " (1), " + user + " (1)"},
-		{"missing", files{project: stop(gone)}, Error, 1, "the hooks cannot run runtasks: " + gone + " is missing"},
+		{"missing", files{project: stop(gone)}, Error, 1, "the hooks do not run this runtasks: " + gone + " is missing"},
 		{"not on PATH", files{project: stop("runtasks")}, Error, 1, "runtasks is not found on PATH"},
 		{"a script", files{project: stop(script)}, Error, 1, script + " is not runtasks (not a Go program)"},
 		{"not executable", files{project: stop(plain)}, Error, 1, plain + " is not an executable file"},
@@ -226,7 +226,7 @@ func TestCheckTrust(t *testing.T) {
 	root := t.TempDir()
 	empty := t.TempDir()
 	file := filepath.Join(root, config.ProjectFile)
-	if err := os.WriteFile(file, []byte("workflow: {}\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("beads:\n  bin: ./evilbd\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	state := func(st trust.State, err error) func(string, string) (trust.State, error) {
@@ -245,9 +245,9 @@ func TestCheckTrust(t *testing.T) {
 		{"no project.yaml", empty, "", nil, OK, "nothing to trust", ""},
 		{"no trust store", root, "", nil, Warning, "no trust store (no HOME): the hooks ignore " + file, "XDG_CONFIG_HOME"},
 		{"trusted", root, "", state(trust.Trusted, nil), OK, root + " is trusted", ""},
-		{"untrusted", root, "", state(trust.Untrusted, nil), Warning, file + " is untrusted: the hooks ignore it", "runtasks trust"},
+		{"untrusted", root, "", state(trust.Untrusted, nil), Warning, file + " is untrusted: the hooks and doctor ignore it (defaults, environment and flags only); trusted, it would make runtasks run or use: beads.bin: ./evilbd", "runtasks trust"},
 		{"changed", root, "", state(trust.Changed, nil), Warning, "is changed since trusted", "runtasks trust"},
-		{"unreadable", root, "", state(trust.Untrusted, errors.New("bad record")), Warning, "bad record: the hooks ignore", "review"},
+		{"unreadable", root, "", state(trust.Untrusted, errors.New("bad record")), Warning, "bad record: runtasks ignores", "review"},
 	} {
 		in := &Inputs{Root: tt.root, TrustState: tt.state, TrustErr: errors.New("no HOME"),
 			Getenv: func(k string) string {
@@ -260,5 +260,86 @@ func TestCheckTrust(t *testing.T) {
 		if f.Level != tt.level || !strings.Contains(f.Msg, tt.msg) || !strings.Contains(f.Fix, tt.fixHas) {
 			t.Errorf("%s: %+v; want %s %q, fix with %q", tt.name, f, tt.level, tt.msg, tt.fixHas)
 		}
+	}
+}
+
+// TestCheckDoubleStop: two runtasks stop hooks that both fire at one stop
+// are an error; Claude Code runs one command string of several files once.
+func TestCheckDoubleStop(t *testing.T) {
+	stop := func(cmds ...string) string {
+		var groups []string
+		for _, c := range cmds {
+			groups = append(groups, `{"hooks":[{"type":"command","command":"`+c+`"}]}`)
+		}
+		return `{"hooks":{"Stop":[` + strings.Join(groups, ",") + `]}}`
+	}
+	project, user := "/p/.claude/settings.json", "/h/.claude/settings.json"
+	for _, tt := range []struct {
+		name string
+		fs   files
+		want string // "" = no finding
+		fix  string
+	}{
+		{"one", files{project: stop("runtasks stop-hook --agent claude")}, "", ""},
+		{"the same string twice", files{project: stop("runtasks stop-hook --agent claude"), user: stop("runtasks stop-hook --agent claude")}, "", ""},
+		{"project and user", files{project: stop("runtasks stop-hook --agent claude"), user: stop("/opt/rt/runtasks stop-hook --agent claude")}, "2 runtasks stop hooks fire at each stop", "runtasks uninstall claude --global"},
+		{"two in the project", files{project: stop("runtasks stop-hook --agent claude", "/home/a/bin/runtasks stop-hook --agent claude --epic e")}, "2 runtasks stop hooks fire", "runtasks install claude (keeps one set"},
+	} {
+		in := &Inputs{Root: "/p", Home: "/h", ReadFile: tt.fs.read}
+		f := checkDoubleStop(hook.Claude, readSettings(in, hook.Claude))
+		switch {
+		case tt.want == "" && f != nil:
+			t.Errorf("%s: %+v, want none", tt.name, f)
+		case tt.want != "" && (f == nil || f.Level != Error || !strings.Contains(f.Msg, tt.want) || !strings.Contains(f.Fix, tt.fix)):
+			t.Errorf("%s: %+v, want an error %q with fix %q", tt.name, f, tt.want, tt.fix)
+		}
+	}
+}
+
+// TestCheckFires: Claude Code started below the project root runs none of
+// the root's hooks; at the root, or with hooks for every directory (the
+// user's settings), they fire.
+func TestCheckFires(t *testing.T) {
+	stop := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"runtasks stop-hook --agent claude"}]}]}}`
+	project, user := "/p/.claude/settings.json", "/h/.claude/settings.json"
+	for _, tt := range []struct {
+		name, wd string
+		fs       files
+		fires    bool
+	}{
+		{"at the root", "/p", files{project: stop}, true},
+		{"below the root", "/p/sub", files{project: stop}, false},
+		{"below, with the user's hooks", "/p/sub", files{project: stop, user: stop}, true},
+		{"below, with hooks there too", "/p/sub", files{project: stop, "/p/sub/.claude/settings.json": stop}, true},
+	} {
+		in := &Inputs{Root: "/p", Wd: tt.wd, Home: "/h", ReadFile: tt.fs.read}
+		f := checkFires(in, hook.Claude, readSettings(in, hook.Claude))
+		if (f == nil) != tt.fires {
+			t.Errorf("%s: %+v", tt.name, f)
+		}
+		if f != nil && (f.Level != Error || !strings.Contains(f.Msg, "Claude Code started here (/p/sub) reads /p/sub/.claude/settings.json") || !strings.Contains(f.Fix, "cd /p")) {
+			t.Errorf("%s: %+v", tt.name, f)
+		}
+	}
+}
+
+// TestConfigErrorNamesTheVariable: a variable that makes the
+// configuration invalid is named, with a fix that removes it.
+func TestConfigErrorNamesTheVariable(t *testing.T) {
+	_, _, err := config.Load(config.LoadOptions{StartDir: t.TempDir(), Environ: []string{"RUNTASKS_MAX_CYCLES=lots"}})
+	if err == nil {
+		t.Fatal("RUNTASKS_MAX_CYCLES=lots loaded")
+	}
+	f := configError(err)
+	if f.Level != Error || !strings.Contains(f.Msg, "the environment makes the configuration invalid (RUNTASKS_MAX_CYCLES)") || !strings.HasPrefix(f.Fix, "unset RUNTASKS_MAX_CYCLES") {
+		t.Errorf("%+v", f)
+	}
+	cfg, src, err := config.Load(config.LoadOptions{StartDir: t.TempDir(), Environ: []string{"RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED=false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = checkConfig(&Inputs{Cfg: cfg, Src: src})
+	if f.Level != Error || !strings.Contains(f.Msg, "env RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED") || f.Fix != "unset RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED in the shell the agent starts from" {
+		t.Errorf("switched off by the environment: %+v", f)
 	}
 }

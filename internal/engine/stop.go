@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
@@ -65,6 +68,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	if p.Now != nil {
 		now = p.Now
 	}
+	began := now()
 	if !cfg.Workflow.StopHook.Enabled {
 		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, in, nil
 	}
@@ -112,8 +116,22 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	var (
 		dec Decision
 		rec state.Record
+		dup bool
 	)
+	thisStop := stopMark(in)
 	_, err := s.Update(in.SessionID, key, func(st *state.State) error {
+		// Two runtasks stop hooks of one stop (a project and a user install
+		// that both fire) reach here one after the other, under the state
+		// lock. The second is not a new stop: it began before the first
+		// one's decision was recorded (the agent waits for every hook before
+		// it goes on), or the transcript has not grown since. It answers
+		// nothing (the first answer stands) and is not counted.
+		if duplicate(st.LastStop, thisStop, began) {
+			dup = true
+			dec = Decision{Outcome: state.OutcomeDuplicate, Epic: in.Epic, Cycle: st.Cycles,
+				Why: "a second runtasks stop hook answered the same stop: counted once (runtasks doctor lists the hooks)"}
+			return nil
+		}
 		// Arming again after the loop ended starts it afresh (arm times
 		// are kept to the second).
 		if st.Ended != "" && binding.Epic == in.Epic && !binding.ArmedAt.IsZero() &&
@@ -151,6 +169,8 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 		rec = NewRecord(in, key, dec, env.Now)
 		next.Last = &rec
+		thisStop.DecidedAt = now()
+		next.LastStop = &thisStop
 		*st = next
 		return nil
 	})
@@ -158,10 +178,35 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		err = fmt.Errorf("state: %w", err)
 		return failed(in.Epic, err), in, err
 	}
+	if dup {
+		s.Warnf("session %s: %s", in.SessionID, dec.Why)
+		return dec, in, nil
+	}
 	if err := s.Append(rec); err != nil {
 		s.Warnf("decision log: %v", err)
 	}
 	return dec, in, nil
+}
+
+// stopMark identifies a stop as the agent made it: its event, transcript
+// and final message, and the transcript's size now (-1 without one).
+func stopMark(in Input) state.StopMark {
+	h := sha256.New()
+	for _, f := range []string{in.Event, in.TranscriptPath, in.FinalMessage} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	m := state.StopMark{Key: hex.EncodeToString(h.Sum(nil)[:12]), Size: -1}
+	if fi, err := os.Stat(in.TranscriptPath); in.TranscriptPath != "" && err == nil {
+		m.Size = fi.Size()
+	}
+	return m
+}
+
+// duplicate reports whether the stop marked m, which began at began, is
+// the one the last decision answered (see Stop).
+func duplicate(last *state.StopMark, m state.StopMark, began time.Time) bool {
+	return last != nil && last.Key == m.Key && (began.Before(last.DecidedAt) || (m.Size >= 0 && m.Size == last.Size))
 }
 
 // release unbinds session from epic (its claims stay).

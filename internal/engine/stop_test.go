@@ -212,3 +212,62 @@ func TestStopUsageMarkNotAcrossArming(t *testing.T) {
 		t.Errorf("reads from %+v, want %+v", froms, want)
 	}
 }
+
+// TestStopDuplicateHooks: two runtasks stop hooks that fire for one stop
+// (a project and a user install) decide it once: the second, which began
+// before the first one's decision was recorded or finds the transcript as
+// it was, answers nothing and is not counted; the next real stop (the
+// transcript grew) is counted again.
+func TestStopDuplicateHooks(t *testing.T) {
+	dir := t.TempDir()
+	s := &state.Store{Dir: filepath.Join(dir, "state")}
+	transcript := filepath.Join(dir, "t.jsonl")
+	os.WriteFile(transcript, []byte(`{"type":"assistant"}`+"\n"), 0o644)
+	cfg := testConfig()
+	clock := now
+	tick := func() time.Time { clock = clock.Add(time.Millisecond); return clock }
+	ports := Ports{Beads: epic([]string{"x.1"}), Now: tick}
+	stop := func(in Input) Decision {
+		t.Helper()
+		d, err := Stop(context.Background(), s, cfg, StopRequest{Input: in}, ports)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	in := Input{SessionID: "s1", Event: "Stop", TranscriptPath: transcript, FinalMessage: "Pausing here."}
+	first := stop(in)
+	if !first.Block || first.Cycle != 1 {
+		t.Fatalf("first hook: %+v", first)
+	}
+	// The second hook of the same stop: the transcript as it was.
+	second := stop(in)
+	if second.Outcome != state.OutcomeDuplicate || second.Block || second.SystemMessage != "" || second.Reason != "" {
+		t.Errorf("second hook of the same stop: %+v, want an empty answer", second)
+	}
+	// The next stop: the agent was fed the reason and answered again.
+	os.WriteFile(transcript, []byte(`{"type":"assistant"}`+"\n"+`{"type":"user"}`+"\n"), 0o644)
+	if d := stop(in); !d.Block || d.Cycle != 2 {
+		t.Errorf("the next stop: %+v, want cycle 2", d)
+	}
+	// Without a transcript (Cursor), the timing says it: a hook that began
+	// before the other one's decision was recorded is the same stop.
+	noTranscript := Input{SessionID: "s2", Event: "stop"}
+	stop(noTranscript)
+	st, _ := s.Get("s2", "bd-e")
+	if !duplicate(st.LastStop, stopMark(noTranscript), st.LastStop.DecidedAt.Add(-time.Millisecond)) {
+		t.Error("a hook that began before the decision was recorded is not the same stop")
+	}
+	if d := stop(noTranscript); d.Outcome == state.OutcomeDuplicate || d.Cycle != 2 {
+		t.Errorf("a stop that began after the decision: %+v, want counted", d)
+	}
+	recs, err := s.Records(state.RecordFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Outcome == state.OutcomeDuplicate {
+			t.Errorf("a duplicate was logged as a decision: %+v", r)
+		}
+	}
+}

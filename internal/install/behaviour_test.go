@@ -127,7 +127,7 @@ func TestSymlinkWrittenThrough(t *testing.T) {
 		if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
 			t.Errorf("target mode %v", fi.Mode().Perm())
 		}
-		if res.Files[0].Backup != settings+".runtasks.bak" {
+		if res.Files[0].Backup != o.backupPath(settings) || !strings.HasPrefix(res.Files[0].Backup, o.ManifestDir+"/") {
 			t.Errorf("backup %q", res.Files[0].Backup)
 		}
 		if ents, _ := os.ReadDir(dotfiles); len(ents) != 1 {
@@ -198,15 +198,19 @@ func TestOneBackup(t *testing.T) {
 			t.Fatalf("install %d: no backup reported", i)
 		}
 	}
-	m, _ := filepath.Glob(filepath.Join(filepath.Dir(settings), "*"))
+	// The backup is kept in the user's state directory, never next to the
+	// settings file in the project.
 	var baks []string
-	for _, f := range m {
-		if b := filepath.Base(f); strings.Contains(b, ".bak") || strings.Contains(b, "tmp") {
-			baks = append(baks, f)
+	for _, dir := range []string{filepath.Dir(settings), filepath.Join(o.ManifestDir, "backups")} {
+		m, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, f := range m {
+			if b := filepath.Base(f); strings.Contains(b, ".bak") || strings.Contains(b, "tmp") {
+				baks = append(baks, f)
+			}
 		}
 	}
-	if len(baks) != 1 || baks[0] != settings+".runtasks.bak" || !bytes.Equal(read(t, baks[0]), last) {
-		t.Errorf("backups %v", baks)
+	if len(baks) != 1 || baks[0] != o.backupPath(settings) || !bytes.Equal(read(t, baks[0]), last) {
+		t.Fatalf("backups %v", baks)
 	}
 	// Unchanged: no backup written or reported.
 	res, _ := Install(ctx, o)
@@ -267,7 +271,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := res.Files[0].Diff
-	if !strings.Contains(d, "+\t\t\t\t\t\t\"command\": \""+exe+" stop-hook --agent claude\",") || !strings.HasPrefix(d, "--- a/") || !strings.Contains(d, "-\t\"model\": \"opus\"\n+\t\"model\": \"opus\",\n") {
+	if !strings.Contains(d, "+\t\t\t\t\t\t\"command\": \"runtasks stop-hook --agent claude\",") || !strings.HasPrefix(d, "--- a/") || !strings.Contains(d, "-\t\"model\": \"opus\"\n+\t\"model\": \"opus\",\n") {
 		t.Errorf("diff:\n%s", d)
 	}
 	if diff := diffSnap(before, snapshot(t, filepath.Dir(o.ProjectDir))); len(diff) > 0 {
@@ -303,7 +307,7 @@ func TestKillAtEveryPoint(t *testing.T) {
 					t.Fatalf("settings neither old nor new:\n%s", got)
 				}
 			}
-			if b, err := os.ReadFile(settings + ".runtasks.bak"); err == nil && string(b) != seed {
+			if b, err := os.ReadFile(o.backupPath(settings)); err == nil && string(b) != seed {
 				t.Errorf("backup holds %q", b)
 			}
 			// Only a kill between write and rename leaves the temporary
@@ -350,4 +354,75 @@ func installChild() {
 		ManifestDir: os.Getenv("RT_STATE"), Executable: exe}
 	Install(context.Background(), o)
 	os.Exit(3)
+}
+
+// TestAnotherMachinesEntries: a committed settings file holds runtasks'
+// entries written on another machine (an absolute path there) and an
+// earlier epic; a teammate's install replaces them where they stand (the
+// project's hooks call runtasks from PATH) and never adds a second set;
+// a hook the user wrote with other flags stays; uninstall puts the file
+// back byte for byte.
+func TestAnotherMachinesEntries(t *testing.T) {
+	ctx := context.Background()
+	alice := "/home/alice/go/bin/runtasks"
+	seed := `{
+  "hooks": {
+    "Stop": [
+      {"hooks": [{"type": "command", "command": "` + alice + ` stop-hook --agent claude --epic bd-old", "timeout": 30}]},
+      {"hooks": [{"type": "command", "command": "runtasks stop-hook --epic bd-mine --max-cycles 5"}]},
+      {"hooks": [{"type": "command", "command": "/srv/bob/runtasks-hook stop-hook --agent claude"}]}
+    ],
+    "UserPromptSubmit": [
+      {"hooks": [{"type": "command", "command": "` + alice + ` prompt-hook", "timeout": 30}]}
+    ]
+  }
+}
+`
+	o := opts(t, hook.Claude)
+	o.Epic = "bd-new"
+	settings := writeSettings(t, o, seed)
+	if _, err := Install(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	installed := read(t, settings)
+	entries, err := Entries(hook.Claude, installed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Event+": "+e.Command)
+	}
+	want := []string{
+		"Stop: runtasks stop-hook --agent claude --epic bd-new",
+		"Stop: runtasks stop-hook --epic bd-mine --max-cycles 5",
+		"UserPromptSubmit: runtasks prompt-hook",
+		"SubagentStop: runtasks stop-hook --agent claude --epic bd-new",
+		"SessionStart: runtasks session-hook",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("entries:\n%s\nwant:\n%s\nfile:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), installed)
+	}
+	if bytes.Contains(installed, []byte("/home/alice")) || bytes.Contains(installed, []byte("/srv/bob")) {
+		t.Errorf("another machine's path is left:\n%s", installed)
+	}
+	// The second teammate's install of the committed result: nothing to do.
+	o2 := opts(t, hook.Claude)
+	o2.Epic = "bd-new"
+	settings2 := writeSettings(t, o2, string(installed))
+	res, err := Install(ctx, o2)
+	if err != nil || res.Files[0].Action != Unchanged || !bytes.Equal(read(t, settings2), installed) {
+		t.Errorf("a teammate's install of the committed file changed it (%v):\n%s", err, read(t, settings2))
+	}
+	// Uninstall: the other machine's first entries are back where they
+	// stood (the duplicate set install removed stays removed).
+	if _, err := Uninstall(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	back := string(read(t, settings))
+	wantBack := strings.Replace(seed, `,
+      {"hooks": [{"type": "command", "command": "/srv/bob/runtasks-hook stop-hook --agent claude"}]}`, "", 1)
+	if back != wantBack {
+		t.Errorf("after uninstall:\n%s\nwant:\n%s", back, wantBack)
+	}
 }

@@ -34,6 +34,10 @@ type settingsRecord struct {
 type ownedEntry struct {
 	Path  []string `json:"path"`
 	Value string   `json:"value"`
+	// Replaced is the entry this one replaced where it stood (an entry of
+	// another machine's install, or of an install before records were
+	// kept), as it was written: uninstall puts it back.
+	Replaced string `json:"replaced,omitempty"`
 }
 
 type createdMember struct {
@@ -51,6 +55,10 @@ type restoreExtra struct {
 type wantEntry struct {
 	path  []string
 	value any // marshals to the entry (ordered: see ordered)
+	// sub is the runtasks subcommand it runs; grouped: the entry is a
+	// group {matcher?, hooks: [handler]} (else the handler itself).
+	sub     string
+	grouped bool
 }
 
 // ordered is a JSON object that marshals its keys in order.
@@ -433,7 +441,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 			continue
 		}
 		arr := v.Value.(*hujson.Array)
-		found := -1
+		found, replaced := -1, ""
 		for i := 0; i < len(arr.Elements); i++ {
 			if !mine(arr.Elements[i]) {
 				continue
@@ -444,26 +452,53 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 				continue
 			}
 			found = i
+			m := minified(arr.Elements[i])
+			for _, o := range old.Owned {
+				if o.Value == m && slices.Equal(o.Path, w.path) {
+					replaced = o.Replaced
+				}
+			}
+		}
+		exact := slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == string(want) })
+		// Entries an install wrote on another machine (another path to
+		// runtasks), with another epic, or before records were kept: one
+		// set is kept, never a second added. The first is replaced where it
+		// stands (uninstall puts it back); the others go.
+		for i := 0; i < len(arr.Elements); i++ {
+			e := arr.Elements[i]
+			if i == found || mine(e) || minified(e) == string(want) || !foreignEntry(e, w) {
+				continue
+			}
+			if found >= 0 || exact {
+				removeAt(arr, i)
+				if i < found {
+					found--
+				}
+				i--
+				continue
+			}
+			found, replaced = i, string(hujson.Value{Value: e.Value}.Pack())
 		}
 		switch {
 		case found >= 0:
 			el := &arr.Elements[found]
 			if minified(*el) != string(want) {
-				multiline := bytes.Contains(d.src[el.StartOffset:el.EndOffset], []byte("\n"))
+				multiline := el.EndOffset > el.StartOffset && el.EndOffset <= len(d.src) &&
+					bytes.Contains(d.src[el.StartOffset:el.EndOffset], []byte("\n"))
 				nv, err := d.newValue(w.value, d.lineIndent(el.StartOffset), !multiline)
 				if err != nil {
 					return nil, err
 				}
 				el.Value = nv.Value
 			}
-		case slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == string(want) }):
-			continue // the user's own copy: not ours, not added twice
+		case exact:
+			continue // the user's own copy (or the team's): not ours, not added twice
 		default:
 			if err := d.appendElement(v, w.path, w.value, rec); err != nil {
 				return nil, err
 			}
 		}
-		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want)})
+		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want), Replaced: replaced})
 	}
 	// Entries an earlier install wrote for events no longer wanted.
 	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool { return wanted[pathKey(o.Path)] })
@@ -514,9 +549,13 @@ func (d *doc) remove(rec *settingsRecord) int {
 		// lookup gives nil for a missing member and for a wrong shape.
 		if v, _ := d.lookup(o.Path); v != nil {
 			if i := slices.IndexFunc(elements(*v), func(e hujson.Value) bool { return minified(e) == o.Value }); i >= 0 {
+				n++
+				if old, err := hujson.Parse([]byte(o.Replaced)); o.Replaced != "" && err == nil {
+					elements(*v)[i].Value = old.Value // the entry it replaced, back where it stood
+					continue
+				}
 				removeAt(v.Value, i)
 				touched[pathKey(o.Path)] = true
-				n++
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // TestEntriesEpic: the --epic an installed hook passes, as install writes
 // it (quoted) and as a person may (--epic=E, a quoted path with a space).
 func TestEntriesEpic(t *testing.T) {
-	o := Options{Agent: hook.Claude, Executable: "/opt/run tasks/runtasks", Epic: "bd-a1"}
+	o := Options{Agent: hook.Claude, Global: true, Executable: "/opt/run tasks/runtasks", Epic: "bd-a1"}
 	settings := `{
   // a person's comment
   "hooks": {

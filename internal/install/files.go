@@ -1,6 +1,8 @@
 package install
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -136,7 +138,16 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-// backupPath is the one backup install keeps of a settings file: next to
-// the path the agent reads (the link, for a symlinked file), the newest
-// replacing the one before.
-func backupPath(path string) string { return path + ".runtasks.bak" }
+// backupPath is the one backup install keeps of a settings file, the
+// newest replacing the one before: in the install records' directory
+// (the user's state directory), never in the project's work tree, named by
+// the path the agent reads (the link, for a symlinked file).
+func (o Options) backupPath(path string) string {
+	s := sha256.Sum256([]byte(path))
+	return filepath.Join(o.manifestDir(), "backups", hex.EncodeToString(s[:8])+"-"+filepath.Base(path)+".bak")
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

@@ -14,9 +14,13 @@
 //   - A symlinked file is written through to its target, atomically. A
 //     value of the wrong shape, invalid JSON or a read-only file is refused
 //     with the file, line and key; nothing is changed then.
-//   - One backup per settings file (FILE.runtasks.bak), written before the
+//   - One backup per settings file, in the install records' backups/
+//     directory (never the project's work tree), written before the
 //     change; shared files (project.yaml, skills) stay while any agent's
 //     install still uses them.
+//   - A project's hooks run runtasks from PATH (the file is committed and
+//     shared); the user's run this machine's path. Entries another
+//     machine's install wrote are replaced where they stand, never doubled.
 package install
 
 import (
@@ -62,8 +66,9 @@ type Options struct {
 	// ProjectDir is the project root; Home the user's home directory;
 	// CodexHome is $CODEX_HOME ("" = Home/.codex).
 	ProjectDir, Home, CodexHome string
-	// Executable is the runtasks binary the hooks run: an absolute path,
-	// so that doctor can tell whether the entries point at this binary.
+	// Executable is the runtasks binary the user's hooks (Global) run: an
+	// absolute path of this machine. A project's hooks run `runtasks` from
+	// PATH (Program).
 	Executable string
 	// StopTimeout is the stop hook's timeout (Claude Code, Codex: whole
 	// seconds; Gemini CLI: milliseconds); below DefaultTimeout (or 0) it is
@@ -201,12 +206,27 @@ func codexHome(o Options) string {
 	return filepath.Join(o.Home, ".codex")
 }
 
+// Bare is the program a project's hooks run: runtasks, found on the PATH
+// of the shell the agent runs its hooks in.
+const Bare = "runtasks"
+
+// Program is the program the hooks install writes run. A project's
+// settings are committed and shared: they run Bare, so that one file
+// works on every teammate's machine, wherever runtasks is installed there.
+// The user's own settings (Global) run Executable, this machine's path.
+func (o Options) Program() string {
+	if o.Global {
+		return o.Executable
+	}
+	return Bare
+}
+
 // Command is the hook command install writes for a subcommand. The stop
 // hook names its agent (--agent) and epic; the prompt and session hooks
 // tell the agent from its input (hook.Detect: Gemini's and Cursor's events
 // are their own, and Claude Code and Codex take the same context output).
 func Command(o Options, sub string) string {
-	cmd := shellQuote(o.Executable) + " " + sub
+	cmd := shellQuote(o.Program()) + " " + sub
 	if sub == StopHook {
 		cmd += " --agent " + o.Agent
 		if o.Epic != "" {
@@ -220,7 +240,7 @@ func (o Options) check() error {
 	if _, ok := specs[o.Agent]; !ok {
 		return unknownAgent(o.Agent)
 	}
-	if !filepath.IsAbs(o.Executable) {
+	if o.Global && !filepath.IsAbs(o.Executable) {
 		return fmt.Errorf("the runtasks binary must be an absolute path, not %q", o.Executable)
 	}
 	if strings.ContainsAny(o.Epic, "\n\r\x00") {

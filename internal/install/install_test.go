@@ -150,8 +150,8 @@ func TestGlobalPaths(t *testing.T) {
 	if _, err := Install(context.Background(), Options{Agent: "vim"}); err == nil {
 		t.Error("unknown agent accepted")
 	}
-	if _, err := Install(context.Background(), Options{Agent: hook.Claude, Executable: "runtasks", ProjectDir: "/p"}); err == nil {
-		t.Error("relative binary accepted")
+	if _, err := Install(context.Background(), Options{Agent: hook.Claude, Global: true, Executable: "runtasks", Home: "/h"}); err == nil {
+		t.Error("relative binary accepted for the user's settings")
 	}
 }
 
@@ -239,12 +239,12 @@ func TestCodexTrust(t *testing.T) {
 	settings, _ := SettingsPath(o)
 	writes := filepath.Join(t.TempDir(), "writes.jsonl")
 	hooks := []map[string]any{
-		{"key": settings + ":stop:0:0", "eventName": "stop", "command": exe + " stop-hook --agent codex", "source": "project", "isManaged": false, "enabled": true, "trustStatus": "untrusted", "currentHash": "sha256:aa"},
-		{"key": settings + ":userpromptsubmit:0:0", "eventName": "userPromptSubmit", "command": exe + " prompt-hook", "isManaged": false, "trustStatus": "modified", "currentHash": "sha256:bb"},
-		{"key": settings + ":sessionstart:0:0", "eventName": "sessionStart", "command": exe + " session-hook", "isManaged": false, "trustStatus": "trusted", "currentHash": "sha256:cc"},
+		{"key": settings + ":stop:0:0", "eventName": "stop", "command": "runtasks stop-hook --agent codex", "source": "project", "isManaged": false, "enabled": true, "trustStatus": "untrusted", "currentHash": "sha256:aa"},
+		{"key": settings + ":userpromptsubmit:0:0", "eventName": "userPromptSubmit", "command": "runtasks prompt-hook", "isManaged": false, "trustStatus": "modified", "currentHash": "sha256:bb"},
+		{"key": settings + ":sessionstart:0:0", "eventName": "sessionStart", "command": "runtasks session-hook", "isManaged": false, "trustStatus": "trusted", "currentHash": "sha256:cc"},
 		{"key": settings + ":sessionstart:1:0", "eventName": "sessionStart", "command": "/usr/bin/greet", "isManaged": false, "trustStatus": "untrusted", "currentHash": "sha256:dd"},
-		{"key": "/etc/codex/requirements.toml:stop:0:0", "eventName": "stop", "command": exe + " stop-hook --agent codex", "isManaged": true, "trustStatus": "managed"},
-		{"key": "/elsewhere/hooks.json:stop:0:0", "eventName": "stop", "command": exe + " stop-hook --agent codex", "isManaged": false, "trustStatus": "untrusted", "currentHash": "sha256:ee"},
+		{"key": "/etc/codex/requirements.toml:stop:0:0", "eventName": "stop", "command": "runtasks stop-hook --agent codex", "isManaged": true, "trustStatus": "managed"},
+		{"key": "/elsewhere/hooks.json:stop:0:0", "eventName": "stop", "command": "runtasks stop-hook --agent codex", "isManaged": false, "trustStatus": "untrusted", "currentHash": "sha256:ee"},
 	}
 	hj, _ := json.Marshal(hooks)
 	self, _ := os.Executable()

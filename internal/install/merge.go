@@ -58,6 +58,44 @@ func ours(cmd string) bool {
 	return base == "runtasks" || base == "runtasks-hook"
 }
 
+// installShaped reports whether a hook command is one an install wrote
+// for subcommand sub, on this machine or another, by this version or an
+// earlier one: a program named runtasks or runtasks-hook (any path), sub,
+// then only --agent and --epic. A runtasks hook with another flag
+// (--max-cycles 5) is the user's own.
+func installShaped(cmd, sub string) bool {
+	w := shellWords(cmd)
+	if len(w) < 2 || w[1] != sub || !ours(cmd) {
+		return false
+	}
+	for i := 2; i < len(w); i++ {
+		switch {
+		case (w[i] == "--agent" || w[i] == "--epic") && i+1 < len(w):
+			i++
+		case strings.HasPrefix(w[i], "--agent=") || strings.HasPrefix(w[i], "--epic="):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// foreignEntry reports whether e, an element of the list install writes
+// w into, is an entry an install wrote for w's subcommand (installShaped):
+// a group holding that one handler, or (Cursor) the handler itself.
+func foreignEntry(e hujson.Value, w wantEntry) bool {
+	h := e
+	if w.grouped {
+		hs := elements(member(e, "hooks"))
+		if len(hs) != 1 {
+			return false
+		}
+		h = hs[0]
+	}
+	lit, ok := member(h, "command").Value.(hujson.Literal)
+	return ok && lit.Kind() == '"' && installShaped(lit.String(), w.sub)
+}
+
 // Entry is one runtasks hook found in a settings file.
 type Entry struct {
 	Event   string // the agent's event name

@@ -149,7 +149,7 @@ func wants(o Options) ([]wantEntry, []kv, []string) {
 			}
 			entry = append(g, kv{"hooks", []any{h}})
 		}
-		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry})
+		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry, sub: ev.sub, grouped: sp.grouped})
 	}
 	var scalars []kv
 	if o.Agent == hook.Cursor {
@@ -234,8 +234,8 @@ func (p *plan) settings(path string, remove bool) error {
 	fc.backup = !remove && fc.before != nil && fc.Action != Unchanged
 	p.res.Files = append(p.res.Files, fc)
 	if remove {
-		if _, err := os.Lstat(backupPath(path)); err == nil {
-			p.res.Files = append(p.res.Files, FileChange{Path: backupPath(path), target: backupPath(path), Action: Removed})
+		if b := p.o.backupPath(path); fileExists(b) {
+			p.res.Files = append(p.res.Files, FileChange{Path: b, target: b, Action: Removed})
 		}
 	}
 	return nil
@@ -396,7 +396,7 @@ func (p *plan) apply(remove bool) error {
 			return fmt.Errorf("%s: %w (nothing was changed)", fc.Path, err)
 		}
 		if fc.backup {
-			if err := checkWritable(backupPath(fc.Path)); err != nil {
+			if err := checkWritable(p.o.backupPath(fc.Path)); err != nil {
 				return fmt.Errorf("%s: backup: %w (nothing was changed)", fc.Path, err)
 			}
 		}
@@ -424,7 +424,10 @@ func (p *plan) apply(remove bool) error {
 			continue
 		}
 		if fc.backup {
-			b := backupPath(fc.Path)
+			b := p.o.backupPath(fc.Path)
+			if err := os.MkdirAll(filepath.Dir(b), 0o700); err != nil {
+				return fmt.Errorf("backup of %s: %w (nothing was changed)", fc.Path, err)
+			}
 			if err := writeAtomic(b, fc.before, fc.perm); err != nil {
 				return fmt.Errorf("backup of %s: %w (nothing was changed)", fc.Path, err)
 			}

@@ -186,8 +186,9 @@ func TestRoundTripCorpus(t *testing.T) {
 						t.Fatalf("installed file does not parse: %v\n%s", err, installed)
 					}
 					ourN := 0
+					_, _, cmds := wants(o)
 					for _, e := range entries {
-						if e.Program == exe {
+						if slices.Contains(cmds, e.Command) {
 							ourN++
 						}
 					}

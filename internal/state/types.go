@@ -57,6 +57,9 @@ const (
 	OutcomeError          Outcome = "error"           // runtasks itself failed: allowed, the person told
 	OutcomeBudget         Outcome = "budget"          // workflow.budget is spent: allowed, checks skipped
 	OutcomeSelfDisarm     Outcome = "self_disarm"     // the session's own agent ran runtasks disarm: refused, a person told
+	// OutcomeDuplicate: a second runtasks stop hook of the same stop (two
+	// installs that both fire); the first one's answer stands, not counted.
+	OutcomeDuplicate Outcome = "duplicate"
 )
 
 // Class is what an outcome means to the person and to an exit status.
@@ -84,6 +87,7 @@ var outcomes = map[Outcome]outcomeInfo{
 	OutcomeSubagent:       {class: ClassIgnored},
 	OutcomeBackground:     {class: ClassIgnored},
 	OutcomeEnded:          {class: ClassIgnored},
+	OutcomeDuplicate:      {class: ClassIgnored},
 	OutcomeContinue:       {class: ClassWorkLeft},
 	OutcomeRejected:       {class: ClassWorkLeft},
 	OutcomeTokenMissed:    {class: ClassWorkLeft},
@@ -177,6 +181,20 @@ type State struct {
 	// ended: the next stop reads only what was written after it.
 	UsageCursor string           `json:"usage_cursor,omitempty"`
 	UsageMark   *usage.UsageMark `json:"usage_mark,omitempty"`
+	// LastStop is the stop the last decision answered: two runtasks stop
+	// hooks that both fire for one stop (a project and a user install)
+	// decide it once, the second finding this mark (engine.Stop).
+	LastStop *StopMark `json:"last_stop,omitempty"`
+}
+
+// StopMark identifies a stop as the agent made it, for engine.Stop's
+// duplicate rule: Key hashes its event, transcript and final message; Size
+// is the transcript's size then (-1 without one); DecidedAt is when its
+// decision was recorded.
+type StopMark struct {
+	Key       string    `json:"key"`
+	Size      int64     `json:"size"`
+	DecidedAt time.Time `json:"decided_at"`
 }
 
 // Count is the loop's cycle count and cap as its last decision gave them

@@ -1,0 +1,127 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/knadh/koanf/parsers/yaml"
+)
+
+// Exec is one thing a project.yaml makes runtasks do beyond its defaults:
+// a program or shell command it runs, or a path outside the project it
+// reads or writes.
+type Exec struct {
+	// Key is where the file says it (workflow.checks[1].run).
+	Key   string
+	Value string
+	// Runs: a program or command; otherwise a path outside the project.
+	Runs bool
+}
+
+func (e Exec) String() string { return e.Key + ": " + e.Value }
+
+// Review lists what a project.yaml's content would make runtasks run —
+// beads.bin, the command checks (composite ones included), the notify
+// commands, runtasks run's agent binaries — and the paths outside the
+// project root it would read or write (prompts.run_tasks, claim.templates,
+// log.file, state.dir, beads.dir, claim.runs_dir, a command check's dir).
+// It reads the file as data; nothing in it runs. A file that is not YAML
+// is an error: nothing of it can be shown.
+func Review(root string, data []byte) ([]Exec, error) {
+	raw, err := yaml.Parser().Unmarshal(data)
+	if err != nil {
+		return nil, err
+	}
+	var out []Exec
+	at := func(path ...string) any {
+		var v any = raw
+		for _, p := range path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[p]
+		}
+		return v
+	}
+	run := func(key string, v any, dflt string) {
+		if s, ok := v.(string); ok && s != "" && s != dflt {
+			out = append(out, Exec{Key: key, Value: s, Runs: true})
+		} else if v != nil && !ok {
+			out = append(out, Exec{Key: key, Value: fmt.Sprint(v), Runs: true})
+		}
+	}
+	outside := func(key string, v any) {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return
+		}
+		p := s
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		if r, err := filepath.Rel(root, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			out = append(out, Exec{Key: key, Value: s})
+		}
+	}
+	run("beads.bin", at("beads", "bin"), "bd")
+	var checks func(key string, v any)
+	checks = func(key string, v any) {
+		list, _ := v.([]any)
+		for i, item := range list {
+			k := fmt.Sprintf("%s[%d]", key, i)
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			if m["run"] != nil {
+				run(k+".run", m["run"], "")
+			}
+			outside(k+".dir", m["dir"])
+			checks(k+".checks", m["checks"])
+		}
+	}
+	checks("workflow.checks", at("workflow", "checks"))
+	notify, _ := at("workflow", "notify").([]any)
+	for i, item := range notify {
+		if m, ok := item.(map[string]any); ok {
+			run(fmt.Sprintf("workflow.notify[%d].run", i), m["run"], "")
+		}
+	}
+	run("run.claude_bin", at("run", "claude_bin"), "claude")
+	run("run.codex_bin", at("run", "codex_bin"), "codex")
+	for _, key := range []string{"prompts.run_tasks", "claim.templates", "log.file", "state.dir", "beads.dir", "claim.runs_dir"} {
+		outside(key, at(strings.Split(key, ".")...))
+	}
+	return out, nil
+}
+
+// ReviewText is what the person is shown before trusting a project.yaml:
+// what Review found in it, one item a line, or that it asks nothing
+// beyond the defaults.
+func ReviewText(file string, execs []Exec, err error) string {
+	if err != nil {
+		return fmt.Sprintf("%s is not valid YAML (%v): the hooks will report it; nothing in it can run.\n", file, err)
+	}
+	var runs, paths []string
+	for _, e := range execs {
+		line := fmt.Sprintf("  %-26s %s", e.Key, e.Value)
+		if e.Runs {
+			runs = append(runs, line)
+		} else {
+			paths = append(paths, line)
+		}
+	}
+	if len(runs)+len(paths) == 0 {
+		return file + " runs nothing of its own (bd from PATH, no command checks, no notify commands) and names no path outside the project.\n"
+	}
+	var b strings.Builder
+	if len(runs) > 0 {
+		fmt.Fprintf(&b, "%s would make runtasks run:\n%s\n", file, strings.Join(runs, "\n"))
+	}
+	if len(paths) > 0 {
+		fmt.Fprintf(&b, "%s names paths outside the project, which runtasks would read or write:\n%s\n", file, strings.Join(paths, "\n"))
+	}
+	return b.String()
+}
