@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -24,22 +25,17 @@ const (
 
 // Verdict is one checker's answer.
 type Verdict struct {
-	Check  string `json:"check"`
-	Status string `json:"status"`
-	// Summary is one line: why this verdict.
-	Summary string `json:"summary,omitempty"`
-	// Feedback lists what is missing, most important first (all of it;
-	// FeedbackText cuts it to feedback_limit).
+	Check   string `json:"check"`
+	Status  string `json:"status"`
+	Summary string `json:"summary,omitempty"` // one line: why this verdict
+	// Feedback lists what is missing, most important first (FeedbackText
+	// cuts it to feedback_limit).
 	Feedback []string  `json:"feedback,omitempty"`
 	Children []Verdict `json:"children,omitempty"`
-
-	// stop is the beads checker's own decision when it does not simply pass
-	// (a block, an escalation…): in the stop hook it is the answer.
-	stop *Decision
+	stop     *Decision // the beads checker's decision when it does not pass: the stop hook's answer
 }
 
-// CommandRunner runs a shell command in a directory; shell.Runner
-// implements it (through a small adapter in the caller).
+// CommandRunner runs a shell command in a directory (shell.Runner, adapted).
 type CommandRunner interface {
 	Run(ctx context.Context, dir, command string, timeout time.Duration) (CommandResult, error)
 }
@@ -51,19 +47,15 @@ type CommandResult struct {
 	TimedOut bool
 }
 
-// CheckContext is what a checker may look at: the hook input (with the
-// final message and the transcript path), the configuration (its Root is
-// the project directory) and the environment (beads, the clock, the
-// command runner).
+// CheckContext is what a checker may look at: the stop, the configuration
+// (its Root is the project directory) and the environment.
 type CheckContext struct {
 	Input  Input
 	Config *config.Config
 	Env    Env
 
-	d *decider // runs the stop-hook rules for the beads checker
-	// completeDecision is the beads checker's decision, kept for the stop
-	// hook's answer when every check passes.
-	completeDecision *Decision
+	d                *decider  // runs the stop-hook rules for the beads checker
+	completeDecision *Decision // the beads checker's decision, the answer when every check passes
 }
 
 // Checker is one completion check.
@@ -71,15 +63,13 @@ type Checker interface {
 	Check(ctx context.Context, cc *CheckContext) Verdict
 }
 
-// Checkers are workflow.checks as checkers; none when workflow.checks is
-// empty (the stop hook then applies its plain rules). A spec Load would
-// refuse (only in a Config made by hand) is a checker that reports its
-// problem.
+// Checkers are workflow.checks as checkers. An invalid spec (only in a
+// Config made by hand) is a checker that reports its problem.
 func Checkers(cfg *config.Config) []Checker {
 	var out []Checker
 	for i, s := range cfg.Workflow.Checks {
 		if err := s.Validate(); err != nil {
-			out = append(out, invalidCheck{name: checkName(s), why: fmt.Sprintf("workflow.checks[%d]%v", i, err)})
+			out = append(out, invalidCheck{name: cmp.Or(s.Name, s.Type), why: fmt.Sprintf("workflow.checks[%d]%v", i, err)})
 			continue
 		}
 		out = append(out, buildCheck(s))
@@ -87,17 +77,9 @@ func Checkers(cfg *config.Config) []Checker {
 	return out
 }
 
-// checkName is a check's name: its name, else its type.
-func checkName(s config.CheckSpec) string {
-	if s.Name != "" {
-		return s.Name
-	}
-	return s.Type
-}
-
 // buildCheck makes the checker of a valid spec.
 func buildCheck(s config.CheckSpec) Checker {
-	name := checkName(s)
+	name := cmp.Or(s.Name, s.Type)
 	switch s.Type {
 	case "beads":
 		return beadsCheck{name: name}
@@ -139,15 +121,17 @@ func FeedbackText(items []string, limit int) []string {
 	return append(append([]string(nil), items[:limit]...), fmt.Sprintf("and %d more", len(items)-limit))
 }
 
-// beadsCheck is the stop hook's rules (decide.go) as a checker: complete
-// when beads confirms the epic done (or a promise, or the done token, as the
-// rules accept); incomplete when the rules block; any other end (escalation,
-// checkpoint, bd error) is carried as the hook's decision.
+// beadsCheck is the stop hook's rules as a checker: complete when the rules
+// accept the end, incomplete when they block; any other end is carried as
+// the hook's decision.
 type beadsCheck struct{ name string }
 
 func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
-	d := cc.decider(ctx)
+	if cc.d == nil {
+		cc.d = &decider{ctx: ctx, in: cc.Input, cfg: cc.Config, env: cc.Env}
+	}
+	d := cc.d
 	if d.epic() == "" && !d.cfg.Workflow.DoneToken.Required {
 		v.Status, v.Summary = VerdictSkipped, "no epic to judge"
 		return v
@@ -180,15 +164,6 @@ func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	}
 	cc.completeDecision = &dec
 	return v
-}
-
-// decider gives the beads checker the stop-hook rules over this check's
-// input, state and environment.
-func (cc *CheckContext) decider(ctx context.Context) *decider {
-	if cc.d == nil {
-		cc.d = &decider{ctx: ctx, in: cc.Input, cfg: cc.Config, env: cc.Env}
-	}
-	return cc.d
 }
 
 // promiseCheck: complete when the final message holds a configured promise

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -74,11 +75,7 @@ func (p planTodos) items() ([]PlanItem, bool) {
 	}
 	out := make([]PlanItem, 0, len(steps))
 	for _, t := range steps {
-		text := t.Step
-		if p.Todos != nil {
-			text = t.Content
-		}
-		out = append(out, PlanItem{Text: text, Status: t.Status})
+		out = append(out, PlanItem{Text: cmp.Or(t.Content, t.Step), Status: t.Status})
 	}
 	return out, true
 }

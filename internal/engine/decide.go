@@ -19,48 +19,38 @@ import (
 // Env is what Decide reads besides the input, the state and the config.
 type Env struct {
 	Beads     Tracker
-	Workspace Workspace // nil: the checkpoint promise cannot check git
-	// Worktrees lists git worktrees for stuck-task detection; nil turns the
-	// detection off.
-	Worktrees WorktreeLister
-	// Runner runs the command checker's shell commands; nil makes a
-	// command check an error.
-	Runner CommandRunner
-	// Prompt is the rendered orchestration prompt, re-fed at every block
-	// ("" without an epic).
-	Prompt string
-	Now    time.Time
-	// Verdicts makes the engine judge through the checkers even when none
-	// are configured (the built-in beads check), so that the decision
-	// carries each check's verdict (runtasks check).
+	Workspace Workspace      // nil: the checkpoint promise cannot check git
+	Worktrees WorktreeLister // nil turns stuck-task detection off
+	Runner    CommandRunner  // runs command checks; nil makes them an error
+	Prompt    string         // the orchestration prompt, re-fed at every block ("" without an epic)
+	Now       time.Time
+	// Verdicts judges through the checkers even when none are configured
+	// (the built-in beads check), so the decision carries each verdict.
 	Verdicts bool
 }
 
-// EventCheck is the Input.Event of runtasks check: it judges without a
-// session.
-const EventCheck = "check"
+// Input.Event values the engine tells apart.
+const (
+	EventCheck = "check" // runtasks check: judges without a session
+	// EventRun ends a cycle of runtasks run (or comes before the first):
+	// the driver starts every cycle, so a checkpoint goes on afresh.
+	EventRun = "run"
+)
 
-// EventRun is the Input.Event of the stop that ends a cycle of runtasks
-// run (and the one before its first cycle): the driver starts every cycle
-// itself, so a context checkpoint goes on in a fresh context.
-const EventRun = "run"
-
-// Driven reports whether runtasks drives this stop at all: an epic is set
-// (in.Epic, resolved by Stop) or the done-token contract is on, the hook is
-// enabled, and the session has an id (runtasks check judges without one). A
-// stop that is not driven is allowed silently.
+// Driven reports whether runtasks drives this stop: an epic is set or the
+// done-token contract is on, the hook is enabled, and the session has an id
+// (runtasks check needs none). A stop not driven is allowed silently.
 func Driven(in Input, cfg *config.Config) bool {
 	return cfg.Workflow.StopHook.Enabled &&
 		(in.Epic != "" || cfg.Workflow.DoneToken.Required || in.Event == EventCheck) &&
 		(strings.TrimSpace(in.SessionID) != "" || in.Event == EventCheck)
 }
 
-// Decide is the decision at one stop. It asks beads only what the decision
-// needs: the epic's ready work first; the rest of the subtree only when
-// nothing is ready or a completion is claimed. Its stages, in order: the
-// rules (or the configured checks), stuck work, the claimed tasks'
-// RESULTS.md, then the counters. It returns the decision and the session's
-// new state; Stop persists both.
+// Decide is the decision at one stop and the session's new state. It asks
+// beads only what it needs: the ready work first, the rest of the subtree
+// only when nothing is ready or a completion is claimed. Its stages: the
+// rules (or the checks), stuck work, the claimed tasks' RESULTS.md, the
+// counters.
 func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, env Env) (Decision, state.State) {
 	d := decider{ctx: ctx, in: in, st: st, cfg: cfg, env: env}
 	counted, cursor := in.Usage.Since(st.UsageCursor)
@@ -89,16 +79,13 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		}
 	}
 	dec.Cycle, dec.Max = d.st.Cycles, d.maxCycles()
-	switch {
-	case dec.Block:
-	case dec.Outcome.Ends():
+	if !dec.Block && dec.Outcome.Ends() {
 		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
 			LastReason: d.st.LastReason}
 	}
-	// Without an epic (the TASKMASTER_DONE contract alone) the loop is the
-	// turn: the done line and the cap allow one stop and clear the counter
-	// (above), and the next stop is enforced again from 1/MAX, as
-	// taskmaster's own contract says. Only a spent budget ends it for good.
+	// Without an epic the loop is the turn (taskmaster's contract): the done
+	// line and the cap allow one stop and clear the counter, and the next
+	// stop is enforced again from 1/MAX. Only a spent budget ends it for good.
 	if !dec.Block && dec.Outcome.Final() && (in.Epic != "" || dec.Outcome == state.OutcomeBudget) {
 		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now
 	}
@@ -107,11 +94,8 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 	return dec, d.st
 }
 
-// results is the claimed-task stage: a stop that ends the work as done
-// (or an undriven session's stop) is blocked while a task the session
-// claimed still has its untouched RESULTS.md template. Those blocks are
-// counted in the state and capped by max_cycles; at the cap the stop is
-// allowed with a word to the person.
+// results blocks a done (or undriven) stop while a claimed task's
+// RESULTS.md is still its template, at most max_cycles times.
 func (d *decider) results(dec Decision) Decision {
 	if dec.Block || len(d.in.Claims) == 0 || !(dec.Outcome.Done() || dec.Outcome == state.OutcomeNotDriven) {
 		return dec
@@ -143,16 +127,12 @@ type decider struct {
 	rest     []beads.Issue // every unclosed descendant, once read
 	restRead bool
 
-	live  []LiveTask  // in-progress tasks whose worktree exists
-	stuck []StuckTask // in-progress tasks found stuck, with their action
-
-	// task is the driven issue when it is not an epic (readRest): it is
-	// driven until it is closed itself.
-	task *beads.Issue
+	live  []LiveTask   // in-progress tasks whose worktree exists
+	stuck []StuckTask  // in-progress tasks found stuck, with their action
+	task  *beads.Issue // the driven issue when it is not an epic (readRest)
 }
 
-// withStuck adds the stuck tasks found at this stop to the decision: the
-// actions for the caller to apply, and a word in every message.
+// withStuck adds the stuck tasks to the decision and a word to every message.
 func (d *decider) withStuck(dec Decision) Decision {
 	sum := d.stuckSummary()
 	dec.Stuck = d.stuck
@@ -216,18 +196,15 @@ func (d *decider) decide() Decision {
 }
 
 // withChecks runs workflow.checks in order (all must pass). The beads
-// checker is the rules above; its block, escalation or error is the answer
-// as it would be without checks. Another checker's incomplete verdict
-// blocks with its feedback (at most feedback_limit items).
+// checker's own block, escalation or error is the answer as without checks;
+// another checker's incomplete verdict blocks with its feedback.
 func (d *decider) withChecks() Decision {
 	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
 		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
 		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
 	checks := Checkers(d.cfg)
-	if len(checks) == 0 {
-		// runtasks check without workflow.checks: the built-in chain,
-		// which is the stop hook's own rules.
+	if len(checks) == 0 { // runtasks check without workflow.checks: the stop hook's rules
 		checks = []Checker{beadsCheck{name: "beads"}}
 	}
 	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, d: d}
@@ -252,12 +229,10 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 		return Decision{Outcome: state.OutcomeCheckError, Why: why, Counts: counts,
 			SystemMessage: "runtasks: a completion check could not run (" + top.Summary + "); stop allowed."}
 	case VerdictIncomplete:
-		fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit)
-		head := "runtasks: not done yet: " + top.Summary
-		if len(fb) > 0 {
-			head += ":\n- " + strings.Join(fb, "\n- ")
+		reason := "runtasks: not done yet: " + top.Summary
+		if fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit); len(fb) > 0 {
+			reason += ":\n- " + strings.Join(fb, "\n- ")
 		}
-		reason := head
 		if f := d.followUp(); f != "" {
 			reason += "\n\n" + f
 		}
@@ -282,11 +257,8 @@ func (d *decider) tokenOnly() Decision {
 	if HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID) {
 		return Decision{Outcome: state.OutcomeTokenDone, Why: "done token printed"}
 	}
-	return d.block(Decision{
-		Outcome: state.OutcomeTokenMissed,
-		Why:     "done token not printed",
-		Reason:  d.tokenReason("the done line has not been printed"),
-	})
+	return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed",
+		Reason: d.tokenReason("the done line has not been printed")})
 }
 
 func (d *decider) withEpic() Decision {
@@ -312,9 +284,8 @@ func (d *decider) withEpic() Decision {
 	d.handleStuck()
 	c := d.counts()
 	if c.Ready+c.InProgress == 0 && c.Open > 0 {
-		// Open work that is neither ready nor waiting: the two reads raced
-		// a change (its blocker closed in between, by another agent). Ask
-		// again what is ready rather than call the epic blocked.
+		// Open work neither ready nor waiting: the two reads raced a change
+		// (a blocker closed in between). Ask again rather than escalate.
 		ready, err := d.env.Beads.Ready(d.ctx, d.epic())
 		if err != nil {
 			return d.beadsError(err)
@@ -333,7 +304,7 @@ func (d *decider) withEpic() Decision {
 			return dec
 		}
 	}
-	return d.noClaim(c, claims)
+	return d.noClaim(c)
 }
 
 // claims lists the promises in the final message whose condition is on.
@@ -416,7 +387,7 @@ func (d *decider) judgeToken(token bool, c state.Counts) Decision {
 }
 
 // noClaim applies the default rules when nothing (valid) is claimed.
-func (d *decider) noClaim(c state.Counts, claims []config.Promise) Decision {
+func (d *decider) noClaim(c state.Counts) Decision {
 	sh := d.cfg.Workflow.StopHook
 	switch {
 	case c.Remaining == 0:
@@ -432,7 +403,7 @@ func (d *decider) noClaim(c state.Counts, claims []config.Promise) Decision {
 }
 
 func (d *decider) keepGoing(c *state.Counts) Decision {
-	counts := d.readyOnlyCounts()
+	counts := state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
 	if c != nil {
 		counts = *c
 	}
@@ -471,10 +442,8 @@ func (d *decider) complete(c state.Counts, why string) Decision {
 		SystemMessage: fmt.Sprintf("runtasks: epic %s complete: every task is closed.", d.epic())}
 }
 
-// checkpoint accepts a context checkpoint: the stop is allowed and the
-// person resumes the session; under runtasks run, which starts every
-// cycle itself, the loop goes on at once in a fresh context, and that
-// cycle counts (the caps apply).
+// checkpoint accepts a context checkpoint: the person resumes the session;
+// under runtasks run the loop goes on at once in a fresh context (a cycle).
 func (d *decider) checkpoint(c state.Counts, why string) Decision {
 	if d.in.Event == EventRun {
 		return d.block(Decision{Outcome: state.OutcomeCheckpoint, Why: why + "; going on in a fresh context", Counts: c,
@@ -533,12 +502,10 @@ func (d *decider) block(dec Decision) Decision {
 	return d.progress(dec)
 }
 
-// progress applies the no-progress rule to a block. Beads has not moved
-// when the epic's whole unclosed subtree (ids, statuses, update times) is
-// unchanged. The one-query path reads only the ready list: there the ready
-// list's fingerprint stands in for the subtree, and before the warning or
-// the release the subtree itself is read and compared, so every path of
-// the decision feeds the same rule.
+// progress applies the no-progress rule: beads has not moved when the
+// epic's unclosed subtree (ids, statuses, update times) is unchanged. On
+// the one-query path the ready list stands in, and the subtree is read
+// before a warning or a release.
 func (d *decider) progress(dec Decision) Decision {
 	n := d.cfg.Workflow.NoProgressCycles
 	readyFP := fingerprint(d.ready)
@@ -610,10 +577,8 @@ func (d *decider) readRest() error {
 		return err
 	}
 	if len(rest) == 0 && len(d.ready) == 0 {
-		// ready --parent returns [] for an unknown epic, and for a task:
-		// make sure it exists. An issue that is not an epic (/run-tasks
-		// <task>) is done when it is closed itself, whatever its epic's
-		// other tasks are: until then it is the work that remains.
+		// ready --parent returns [] for an unknown epic and for a task. A
+		// task (/run-tasks <task>) is done when it is closed itself.
 		is, err := d.env.Beads.Show(d.ctx, d.epic())
 		if err != nil {
 			return fmt.Errorf("epic %s: %w", d.epic(), err)
@@ -677,10 +642,6 @@ func (d *decider) counts() state.Counts {
 	return c
 }
 
-func (d *decider) readyOnlyCounts() state.Counts {
-	return state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
-}
-
 // activeIssues lists ready then in-progress issues.
 func (d *decider) activeIssues() []beads.Issue {
 	return append(slices.Clone(d.ready), d.restOf("in_progress")...)
@@ -722,12 +683,8 @@ func (d *decider) stateLine(c state.Counts) string {
 // done line itself, so an echo of it in the transcript cannot satisfy the
 // contract.
 func (d *decider) tokenReason(status string) string {
-	label := fmt.Sprintf("TASKMASTER (%d)", d.st.Cycles+1)
-	if max := d.maxCycles(); max > 0 {
-		label = fmt.Sprintf("TASKMASTER (%d/%d)", d.st.Cycles+1, max)
-	}
 	var b strings.Builder
-	b.WriteString(label + ": stop blocked. ")
+	b.WriteString("TASKMASTER (" + strings.TrimPrefix(d.cycleLabel(), "cycle ") + "): stop blocked. ")
 	if d.in.ToolErrors {
 		b.WriteString("Errors were detected in the latest tool results. ")
 	}
@@ -776,10 +733,8 @@ func oneLine(s string, n int) string {
 
 // NewRecord is the decision-log entry for one decision.
 func NewRecord(in Input, epic string, d Decision, now time.Time) state.Record {
-	r := state.Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event,
-		Outcome: d.Outcome, Block: d.Block, Cycle: d.Cycle, Max: d.Max, Why: d.Why, Actions: d.Actions}
-	r.Usage = d.Usage
-	r.Task = state.LatestClaim(in.Claims)
+	r := state.Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event, Outcome: d.Outcome,
+		Block: d.Block, Cycle: d.Cycle, Max: d.Max, Why: d.Why, Actions: d.Actions, Usage: d.Usage, Task: state.LatestClaim(in.Claims)}
 	// Zero counts are real after a completion (beads was read and showed
 	// nothing); elsewhere they mean beads was not read.
 	complete := d.Outcome == state.OutcomeComplete || (d.Outcome == state.OutcomeTokenDone && epic != "" && epic != state.NoEpic)

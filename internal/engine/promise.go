@@ -8,18 +8,11 @@ import (
 )
 
 // FindPromises returns the configured promises that msg claims, in the
-// order of promises. A promise is claimed by a whole <promise>TEXT</promise>
-// element whose inner text equals the promise's text once both are
-// whitespace-normalised (trimmed, runs of whitespace collapsed to one
-// space) and compared without regard to case. The tag name is matched
-// without regard to case too; tags with attributes do not count. The
-// XML-escaped form &lt;promise&gt;TEXT&lt;/promise&gt; counts as well,
-// because Codex escapes block reasons and models copy what they read.
-//
-// A tag element in prose counts wherever it stands. What does not count:
-// the phrase without tags, and any tag inside a fenced code block (``` or
-// ~~~, closed or running to the end), an inline code span (`…`), or a
-// quoted line ("> …").
+// order of promises: a whole <promise>TEXT</promise> element anywhere in
+// prose (tag and text compared case-insensitively, whitespace collapsed; no
+// attributes), or its XML-escaped form, since Codex escapes block reasons
+// and models copy what they read. Tags inside fenced code, inline code or
+// a quoted line do not count.
 func FindPromises(msg string, promises []config.Promise) []config.Promise {
 	if len(promises) == 0 || !strings.Contains(asciiLower(msg), "promise") {
 		return nil
@@ -41,11 +34,9 @@ func FindPromises(msg string, promises []config.Promise) []config.Promise {
 	return out
 }
 
-// HasDoneToken reports whether msg holds the done line PREFIX::SESSIONID:
-// a line of its own (surrounding whitespace aside) with this exact session
-// id, outside code blocks, inline code and quotes. A prefix written with
-// its trailing "::" is accepted. An empty prefix or session id never
-// matches.
+// HasDoneToken reports whether msg holds the done line PREFIX::SESSIONID
+// on a line of its own, outside code and quotes. A prefix may end in "::";
+// an empty prefix or session id never matches.
 func HasDoneToken(msg, prefix, sessionID string) bool {
 	prefix = strings.TrimSuffix(strings.TrimSpace(prefix), "::")
 	sessionID = strings.TrimSpace(sessionID)
@@ -79,8 +70,7 @@ var promiseTags = []struct {
 }
 
 // promiseTexts lists the normalised inner texts of the promise elements in
-// s. The search runs once over s per tag form: when an opening tag has no
-// closing tag after it, none further on has one either.
+// s, in one pass per tag form.
 func promiseTexts(s string) []string {
 	lower := asciiLower(s)
 	var out []string
@@ -124,10 +114,9 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// maskCode returns msg with code and quotes blanked out: every byte of a
-// fenced code block, a quoted line or an inline code span becomes a NUL
-// (not whitespace, so no element can match across a masked part). Newlines
-// are kept, so offsets and lines still match msg.
+// maskCode blanks out fenced code, quoted lines and inline code spans with
+// NULs (not whitespace, so no element matches across them), keeping
+// newlines so offsets and lines still match msg.
 func maskCode(msg string) string {
 	b := []byte(msg)
 	blank := func(from, to int) {

@@ -34,16 +34,13 @@ type StatusUpdater interface {
 // StuckTask is an in-progress task the engine found stuck, with the action
 // the caller must apply to it (ApplyStuck).
 type StuckTask struct {
-	ID     string
-	Reason string // why it is stuck
-	Action string // block, reopen or report
-	// Reclaim: its bd lease expired, so it is given back with bd reclaim
-	// (open and unassigned, as runtasks run's workers do) when reopened.
-	Reclaim bool
+	ID      string
+	Reason  string // why it is stuck
+	Action  string // block, reopen or report
+	Reclaim bool   // its bd lease expired: reopened with bd reclaim (open, unassigned)
 }
 
-// Reclaimer gives back issues whose bd lease expired; *beads.Client
-// implements it.
+// Reclaimer gives back issues whose bd lease expired (*beads.Client).
 type Reclaimer interface {
 	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
@@ -52,20 +49,17 @@ type Reclaimer interface {
 // still be working on it.
 type LiveTask struct {
 	ID, Worktree string
-	// Holder and LeaseExpiresAt are set for a task live by its bd lease
-	// alone (a worker renewing it, maybe on another machine).
+	// Holder and LeaseExpiresAt: a task live by its bd lease alone.
 	Holder         string
 	LeaseExpiresAt time.Time
 }
 
-// LeaseRunning reports whether the task's bd lease has not expired at now:
-// its holder renews it (bd heartbeat), wherever it runs.
+// LeaseRunning reports whether the task's bd lease runs at now (its holder renews it).
 func LeaseRunning(is beads.Issue, now time.Time) bool {
 	return !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt)
 }
 
-// LeaseExpired reports whether the task has a bd lease and it has expired
-// at now: nothing renewed it, so bd reclaim would give it back.
+// LeaseExpired reports whether the task's bd lease has expired at now.
 func LeaseExpired(is beads.Issue, now time.Time) bool {
 	return !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt)
 }
@@ -97,19 +91,12 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 	return git.Worktree{}, false
 }
 
-// ClassifyInProgress sorts in-progress tasks into live ones and stuck ones:
-//   - a task claimed by this session (mine) is never stuck: it is stopping;
-//   - a task whose worktree exists, or whose bd lease is running (its
-//     holder renews it, maybe on another machine), is live unless it
-//     started longer than stuck_after ago;
-//   - otherwise a task is stuck when its worktree is gone (the project has
-//     other linked worktrees, or this task's worktree was seen at an
-//     earlier stop), its bd lease expired while worktrees are in use (a
-//     lone agent on the main tree is never stuck by its lease), or it
-//     started longer than stuck_after ago.
-//
-// wts is nil when the worktrees are unknown (not a git repository); then
-// only the lease and started_at rules apply. It is pure.
+// ClassifyInProgress sorts in-progress tasks into live and stuck ones. A
+// task this session claimed (mine) is never stuck. One whose worktree
+// exists or whose bd lease runs is live unless older than stuck_after.
+// Otherwise a task is stuck when its worktree is gone (other worktrees
+// exist, or it was seen), its lease expired while worktrees are in use, or
+// it is older than stuck_after. wts is nil when not a git repository.
 func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
 	pattern, after := cfg.Workflow.Worktrees.Pattern, cfg.Workflow.StuckAfter
 	inUse := len(wts) > 1
@@ -162,11 +149,6 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 	return live, stuck
 }
 
-// StuckNote is the note appended to a stuck task.
-func StuckNote(t StuckTask, now time.Time) string {
-	return fmt.Sprintf("Agent exited without completing (runtasks, %s): %s.", now.UTC().Format(time.RFC3339), t.Reason)
-}
-
 // ApplyStuck carries out the actions the engine decided for stuck tasks,
 // one bd call at a time, and returns one line per task for the decision
 // log. A failed change is said, not hidden.
@@ -209,7 +191,8 @@ func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now ti
 			}
 			done = "status set to " + status
 		}
-		if _, err := bd.AppendNotes(ctx, t.ID, StuckNote(t, now)); err != nil {
+		note := fmt.Sprintf("Agent exited without completing (runtasks, %s): %s.", now.UTC().Format(time.RFC3339), t.Reason)
+		if _, err := bd.AppendNotes(ctx, t.ID, note); err != nil {
 			done += "; note not written: " + oneLine(err.Error(), 200)
 		} else {
 			done += ", note appended"
@@ -220,10 +203,8 @@ func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now ti
 }
 
 // handleStuck runs at a stop with no ready work but in-progress tasks: it
-// finds stuck tasks, records the actions to take in the decision, and
-// updates its view of the subtree as those actions will leave it (a blocked
-// task counts as blocked, a reopened one as ready when nothing blocks it, a
-// reported one as waiting for a person).
+// finds stuck tasks and updates its view of the subtree as their actions
+// will leave it (reopened: ready unless blocked; otherwise: waiting).
 func (d *decider) handleStuck() {
 	if d.env.Worktrees == nil {
 		return
@@ -272,12 +253,8 @@ func (d *decider) handleStuck() {
 	d.rest = rest
 }
 
-// stuckSummary names the stuck tasks and what happens to them, for the log
-// and the messages.
+// stuckSummary names the stuck tasks and what happens to them.
 func (d *decider) stuckSummary() string {
-	if len(d.stuck) == 0 {
-		return ""
-	}
 	var parts []string
 	for _, t := range firstN(d.stuck, 3) {
 		parts = append(parts, t.ID+" ("+t.Reason+")")
