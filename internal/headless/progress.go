@@ -22,36 +22,28 @@ func IsTerminal(w io.Writer) bool {
 
 // Width is w's width in columns when it is a terminal, else 0.
 func Width(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok {
-		return 0
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil {
+			return cols
+		}
 	}
-	cols, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	return cols
+	return 0
 }
 
 // DefaultWidth is the live line's width when the terminal does not say.
 const DefaultWidth = 80
 
 // progress shows a run: plain lines, or on a terminal one status line
-// (cycle N/MAX, elapsed, bar of closed/total, the agent's current action)
-// redrawn in place, with permanent lines printed above it.
-//
-// The live line always fits the terminal's width (asked at every redraw,
-// so a resize is followed): it is cut, never wrapped, so a redraw never
-// leaves a stale row. Everything shown that an agent wrote is stripped of
-// control and escape sequences (Clean) first.
+// (cycle, elapsed, bar, the agent's action) redrawn in place under the
+// permanent lines. The live line is cut to the terminal's width at every
+// redraw, never wrapped, so a redraw never leaves a stale row.
 type progress struct {
 	mu    sync.Mutex
 	out   io.Writer
 	tty   bool
 	now   func() time.Time
 	start time.Time
-	// width is the terminal's width now (0 = unknown: DefaultWidth).
-	width func() int
+	width func() int // the terminal's width now (0 = unknown: DefaultWidth)
 
 	cycle, max    int
 	closed, total int // the epic's descendants, now
@@ -130,8 +122,8 @@ func (p *progress) redraw() {
 	p.drawn = true
 }
 
-// Printf writes a permanent line, stripped of control and escape
-// sequences (its arguments may hold what an agent or bd wrote).
+// Printf writes a permanent line, cleaned (its arguments may hold what an
+// agent or bd wrote).
 func (p *progress) Printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -164,8 +156,7 @@ func (p *progress) Action(a string) {
 	fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
 }
 
-// Busy shows what runtasks itself is doing (reading beads between
-// cycles) on the live line; plain mode prints nothing for it.
+// Busy shows what runtasks itself is doing on the live line (not in plain mode).
 func (p *progress) Busy(a string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -203,8 +194,7 @@ func (p *progress) currentAction() string {
 }
 
 // screen shows the workers of a run: on a terminal one live line per
-// worker, redrawn in place (its latest line, cut to the width); elsewhere
-// every line, prefixed with its worker ("w2 …").
+// worker, redrawn in place; elsewhere every line, prefixed "w2 …".
 type screen struct {
 	mu    sync.Mutex
 	out   io.Writer

@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,17 +42,10 @@ const (
 
 // WorkerOptions configure runtasks run --workers N.
 type WorkerOptions struct {
-	// N agent loops run in parallel, each in its own worktree per task.
-	N int
-	// Actor is the base of the workers' bd actors (actor@<run id>-w<i>:
-	// distinct across workers, runs and machines).
-	Actor string
-	// Heartbeat is how often a worker renews its task's lease while its
-	// agent runs (default DefaultHeartbeat).
-	Heartbeat time.Duration
-	// IdlePoll is how long a worker waits when nothing is ready but work
-	// remains (default DefaultIdlePoll).
-	IdlePoll time.Duration
+	N         int           // agent loops in parallel, each in a worktree per task
+	Actor     string        // the base of the workers' bd actors (actor@<run id>-w<i>)
+	Heartbeat time.Duration // how often a worker renews its task's lease
+	IdlePoll  time.Duration // the wait when nothing is ready but work remains
 }
 
 // maxBeadsRetries is how many bd failures in a row (timeout, busy,
@@ -68,20 +62,15 @@ type worker struct {
 	base  string // the main work tree's branch, merged into
 	wo    WorkerOptions
 	env   []string // the agents' environment before a task's variables
-	// lostLease is bd's answer when a heartbeat found the task taken from
-	// this worker ("" while it holds it).
+	// lostLease is bd's answer when a heartbeat found the task taken ("" while held).
 	lostLease atomic.Value
 }
 
 // RunWorkers drives the epic with wo.N agent loops in parallel. Each cycle
-// of a worker reclaims the epic's expired leases, claims one ready task
-// atomically (bd update --claim; on "already claimed" it tries the next),
-// makes its worktree (.worktrees/agent-<id> on branch agent/<id> by
-// default: workflow.worktrees.pattern), runs the agent on it with a prompt
-// naming the task while renewing the task's lease, gives the task back
-// with a note when the agent ended without closing it, and asks the stop
-// engine whether the worker goes on. Each worker has its own run folder
-// (<run id>-w<i>) and engine session; the screen shows one line per worker.
+// of a worker reclaims expired leases, claims one ready task atomically,
+// runs the agent on it in its worktree while renewing the lease, gives the
+// task back when the agent did not close it, and asks engine.Stop whether
+// to go on. Each worker has its own run folder (<run id>-w<i>) and session.
 func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error) {
 	if wo.N < 1 {
 		return Result{Code: ExitSetup}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
@@ -96,9 +85,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if wo.IdlePoll <= 0 {
 		wo.IdlePoll = DefaultIdlePoll
 	}
-	if wo.Actor == "" {
-		wo.Actor = "runtasks"
-	}
+	wo.Actor = cmp.Or(wo.Actor, "runtasks")
 	o = o.withDefaults()
 	o.Ports.Notify = onceEach(o.Ports.Notify)
 	if o.RunID == "" {
@@ -351,10 +338,9 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 				switch {
 				case err == nil || beat.Err() != nil:
 				case strings.Contains(err.Error(), "issue already claimed") || strings.Contains(err.Error(), "issue not claimable"):
-					// bd says the task is no longer ours: another actor holds
-					// it, or it was reclaimed (open) or closed after a lease
-					// that lapsed ("issue not claimable: ID status S"). The
-					// agent stops, so that two workers never work one task.
+					// The task is no longer ours (another holds it, or it was
+					// reclaimed or closed after a lapsed lease): the agent
+					// stops, so two workers never work one task.
 					w.lostLease.Store(err.Error())
 					w.stopWhy.Store(task.ID + ": lease lost (" + oneLine(err.Error(), 200) + ")")
 					stopAgent()
@@ -371,9 +357,8 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	return rec, sum, err
 }
 
-// settle looks at the task after its agent: closed is the agent's merge
-// done; anything else goes back to open with what happened in its notes
-// (a failed merge is never closed).
+// settle reports whether the agent closed its task (its merge done); any
+// other task goes back to open with what happened in its notes.
 func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, sum Summary, runErr error) bool {
 	is, err := w.bd.Show(ctx, task.ID)
 	if err == nil && is.Status == beads.StatusClosed {
@@ -394,15 +379,11 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	if f := oneLine(sum.FinalMessage, 400); f != "" {
 		note += " Agent's last words: " + f
 	}
-	w.giveBack(ctx, task.ID, note)
-	return false
-}
-
-func (w *worker) giveBack(ctx context.Context, id, note string) {
-	if _, err := w.bd.Release(ctx, id, w.actor, note); err != nil {
-		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), id, oneLine(err.Error(), 200))
-		w.log.Warn("release", "task", id, "err", err)
+	if _, err := w.bd.Release(ctx, task.ID, w.actor, note); err != nil {
+		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), task.ID, oneLine(err.Error(), 200))
+		w.log.Warn("release", "task", task.ID, "err", err)
 	}
+	return false
 }
 
 // taskPrompt hands the agent its one task.
