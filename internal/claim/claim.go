@@ -32,8 +32,7 @@ var ErrUnknown = errors.New("unknown issue")
 var ErrClosed = errors.New("task is closed")
 
 // EpicError is returned for a claim of an epic: an epic is driven by
-// arming a session for it (/run-tasks <id>), never claimed. Nothing is
-// claimed.
+// arming a session for it (/run-tasks <id>), never claimed.
 type EpicError struct{ ID string }
 
 func (e *EpicError) Error() string {
@@ -74,9 +73,8 @@ func levelOf(is beads.Issue) Level {
 
 // Hierarchy is a task and its ancestors.
 type Hierarchy struct {
-	Task Level `json:"task"`
-	// Ancestors, the parent (the plan) first, up to the root (the goal).
-	Ancestors []Level `json:"ancestors,omitempty"`
+	Task      Level   `json:"task"`
+	Ancestors []Level `json:"ancestors,omitempty"` // the parent (the plan) first, up to the root (the goal)
 }
 
 // Plan is the task's parent, nil when it has none.
@@ -96,9 +94,8 @@ func (h Hierarchy) Goal() *Level {
 	return &h.Ancestors[len(h.Ancestors)-1]
 }
 
-// Load reads the issue id and its ancestors (parent, grandparent, … up to
-// MaxDepth), one bd show after the other. It returns the issue as beads
-// has it, for its status and assignee.
+// Load reads the issue id and its ancestors (up to MaxDepth), one bd show
+// after the other, and returns the issue as beads has it.
 func Load(ctx context.Context, t Tracker, id string) (Hierarchy, beads.Issue, error) {
 	is, err := t.Show(ctx, id)
 	if beads.IsKind(err, beads.KindNotFound) {
@@ -136,9 +133,8 @@ func parentOf(is beads.Issue) string {
 }
 
 // Actor is the beads actor a session claims as: base (claim.actor, else
-// BEADS_ACTOR, else USER, else "runtasks") and the session id, so that two
-// sessions of one person never share a claim (bd's claim is idempotent for
-// one actor). Without a session it is base alone.
+// BEADS_ACTOR, else USER, else "runtasks") @ the session id, so two sessions
+// of one person never share a claim (bd's claim is idempotent for one actor).
 func Actor(base string, getenv func(string) string, session string) string {
 	for _, k := range []string{"BEADS_ACTOR", "USER"} {
 		if base == "" && getenv != nil {
@@ -151,8 +147,7 @@ func Actor(base string, getenv func(string) string, session string) string {
 	if session == "" {
 		return base
 	}
-	// Already this session's actor (BEADS_ACTOR as the session hook
-	// exports it into the agent's shell): keep it.
+	// Already this session's actor (BEADS_ACTOR as the session hook exports it).
 	suffix := "@" + sanitize(session, 64)
 	if strings.HasSuffix(base, suffix) {
 		return base
@@ -177,20 +172,14 @@ func sanitize(s string, max int) string {
 
 // Request is one claim.
 type Request struct {
-	Task    string
-	Session string
-	// Actor is the beads actor (see Actor).
-	Actor string
-	// Root is the project root; RunsDir (claim.runs_dir) and paths in the
-	// answer are relative to it.
-	Root    string
-	RunsDir string
-	// Templates is claim.templates: a directory whose files replace the
-	// embedded run-folder templates.
-	Templates string
+	Task      string
+	Session   string
+	Actor     string // the beads actor (see Actor)
+	Root      string // the project root: RunsDir and the answer's paths are relative to it
+	RunsDir   string // claim.runs_dir
+	Templates string // claim.templates: files replacing the embedded run-folder templates
 	Now       time.Time
-	// Store records the claim in the session's binding (nil: not recorded).
-	Store *state.Store
+	Store     *state.Store // records the claim in the session's binding (nil: not recorded)
 }
 
 // Result is a successful claim.
@@ -200,14 +189,10 @@ type Result struct {
 	Actor     string    `json:"actor"`
 	ClaimedAt time.Time `json:"claimed_at"`
 	RunID     string    `json:"run_id"`
-	// RunDir is the run folder (absolute); Files its files, in order.
-	RunDir string   `json:"run_dir"`
-	Files  []string `json:"files"`
-	// Again is true when the session had already claimed the task: its run
-	// folder is reused.
-	Again bool `json:"again,omitempty"`
-	// Root is the project root, for relative paths in messages.
-	Root string `json:"-"`
+	RunDir    string    `json:"run_dir"` // absolute
+	Files     []string  `json:"files"`
+	Again     bool      `json:"again,omitempty"` // the session had claimed it already: its run folder is reused
+	Root      string    `json:"-"`               // the project root, for relative paths in messages
 }
 
 // Claim loads the task's hierarchy, claims it atomically in beads for the
@@ -281,12 +266,9 @@ type Shower interface {
 	Show(ctx context.Context, id string) (beads.Issue, error)
 }
 
-// Arm binds session to epic in store, so that its Stop hook drives that
-// epic (or that task, until it is closed), after asking beads: an id beads
-// does not know (ErrUnknown) or a closed issue (ErrClosed) arms nothing. Arming again for the same epic
-// keeps the first ArmedAt. It returns the epic as beads has it and the
-// binding as written. The prompt hook (/run-tasks <id>) and runtasks arm
-// both arm through it.
+// Arm binds session to epic (or a task) so that its Stop hook drives it;
+// an unknown id (ErrUnknown) or a closed issue (ErrClosed) arms nothing.
+// Arming again for the same epic keeps the first ArmedAt.
 func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string, now time.Time) (beads.Issue, state.Binding, error) {
 	is, err := t.Show(ctx, epic)
 	if beads.IsKind(err, beads.KindNotFound) {
@@ -305,10 +287,7 @@ func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string
 		b.Epic = epic
 		return nil
 	})
-	if err != nil {
-		return is, state.Binding{}, err
-	}
-	return is, b, nil
+	return is, b, err
 }
 
 // ArmFailureText is the context injected when a prompt asked to arm the

@@ -22,9 +22,6 @@ var fileRoles = map[string]string{
 
 // rel shows path relative to root when it lies inside it.
 func rel(root, path string) string {
-	if root == "" {
-		return path
-	}
 	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
 		return r
 	}
@@ -69,14 +66,10 @@ func (r Result) Text() string {
 // FailureText is the context injected when a claim did not happen: the
 // agent (and the user) learn why, and that nothing was changed.
 func FailureText(id string, err error) string {
-	var (
-		epic *EpicError
-		held *HeldError
-	)
 	switch {
-	case errors.As(err, &epic):
+	case errors.As(err, new(*EpicError)):
 		return fmt.Sprintf("runtasks: nothing claimed: %v.", err)
-	case errors.As(err, &held):
+	case errors.As(err, new(*HeldError)):
 		return fmt.Sprintf("runtasks: task not claimed: %v. Nothing was changed; pick another task or ask its holder.", err)
 	case errors.Is(err, ErrUnknown):
 		return fmt.Sprintf("runtasks: task not claimed: beads has no issue %s. Nothing was created.", id)
@@ -87,8 +80,7 @@ func FailureText(id string, err error) string {
 }
 
 // ArmText is the context injected when a session is armed for an epic or
-// a task. state is a line on the epic's work (StateLine), or the task's
-// status.
+// a task; state is StateLine, or the task's status.
 func ArmText(is beads.Issue, state, prompt string) string {
 	var b strings.Builder
 	if is.IssueType == beads.TypeEpic {
@@ -113,10 +105,7 @@ func StateLine(ready []beads.Issue) string {
 		return "Ready now: none."
 	}
 	var ids []string
-	for i, is := range ready {
-		if i == 3 {
-			break
-		}
+	for _, is := range ready[:min(3, len(ready))] {
 		ids = append(ids, fmt.Sprintf("%s %q", is.ID, is.Title))
 	}
 	return fmt.Sprintf("Ready now: %d (next: %s).", len(ready), strings.Join(ids, ", "))

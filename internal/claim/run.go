@@ -23,12 +23,10 @@ type RunData struct {
 	Plan      *Level
 	Goal      *Level
 	Ancestors []Level
-	// Checklist is the task's acceptance criteria, one item a line.
-	Checklist []string
+	Checklist []string // the task's acceptance criteria, one item a line
 	Session   string
 	Actor     string
-	// ClaimedAt is RFC 3339, UTC.
-	ClaimedAt string
+	ClaimedAt string // RFC 3339, UTC
 }
 
 // RunID names a run folder: run-YYYYMMDD-HHMMSS-<task id> (UTC).
@@ -67,23 +65,6 @@ var funcs = template.FuncMap{
 	},
 }
 
-// RenderRunFile renders one run-folder template.
-func RenderRunFile(templates, name string, d RunData) ([]byte, error) {
-	src, err := prompts.RunTemplate(templates, name)
-	if err != nil {
-		return nil, err
-	}
-	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
-	if err != nil {
-		return nil, fmt.Errorf("run template %s: %w", name, err)
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, d); err != nil {
-		return nil, fmt.Errorf("run template %s: %w", name, err)
-	}
-	return buf.Bytes(), nil
-}
-
 // runsDir resolves claim.runs_dir against the project root.
 func runsDir(r Request) string {
 	d := r.RunsDir
@@ -110,11 +91,19 @@ func runData(r Request, res *Result) RunData {
 func renderAll(r Request, d RunData) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range prompts.RunFiles {
-		b, err := RenderRunFile(r.Templates, name, d)
+		src, err := prompts.RunTemplate(r.Templates, name)
 		if err != nil {
 			return nil, err
 		}
-		out[name] = b
+		t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
+		var buf bytes.Buffer
+		if err == nil {
+			err = t.Execute(&buf, d)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("run template %s: %w", name, err)
+		}
+		out[name] = buf.Bytes()
 	}
 	return out, nil
 }
