@@ -43,8 +43,7 @@ func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// runError is a failed git: its message, and the *exec.ExitError (or
-// other error) underneath for errors.As.
+// runError is a failed git: its message, and the error underneath (errors.As).
 type runError struct {
 	msg string
 	err error
@@ -99,15 +98,11 @@ func (r Repo) Ignored(ctx context.Context, path string) (bool, error) {
 	return false, err
 }
 
-// MainWorktree is the main work tree of the repository that holds dir:
-// for a linked worktree (git worktree add) the work tree it was added
-// from, else dir's own top level. ok is false when dir is in no work tree
-// (outside any repository, or inside a .git directory). It runs one git
-// process only where the repository's files do not answer plainly
-// (mainWorktreeFromFiles): a stop hook asks at every stop.
-//
-// A submodule is its own repository (its top level is its root); a linked
-// worktree of a bare repository, which has no main work tree, is its own.
+// MainWorktree is the main work tree of the repository that holds dir: for
+// a linked worktree the one it was added from, else dir's own top level (a
+// submodule's, a bare repository's worktree's). ok is false outside any
+// work tree. A stop hook asks at every stop, so git runs only where the
+// files do not answer plainly.
 func MainWorktree(ctx context.Context, dir string) (root string, ok bool, err error) {
 	if root, ok, known := mainWorktreeFromFiles(dir); known {
 		return root, ok, nil
