@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -60,9 +61,7 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		spent = &s
 		d.st.Spent = d.st.Spent.Plus(s)
 	}
-	if cursor != "" {
-		d.st.UsageCursor = cursor
-	}
+	d.st.UsageCursor = cmp.Or(cursor, d.st.UsageCursor)
 	dec := d.decide()
 	if len(d.stuck) > 0 {
 		dec = d.withStuck(dec)
@@ -225,8 +224,7 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 	}
 	switch top.Status {
 	case VerdictError:
-		why := "check error: " + top.Summary
-		return Decision{Outcome: state.OutcomeCheckError, Why: why, Counts: counts,
+		return Decision{Outcome: state.OutcomeCheckError, Why: "check error: " + top.Summary, Counts: counts,
 			SystemMessage: "runtasks: a completion check could not run (" + top.Summary + "); stop allowed."}
 	case VerdictIncomplete:
 		reason := "runtasks: not done yet: " + top.Summary
@@ -236,9 +234,8 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 		if f := d.followUp(); f != "" {
 			reason += "\n\n" + f
 		}
-		line := "runtasks: " + d.cycleLabel() + " · check " + top.Summary
 		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
-			Reason: reason + "\n\n" + line})
+			Reason: reason + "\n\nruntasks: " + d.cycleLabel() + " · check " + top.Summary})
 	case VerdictSkipped:
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
 	}
@@ -274,7 +271,7 @@ func (d *decider) withEpic() Decision {
 	d.ready = ready
 
 	// The common case: ready work remains, nothing is claimed. One query decides.
-	if len(ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !token && !dt.Required {
+	if len(ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
 		return d.keepGoing(nil)
 	}
 
@@ -421,16 +418,12 @@ func (d *decider) keepGoing(c *state.Counts) Decision {
 }
 
 func (d *decider) reject(c state.Counts, head string, open []beads.Issue) Decision {
-	lines := []string{head + ":"}
-	for _, is := range firstN(open, 3) {
-		lines = append(lines, fmt.Sprintf("- %s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
+	var lines []string
+	for _, is := range open {
+		lines = append(lines, fmt.Sprintf("%s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
 	}
-	if more := len(open) - 3; more > 0 {
-		lines = append(lines, fmt.Sprintf("- and %d more", more))
-	}
-	msg := strings.Join(lines, "\n")
 	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
-		Reason: msg + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
+		Reason: head + ":\n- " + upTo3(lines, "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 }
 
 func (d *decider) complete(c state.Counts, why string) Decision {
@@ -456,7 +449,7 @@ func (d *decider) checkpoint(c state.Counts, why string) Decision {
 func (d *decider) escalate(c state.Counts, why string) Decision {
 	waiting := d.waitingIssues()
 	var names []string
-	for _, is := range firstN(waiting, 3) {
+	for _, is := range waiting {
 		s := is.ID + " " + oneLine(is.Title, 60)
 		if len(is.BlockedBy) > 0 {
 			s += " (blocked by " + strings.Join(firstN(is.BlockedBy, 3), ", ") + ")"
@@ -465,11 +458,8 @@ func (d *decider) escalate(c state.Counts, why string) Decision {
 		}
 		names = append(names, s)
 	}
-	msg := fmt.Sprintf("runtasks: %s needs a person: %d task(s) blocked or deferred: %s", d.epic(), len(waiting), strings.Join(names, "; "))
-	if more := len(waiting) - 3; more > 0 {
-		msg += fmt.Sprintf("; and %d more", more)
-	}
-	return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: msg}
+	return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: fmt.Sprintf(
+		"runtasks: %s needs a person: %d task(s) blocked or deferred: %s", d.epic(), len(waiting), upTo3(names, "; "))}
 }
 
 func (d *decider) beadsError(err error) Decision {
@@ -624,13 +614,7 @@ func (d *decider) restOf(classes ...string) []beads.Issue {
 	for _, is := range d.ready {
 		ready[is.ID] = true
 	}
-	var out []beads.Issue
-	for _, is := range d.rest {
-		if slices.Contains(classes, class(is, ready)) {
-			out = append(out, is)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(d.rest), func(is beads.Issue) bool { return !slices.Contains(classes, class(is, ready)) })
 }
 
 func (d *decider) counts() state.Counts {
@@ -680,8 +664,7 @@ func (d *decider) stateLine(c state.Counts) string {
 }
 
 // tokenReason is the brief TASKMASTER block reason. It never contains the
-// done line itself, so an echo of it in the transcript cannot satisfy the
-// contract.
+// done line, so an echo of it in the transcript cannot satisfy the contract.
 func (d *decider) tokenReason(status string) string {
 	var b strings.Builder
 	b.WriteString("TASKMASTER (" + strings.TrimPrefix(d.cycleLabel(), "cycle ") + "): stop blocked. ")
@@ -696,8 +679,7 @@ func (d *decider) tokenReason(status string) string {
 	return b.String()
 }
 
-// tokenInstructions tell the agent how to end under the done-token
-// contract, without ever spelling the done line itself.
+// tokenInstructions tell the agent how to end, never spelling the done line.
 func (d *decider) tokenInstructions() string {
 	return "Before stopping, go through the completion checklist (skill completion-checklist): " +
 		"re-read the user's messages, the task list, the plan, errors, loose ends, blockers, and check honestly.\n" +
@@ -721,6 +703,15 @@ func fingerprint(issues []beads.Issue) string {
 }
 
 func firstN[T any](s []T, n int) []T { return s[:min(n, len(s))] }
+
+// upTo3 joins the first three items with sep, then says how many more there are.
+func upTo3(items []string, sep string) string {
+	s := strings.Join(firstN(items, 3), sep)
+	if len(items) > 3 {
+		s += fmt.Sprintf("%sand %d more", sep, len(items)-3)
+	}
+	return s
+}
 
 // oneLine collapses whitespace and cuts s to at most n runes.
 func oneLine(s string, n int) string {

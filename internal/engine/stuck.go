@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -54,11 +55,6 @@ type LiveTask struct {
 	LeaseExpiresAt time.Time
 }
 
-// LeaseRunning reports whether the task's bd lease runs at now (its holder renews it).
-func LeaseRunning(is beads.Issue, now time.Time) bool {
-	return !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt)
-}
-
 // LeaseExpired reports whether the task's bd lease has expired at now.
 func LeaseExpired(is beads.Issue, now time.Time) bool {
 	return !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt)
@@ -100,10 +96,7 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
 	pattern, after := cfg.Workflow.Worktrees.Pattern, cfg.Workflow.StuckAfter
 	inUse := len(wts) > 1
-	action := cfg.Workflow.StuckAction
-	if action == "" {
-		action = StuckBlock
-	}
+	action := cmp.Or(cfg.Workflow.StuckAction, StuckBlock)
 	for _, is := range inProgress {
 		if slices.Contains(mine, is.ID) {
 			continue
@@ -120,7 +113,7 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 				continue
 			}
 		}
-		if LeaseRunning(is, now) && !old {
+		if !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt) && !old { // its holder renews it
 			live = append(live, LiveTask{ID: is.ID, Holder: is.Assignee, LeaseExpiresAt: is.LeaseExpiresAt})
 			continue
 		}
@@ -206,11 +199,8 @@ func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now ti
 // finds stuck tasks and updates its view of the subtree as their actions
 // will leave it (reopened: ready unless blocked; otherwise: waiting).
 func (d *decider) handleStuck() {
-	if d.env.Worktrees == nil {
-		return
-	}
 	inProgress := d.restOf("in_progress")
-	if len(inProgress) == 0 || len(d.ready) > 0 {
+	if d.env.Worktrees == nil || len(inProgress) == 0 || len(d.ready) > 0 {
 		return
 	}
 	wts, err := d.env.Worktrees.Worktrees(d.ctx)
@@ -231,39 +221,28 @@ func (d *decider) handleStuck() {
 	if len(d.stuck) == 0 {
 		return
 	}
-	byID := map[string]StuckTask{}
-	for _, t := range d.stuck {
-		byID[t.ID] = t
-	}
-	rest := make([]beads.Issue, len(d.rest))
+	d.rest = slices.Clone(d.rest)
 	for i, is := range d.rest {
-		if t, ok := byID[is.ID]; ok {
-			switch t.Action {
-			case StuckReopen:
-				is.Status = beads.StatusOpen
-				if len(is.BlockedBy) == 0 {
-					d.ready = append(d.ready, is)
-				}
-			default:
-				is.Status = beads.StatusBlocked
+		switch k := slices.IndexFunc(d.stuck, func(t StuckTask) bool { return t.ID == is.ID }); {
+		case k < 0:
+		case d.stuck[k].Action == StuckReopen:
+			d.rest[i].Status = beads.StatusOpen
+			if len(is.BlockedBy) == 0 {
+				d.ready = append(d.ready, d.rest[i])
 			}
+		default:
+			d.rest[i].Status = beads.StatusBlocked
 		}
-		rest[i] = is
 	}
-	d.rest = rest
 }
 
 // stuckSummary names the stuck tasks and what happens to them.
 func (d *decider) stuckSummary() string {
 	var parts []string
-	for _, t := range firstN(d.stuck, 3) {
+	for _, t := range d.stuck {
 		parts = append(parts, t.ID+" ("+t.Reason+")")
 	}
-	s := fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), stuckVerb(d.stuck[0].Action), strings.Join(parts, "; "))
-	if more := len(d.stuck) - 3; more > 0 {
-		s += fmt.Sprintf("; and %d more", more)
-	}
-	return s
+	return fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), stuckVerb(d.stuck[0].Action), upTo3(parts, "; "))
 }
 
 func stuckVerb(action string) string {
@@ -282,17 +261,13 @@ func (d *decider) liveLines() string {
 	if len(d.live) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("In progress in their worktrees (wait for each, then verify its work and merge it):")
-	for _, l := range firstN(d.live, 3) {
+	var lines []string
+	for _, l := range d.live {
+		line := l.ID + " in " + l.Worktree
 		if l.Worktree == "" {
-			fmt.Fprintf(&b, "\n- %s held by %s (bd lease until %s)", l.ID, l.Holder, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
-			continue
+			line = fmt.Sprintf("%s held by %s (bd lease until %s)", l.ID, l.Holder, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
 		}
-		b.WriteString("\n- " + l.ID + " in " + l.Worktree)
+		lines = append(lines, line)
 	}
-	if more := len(d.live) - 3; more > 0 {
-		fmt.Fprintf(&b, "\n- and %d more", more)
-	}
-	return b.String()
+	return "In progress in their worktrees (wait for each, then verify its work and merge it):\n- " + upTo3(lines, "\n- ")
 }
