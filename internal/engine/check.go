@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -177,23 +178,19 @@ func (c promiseCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	if strings.TrimSpace(cc.Input.FinalMessage) == "" {
 		return Verdict{Check: c.name, Status: VerdictSkipped, Summary: "no final message"}
 	}
-	promises := cc.Config.Promises()
+	promises := slices.DeleteFunc(cc.Config.Promises(), func(p config.Promise) bool { return !cc.Config.AllowsExitOn(p.Condition) })
 	if len(c.texts) > 0 {
 		promises = nil
 		for _, t := range c.texts {
 			promises = append(promises, config.Promise{Text: t, Condition: config.CondAlways})
 		}
 	}
-	for _, p := range FindPromises(cc.Input.FinalMessage, promises) {
-		if len(c.texts) > 0 || cc.Config.AllowsExitOn(p.Condition) {
-			return Verdict{Check: c.name, Status: VerdictComplete, Summary: fmt.Sprintf("promise %q made", p.Text)}
-		}
+	if found := FindPromises(cc.Input.FinalMessage, promises); len(found) > 0 {
+		return Verdict{Check: c.name, Status: VerdictComplete, Summary: fmt.Sprintf("promise %q made", found[0].Text)}
 	}
 	var texts []string
 	for _, p := range promises {
-		if len(c.texts) > 0 || cc.Config.AllowsExitOn(p.Condition) {
-			texts = append(texts, p.Text)
-		}
+		texts = append(texts, p.Text)
 	}
 	return Verdict{Check: c.name, Status: VerdictIncomplete, Summary: "no completion promise in the final message",
 		Feedback: []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}}
@@ -232,11 +229,7 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 		v.Status, v.Summary = VerdictError, "no command runner"
 		return v
 	}
-	dir := cc.Config.Root
-	if c.dir != "" {
-		dir = resolve(dir, c.dir)
-	}
-	res, err := cc.Env.Runner.Run(ctx, dir, c.run, c.timeout)
+	res, err := cc.Env.Runner.Run(ctx, resolve(cc.Config.Root, c.dir), c.run, c.timeout)
 	switch {
 	case err != nil:
 		v.Status, v.Summary = VerdictError, fmt.Sprintf("`%s` could not run: %s", c.run, oneLine(err.Error(), 200))
@@ -253,7 +246,6 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	return v
 }
 
-// tailLines is the last n lines of out.
 func tailLines(out []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(bytes.ToValidUTF8(out, []byte("?"))), "\n"), "\n")
 	if n > 0 && len(lines) > n {

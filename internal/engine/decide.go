@@ -306,13 +306,7 @@ func (d *decider) withEpic() Decision {
 
 // claims lists the promises in the final message whose condition is on.
 func (d *decider) claims() []config.Promise {
-	var out []config.Promise
-	for _, p := range FindPromises(d.in.FinalMessage, d.cfg.Promises()) {
-		if d.cfg.AllowsExitOn(p.Condition) {
-			out = append(out, p)
-		}
-	}
-	return out
+	return slices.DeleteFunc(FindPromises(d.in.FinalMessage, d.cfg.Promises()), func(p config.Promise) bool { return !d.cfg.AllowsExitOn(p.Condition) })
 }
 
 // judge decides on one claimed promise. ok is false when the claim neither

@@ -61,10 +61,9 @@ const MaxLine = 8 << 20
 const lingerAfterExit = 2 * time.Second
 
 // runAgent starts one agent run in its own process group, follows its event
-// stream and waits for it. What the agent left in its group (`sleep 600 &`)
-// then gets SIGTERM, then SIGKILL; the stream is closed even when a process
-// outside the group holds it. It returns within Grace and about a second of
-// ctx's end.
+// stream and waits for it; what it left in its group (`sleep 600 &`) then
+// gets SIGTERM, then SIGKILL. It returns within Grace and about a second of
+// ctx's end, even when a process outside the group holds the stream.
 func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID string) (CycleRecord, Summary, error) {
 	name := fmt.Sprintf("cycle-%03d", cycle)
 	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}
@@ -265,7 +264,6 @@ func createLog(path string) (*os.File, error) {
 	return f, nil
 }
 
-// readTail reads at most the last n bytes of a file.
 func readTail(path string, n int64) []byte {
 	f, err := os.Open(path)
 	if err != nil {

@@ -14,8 +14,7 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Event is one line of an agent's event stream, reduced to what the loop
-// driver shows and decides on.
+// Event is one line of an agent's event stream, reduced to what runtasks uses.
 type Event struct {
 	SessionID string       // from the event that names the agent's session
 	Action    string       // what the agent is doing now ("Bash: go test ./...", "thinking")
@@ -83,8 +82,7 @@ func ParserFor(agent string) (Parser, error) {
 	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
 }
 
-// claudeLine is the subset of a Claude Code stream-json line read here
-// (claude -p … --output-format stream-json --verbose).
+// claudeLine is the subset of a Claude Code stream-json line read here.
 type claudeLine struct {
 	Type      string `json:"type"`
 	Subtype   string `json:"subtype"`
@@ -359,8 +357,7 @@ func firstLine(s string) string {
 	return ""
 }
 
-// oneLine collapses whitespace, strips control and escape sequences
-// (Clean) and cuts s to at most n runes.
+// oneLine cleans s, collapses whitespace and cuts it to at most n runes.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(Clean(s)), " ")
 	if r := []rune(s); len(r) > n {

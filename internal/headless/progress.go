@@ -13,8 +13,7 @@ import (
 	"golang.org/x/term"
 )
 
-// IsTerminal reports whether w is a terminal, where progress is drawn as
-// one live status line with a bar; elsewhere it is written as plain lines.
+// IsTerminal reports whether w is a terminal (a live status line, not plain lines).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -103,8 +102,7 @@ func (p *progress) status() string {
 	return Fit(oneLine(s, 1000), cols-1)
 }
 
-// Fit cuts a one-line, clean s to at most cols terminal columns (wide
-// characters count two), ending it with "…" when cut.
+// Fit cuts a one-line, clean s to at most cols terminal columns, ending in "…".
 func Fit(s string, cols int) string { return ansi.Truncate(s, cols, "…") }
 
 func (p *progress) clear() {
@@ -122,8 +120,7 @@ func (p *progress) redraw() {
 	p.drawn = true
 }
 
-// Printf writes a permanent line, cleaned (its arguments may hold what an
-// agent or bd wrote).
+// Printf writes a permanent line, cleaned (it may hold what an agent wrote).
 func (p *progress) Printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -132,7 +129,6 @@ func (p *progress) Printf(format string, args ...any) {
 	p.redraw()
 }
 
-// Cycle starts cycle n of max.
 func (p *progress) Cycle(n, max int) {
 	p.mu.Lock()
 	p.cycle, p.max, p.action = n, max, ""
@@ -164,7 +160,6 @@ func (p *progress) Busy(a string) {
 	p.redraw()
 }
 
-// Tally records the epic's closed/total.
 func (p *progress) Tally(closed, total int) {
 	p.mu.Lock()
 	p.closed, p.total = closed, total
@@ -186,7 +181,6 @@ func (p *progress) Done() {
 	p.mu.Unlock()
 }
 
-// currentAction is the action shown now.
 func (p *progress) currentAction() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -209,7 +203,6 @@ func newScreen(out io.Writer, tty bool, n int, width func() int) *screen {
 	return &screen{out: out, tty: tty, width: width, lines: make([]string, n), part: make([][]byte, n)}
 }
 
-// slot is worker i's writer.
 func (s *screen) slot(i int) io.Writer { return slotWriter{s, i} }
 
 type slotWriter struct {

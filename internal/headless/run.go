@@ -37,12 +37,10 @@ const (
 	ExitInterrupted = engine.ExitInterrupted // interrupted (Ctrl-C); the agent was stopped
 )
 
-// OutcomeInterrupted is recorded in the decision log when a run is
-// interrupted; the engine never returns it.
+// OutcomeInterrupted is logged for an interrupted run; the engine never returns it.
 const OutcomeInterrupted state.Outcome = "interrupted"
 
-// Beads is what a run asks of beads: the engine's queries and the epic's
-// closed/total for the progress bar. *beads.Client implements it.
+// Beads is what a run asks of beads (*beads.Client): the engine's queries and the tally.
 type Beads interface {
 	engine.Tracker
 	Tally(ctx context.Context, epic string) (beads.Tally, error)
@@ -50,10 +48,8 @@ type Beads interface {
 
 // Options configure one run.
 type Options struct {
-	// Config names the epic (Workflow.Epic) and the agent (Run.*); the
-	// loop's rules (workflow.*) are the engine's.
-	Config  *config.Config
-	Args    []string // the user's extra agent arguments
+	Config  *config.Config // names the epic and the agent; the loop's rules are the engine's
+	Args    []string       // the user's extra agent arguments
 	Beads   Beads
 	Ports   engine.Ports // each cycle's end goes through engine.Stop; each notify event is handed on once
 	Environ []string     // the agent's environment
@@ -72,15 +68,14 @@ type Options struct {
 
 // Result is how a run ended.
 type Result struct {
-	Code    int
-	RunID   string
-	Dir     string // the run's folder (run.json, each cycle's event log)
-	Cycles  int    // agent runs started
-	Outcome state.Outcome
-	Why     string
-	Tally   beads.Tally
-	// ClosedThisRun counts descendants closed since the run started.
-	ClosedThisRun int
+	Code          int
+	RunID         string
+	Dir           string // the run's folder (run.json, each cycle's event log)
+	Cycles        int    // agent runs started
+	Outcome       state.Outcome
+	Why           string
+	Tally         beads.Tally
+	ClosedThisRun int // descendants closed since the run started
 }
 
 // CycleRecord is one agent run in run.json.
@@ -101,8 +96,7 @@ type CycleRecord struct {
 	Total     int           `json:"total"`
 }
 
-// RunState is the run's record, rewritten after every cycle and at the end
-// (run.json in the run's folder).
+// RunState is the run's record, run.json, rewritten after every cycle.
 type RunState struct {
 	RunID         string `json:"run_id"`
 	Epic          string `json:"epic"`
@@ -386,8 +380,7 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 	return dec, ended(r.finish(ctx, dec))
 }
 
-// stop is engine.Stop for the end of a cycle (sum: its final message and
-// usage) under the run's engine session.
+// stop is engine.Stop for the end of a cycle (sum) under the run's session.
 func (r *runner) stop(ctx context.Context, sum *Summary, dryRun bool) (engine.Decision, error) {
 	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession, CWD: r.cfg.Root}
 	if sum != nil {
@@ -406,7 +399,6 @@ func (r *runner) stop(ctx context.Context, sum *Summary, dryRun bool) (engine.De
 // count is the loop's "N/MAX".
 func (r *runner) count() string { return fmt.Sprintf("%d/%d", r.state.Cycle, r.state.MaxCycles) }
 
-// ended is the over of an end's result.
 func ended(res Result, err error) *over { return &over{res, err} }
 
 // finish maps an ending decision to the run's exit status (its class's).
@@ -465,8 +457,7 @@ func (r *runner) recordInterrupt(why string) {
 	}
 }
 
-// tally reads closed/total into the run and the cycle's record (nil:
-// none); a failure keeps the last numbers.
+// tally reads closed/total into the run and c; a failure keeps the last numbers.
 func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 	ctx = context.WithoutCancel(ctx)
 	t, err := r.o.Beads.Tally(ctx, r.epic)
@@ -481,8 +472,7 @@ func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 	}
 }
 
-// onceEach hands each notify event on once per run, whichever worker's
-// decision it comes from.
+// onceEach hands each notify event on once per run, whichever worker sees it.
 func onceEach(send func(engine.Input, engine.Decision)) func(engine.Input, engine.Decision) {
 	if send == nil {
 		return nil

@@ -21,8 +21,7 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// WorkerBeads is what a worker asks of beads besides the engine's queries:
-// atomic claims, leases, giving a task back. *beads.Client implements it.
+// WorkerBeads adds claims, leases and giving back to Beads (*beads.Client).
 type WorkerBeads interface {
 	Beads
 	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error)
@@ -35,9 +34,7 @@ type WorkerBeads interface {
 const (
 	// DefaultHeartbeat is a third of bd v1.3.0's fixed 5-minute lease.
 	DefaultHeartbeat = 100 * time.Second
-	// DefaultIdlePoll is the pause of a worker that found nothing to claim
-	// while other tasks are still worked.
-	DefaultIdlePoll = 5 * time.Second
+	DefaultIdlePoll  = 5 * time.Second // the pause of a worker with nothing to claim
 )
 
 // WorkerOptions configure runtasks run --workers N.
@@ -48,8 +45,7 @@ type WorkerOptions struct {
 	IdlePoll  time.Duration // the wait when nothing is ready but work remains
 }
 
-// maxBeadsRetries is how many bd failures in a row (timeout, busy,
-// unavailable) a worker waits out before it ends.
+// maxBeadsRetries is how many passing bd failures in a row a worker waits out.
 const maxBeadsRetries = 5
 
 // worker is one agent loop of a multi-worker run.
@@ -156,8 +152,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	return res, err1
 }
 
-// loop is one worker: ask the engine, claim, work, give back or not, ask
-// the engine again.
+// loop is one worker: ask the engine, claim, work, give back or not, repeat.
 func (w *worker) loop(ctx context.Context) (Result, error) {
 	w.parent = ctx
 	if err := w.createDir(); err != nil {
@@ -181,8 +176,6 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		)
 		last, sum, out = w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
 			rec, sum, err := w.work(agentCtx, dec.Cycle, *task)
-			// The task is closed by the agent after its merge; anything
-			// else goes back with what happened.
 			closed = w.settle(context.WithoutCancel(ctx), *task, rec, sum, err)
 			return rec, sum, err
 		})
@@ -200,10 +193,9 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 	return out.res, out.err
 }
 
-// next claims a task for the cycle the engine asked for. While nothing is
-// ready but work remains elsewhere it waits, asking the engine whether the
-// loop ended meanwhile; it ends the run then, on an interrupt, or when bd
-// keeps failing.
+// next claims a task for the cycle the engine asked for, waiting while
+// nothing is ready but work remains; it ends the run when the loop ended
+// meanwhile, on an interrupt, or when bd keeps failing.
 func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision, *beads.Issue, *over) {
 	failures := 0
 	for {
@@ -215,9 +207,8 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 		case ctx.Err() != nil:
 			continue
 		case err != nil:
-			// A busy store or a server away for a moment is waited out a
-			// few times; then, or for any other bd failure, the worker
-			// ends with the bd error (never "no work").
+			// A busy store or a server away for a moment is waited out a few
+			// times; any other bd failure ends the worker (never "no work").
 			why := "beads error: " + oneLine(err.Error(), 300)
 			if failures++; failures > maxBeadsRetries || !(beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)) {
 				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeBeadsError, why, err))
@@ -256,8 +247,7 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 	inProgress := slices.DeleteFunc(sub, func(is beads.Issue) bool { return is.Status != beads.StatusInProgress })
 	if len(inProgress) > 0 {
 		wts, _ := w.repo.Worktrees(ctx)
-		// The stop hook's stuck rule decides what is stuck; bd reclaim
-		// gives back those whose lease expired.
+		// The stuck rule decides; bd reclaim gives back the expired leases.
 		_, stuck := engine.ClassifyInProgress(inProgress, wts, nil, nil, w.cfg, w.o.Now())
 		var ids []string
 		for _, t := range stuck {
@@ -280,8 +270,7 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 		return nil, err
 	}
 	cands := slices.DeleteFunc(ready, func(is beads.Issue) bool { return is.IssueType == beads.TypeEpic })
-	// Workers start at different places in the list, so that they seldom
-	// race for the same task.
+	// Workers start at different places in the list, so they seldom race.
 	for k := range cands {
 		is := cands[(k+w.n-1)%len(cands)]
 		got, err := w.bd.ClaimID(ctx, is.ID, w.actor)
