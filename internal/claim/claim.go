@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +18,7 @@ import (
 // Tracker is what a claim asks of beads; *beads.Client implements it.
 type Tracker interface {
 	Shower
-	// ClaimID claims one issue for the actor (bd update --claim): status
-	// in_progress, assignee the actor; idempotent for the same actor.
-	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error)
+	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error) // bd update --claim
 }
 
 // MaxDepth bounds how many ancestors are loaded above a task.
@@ -39,8 +38,7 @@ func (e *EpicError) Error() string {
 	return fmt.Sprintf("%s is an epic: /run-tasks %s drives it", e.ID, e.ID)
 }
 
-// HeldError is returned when another actor (another session) holds the
-// claim: nothing is stolen.
+// HeldError is returned when another actor holds the claim: nothing is stolen.
 type HeldError struct {
 	Task   string
 	Holder string
@@ -85,8 +83,7 @@ func (h Hierarchy) Plan() *Level {
 	return &h.Ancestors[0]
 }
 
-// Goal is the top of the hierarchy above the plan, nil when the task has
-// fewer than two ancestors.
+// Goal is the top of the hierarchy, nil when the task has fewer than two ancestors.
 func (h Hierarchy) Goal() *Level {
 	if len(h.Ancestors) < 2 {
 		return nil
@@ -118,8 +115,7 @@ func Load(ctx context.Context, t Tracker, id string) (Hierarchy, beads.Issue, er
 	return h, is, nil
 }
 
-// parentOf is the issue's parent: bd show's parent field, else its
-// parent-child dependency.
+// parentOf is bd show's parent field, else the parent-child dependency.
 func parentOf(is beads.Issue) string {
 	if is.Parent != "" {
 		return is.Parent
@@ -136,14 +132,10 @@ func parentOf(is beads.Issue) string {
 // BEADS_ACTOR, else USER, else "runtasks") @ the session id, so two sessions
 // of one person never share a claim (bd's claim is idempotent for one actor).
 func Actor(base string, getenv func(string) string, session string) string {
-	for _, k := range []string{"BEADS_ACTOR", "USER"} {
-		if base == "" && getenv != nil {
-			base = getenv(k)
-		}
+	if getenv != nil {
+		base = cmp.Or(base, getenv("BEADS_ACTOR"), getenv("USER"))
 	}
-	if base == "" {
-		base = "runtasks"
-	}
+	base = cmp.Or(base, "runtasks")
 	if session == "" {
 		return base
 	}
@@ -260,9 +252,8 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	return res, nil
 }
 
-// Shower reads one issue; *beads.Client implements it.
+// Shower reads one issue (an unknown id is beads.KindNotFound); *beads.Client implements it.
 type Shower interface {
-	// Show reads one issue; an unknown id is a beads.KindNotFound error.
 	Show(ctx context.Context, id string) (beads.Issue, error)
 }
 
@@ -290,8 +281,7 @@ func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string
 	return is, b, err
 }
 
-// ArmFailureText is the context injected when a prompt asked to arm the
-// session and it was not armed.
+// ArmFailureText is the context injected when a prompt's arming failed.
 func ArmFailureText(epic string, err error) string {
 	switch {
 	case errors.Is(err, ErrUnknown):

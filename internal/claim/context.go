@@ -35,9 +35,8 @@ func levelLine(l *Level) string {
 	return fmt.Sprintf("%s %q", l.ID, l.Title)
 }
 
-// Text is the context injected after a claim: the one-line summary
-// "Task claimed: <id> | Plan: … | Goal: … | Run: …", the run folder's files
-// and the task's own description and acceptance criteria.
+// Text is the context injected after a claim: a summary line, the run
+// folder's files, the task's description and acceptance criteria.
 func (r Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task claimed: %s %q | Plan: %s | Goal: %s | Run: %s\n",
@@ -63,8 +62,7 @@ func (r Result) Text() string {
 	return b.String()
 }
 
-// FailureText is the context injected when a claim did not happen: the
-// agent (and the user) learn why, and that nothing was changed.
+// FailureText is the context injected when a claim did not happen, and why.
 func FailureText(id string, err error) string {
 	switch {
 	case errors.As(err, new(*EpicError)):

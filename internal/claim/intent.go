@@ -1,8 +1,6 @@
-// Package claim claims beads tasks for agent sessions and arms sessions for
-// epics: it recognises the intent in a prompt (claim.patterns,
-// claim.arm_patterns), loads a task's hierarchy from beads, claims it
-// atomically for the session, writes the run folder and renders the context
-// injected into the agent. It runs bd only through package beads.
+// Package claim recognises claims and arming requests in prompts, claims
+// beads tasks for agent sessions (with a run folder and the context injected
+// into the agent) and arms sessions for epics.
 package claim
 
 import (

@@ -2,6 +2,7 @@ package claim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,14 +68,11 @@ var funcs = template.FuncMap{
 
 // runsDir resolves claim.runs_dir against the project root.
 func runsDir(r Request) string {
-	d := r.RunsDir
-	if d == "" {
-		d = "runs"
+	d := cmp.Or(r.RunsDir, "runs")
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(r.Root, d)
 	}
-	if filepath.IsAbs(d) {
-		return d
-	}
-	return filepath.Join(r.Root, d)
+	return d
 }
 
 func runData(r Request, res *Result) RunData {
@@ -109,8 +107,7 @@ func renderAll(r Request, d RunData) (map[string][]byte, error) {
 }
 
 // writeRun creates the run folder exclusively (a second claim in the same
-// second gets a -2 suffix) and writes the rendered files; on a rendering
-// failure the folder is removed.
+// second gets a -2 suffix) and writes the rendered files.
 func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	d := runData(r, res)
 	base := d.RunID

@@ -88,9 +88,7 @@ func readBinding(path, session string) (Binding, error) {
 	return readFile(path, "binding", Binding{Session: session}, func(b Binding) string { return fmt.Sprintf("session %q", b.Session) })
 }
 
-// UpdateBinding loads session's binding, calls fn on it and writes it back
-// atomically under the session's lock; an empty binding is removed. If fn
-// fails nothing is written.
+// UpdateBinding is Update for session's binding; an empty binding is removed.
 func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding, error) {
 	path, err := s.BindingPath(session)
 	if err != nil {
@@ -134,8 +132,7 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 	return b, nil
 }
 
-// Bindings lists every binding, most recently updated first; unreadable
-// files are reported through Warn and skipped.
+// Bindings lists every binding, most recently updated first, skipping (Warn) bad files.
 func (s *Store) Bindings() ([]Binding, error) {
 	if s.Dir == "" {
 		return nil, errors.New("state directory not set")

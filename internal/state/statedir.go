@@ -37,8 +37,7 @@ func MkdirIgnored(dir string) error {
 	return writeGitignore(dir)
 }
 
-// writeGitignore writes dir/.gitignore unless it exists or dir is a
-// repository's root.
+// writeGitignore writes dir/.gitignore unless it exists or dir is a repository's root.
 func writeGitignore(dir string) error {
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 		return nil

@@ -20,8 +20,7 @@ import (
 	"github.com/runtasks/runtasks/internal/transcript"
 )
 
-// OutcomeReset marks a decision-log record written by runtasks reset: the
-// session's counters were cleared by hand.
+// OutcomeReset marks a record of runtasks reset: counters cleared by hand.
 const OutcomeReset Outcome = "reset"
 
 // Names inside the state directory.
@@ -40,8 +39,7 @@ const (
 // DefaultLockWait bounds the wait for another process holding a session's lock.
 const DefaultLockWait = 20 * time.Second
 
-// ErrNoSession is returned for an empty session id: callers treat the
-// session as not bound and leave it alone.
+// ErrNoSession is returned for an empty session id (callers leave it alone).
 var ErrNoSession = errors.New("empty session id")
 
 // Store keeps runtasks' state under one directory: a JSON file per
@@ -59,8 +57,7 @@ type Store struct {
 type RecordFilter struct {
 	Session string
 	Epic    string
-	// Limit keeps only the last Limit matching records (0 = all).
-	Limit int
+	Limit   int // keep only the last Limit matching records (0 = all)
 }
 
 func (f RecordFilter) match(r *Record) bool {
@@ -215,8 +212,7 @@ func readFile[T any](path, what string, fresh T, ids func(T) string) (T, error) 
 	return v, nil
 }
 
-// readLocked reads the state with the lock held; a corrupt file is moved
-// aside to <name>.corrupt-<unix> and replaced by a fresh state.
+// readLocked reads the state under the lock, moving a corrupt file aside.
 func (s *Store) readLocked(path, session, epic string) (State, error) {
 	st, err := readState(path, session, epic)
 	if err == nil || !errors.Is(err, errCorrupt) {
@@ -368,8 +364,7 @@ func stateFiles(dir string) ([]string, error) {
 	return names, nil
 }
 
-// List reads every state, most recently updated first; unreadable files
-// are reported through Warn and skipped.
+// List reads every state, most recently updated first, skipping (Warn) bad files.
 func (s *Store) List() ([]State, error) {
 	dir, err := s.sessions()
 	if err != nil {
@@ -416,8 +411,7 @@ func listState(path, name string) (State, error) {
 	return State{}, fmt.Errorf("%w %s: %v; skipped", errCorrupt, path, err)
 }
 
-// Clear removes the states matching session and epic ("" matches any) and
-// returns them as they were. The decision log is kept.
+// Clear removes the states matching session and epic ("" matches any) and returns them.
 func (s *Store) Clear(session, epic string) ([]State, error) {
 	states, err := s.List()
 	if err != nil {
