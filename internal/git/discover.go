@@ -62,8 +62,7 @@ func mainWorktreeFromFiles(dir string) (root string, ok, known bool) {
 	}
 }
 
-// fromDotGit is the main work tree for the work tree top whose .git is at
-// dotgit.
+// fromDotGit is the main work tree for the work tree top with .git dotgit.
 func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool) {
 	gitdir, common := dotgit, dotgit
 	switch {
@@ -101,8 +100,7 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 		dirs = dirs[:2]
 	}
 	for _, d := range dirs {
-		// git's safe.directory: a work tree or git directory of another
-		// user is refused unless configured otherwise.
+		// git's safe.directory refuses another user's directories.
 		if dfi, err := os.Stat(d); err != nil || !ownedByUs(dfi) {
 			return "", false, false
 		}
@@ -202,8 +200,7 @@ func device(d string) (uint64, bool) {
 	return uint64(st.Dev), true
 }
 
-// ownedByUs reports whether the current user owns a .git (git refuses a
-// repository owned by someone else unless safe.directory says otherwise).
+// ownedByUs reports whether the current user owns fi (git's safe.directory).
 func ownedByUs(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid()

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,17 +126,6 @@ func (e Event) Env() []string {
 			"RUNTASKS_COST="+strconv.FormatFloat(e.Usage.Cost, 'f', 6, 64))
 	}
 	return env
-}
-
-// Commands are the configured commands that ask for event.
-func Commands(cfg *config.Config, event string) []config.Notify {
-	var out []config.Notify
-	for _, n := range cfg.Workflow.Notify {
-		if slices.Contains(n.Events, event) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // Gate decides whether workflow.notify may run commands: a hook runs them

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
@@ -19,7 +20,7 @@ func Send(cfg *config.Config, src *config.Sources, gate Gate, in engine.Input, d
 	if event == "" {
 		return "", nil
 	}
-	cmds := Commands(cfg, event)
+	cmds := slices.DeleteFunc(slices.Clone(cfg.Workflow.Notify), func(n config.Notify) bool { return !slices.Contains(n.Events, event) })
 	if len(cmds) == 0 {
 		return "", nil
 	}
