@@ -201,10 +201,7 @@ func (c promiseCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 type doneTokenCheck struct{ name, prefix string }
 
 func (c doneTokenCheck) Check(_ context.Context, cc *CheckContext) Verdict {
-	prefix := c.prefix
-	if prefix == "" {
-		prefix = cc.Config.Workflow.DoneToken.Prefix
-	}
+	prefix := cmp.Or(c.prefix, cc.Config.Workflow.DoneToken.Prefix)
 	switch {
 	case cc.Input.SessionID == "":
 		return Verdict{Check: c.name, Status: VerdictSkipped, Summary: "no session id"}

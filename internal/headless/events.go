@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -170,14 +171,7 @@ func ParseClaude(line []byte) (Event, error) {
 			}
 		}
 		if l.IsError || (l.Subtype != "" && l.Subtype != "success") {
-			msg := l.Result
-			if msg == "" && len(l.Errors) > 0 {
-				msg = strings.Join(l.Errors, "; ")
-			}
-			if msg == "" {
-				msg = l.Subtype
-			}
-			e.Error = oneLine(msg, 300)
+			e.Error = oneLine(cmp.Or(l.Result, strings.Join(l.Errors, "; "), l.Subtype), 300)
 			e.Action = "failed: " + l.Subtype
 		}
 		return e, nil

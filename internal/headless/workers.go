@@ -84,9 +84,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	wo.Actor = cmp.Or(wo.Actor, "runtasks")
 	o = o.withDefaults()
 	o.Ports.Notify = onceEach(o.Ports.Notify)
-	if o.RunID == "" {
-		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(os.Getpid())
-	}
+	o.RunID = cmp.Or(o.RunID, o.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(os.Getpid()))
 	cfg := o.Config
 	if cfg == nil {
 		return Result{Code: ExitError}, errors.New("no configuration")

@@ -152,11 +152,15 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (State, erro
 	}
 	// What is returned is what a later Get reads.
 	st.UpdatedAt, st.FirstBlockAt = st.UpdatedAt.UTC().Round(0), st.FirstBlockAt.UTC().Round(0)
-	data, err := encodeState(st)
-	if err != nil {
+	// One line of JSON with <, > and & unescaped (the last reason holds
+	// them; escaped, they cost size).
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(st); err != nil {
 		return State{}, fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	if err := writeFileAtomic(path, data, false); err != nil {
+	if err := writeFileAtomic(path, data.Bytes(), false); err != nil {
 		return State{}, err
 	}
 	return st, nil
@@ -233,16 +237,6 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 	return State{Session: session, Epic: epic}, nil
 }
 
-// encodeState is a state as its file holds it: one line of JSON, with <, >
-// and & unescaped (the last reason holds them; escaped, they cost size).
-func encodeState(st State) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(st)
-	return b.Bytes(), err
-}
-
 // writeFileAtomic writes data to path, which the caller has locked, through
 // a temp file (one name: the next writer replaces a killed one's) and a
 // rename, so a killed process leaves the old file or the new one. Only a
@@ -250,7 +244,7 @@ func encodeState(st State) ([]byte, error) {
 // an fsync costs more than the stop; a power cut may leave it corrupt, and
 // it is moved aside (docs/state.md).
 func writeFileAtomic(path string, data []byte, durable bool) error {
-	name := tempPath(path)
+	name := path + tmpInfix + "w"
 	tmp, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
@@ -281,21 +275,13 @@ func writeFileAtomic(path string, data []byte, durable bool) error {
 	return nil
 }
 
-// tempPath is the temp file a locked writer of path renames.
-func tempPath(path string) string { return path + tmpInfix + "w" }
-
 // removeTemps deletes temp files a killed writer left for path. The caller
 // holds path's lock, so no live writer owns them.
 func removeTemps(path string) {
-	matches, _ := filepath.Glob(globEscape(path) + tmpInfix + "*")
+	matches, _ := filepath.Glob(strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(path) + tmpInfix + "*")
 	for _, m := range matches {
 		os.Remove(m)
 	}
-}
-
-func globEscape(p string) string {
-	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
-	return r.Replace(p)
 }
 
 // lock takes the exclusive flock on <state>.lock, waiting at most LockWait;
