@@ -3,6 +3,7 @@ package headless
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,10 +91,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	defer pr.Close()
 
 	cmd := exec.Command(r.bin, args...)
-	cmd.Dir = r.cfg.Root
-	if r.workDir != "" {
-		cmd.Dir = r.workDir
-	}
+	cmd.Dir = cmp.Or(r.workDir, r.cfg.Root)
 	cmd.Env = r.o.Environ
 	cmd.Stdout, cmd.Stderr = pw, stderr
 	g := shell.NewGroup(cmd, r.o.Grace)

@@ -109,9 +109,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	ws := make([]*worker, wo.N)
 	for i := range ws {
 		wopt := o
-		wopt.RunID = fmt.Sprintf("%s-w%d", o.RunID, i+1)
-		wopt.Out = screen.slot(i)
-		wopt.TTY = false
+		wopt.RunID, wopt.Out, wopt.TTY = fmt.Sprintf("%s-w%d", o.RunID, i+1), screen.slot(i), false
 		r, err := newRunner(wopt)
 		if err != nil {
 			return Result{Code: ExitSetup}, err

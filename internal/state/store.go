@@ -362,12 +362,20 @@ func (s *Store) List() ([]State, error) {
 	}
 	var out []State
 	for _, name := range names {
-		st, err := listState(filepath.Join(dir, name), name)
+		path := filepath.Join(dir, name)
+		data, err := os.ReadFile(path) // without the lock: a rename replaces it whole
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // reset meanwhile
+		} else if err != nil {
+			s.Warnf("read state %s: %v", name, err)
+			continue
+		}
+		var st State
+		if err = json.Unmarshal(data, &st); err == nil && (st.Session == "" || stateName(st.Session, st.Epic) != name) {
+			err = errors.New("not the state its name says")
 		}
 		if err != nil {
-			s.Warnf("%v", err)
+			s.Warnf("%v %s: %v; skipped", errCorrupt, path, err)
 			continue
 		}
 		out = append(out, st)
@@ -376,25 +384,6 @@ func (s *Store) List() ([]State, error) {
 		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.Session, b.Session), cmp.Compare(a.Epic, b.Epic))
 	})
 	return out, nil
-}
-
-// listState reads a state file without its lock: a rename replaces it whole.
-func listState(path, name string) (State, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return State{}, err
-	}
-	if err != nil {
-		return State{}, fmt.Errorf("read state %s: %w", name, err)
-	}
-	var st State
-	if err = json.Unmarshal(data, &st); err == nil {
-		if st.Session != "" && stateName(st.Session, st.Epic) == name {
-			return st, nil
-		}
-		err = errors.New("not the state its name says")
-	}
-	return State{}, fmt.Errorf("%w %s: %v; skipped", errCorrupt, path, err)
 }
 
 // Clear removes the states matching session and epic ("" matches any) and returns them.
