@@ -2,6 +2,7 @@ package engine
 
 import (
 	"html"
+	"regexp"
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/config"
@@ -119,13 +120,6 @@ func asciiLower(s string) string {
 // newlines so offsets and lines still match msg.
 func maskCode(msg string) string {
 	b := []byte(msg)
-	blank := func(from, to int) {
-		for i := from; i < to; i++ {
-			if b[i] != '\n' {
-				b[i] = masked
-			}
-		}
-	}
 	var (
 		fence    byte // '`' or '~' while inside a fenced block
 		fenceLen int
@@ -149,14 +143,14 @@ func maskCode(msg string) string {
 			if c, n := fenceRun(trimmed); c == fence && n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
 				fence = 0
 			}
-			blank(start, end)
+			blank(b, start, end)
 		case isFenceOpen(trimmed):
 			endPara(start)
 			fence, fenceLen = fenceRun(trimmed)
-			blank(start, end)
+			blank(b, start, end)
 		case strings.HasPrefix(trimmed, ">"):
 			endPara(start)
-			blank(start, end)
+			blank(b, start, end)
 		case strings.TrimSpace(line) == "":
 			endPara(start)
 		default:
@@ -179,14 +173,10 @@ func fenceRun(s string) (byte, int) {
 	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
 		return 0, 0
 	}
-	n := 0
-	for n < len(s) && s[n] == s[0] {
-		n++
+	if n := len(s) - len(strings.TrimLeft(s, s[:1])); n >= 3 {
+		return s[0], n
 	}
-	if n < 3 {
-		return 0, 0
-	}
-	return s[0], n
+	return 0, 0
 }
 
 // isFenceOpen reports whether a left-trimmed line opens a fenced block. As
@@ -204,44 +194,28 @@ func isFenceOpen(s string) bool {
 // backticks up to the next run of exactly n backticks. A run with no
 // partner is literal text.
 func maskInlineCode(p []byte) {
-	type run struct{ at, n int }
-	var runs []run
-	for i := 0; i < len(p); {
-		if p[i] != '`' {
-			i++
-			continue
-		}
-		j := i
-		for j < len(p) && p[j] == '`' {
-			j++
-		}
-		runs = append(runs, run{i, j - i})
-		i = j
-	}
-	if len(runs) < 2 {
-		return
-	}
-	// next[k] is the index of the next run with the same length as runs[k].
-	next := make([]int, len(runs))
-	last := map[int]int{}
+	runs := backticks.FindAllIndex(p, -1)
+	// next[k] is one more than the index of the next run as long as runs[k] (0: none).
+	next, last := make([]int, len(runs)), map[int]int{}
 	for k := len(runs) - 1; k >= 0; k-- {
-		next[k] = -1
-		if j, ok := last[runs[k].n]; ok {
-			next[k] = j
-		}
-		last[runs[k].n] = k
+		n := runs[k][1] - runs[k][0]
+		next[k], last[n] = last[n], k+1
 	}
-	for k := 0; k < len(runs); {
-		j := next[k]
-		if j < 0 {
-			k++
-			continue
+	for k := 0; k < len(runs); k++ {
+		if j := next[k] - 1; j >= 0 {
+			blank(p, runs[k][0], runs[j][1])
+			k = j
 		}
-		for i := runs[k].at; i < runs[j].at+runs[j].n; i++ {
-			if p[i] != '\n' {
-				p[i] = masked
-			}
+	}
+}
+
+var backticks = regexp.MustCompile("`+")
+
+// blank masks b[from:to], keeping newlines.
+func blank(b []byte, from, to int) {
+	for i := from; i < to; i++ {
+		if b[i] != '\n' {
+			b[i] = masked
 		}
-		k = j + 1
 	}
 }
