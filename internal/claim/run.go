@@ -66,15 +66,6 @@ var funcs = template.FuncMap{
 	},
 }
 
-// runsDir resolves claim.runs_dir against the project root.
-func runsDir(r Request) string {
-	d := cmp.Or(r.RunsDir, "runs")
-	if !filepath.IsAbs(d) {
-		d = filepath.Join(r.Root, d)
-	}
-	return d
-}
-
 func runData(r Request, res *Result) RunData {
 	return RunData{
 		RunID: RunID(res.Task.ID, res.ClaimedAt),
@@ -111,7 +102,10 @@ func renderAll(r Request, d RunData) (map[string][]byte, error) {
 func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	d := runData(r, res)
 	base := d.RunID
-	parent := runsDir(r)
+	parent := cmp.Or(r.RunsDir, "runs")
+	if !filepath.IsAbs(parent) {
+		parent = filepath.Join(r.Root, parent)
+	}
 	if err := state.MkdirIgnored(parent); err != nil {
 		return state.ClaimedRun{}, err
 	}

@@ -37,7 +37,7 @@ func ReadPlan(path string) (items []PlanItem, found bool, err error) {
 	r := bufio.NewReaderSize(f, 64<<10)
 	for {
 		line, rerr := r.ReadBytes('\n')
-		if len(line) > 0 && planHint(line) {
+		if s := string(line); strings.Contains(s, "TodoWrite") || strings.Contains(s, "update_plan") || strings.Contains(s, "todo_list") {
 			if p, ok := planFromLine(line); ok {
 				items, found = p, true
 			}
@@ -49,11 +49,6 @@ func ReadPlan(path string) (items []PlanItem, found bool, err error) {
 			return nil, false, rerr
 		}
 	}
-}
-
-func planHint(line []byte) bool {
-	s := string(line)
-	return strings.Contains(s, "TodoWrite") || strings.Contains(s, "update_plan") || strings.Contains(s, "todo_list")
 }
 
 // planTodos is a TodoWrite input ({"todos":[{content,status}]}) or an

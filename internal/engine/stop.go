@@ -134,7 +134,12 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
 		}
 		if !dec.Block && dec.Outcome.Final() && fromBinding {
-			if err := release(s, in.SessionID, in.Epic); err != nil {
+			if _, err := s.UpdateBinding(in.SessionID, func(b *state.Binding) error {
+				if b.Epic == in.Epic { // its claims stay
+					b.Epic, b.ArmedAt = "", time.Time{}
+				}
+				return nil
+			}); err != nil {
 				s.Warnf("could not release the session's binding: %v", err)
 			} else {
 				dec.Why += "; the session's binding to " + in.Epic + " is released"
@@ -153,17 +158,6 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		s.Warnf("decision log: %v", err)
 	}
 	return dec, in, nil
-}
-
-// release unbinds session from epic (its claims stay).
-func release(s *state.Store, session, epic string) error {
-	_, err := s.UpdateBinding(session, func(b *state.Binding) error {
-		if b.Epic == epic {
-			b.Epic, b.ArmedAt = "", time.Time{}
-		}
-		return nil
-	})
-	return err
 }
 
 // failed is the decision when runtasks itself cannot decide: the stop is

@@ -242,17 +242,8 @@ func (d *decider) stuckSummary() string {
 	for _, t := range d.stuck {
 		parts = append(parts, t.ID+" ("+t.Reason+")")
 	}
-	return fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), stuckVerb(d.stuck[0].Action), upTo3(parts, "; "))
-}
-
-func stuckVerb(action string) string {
-	switch action {
-	case StuckReopen:
-		return "reopened"
-	case StuckReport:
-		return "reported"
-	}
-	return "set to blocked"
+	verb := cmp.Or(map[string]string{StuckReopen: "reopened", StuckReport: "reported"}[d.stuck[0].Action], "set to blocked")
+	return fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 }
 
 // liveLines tells the orchestrator to wait for tasks still worked in their

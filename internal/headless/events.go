@@ -41,23 +41,10 @@ type Summary struct {
 // Add folds one event into the summary.
 func (s *Summary) Add(e Event) {
 	s.Events++
-	if e.SessionID != "" {
-		s.SessionID = e.SessionID
-	}
-	if e.Action != "" {
-		s.LastAction = e.Action
-	}
-	if e.Text != "" {
-		s.FinalMessage = e.Text
-	}
+	s.SessionID, s.LastAction, s.Error = cmp.Or(e.SessionID, s.SessionID), cmp.Or(e.Action, s.LastAction), cmp.Or(e.Error, s.Error)
+	s.FinalMessage = cmp.Or(e.Text, s.FinalMessage)
 	if e.Final {
-		s.Ended = true
-		if e.Result != "" {
-			s.FinalMessage = e.Result
-		}
-	}
-	if e.Error != "" {
-		s.Error = e.Error
+		s.Ended, s.FinalMessage = true, cmp.Or(e.Result, s.FinalMessage)
 	}
 	if e.Usage != nil {
 		if s.Usage == nil {
