@@ -30,8 +30,7 @@ var ErrUnknown = errors.New("unknown issue")
 // ErrClosed is returned for a closed task; nothing is claimed.
 var ErrClosed = errors.New("task is closed")
 
-// EpicError is returned for a claim of an epic: an epic is driven by
-// arming a session for it (/run-tasks <id>), never claimed.
+// EpicError refuses a claim of an epic: /run-tasks <id> drives an epic.
 type EpicError struct{ ID string }
 
 func (e *EpicError) Error() string {
@@ -91,8 +90,7 @@ func (h Hierarchy) Goal() *Level {
 	return &h.Ancestors[len(h.Ancestors)-1]
 }
 
-// Load reads the issue id and its ancestors (up to MaxDepth), one bd show
-// after the other, and returns the issue as beads has it.
+// Load reads the issue id and its ancestors (up to MaxDepth), one bd show at a time.
 func Load(ctx context.Context, t Tracker, id string) (Hierarchy, beads.Issue, error) {
 	is, err := t.Show(ctx, id)
 	if beads.IsKind(err, beads.KindNotFound) {

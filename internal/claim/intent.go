@@ -29,8 +29,7 @@ type Matcher struct {
 	claim, arm []*regexp.Regexp
 }
 
-// NewMatcher compiles the configured patterns. Each must have a group named
-// id, or at least one group (the first is the id).
+// NewMatcher compiles the patterns; each needs a group named id, or a first group.
 func NewMatcher(c config.Claim) (*Matcher, error) {
 	m := &Matcher{}
 	var err error

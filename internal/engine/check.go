@@ -113,8 +113,7 @@ func (c invalidCheck) Check(context.Context, *CheckContext) Verdict {
 	return Verdict{Check: c.name, Status: VerdictError, Summary: c.why}
 }
 
-// FeedbackText is a verdict's feedback as lines, at most limit items and
-// a count of the rest (limit 0: all).
+// FeedbackText cuts feedback to limit items and a count of the rest (0: all).
 func FeedbackText(items []string, limit int) []string {
 	if limit <= 0 || len(items) <= limit {
 		return items
@@ -167,8 +166,7 @@ func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	return v
 }
 
-// promiseCheck: complete when the final message holds a configured promise
-// (whose condition allow_exit_on turns on), or one of texts.
+// promiseCheck: the final message holds an allowed promise, or one of texts.
 type promiseCheck struct {
 	name  string
 	texts []string
@@ -196,8 +194,7 @@ func (c promiseCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		Feedback: []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}}
 }
 
-// doneTokenCheck: complete when the final message holds this session's
-// done line.
+// doneTokenCheck: the final message holds this session's done line.
 type doneTokenCheck struct{ name, prefix string }
 
 func (c doneTokenCheck) Check(_ context.Context, cc *CheckContext) Verdict {
@@ -212,8 +209,7 @@ func (c doneTokenCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		Feedback: []string{"print " + prefix + "::<session id> on a line of its own when everything is done"}}
 }
 
-// commandCheck runs a shell command in the project; incomplete with the
-// tail of its output when it fails or times out.
+// commandCheck runs a shell command; incomplete with its output's tail when it fails.
 type commandCheck struct {
 	name, run, dir string
 	timeout        time.Duration
@@ -258,8 +254,7 @@ func resolve(root, p string) string {
 	return filepath.Join(root, p)
 }
 
-// filesCheck: paths that must exist, optionally non-empty, optionally
-// changed from a template file.
+// filesCheck: paths must exist, optionally non-empty or changed from a template.
 type filesCheck struct {
 	name     string
 	paths    []string
@@ -295,8 +290,7 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		fmt.Sprintf("%d file(s) ready", len(c.paths)))
 }
 
-// judged is v incomplete with summary incomplete when it has feedback,
-// else complete with summary complete.
+// judged completes v, or makes it incomplete when it has feedback.
 func judged(v Verdict, incomplete, complete string) Verdict {
 	v.Status, v.Summary = VerdictComplete, complete
 	if len(v.Feedback) > 0 {
@@ -341,8 +335,7 @@ func (c planCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		fmt.Sprintf("all %d plan item(s) completed", len(items)))
 }
 
-// resultsCheck: the RESULTS.md of every task this session claimed must be
-// written (changed from its template).
+// resultsCheck: every claimed task's RESULTS.md must be written.
 type resultsCheck struct{ name string }
 
 func (c resultsCheck) Check(_ context.Context, cc *CheckContext) Verdict {

@@ -149,8 +149,7 @@ func (d *decider) withStuck(dec Decision) Decision {
 
 func (d *decider) epic() string { return d.in.Epic }
 
-// followUp is what a block reason ends with: the orchestration prompt with
-// an epic; the done-token instructions under the contract alone.
+// followUp ends a block reason: the prompt, or the done-token instructions.
 func (d *decider) followUp() string {
 	if d.epic() != "" {
 		return d.env.Prompt
@@ -469,8 +468,7 @@ func (d *decider) beadsError(err error) Decision {
 		SystemMessage: "runtasks: could not read beads, stop allowed: " + msg}
 }
 
-// block turns an intended block into the final decision: it enforces the
-// cycle caps and the no-progress rule.
+// block enforces the cycle caps and the no-progress rule on an intended block.
 func (d *decider) block(dec Decision) Decision {
 	dec.Block = true
 	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {

@@ -12,8 +12,7 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Input is one stop (or the end of one headless agent run), normalised
-// across agents by the hook adapters.
+// Input is one stop (or the end of a headless agent run), normalised across agents.
 type Input struct {
 	Agent string // claude, codex, gemini, cursor
 	// Epic is the epic (or task) this stop is judged against, resolved by

@@ -160,16 +160,14 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	return dec, in, nil
 }
 
-// failed is the decision when runtasks itself cannot decide: the stop is
-// allowed and the person told.
+// failed allows the stop when runtasks itself cannot decide, telling the person.
 func failed(epic string, err error) Decision {
 	msg := oneLine(err.Error(), 400)
 	return Decision{Outcome: state.OutcomeError, Why: "runtasks error: " + msg, Epic: epic,
 		SystemMessage: "runtasks: " + msg + "; stop allowed."}
 }
 
-// RenderPrompt renders the orchestration prompt (prompts.run_tasks, else
-// the embedded one) for an epic and a session.
+// RenderPrompt renders the orchestration prompt (prompts.run_tasks, else embedded).
 func RenderPrompt(cfg *config.Config, epic, session string) (string, error) {
 	tmpl, err := prompts.Load(cfg.PromptPath())
 	if err != nil {

@@ -32,8 +32,7 @@ type StatusUpdater interface {
 	AppendNotes(ctx context.Context, id, text string) (beads.Issue, error)
 }
 
-// StuckTask is an in-progress task the engine found stuck, with the action
-// the caller must apply to it (ApplyStuck).
+// StuckTask is an in-progress task found stuck, with the action ApplyStuck applies.
 type StuckTask struct {
 	ID      string
 	Reason  string // why it is stuck
@@ -46,8 +45,7 @@ type Reclaimer interface {
 	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
-// LiveTask is an in-progress task whose worktree still exists: someone may
-// still be working on it.
+// LiveTask is an in-progress task someone may still be working on.
 type LiveTask struct {
 	ID, Worktree string
 	// Holder and LeaseExpiresAt: a task live by its bd lease alone.
@@ -60,8 +58,7 @@ func LeaseExpired(is beads.Issue, now time.Time) bool {
 	return !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt)
 }
 
-// WorktreePath is the task's worktree path under root for a pattern such as
-// ".worktrees/agent-{id}".
+// WorktreePath is the task's worktree for a pattern such as ".worktrees/agent-{id}".
 func WorktreePath(root, pattern, id string) string {
 	p := strings.ReplaceAll(pattern, "{id}", id)
 	if filepath.IsAbs(p) {
@@ -246,8 +243,7 @@ func (d *decider) stuckSummary() string {
 	return fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 }
 
-// liveLines tells the orchestrator to wait for tasks still worked in their
-// worktrees.
+// liveLines tells the orchestrator to wait for tasks worked in their worktrees.
 func (d *decider) liveLines() string {
 	if len(d.live) == 0 {
 		return ""

@@ -57,8 +57,7 @@ func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
 // the cycle's log, not parsed, so memory stays flat whatever the agent prints.
 const MaxLine = 8 << 20
 
-// lingerAfterExit is how long the rest of the agent's process group has
-// after the agent exited (SIGTERM) before it is killed.
+// lingerAfterExit is how long what the agent left in its group has after SIGTERM.
 const lingerAfterExit = 2 * time.Second
 
 // runAgent starts one agent run in its own process group, follows its event
@@ -69,10 +68,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	name := fmt.Sprintf("cycle-%03d", cycle)
 	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}
 	var sum Summary
-	args, err := Command(r.agent, prompt, resumeID, r.o.Args)
-	if err != nil {
-		return rec, sum, err
-	}
+	args, _ := Command(r.agent, prompt, resumeID, r.o.Args) // newRunner checked the agent
 	parse, _ := ParserFor(r.agent)
 	events, err := createLog(filepath.Join(r.dir, name+".jsonl"))
 	if err != nil {

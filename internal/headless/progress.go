@@ -135,8 +135,7 @@ func (p *progress) Cycle(n, max int) {
 	p.mu.Unlock()
 }
 
-// Action records the agent's current action: redrawn on a terminal, a
-// plain line elsewhere (repeats are not printed twice).
+// Action shows the agent's current action (plain mode: a line, repeats skipped).
 func (p *progress) Action(a string) {
 	a = oneLine(a, 200)
 	p.mu.Lock()

@@ -141,8 +141,7 @@ type runner struct {
 	stopWhy      atomic.Value // why the agent's context ended, if neither an interrupt nor the deadline
 }
 
-// Run drives the epic until the engine ends the loop, the agent fails or
-// ctx is cancelled (Ctrl-C), and records the end in run.json.
+// Run drives the epic until the engine ends the loop, the agent fails or ctx ends.
 func Run(ctx context.Context, o Options) (Result, error) {
 	o.Ports.Notify = onceEach(o.Ports.Notify)
 	r, err := newRunner(o)
@@ -408,8 +407,7 @@ func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error
 	case dec.Outcome.Class() == state.ClassError:
 		return r.end(ctx, code, dec.Outcome, dec.Why, errors.New(dec.Why))
 	case dec.Outcome.Class() == state.ClassIgnored:
-		err := fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why)
-		return r.end(ctx, ExitError, dec.Outcome, dec.Why, err)
+		return r.end(ctx, ExitError, dec.Outcome, dec.Why, fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why))
 	}
 	return r.end(ctx, code, dec.Outcome, dec.Why, nil)
 }
@@ -420,8 +418,7 @@ var ends = map[int]struct{ status, word string }{
 	ExitNeedsPerson: {"needs_person", "needs a person"}, ExitInterrupted: {"interrupted", "interrupted"}, ExitSetup: {"error", "failed"},
 }
 
-// end records the run's end in run.json (an interrupt in the decision log
-// too) and prints the last line.
+// end records the run's end (an interrupt in the decision log too) and prints the last line.
 func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why string, err error) (Result, error) {
 	now := r.o.Now()
 	r.state.Status, r.state.Outcome, r.state.Why = ends[code].status, outcome, why
@@ -445,11 +442,10 @@ func (r *runner) recordInterrupt(why string) {
 	now := r.o.Now()
 	dec := engine.Decision{Outcome: OutcomeInterrupted, Why: why, Cycle: r.state.Cycle, Max: r.state.MaxCycles}
 	rec := engine.NewRecord(in, r.epic, dec, now)
-	_, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {
+	if _, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {
 		st.Last, st.UpdatedAt = &rec, now
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		r.log.Warn("state", "err", err)
 	}
 	if err := r.store.Append(rec); err != nil {

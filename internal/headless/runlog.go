@@ -55,8 +55,7 @@ func RunsDir(cfg *config.Config) string {
 // StatusDead is ListRuns' status of a running run whose process is gone.
 const StatusDead = "dead"
 
-// ListRuns reads the record of every run under dir, newest first;
-// unreadable records are returned in skipped.
+// ListRuns reads every run's record under dir, newest first, returning the unreadable in skipped.
 func ListRuns(dir string) (runs []RunState, skipped []error, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {

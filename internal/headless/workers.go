@@ -232,8 +232,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	}
 }
 
-// claim reclaims the epic's expired leases, then claims the first ready
-// task another worker does not take first. nil: nothing ready.
+// claim reclaims expired leases, then claims the first ready task it wins (nil: none).
 func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 	w.p.Busy("reclaiming expired leases, claiming")
 	sub, err := w.bd.Subtree(ctx, w.epic)

@@ -55,8 +55,7 @@ func (b *Binding) AddClaim(c ClaimedRun) {
 	b.Claims = append(b.Claims, c)
 }
 
-// BindingPath is the file holding session's binding, always directly
-// inside Dir/bindings (a sanitised prefix and a hash of the id).
+// BindingPath is session's binding file, always directly inside Dir/bindings.
 func (s *Store) BindingPath(session string) (string, error) {
 	if session == "" {
 		return "", ErrNoSession
@@ -69,8 +68,7 @@ func (s *Store) BindingPath(session string) (string, error) {
 	return filepath.Join(s.Dir, bindingsDir, name), nil
 }
 
-// Binding reads session's binding (empty when not bound). A corrupt file
-// is reported through Warn and read as no binding.
+// Binding reads session's binding; a corrupt file is reported (Warn) and read as none.
 func (s *Store) Binding(session string) (Binding, error) {
 	path, err := s.BindingPath(session)
 	if err != nil {

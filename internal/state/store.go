@@ -88,8 +88,7 @@ func (s *Store) sessions() (string, error) {
 // LogPath is the decision log's path.
 func (s *Store) LogPath() string { return filepath.Join(s.Dir, DecisionLog) }
 
-// StatePath is the file holding the state of (session, epic), always
-// directly inside Dir/sessions.
+// StatePath is the state file of (session, epic), always directly inside Dir/sessions.
 func (s *Store) StatePath(session, epic string) (string, error) {
 	if session == "" {
 		return "", ErrNoSession
@@ -166,8 +165,7 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (State, erro
 	return st, nil
 }
 
-// Get reads the state of (session, epic): a fresh one when there is none.
-// A corrupt file is moved aside as in Update.
+// Get reads the state of (session, epic), fresh when none; a corrupt file is moved aside.
 func (s *Store) Get(session, epic string) (State, error) {
 	path, err := s.StatePath(session, epic)
 	if err != nil {
