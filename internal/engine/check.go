@@ -235,16 +235,12 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 		v.Status, v.Summary = VerdictComplete, fmt.Sprintf("`%s` passed", c.run)
 		return v
 	}
-	v.Feedback = []string{v.Summary + "; the end of its output:\n" + tailLines(res.Output, c.tail)}
-	return v
-}
-
-func tailLines(out []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(bytes.ToValidUTF8(out, []byte("?"))), "\n"), "\n")
-	if n > 0 && len(lines) > n {
-		lines = lines[len(lines)-n:]
+	lines := strings.Split(strings.TrimRight(string(bytes.ToValidUTF8(res.Output, []byte("?"))), "\n"), "\n")
+	if c.tail > 0 && len(lines) > c.tail {
+		lines = lines[len(lines)-c.tail:]
 	}
-	return strings.Join(lines, "\n")
+	v.Feedback = []string{v.Summary + "; the end of its output:\n" + strings.Join(lines, "\n")}
+	return v
 }
 
 func resolve(root, p string) string {
