@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +18,7 @@ import (
 // Tracker is what a claim asks of beads; *beads.Client implements it.
 type Tracker interface {
 	Shower
-	// ClaimID claims one issue for the actor (bd update --claim): status
-	// in_progress, assignee the actor; idempotent for the same actor.
-	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error)
+	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error) // bd update --claim
 }
 
 // MaxDepth bounds how many ancestors are loaded above a task.
@@ -31,17 +30,14 @@ var ErrUnknown = errors.New("unknown issue")
 // ErrClosed is returned for a closed task; nothing is claimed.
 var ErrClosed = errors.New("task is closed")
 
-// EpicError is returned for a claim of an epic: an epic is driven by
-// arming a session for it (/run-tasks <id>), never claimed. Nothing is
-// claimed.
+// EpicError refuses a claim of an epic: /run-tasks <id> drives an epic.
 type EpicError struct{ ID string }
 
 func (e *EpicError) Error() string {
 	return fmt.Sprintf("%s is an epic: /run-tasks %s drives it", e.ID, e.ID)
 }
 
-// HeldError is returned when another actor (another session) holds the
-// claim: nothing is stolen.
+// HeldError is returned when another actor holds the claim: nothing is stolen.
 type HeldError struct {
 	Task   string
 	Holder string
@@ -74,9 +70,8 @@ func levelOf(is beads.Issue) Level {
 
 // Hierarchy is a task and its ancestors.
 type Hierarchy struct {
-	Task Level `json:"task"`
-	// Ancestors, the parent (the plan) first, up to the root (the goal).
-	Ancestors []Level `json:"ancestors,omitempty"`
+	Task      Level   `json:"task"`
+	Ancestors []Level `json:"ancestors,omitempty"` // the parent (the plan) first, up to the root (the goal)
 }
 
 // Plan is the task's parent, nil when it has none.
@@ -87,8 +82,7 @@ func (h Hierarchy) Plan() *Level {
 	return &h.Ancestors[0]
 }
 
-// Goal is the top of the hierarchy above the plan, nil when the task has
-// fewer than two ancestors.
+// Goal is the top of the hierarchy, nil when the task has fewer than two ancestors.
 func (h Hierarchy) Goal() *Level {
 	if len(h.Ancestors) < 2 {
 		return nil
@@ -96,9 +90,7 @@ func (h Hierarchy) Goal() *Level {
 	return &h.Ancestors[len(h.Ancestors)-1]
 }
 
-// Load reads the issue id and its ancestors (parent, grandparent, … up to
-// MaxDepth), one bd show after the other. It returns the issue as beads
-// has it, for its status and assignee.
+// Load reads the issue id and its ancestors (up to MaxDepth), one bd show at a time.
 func Load(ctx context.Context, t Tracker, id string) (Hierarchy, beads.Issue, error) {
 	is, err := t.Show(ctx, id)
 	if beads.IsKind(err, beads.KindNotFound) {
@@ -121,8 +113,7 @@ func Load(ctx context.Context, t Tracker, id string) (Hierarchy, beads.Issue, er
 	return h, is, nil
 }
 
-// parentOf is the issue's parent: bd show's parent field, else its
-// parent-child dependency.
+// parentOf is bd show's parent field, else the parent-child dependency.
 func parentOf(is beads.Issue) string {
 	if is.Parent != "" {
 		return is.Parent
@@ -136,23 +127,17 @@ func parentOf(is beads.Issue) string {
 }
 
 // Actor is the beads actor a session claims as: base (claim.actor, else
-// BEADS_ACTOR, else USER, else "runtasks") and the session id, so that two
-// sessions of one person never share a claim (bd's claim is idempotent for
-// one actor). Without a session it is base alone.
+// BEADS_ACTOR, else USER, else "runtasks") @ the session id, so two sessions
+// of one person never share a claim (bd's claim is idempotent for one actor).
 func Actor(base string, getenv func(string) string, session string) string {
-	for _, k := range []string{"BEADS_ACTOR", "USER"} {
-		if base == "" && getenv != nil {
-			base = getenv(k)
-		}
+	if getenv != nil {
+		base = cmp.Or(base, getenv("BEADS_ACTOR"), getenv("USER"))
 	}
-	if base == "" {
-		base = "runtasks"
-	}
+	base = cmp.Or(base, "runtasks")
 	if session == "" {
 		return base
 	}
-	// Already this session's actor (BEADS_ACTOR as the session hook
-	// exports it into the agent's shell): keep it.
+	// Already this session's actor (BEADS_ACTOR as the session hook exports it).
 	suffix := "@" + sanitize(session, 64)
 	if strings.HasSuffix(base, suffix) {
 		return base
@@ -177,20 +162,14 @@ func sanitize(s string, max int) string {
 
 // Request is one claim.
 type Request struct {
-	Task    string
-	Session string
-	// Actor is the beads actor (see Actor).
-	Actor string
-	// Root is the project root; RunsDir (claim.runs_dir) and paths in the
-	// answer are relative to it.
-	Root    string
-	RunsDir string
-	// Templates is claim.templates: a directory whose files replace the
-	// embedded run-folder templates.
-	Templates string
+	Task      string
+	Session   string
+	Actor     string // the beads actor (see Actor)
+	Root      string // the project root: RunsDir and the answer's paths are relative to it
+	RunsDir   string // claim.runs_dir
+	Templates string // claim.templates: files replacing the embedded run-folder templates
 	Now       time.Time
-	// Store records the claim in the session's binding (nil: not recorded).
-	Store *state.Store
+	Store     *state.Store // records the claim in the session's binding (nil: not recorded)
 }
 
 // Result is a successful claim.
@@ -200,14 +179,10 @@ type Result struct {
 	Actor     string    `json:"actor"`
 	ClaimedAt time.Time `json:"claimed_at"`
 	RunID     string    `json:"run_id"`
-	// RunDir is the run folder (absolute); Files its files, in order.
-	RunDir string   `json:"run_dir"`
-	Files  []string `json:"files"`
-	// Again is true when the session had already claimed the task: its run
-	// folder is reused.
-	Again bool `json:"again,omitempty"`
-	// Root is the project root, for relative paths in messages.
-	Root string `json:"-"`
+	RunDir    string    `json:"run_dir"` // absolute
+	Files     []string  `json:"files"`
+	Again     bool      `json:"again,omitempty"` // the session had claimed it already: its run folder is reused
+	Root      string    `json:"-"`               // the project root, for relative paths in messages
 }
 
 // Claim loads the task's hierarchy, claims it atomically in beads for the
@@ -275,18 +250,14 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	return res, nil
 }
 
-// Shower reads one issue; *beads.Client implements it.
+// Shower reads one issue (an unknown id is beads.KindNotFound); *beads.Client implements it.
 type Shower interface {
-	// Show reads one issue; an unknown id is a beads.KindNotFound error.
 	Show(ctx context.Context, id string) (beads.Issue, error)
 }
 
-// Arm binds session to epic in store, so that its Stop hook drives that
-// epic (or that task, until it is closed), after asking beads: an id beads
-// does not know (ErrUnknown) or a closed issue (ErrClosed) arms nothing. Arming again for the same epic
-// keeps the first ArmedAt. It returns the epic as beads has it and the
-// binding as written. The prompt hook (/run-tasks <id>) and runtasks arm
-// both arm through it.
+// Arm binds session to epic (or a task) so that its Stop hook drives it;
+// an unknown id (ErrUnknown) or a closed issue (ErrClosed) arms nothing.
+// Arming again for the same epic keeps the first ArmedAt.
 func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string, now time.Time) (beads.Issue, state.Binding, error) {
 	is, err := t.Show(ctx, epic)
 	if beads.IsKind(err, beads.KindNotFound) {
@@ -305,14 +276,10 @@ func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string
 		b.Epic = epic
 		return nil
 	})
-	if err != nil {
-		return is, state.Binding{}, err
-	}
-	return is, b, nil
+	return is, b, err
 }
 
-// ArmFailureText is the context injected when a prompt asked to arm the
-// session and it was not armed.
+// ArmFailureText is the context injected when a prompt's arming failed.
 func ArmFailureText(epic string, err error) string {
 	switch {
 	case errors.Is(err, ErrUnknown):

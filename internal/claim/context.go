@@ -22,9 +22,6 @@ var fileRoles = map[string]string{
 
 // rel shows path relative to root when it lies inside it.
 func rel(root, path string) string {
-	if root == "" {
-		return path
-	}
 	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
 		return r
 	}
@@ -38,9 +35,8 @@ func levelLine(l *Level) string {
 	return fmt.Sprintf("%s %q", l.ID, l.Title)
 }
 
-// Text is the context injected after a claim: the one-line summary
-// "Task claimed: <id> | Plan: … | Goal: … | Run: …", the run folder's files
-// and the task's own description and acceptance criteria.
+// Text is the context injected after a claim: a summary line, the run
+// folder's files, the task's description and acceptance criteria.
 func (r Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task claimed: %s %q | Plan: %s | Goal: %s | Run: %s\n",
@@ -66,17 +62,12 @@ func (r Result) Text() string {
 	return b.String()
 }
 
-// FailureText is the context injected when a claim did not happen: the
-// agent (and the user) learn why, and that nothing was changed.
+// FailureText is the context injected when a claim did not happen, and why.
 func FailureText(id string, err error) string {
-	var (
-		epic *EpicError
-		held *HeldError
-	)
 	switch {
-	case errors.As(err, &epic):
+	case errors.As(err, new(*EpicError)):
 		return fmt.Sprintf("runtasks: nothing claimed: %v.", err)
-	case errors.As(err, &held):
+	case errors.As(err, new(*HeldError)):
 		return fmt.Sprintf("runtasks: task not claimed: %v. Nothing was changed; pick another task or ask its holder.", err)
 	case errors.Is(err, ErrUnknown):
 		return fmt.Sprintf("runtasks: task not claimed: beads has no issue %s. Nothing was created.", id)
@@ -87,8 +78,7 @@ func FailureText(id string, err error) string {
 }
 
 // ArmText is the context injected when a session is armed for an epic or
-// a task. state is a line on the epic's work (StateLine), or the task's
-// status.
+// a task; state is StateLine, or the task's status.
 func ArmText(is beads.Issue, state, prompt string) string {
 	var b strings.Builder
 	if is.IssueType == beads.TypeEpic {
@@ -113,10 +103,7 @@ func StateLine(ready []beads.Issue) string {
 		return "Ready now: none."
 	}
 	var ids []string
-	for i, is := range ready {
-		if i == 3 {
-			break
-		}
+	for _, is := range ready[:min(3, len(ready))] {
 		ids = append(ids, fmt.Sprintf("%s %q", is.ID, is.Title))
 	}
 	return fmt.Sprintf("Ready now: %d (next: %s).", len(ready), strings.Join(ids, ", "))

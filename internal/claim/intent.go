@@ -1,8 +1,6 @@
-// Package claim claims beads tasks for agent sessions and arms sessions for
-// epics: it recognises the intent in a prompt (claim.patterns,
-// claim.arm_patterns), loads a task's hierarchy from beads, claims it
-// atomically for the session, writes the run folder and renders the context
-// injected into the agent. It runs bd only through package beads.
+// Package claim recognises claims and arming requests in prompts, claims
+// beads tasks for agent sessions (with a run folder and the context injected
+// into the agent) and arms sessions for epics.
 package claim
 
 import (
@@ -16,10 +14,8 @@ import (
 
 // Intent kinds.
 const (
-	// KindClaim: the prompt claims a task ("claim bd-x7y8.3").
-	KindClaim = "claim"
-	// KindArm: the prompt arms the session for an epic ("/run-tasks bd-x7y8").
-	KindArm = "arm"
+	KindClaim = "claim" // the prompt claims a task ("claim bd-x7y8.3")
+	KindArm   = "arm"   // the prompt arms the session for an epic ("/run-tasks bd-x7y8")
 )
 
 // Intent is what a prompt asks runtasks to do.
@@ -33,8 +29,7 @@ type Matcher struct {
 	claim, arm []*regexp.Regexp
 }
 
-// NewMatcher compiles the configured patterns. Each must have a group named
-// id, or at least one group (the first is the id).
+// NewMatcher compiles the patterns; each needs a group named id, or a first group.
 func NewMatcher(c config.Claim) (*Matcher, error) {
 	m := &Matcher{}
 	var err error
@@ -62,43 +57,31 @@ func compile(key string, pats []string) ([]*regexp.Regexp, error) {
 	return out, nil
 }
 
-// Match returns the prompt's intent. Only a prompt that starts with the
-// request counts: a pattern's match must begin at the prompt's first
-// character that is not white space, whether or not the pattern is
-// anchored, so a sentence that mentions or quotes a request ("I typed
-// /run-tasks bd-x7y8 by mistake") asks for nothing. A prompt that holds a
-// negation, a retraction or a question anywhere (retracted) asks for
-// nothing either: a claim changes the shared tracker, so a request that
-// is not plainly meant is not one. Arming is tried first, then claims; ok
-// is false for any other prompt.
+// Match returns the prompt's intent, arming tried first. Only a prompt that
+// starts with the request counts (a sentence quoting one asks for nothing),
+// and none that holds a negation, a retraction or a question anywhere: a
+// claim changes the shared tracker, so a request not plainly meant is none.
 func (m *Matcher) Match(prompt string) (Intent, bool) {
 	in := Intent{Kind: KindArm, ID: find(m.arm, prompt)}
 	if in.ID == "" {
 		in = Intent{Kind: KindClaim, ID: find(m.claim, prompt)}
 	}
-	if in.ID == "" || retracted(strings.ReplaceAll(prompt, in.ID, " ")) {
+	if in.ID == "" || retraction.MatchString(strings.ReplaceAll(prompt, in.ID, " ")) {
 		return Intent{}, false
 	}
 	return in, true
 }
 
-// retraction finds, anywhere in a prompt, a negation ("not", "no",
-// "never", "don't", "nor"), a retraction ("never mind", "wait",
-// "actually", "cancel", "scratch that", "forget it", "hold on", "undo",
-// "ignore"), a deferral ("later", "tomorrow") or a question mark.
+// retraction finds a negation, a retraction ("never mind", "scratch
+// that"), a deferral ("later") or a question mark.
 var retraction = regexp.MustCompile(`(?i)\b(?:not|no|nope|nah|never|nevermind|nor|dont|cannot|cant|wont|` +
 	`wait|actually|cancel|scratch|forget|hold|undo|ignore|later|tomorrow)\b|n['’]t\b|\?`)
-
-// retracted reports whether prompt negates, retracts, defers or questions
-// what it says (retraction).
-func retracted(prompt string) bool { return retraction.MatchString(prompt) }
 
 func find(res []*regexp.Regexp, prompt string) string {
 	start := len(prompt) - len(strings.TrimLeftFunc(prompt, unicode.IsSpace))
 	for _, re := range res {
 		loc := re.FindStringSubmatchIndex(prompt)
-		// The leftmost match: when it does not start the prompt, no match
-		// does.
+		// The leftmost match: when it does not start the prompt, none does.
 		if loc == nil || loc[0] > start {
 			continue
 		}

@@ -2,6 +2,7 @@ package claim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,12 +24,10 @@ type RunData struct {
 	Plan      *Level
 	Goal      *Level
 	Ancestors []Level
-	// Checklist is the task's acceptance criteria, one item a line.
-	Checklist []string
+	Checklist []string // the task's acceptance criteria, one item a line
 	Session   string
 	Actor     string
-	// ClaimedAt is RFC 3339, UTC.
-	ClaimedAt string
+	ClaimedAt string // RFC 3339, UTC
 }
 
 // RunID names a run folder: run-YYYYMMDD-HHMMSS-<task id> (UTC).
@@ -67,35 +66,6 @@ var funcs = template.FuncMap{
 	},
 }
 
-// RenderRunFile renders one run-folder template.
-func RenderRunFile(templates, name string, d RunData) ([]byte, error) {
-	src, err := prompts.RunTemplate(templates, name)
-	if err != nil {
-		return nil, err
-	}
-	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
-	if err != nil {
-		return nil, fmt.Errorf("run template %s: %w", name, err)
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, d); err != nil {
-		return nil, fmt.Errorf("run template %s: %w", name, err)
-	}
-	return buf.Bytes(), nil
-}
-
-// runsDir resolves claim.runs_dir against the project root.
-func runsDir(r Request) string {
-	d := r.RunsDir
-	if d == "" {
-		d = "runs"
-	}
-	if filepath.IsAbs(d) {
-		return d
-	}
-	return filepath.Join(r.Root, d)
-}
-
 func runData(r Request, res *Result) RunData {
 	return RunData{
 		RunID: RunID(res.Task.ID, res.ClaimedAt),
@@ -110,22 +80,32 @@ func runData(r Request, res *Result) RunData {
 func renderAll(r Request, d RunData) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range prompts.RunFiles {
-		b, err := RenderRunFile(r.Templates, name, d)
+		src, err := prompts.RunTemplate(r.Templates, name)
 		if err != nil {
 			return nil, err
 		}
-		out[name] = b
+		t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
+		var buf bytes.Buffer
+		if err == nil {
+			err = t.Execute(&buf, d)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("run template %s: %w", name, err)
+		}
+		out[name] = buf.Bytes()
 	}
 	return out, nil
 }
 
 // writeRun creates the run folder exclusively (a second claim in the same
-// second gets a -2 suffix) and writes the rendered files; on a rendering
-// failure the folder is removed.
+// second gets a -2 suffix) and writes the rendered files.
 func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	d := runData(r, res)
 	base := d.RunID
-	parent := runsDir(r)
+	parent := cmp.Or(r.RunsDir, "runs")
+	if !filepath.IsAbs(parent) {
+		parent = filepath.Join(r.Root, parent)
+	}
 	if err := state.MkdirIgnored(parent); err != nil {
 		return state.ClaimedRun{}, err
 	}

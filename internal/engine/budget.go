@@ -8,10 +8,8 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// budget is the budget stage: once workflow.budget is spent (the
-// session's loop, or every session's loop on the epic, this stop's usage
-// included) the stop is allowed as an escalation that names the budget;
-// the checks are skipped.
+// budget allows the stop, checks skipped, once workflow.budget is spent by
+// the session's loop or every loop on the epic (this stop included).
 func (d *decider) budget() (Decision, bool) {
 	b := d.cfg.Workflow.Budget
 	if b == (config.Budget{}) {

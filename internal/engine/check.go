@@ -2,10 +2,12 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,22 +26,17 @@ const (
 
 // Verdict is one checker's answer.
 type Verdict struct {
-	Check  string `json:"check"`
-	Status string `json:"status"`
-	// Summary is one line: why this verdict.
-	Summary string `json:"summary,omitempty"`
-	// Feedback lists what is missing, most important first (all of it;
-	// FeedbackText cuts it to feedback_limit).
+	Check   string `json:"check"`
+	Status  string `json:"status"`
+	Summary string `json:"summary,omitempty"` // one line: why this verdict
+	// Feedback lists what is missing, most important first (FeedbackText
+	// cuts it to feedback_limit).
 	Feedback []string  `json:"feedback,omitempty"`
 	Children []Verdict `json:"children,omitempty"`
-
-	// stop is the beads checker's own decision when it does not simply pass
-	// (a block, an escalation…): in the stop hook it is the answer.
-	stop *Decision
+	stop     *Decision // the beads checker's decision when it does not pass: the stop hook's answer
 }
 
-// CommandRunner runs a shell command in a directory; shell.Runner
-// implements it (through a small adapter in the caller).
+// CommandRunner runs a shell command in a directory (shell.Runner, adapted).
 type CommandRunner interface {
 	Run(ctx context.Context, dir, command string, timeout time.Duration) (CommandResult, error)
 }
@@ -51,19 +48,15 @@ type CommandResult struct {
 	TimedOut bool
 }
 
-// CheckContext is what a checker may look at: the hook input (with the
-// final message and the transcript path), the configuration (its Root is
-// the project directory) and the environment (beads, the clock, the
-// command runner).
+// CheckContext is what a checker may look at: the stop, the configuration
+// (its Root is the project directory) and the environment.
 type CheckContext struct {
 	Input  Input
 	Config *config.Config
 	Env    Env
 
-	d *decider // runs the stop-hook rules for the beads checker
-	// completeDecision is the beads checker's decision, kept for the stop
-	// hook's answer when every check passes.
-	completeDecision *Decision
+	d                *decider  // runs the stop-hook rules for the beads checker
+	completeDecision *Decision // the beads checker's decision, the answer when every check passes
 }
 
 // Checker is one completion check.
@@ -71,15 +64,13 @@ type Checker interface {
 	Check(ctx context.Context, cc *CheckContext) Verdict
 }
 
-// Checkers are workflow.checks as checkers; none when workflow.checks is
-// empty (the stop hook then applies its plain rules). A spec Load would
-// refuse (only in a Config made by hand) is a checker that reports its
-// problem.
+// Checkers are workflow.checks as checkers. An invalid spec (only in a
+// Config made by hand) is a checker that reports its problem.
 func Checkers(cfg *config.Config) []Checker {
 	var out []Checker
 	for i, s := range cfg.Workflow.Checks {
 		if err := s.Validate(); err != nil {
-			out = append(out, invalidCheck{name: checkName(s), why: fmt.Sprintf("workflow.checks[%d]%v", i, err)})
+			out = append(out, invalidCheck{name: cmp.Or(s.Name, s.Type), why: fmt.Sprintf("workflow.checks[%d]%v", i, err)})
 			continue
 		}
 		out = append(out, buildCheck(s))
@@ -87,17 +78,9 @@ func Checkers(cfg *config.Config) []Checker {
 	return out
 }
 
-// checkName is a check's name: its name, else its type.
-func checkName(s config.CheckSpec) string {
-	if s.Name != "" {
-		return s.Name
-	}
-	return s.Type
-}
-
 // buildCheck makes the checker of a valid spec.
 func buildCheck(s config.CheckSpec) Checker {
-	name := checkName(s)
+	name := cmp.Or(s.Name, s.Type)
 	switch s.Type {
 	case "beads":
 		return beadsCheck{name: name}
@@ -130,8 +113,7 @@ func (c invalidCheck) Check(context.Context, *CheckContext) Verdict {
 	return Verdict{Check: c.name, Status: VerdictError, Summary: c.why}
 }
 
-// FeedbackText is a verdict's feedback as lines, at most limit items and
-// a count of the rest (limit 0: all).
+// FeedbackText cuts feedback to limit items and a count of the rest (0: all).
 func FeedbackText(items []string, limit int) []string {
 	if limit <= 0 || len(items) <= limit {
 		return items
@@ -139,15 +121,17 @@ func FeedbackText(items []string, limit int) []string {
 	return append(append([]string(nil), items[:limit]...), fmt.Sprintf("and %d more", len(items)-limit))
 }
 
-// beadsCheck is the stop hook's rules (decide.go) as a checker: complete
-// when beads confirms the epic done (or a promise, or the done token, as the
-// rules accept); incomplete when the rules block; any other end (escalation,
-// checkpoint, bd error) is carried as the hook's decision.
+// beadsCheck is the stop hook's rules as a checker: complete when the rules
+// accept the end, incomplete when they block; any other end is carried as
+// the hook's decision.
 type beadsCheck struct{ name string }
 
 func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
-	d := cc.decider(ctx)
+	if cc.d == nil {
+		cc.d = &decider{ctx: ctx, in: cc.Input, cfg: cc.Config, env: cc.Env}
+	}
+	d := cc.d
 	if d.epic() == "" && !d.cfg.Workflow.DoneToken.Required {
 		v.Status, v.Summary = VerdictSkipped, "no epic to judge"
 		return v
@@ -182,17 +166,7 @@ func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	return v
 }
 
-// decider gives the beads checker the stop-hook rules over this check's
-// input, state and environment.
-func (cc *CheckContext) decider(ctx context.Context) *decider {
-	if cc.d == nil {
-		cc.d = &decider{ctx: ctx, in: cc.Input, cfg: cc.Config, env: cc.Env}
-	}
-	return cc.d
-}
-
-// promiseCheck: complete when the final message holds a configured promise
-// (whose condition allow_exit_on turns on), or one of texts.
+// promiseCheck: the final message holds an allowed promise, or one of texts.
 type promiseCheck struct {
 	name  string
 	texts []string
@@ -202,37 +176,29 @@ func (c promiseCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	if strings.TrimSpace(cc.Input.FinalMessage) == "" {
 		return Verdict{Check: c.name, Status: VerdictSkipped, Summary: "no final message"}
 	}
-	promises := cc.Config.Promises()
+	promises := slices.DeleteFunc(cc.Config.Promises(), func(p config.Promise) bool { return !cc.Config.AllowsExitOn(p.Condition) })
 	if len(c.texts) > 0 {
 		promises = nil
 		for _, t := range c.texts {
 			promises = append(promises, config.Promise{Text: t, Condition: config.CondAlways})
 		}
 	}
-	for _, p := range FindPromises(cc.Input.FinalMessage, promises) {
-		if len(c.texts) > 0 || cc.Config.AllowsExitOn(p.Condition) {
-			return Verdict{Check: c.name, Status: VerdictComplete, Summary: fmt.Sprintf("promise %q made", p.Text)}
-		}
+	if found := FindPromises(cc.Input.FinalMessage, promises); len(found) > 0 {
+		return Verdict{Check: c.name, Status: VerdictComplete, Summary: fmt.Sprintf("promise %q made", found[0].Text)}
 	}
 	var texts []string
 	for _, p := range promises {
-		if len(c.texts) > 0 || cc.Config.AllowsExitOn(p.Condition) {
-			texts = append(texts, p.Text)
-		}
+		texts = append(texts, p.Text)
 	}
 	return Verdict{Check: c.name, Status: VerdictIncomplete, Summary: "no completion promise in the final message",
 		Feedback: []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}}
 }
 
-// doneTokenCheck: complete when the final message holds this session's
-// done line.
+// doneTokenCheck: the final message holds this session's done line.
 type doneTokenCheck struct{ name, prefix string }
 
 func (c doneTokenCheck) Check(_ context.Context, cc *CheckContext) Verdict {
-	prefix := c.prefix
-	if prefix == "" {
-		prefix = cc.Config.Workflow.DoneToken.Prefix
-	}
+	prefix := cmp.Or(c.prefix, cc.Config.Workflow.DoneToken.Prefix)
 	switch {
 	case cc.Input.SessionID == "":
 		return Verdict{Check: c.name, Status: VerdictSkipped, Summary: "no session id"}
@@ -243,8 +209,7 @@ func (c doneTokenCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		Feedback: []string{"print " + prefix + "::<session id> on a line of its own when everything is done"}}
 }
 
-// commandCheck runs a shell command in the project; incomplete with the
-// tail of its output when it fails or times out.
+// commandCheck runs a shell command; incomplete with its output's tail when it fails.
 type commandCheck struct {
 	name, run, dir string
 	timeout        time.Duration
@@ -257,11 +222,7 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 		v.Status, v.Summary = VerdictError, "no command runner"
 		return v
 	}
-	dir := cc.Config.Root
-	if c.dir != "" {
-		dir = resolve(dir, c.dir)
-	}
-	res, err := cc.Env.Runner.Run(ctx, dir, c.run, c.timeout)
+	res, err := cc.Env.Runner.Run(ctx, resolve(cc.Config.Root, c.dir), c.run, c.timeout)
 	switch {
 	case err != nil:
 		v.Status, v.Summary = VerdictError, fmt.Sprintf("`%s` could not run: %s", c.run, oneLine(err.Error(), 200))
@@ -274,17 +235,12 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 		v.Status, v.Summary = VerdictComplete, fmt.Sprintf("`%s` passed", c.run)
 		return v
 	}
-	v.Feedback = []string{v.Summary + "; the end of its output:\n" + tailLines(res.Output, c.tail)}
-	return v
-}
-
-// tailLines is the last n lines of out.
-func tailLines(out []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(bytes.ToValidUTF8(out, []byte("?"))), "\n"), "\n")
-	if n > 0 && len(lines) > n {
-		lines = lines[len(lines)-n:]
+	lines := strings.Split(strings.TrimRight(string(bytes.ToValidUTF8(res.Output, []byte("?"))), "\n"), "\n")
+	if c.tail > 0 && len(lines) > c.tail {
+		lines = lines[len(lines)-c.tail:]
 	}
-	return strings.Join(lines, "\n")
+	v.Feedback = []string{v.Summary + "; the end of its output:\n" + strings.Join(lines, "\n")}
+	return v
 }
 
 func resolve(root, p string) string {
@@ -294,8 +250,7 @@ func resolve(root, p string) string {
 	return filepath.Join(root, p)
 }
 
-// filesCheck: paths that must exist, optionally non-empty, optionally
-// changed from a template file.
+// filesCheck: paths must exist, optionally non-empty or changed from a template.
 type filesCheck struct {
 	name     string
 	paths    []string
@@ -331,8 +286,7 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		fmt.Sprintf("%d file(s) ready", len(c.paths)))
 }
 
-// judged is v incomplete with summary incomplete when it has feedback,
-// else complete with summary complete.
+// judged completes v, or makes it incomplete when it has feedback.
 func judged(v Verdict, incomplete, complete string) Verdict {
 	v.Status, v.Summary = VerdictComplete, complete
 	if len(v.Feedback) > 0 {
@@ -377,8 +331,7 @@ func (c planCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		fmt.Sprintf("all %d plan item(s) completed", len(items)))
 }
 
-// resultsCheck: the RESULTS.md of every task this session claimed must be
-// written (changed from its template).
+// resultsCheck: every claimed task's RESULTS.md must be written.
 type resultsCheck struct{ name string }
 
 func (c resultsCheck) Check(_ context.Context, cc *CheckContext) Verdict {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -36,7 +37,7 @@ func ReadPlan(path string) (items []PlanItem, found bool, err error) {
 	r := bufio.NewReaderSize(f, 64<<10)
 	for {
 		line, rerr := r.ReadBytes('\n')
-		if len(line) > 0 && planHint(line) {
+		if s := string(line); strings.Contains(s, "TodoWrite") || strings.Contains(s, "update_plan") || strings.Contains(s, "todo_list") {
 			if p, ok := planFromLine(line); ok {
 				items, found = p, true
 			}
@@ -48,11 +49,6 @@ func ReadPlan(path string) (items []PlanItem, found bool, err error) {
 			return nil, false, rerr
 		}
 	}
-}
-
-func planHint(line []byte) bool {
-	s := string(line)
-	return strings.Contains(s, "TodoWrite") || strings.Contains(s, "update_plan") || strings.Contains(s, "todo_list")
 }
 
 // planTodos is a TodoWrite input ({"todos":[{content,status}]}) or an
@@ -74,11 +70,7 @@ func (p planTodos) items() ([]PlanItem, bool) {
 	}
 	out := make([]PlanItem, 0, len(steps))
 	for _, t := range steps {
-		text := t.Step
-		if p.Todos != nil {
-			text = t.Content
-		}
-		out = append(out, PlanItem{Text: text, Status: t.Status})
+		out = append(out, PlanItem{Text: cmp.Or(t.Content, t.Step), Status: t.Status})
 	}
 	return out, true
 }

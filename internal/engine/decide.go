@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,48 +20,38 @@ import (
 // Env is what Decide reads besides the input, the state and the config.
 type Env struct {
 	Beads     Tracker
-	Workspace Workspace // nil: the checkpoint promise cannot check git
-	// Worktrees lists git worktrees for stuck-task detection; nil turns the
-	// detection off.
-	Worktrees WorktreeLister
-	// Runner runs the command checker's shell commands; nil makes a
-	// command check an error.
-	Runner CommandRunner
-	// Prompt is the rendered orchestration prompt, re-fed at every block
-	// ("" without an epic).
-	Prompt string
-	Now    time.Time
-	// Verdicts makes the engine judge through the checkers even when none
-	// are configured (the built-in beads check), so that the decision
-	// carries each check's verdict (runtasks check).
+	Workspace Workspace      // nil: the checkpoint promise cannot check git
+	Worktrees WorktreeLister // nil turns stuck-task detection off
+	Runner    CommandRunner  // runs command checks; nil makes them an error
+	Prompt    string         // the orchestration prompt, re-fed at every block ("" without an epic)
+	Now       time.Time
+	// Verdicts judges through the checkers even when none are configured
+	// (the built-in beads check), so the decision carries each verdict.
 	Verdicts bool
 }
 
-// EventCheck is the Input.Event of runtasks check: it judges without a
-// session.
-const EventCheck = "check"
+// Input.Event values the engine tells apart.
+const (
+	EventCheck = "check" // runtasks check: judges without a session
+	// EventRun ends a cycle of runtasks run (or comes before the first):
+	// the driver starts every cycle, so a checkpoint goes on afresh.
+	EventRun = "run"
+)
 
-// EventRun is the Input.Event of the stop that ends a cycle of runtasks
-// run (and the one before its first cycle): the driver starts every cycle
-// itself, so a context checkpoint goes on in a fresh context.
-const EventRun = "run"
-
-// Driven reports whether runtasks drives this stop at all: an epic is set
-// (in.Epic, resolved by Stop) or the done-token contract is on, the hook is
-// enabled, and the session has an id (runtasks check judges without one). A
-// stop that is not driven is allowed silently.
+// Driven reports whether runtasks drives this stop: an epic is set or the
+// done-token contract is on, the hook is enabled, and the session has an id
+// (runtasks check needs none). A stop not driven is allowed silently.
 func Driven(in Input, cfg *config.Config) bool {
 	return cfg.Workflow.StopHook.Enabled &&
 		(in.Epic != "" || cfg.Workflow.DoneToken.Required || in.Event == EventCheck) &&
 		(strings.TrimSpace(in.SessionID) != "" || in.Event == EventCheck)
 }
 
-// Decide is the decision at one stop. It asks beads only what the decision
-// needs: the epic's ready work first; the rest of the subtree only when
-// nothing is ready or a completion is claimed. Its stages, in order: the
-// rules (or the configured checks), stuck work, the claimed tasks'
-// RESULTS.md, then the counters. It returns the decision and the session's
-// new state; Stop persists both.
+// Decide is the decision at one stop and the session's new state. It asks
+// beads only what it needs: the ready work first, the rest of the subtree
+// only when nothing is ready or a completion is claimed. Its stages: the
+// rules (or the checks), stuck work, the claimed tasks' RESULTS.md, the
+// counters.
 func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, env Env) (Decision, state.State) {
 	d := decider{ctx: ctx, in: in, st: st, cfg: cfg, env: env}
 	counted, cursor := in.Usage.Since(st.UsageCursor)
@@ -70,9 +61,7 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		spent = &s
 		d.st.Spent = d.st.Spent.Plus(s)
 	}
-	if cursor != "" {
-		d.st.UsageCursor = cursor
-	}
+	d.st.UsageCursor = cmp.Or(cursor, d.st.UsageCursor)
 	dec := d.decide()
 	if len(d.stuck) > 0 {
 		dec = d.withStuck(dec)
@@ -89,16 +78,13 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		}
 	}
 	dec.Cycle, dec.Max = d.st.Cycles, d.maxCycles()
-	switch {
-	case dec.Block:
-	case dec.Outcome.Ends():
+	if !dec.Block && dec.Outcome.Ends() {
 		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
 			LastReason: d.st.LastReason}
 	}
-	// Without an epic (the TASKMASTER_DONE contract alone) the loop is the
-	// turn: the done line and the cap allow one stop and clear the counter
-	// (above), and the next stop is enforced again from 1/MAX, as
-	// taskmaster's own contract says. Only a spent budget ends it for good.
+	// Without an epic the loop is the turn (taskmaster's contract): the done
+	// line and the cap allow one stop and clear the counter, and the next
+	// stop is enforced again from 1/MAX. Only a spent budget ends it for good.
 	if !dec.Block && dec.Outcome.Final() && (in.Epic != "" || dec.Outcome == state.OutcomeBudget) {
 		d.st.Ended, d.st.EndedAt = dec.Outcome, env.Now
 	}
@@ -107,11 +93,8 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 	return dec, d.st
 }
 
-// results is the claimed-task stage: a stop that ends the work as done
-// (or an undriven session's stop) is blocked while a task the session
-// claimed still has its untouched RESULTS.md template. Those blocks are
-// counted in the state and capped by max_cycles; at the cap the stop is
-// allowed with a word to the person.
+// results blocks a done (or undriven) stop while a claimed task's
+// RESULTS.md is still its template, at most max_cycles times.
 func (d *decider) results(dec Decision) Decision {
 	if dec.Block || len(d.in.Claims) == 0 || !(dec.Outcome.Done() || dec.Outcome == state.OutcomeNotDriven) {
 		return dec
@@ -143,16 +126,12 @@ type decider struct {
 	rest     []beads.Issue // every unclosed descendant, once read
 	restRead bool
 
-	live  []LiveTask  // in-progress tasks whose worktree exists
-	stuck []StuckTask // in-progress tasks found stuck, with their action
-
-	// task is the driven issue when it is not an epic (readRest): it is
-	// driven until it is closed itself.
-	task *beads.Issue
+	live  []LiveTask   // in-progress tasks whose worktree exists
+	stuck []StuckTask  // in-progress tasks found stuck, with their action
+	task  *beads.Issue // the driven issue when it is not an epic (readRest)
 }
 
-// withStuck adds the stuck tasks found at this stop to the decision: the
-// actions for the caller to apply, and a word in every message.
+// withStuck adds the stuck tasks to the decision and a word to every message.
 func (d *decider) withStuck(dec Decision) Decision {
 	sum := d.stuckSummary()
 	dec.Stuck = d.stuck
@@ -170,8 +149,7 @@ func (d *decider) withStuck(dec Decision) Decision {
 
 func (d *decider) epic() string { return d.in.Epic }
 
-// followUp is what a block reason ends with: the orchestration prompt with
-// an epic; the done-token instructions under the contract alone.
+// followUp ends a block reason: the prompt, or the done-token instructions.
 func (d *decider) followUp() string {
 	if d.epic() != "" {
 		return d.env.Prompt
@@ -216,18 +194,15 @@ func (d *decider) decide() Decision {
 }
 
 // withChecks runs workflow.checks in order (all must pass). The beads
-// checker is the rules above; its block, escalation or error is the answer
-// as it would be without checks. Another checker's incomplete verdict
-// blocks with its feedback (at most feedback_limit items).
+// checker's own block, escalation or error is the answer as without checks;
+// another checker's incomplete verdict blocks with its feedback.
 func (d *decider) withChecks() Decision {
 	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
 		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
 		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
 	checks := Checkers(d.cfg)
-	if len(checks) == 0 {
-		// runtasks check without workflow.checks: the built-in chain,
-		// which is the stop hook's own rules.
+	if len(checks) == 0 { // runtasks check without workflow.checks: the stop hook's rules
 		checks = []Checker{beadsCheck{name: "beads"}}
 	}
 	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, d: d}
@@ -248,22 +223,18 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 	}
 	switch top.Status {
 	case VerdictError:
-		why := "check error: " + top.Summary
-		return Decision{Outcome: state.OutcomeCheckError, Why: why, Counts: counts,
+		return Decision{Outcome: state.OutcomeCheckError, Why: "check error: " + top.Summary, Counts: counts,
 			SystemMessage: "runtasks: a completion check could not run (" + top.Summary + "); stop allowed."}
 	case VerdictIncomplete:
-		fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit)
-		head := "runtasks: not done yet: " + top.Summary
-		if len(fb) > 0 {
-			head += ":\n- " + strings.Join(fb, "\n- ")
+		reason := "runtasks: not done yet: " + top.Summary
+		if fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit); len(fb) > 0 {
+			reason += ":\n- " + strings.Join(fb, "\n- ")
 		}
-		reason := head
 		if f := d.followUp(); f != "" {
 			reason += "\n\n" + f
 		}
-		line := "runtasks: " + d.cycleLabel() + " · check " + top.Summary
 		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
-			Reason: reason + "\n\n" + line})
+			Reason: reason + "\n\nruntasks: " + d.cycleLabel() + " · check " + top.Summary})
 	case VerdictSkipped:
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
 	}
@@ -282,11 +253,8 @@ func (d *decider) tokenOnly() Decision {
 	if HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID) {
 		return Decision{Outcome: state.OutcomeTokenDone, Why: "done token printed"}
 	}
-	return d.block(Decision{
-		Outcome: state.OutcomeTokenMissed,
-		Why:     "done token not printed",
-		Reason:  d.tokenReason("the done line has not been printed"),
-	})
+	return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed",
+		Reason: d.tokenReason("the done line has not been printed")})
 }
 
 func (d *decider) withEpic() Decision {
@@ -302,7 +270,7 @@ func (d *decider) withEpic() Decision {
 	d.ready = ready
 
 	// The common case: ready work remains, nothing is claimed. One query decides.
-	if len(ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !token && !dt.Required {
+	if len(ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
 		return d.keepGoing(nil)
 	}
 
@@ -312,9 +280,8 @@ func (d *decider) withEpic() Decision {
 	d.handleStuck()
 	c := d.counts()
 	if c.Ready+c.InProgress == 0 && c.Open > 0 {
-		// Open work that is neither ready nor waiting: the two reads raced
-		// a change (its blocker closed in between, by another agent). Ask
-		// again what is ready rather than call the epic blocked.
+		// Open work neither ready nor waiting: the two reads raced a change
+		// (a blocker closed in between). Ask again rather than escalate.
 		ready, err := d.env.Beads.Ready(d.ctx, d.epic())
 		if err != nil {
 			return d.beadsError(err)
@@ -333,18 +300,12 @@ func (d *decider) withEpic() Decision {
 			return dec
 		}
 	}
-	return d.noClaim(c, claims)
+	return d.noClaim(c)
 }
 
 // claims lists the promises in the final message whose condition is on.
 func (d *decider) claims() []config.Promise {
-	var out []config.Promise
-	for _, p := range FindPromises(d.in.FinalMessage, d.cfg.Promises()) {
-		if d.cfg.AllowsExitOn(p.Condition) {
-			out = append(out, p)
-		}
-	}
-	return out
+	return slices.DeleteFunc(FindPromises(d.in.FinalMessage, d.cfg.Promises()), func(p config.Promise) bool { return !d.cfg.AllowsExitOn(p.Condition) })
 }
 
 // judge decides on one claimed promise. ok is false when the claim neither
@@ -416,7 +377,7 @@ func (d *decider) judgeToken(token bool, c state.Counts) Decision {
 }
 
 // noClaim applies the default rules when nothing (valid) is claimed.
-func (d *decider) noClaim(c state.Counts, claims []config.Promise) Decision {
+func (d *decider) noClaim(c state.Counts) Decision {
 	sh := d.cfg.Workflow.StopHook
 	switch {
 	case c.Remaining == 0:
@@ -432,7 +393,7 @@ func (d *decider) noClaim(c state.Counts, claims []config.Promise) Decision {
 }
 
 func (d *decider) keepGoing(c *state.Counts) Decision {
-	counts := d.readyOnlyCounts()
+	counts := state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
 	if c != nil {
 		counts = *c
 	}
@@ -450,16 +411,12 @@ func (d *decider) keepGoing(c *state.Counts) Decision {
 }
 
 func (d *decider) reject(c state.Counts, head string, open []beads.Issue) Decision {
-	lines := []string{head + ":"}
-	for _, is := range firstN(open, 3) {
-		lines = append(lines, fmt.Sprintf("- %s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
+	var lines []string
+	for _, is := range open {
+		lines = append(lines, fmt.Sprintf("%s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
 	}
-	if more := len(open) - 3; more > 0 {
-		lines = append(lines, fmt.Sprintf("- and %d more", more))
-	}
-	msg := strings.Join(lines, "\n")
 	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
-		Reason: msg + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
+		Reason: head + ":\n- " + upTo3(lines, "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 }
 
 func (d *decider) complete(c state.Counts, why string) Decision {
@@ -471,10 +428,8 @@ func (d *decider) complete(c state.Counts, why string) Decision {
 		SystemMessage: fmt.Sprintf("runtasks: epic %s complete: every task is closed.", d.epic())}
 }
 
-// checkpoint accepts a context checkpoint: the stop is allowed and the
-// person resumes the session; under runtasks run, which starts every
-// cycle itself, the loop goes on at once in a fresh context, and that
-// cycle counts (the caps apply).
+// checkpoint accepts a context checkpoint: the person resumes the session;
+// under runtasks run the loop goes on at once in a fresh context (a cycle).
 func (d *decider) checkpoint(c state.Counts, why string) Decision {
 	if d.in.Event == EventRun {
 		return d.block(Decision{Outcome: state.OutcomeCheckpoint, Why: why + "; going on in a fresh context", Counts: c,
@@ -487,7 +442,7 @@ func (d *decider) checkpoint(c state.Counts, why string) Decision {
 func (d *decider) escalate(c state.Counts, why string) Decision {
 	waiting := d.waitingIssues()
 	var names []string
-	for _, is := range firstN(waiting, 3) {
+	for _, is := range waiting {
 		s := is.ID + " " + oneLine(is.Title, 60)
 		if len(is.BlockedBy) > 0 {
 			s += " (blocked by " + strings.Join(firstN(is.BlockedBy, 3), ", ") + ")"
@@ -496,11 +451,8 @@ func (d *decider) escalate(c state.Counts, why string) Decision {
 		}
 		names = append(names, s)
 	}
-	msg := fmt.Sprintf("runtasks: %s needs a person: %d task(s) blocked or deferred: %s", d.epic(), len(waiting), strings.Join(names, "; "))
-	if more := len(waiting) - 3; more > 0 {
-		msg += fmt.Sprintf("; and %d more", more)
-	}
-	return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: msg}
+	return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: fmt.Sprintf(
+		"runtasks: %s needs a person: %d task(s) blocked or deferred: %s", d.epic(), len(waiting), upTo3(names, "; "))}
 }
 
 func (d *decider) beadsError(err error) Decision {
@@ -516,8 +468,7 @@ func (d *decider) beadsError(err error) Decision {
 		SystemMessage: "runtasks: could not read beads, stop allowed: " + msg}
 }
 
-// block turns an intended block into the final decision: it enforces the
-// cycle caps and the no-progress rule.
+// block enforces the cycle caps and the no-progress rule on an intended block.
 func (d *decider) block(dec Decision) Decision {
 	dec.Block = true
 	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
@@ -533,12 +484,10 @@ func (d *decider) block(dec Decision) Decision {
 	return d.progress(dec)
 }
 
-// progress applies the no-progress rule to a block. Beads has not moved
-// when the epic's whole unclosed subtree (ids, statuses, update times) is
-// unchanged. The one-query path reads only the ready list: there the ready
-// list's fingerprint stands in for the subtree, and before the warning or
-// the release the subtree itself is read and compared, so every path of
-// the decision feeds the same rule.
+// progress applies the no-progress rule: beads has not moved when the
+// epic's unclosed subtree (ids, statuses, update times) is unchanged. On
+// the one-query path the ready list stands in, and the subtree is read
+// before a warning or a release.
 func (d *decider) progress(dec Decision) Decision {
 	n := d.cfg.Workflow.NoProgressCycles
 	readyFP := fingerprint(d.ready)
@@ -610,10 +559,8 @@ func (d *decider) readRest() error {
 		return err
 	}
 	if len(rest) == 0 && len(d.ready) == 0 {
-		// ready --parent returns [] for an unknown epic, and for a task:
-		// make sure it exists. An issue that is not an epic (/run-tasks
-		// <task>) is done when it is closed itself, whatever its epic's
-		// other tasks are: until then it is the work that remains.
+		// ready --parent returns [] for an unknown epic and for a task. A
+		// task (/run-tasks <task>) is done when it is closed itself.
 		is, err := d.env.Beads.Show(d.ctx, d.epic())
 		if err != nil {
 			return fmt.Errorf("epic %s: %w", d.epic(), err)
@@ -659,13 +606,7 @@ func (d *decider) restOf(classes ...string) []beads.Issue {
 	for _, is := range d.ready {
 		ready[is.ID] = true
 	}
-	var out []beads.Issue
-	for _, is := range d.rest {
-		if slices.Contains(classes, class(is, ready)) {
-			out = append(out, is)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(d.rest), func(is beads.Issue) bool { return !slices.Contains(classes, class(is, ready)) })
 }
 
 func (d *decider) counts() state.Counts {
@@ -675,10 +616,6 @@ func (d *decider) counts() state.Counts {
 	// queries still counts: a race errs towards going on, never towards done.
 	c.Remaining = c.Ready + c.InProgress + c.Blocked + c.Deferred + c.Open
 	return c
-}
-
-func (d *decider) readyOnlyCounts() state.Counts {
-	return state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
 }
 
 // activeIssues lists ready then in-progress issues.
@@ -719,15 +656,10 @@ func (d *decider) stateLine(c state.Counts) string {
 }
 
 // tokenReason is the brief TASKMASTER block reason. It never contains the
-// done line itself, so an echo of it in the transcript cannot satisfy the
-// contract.
+// done line, so an echo of it in the transcript cannot satisfy the contract.
 func (d *decider) tokenReason(status string) string {
-	label := fmt.Sprintf("TASKMASTER (%d)", d.st.Cycles+1)
-	if max := d.maxCycles(); max > 0 {
-		label = fmt.Sprintf("TASKMASTER (%d/%d)", d.st.Cycles+1, max)
-	}
 	var b strings.Builder
-	b.WriteString(label + ": stop blocked. ")
+	b.WriteString("TASKMASTER (" + strings.TrimPrefix(d.cycleLabel(), "cycle ") + "): stop blocked. ")
 	if d.in.ToolErrors {
 		b.WriteString("Errors were detected in the latest tool results. ")
 	}
@@ -739,8 +671,7 @@ func (d *decider) tokenReason(status string) string {
 	return b.String()
 }
 
-// tokenInstructions tell the agent how to end under the done-token
-// contract, without ever spelling the done line itself.
+// tokenInstructions tell the agent how to end, never spelling the done line.
 func (d *decider) tokenInstructions() string {
 	return "Before stopping, go through the completion checklist (skill completion-checklist): " +
 		"re-read the user's messages, the task list, the plan, errors, loose ends, blockers, and check honestly.\n" +
@@ -765,6 +696,15 @@ func fingerprint(issues []beads.Issue) string {
 
 func firstN[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 
+// upTo3 joins the first three items with sep, then says how many more there are.
+func upTo3(items []string, sep string) string {
+	s := strings.Join(firstN(items, 3), sep)
+	if len(items) > 3 {
+		s += fmt.Sprintf("%sand %d more", sep, len(items)-3)
+	}
+	return s
+}
+
 // oneLine collapses whitespace and cuts s to at most n runes.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -776,10 +716,8 @@ func oneLine(s string, n int) string {
 
 // NewRecord is the decision-log entry for one decision.
 func NewRecord(in Input, epic string, d Decision, now time.Time) state.Record {
-	r := state.Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event,
-		Outcome: d.Outcome, Block: d.Block, Cycle: d.Cycle, Max: d.Max, Why: d.Why, Actions: d.Actions}
-	r.Usage = d.Usage
-	r.Task = state.LatestClaim(in.Claims)
+	r := state.Record{Time: now, Session: in.SessionID, Epic: epic, Agent: in.Agent, Event: in.Event, Outcome: d.Outcome,
+		Block: d.Block, Cycle: d.Cycle, Max: d.Max, Why: d.Why, Actions: d.Actions, Usage: d.Usage, Task: state.LatestClaim(in.Claims)}
 	// Zero counts are real after a completion (beads was read and showed
 	// nothing); elsewhere they mean beads was not read.
 	complete := d.Outcome == state.OutcomeComplete || (d.Outcome == state.OutcomeTokenDone && epic != "" && epic != state.NoEpic)

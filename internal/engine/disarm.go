@@ -17,13 +17,10 @@ type Shell struct {
 	Var     string // the variable that told the session
 }
 
-// Disarm releases session's binding (runtasks disarm) and returns the
-// epic (or task) it was armed for ("" when it was not armed). The loop is
-// the person's: a disarm run from inside that same session's agent (by
-// names the session) releases nothing. It is recorded instead, in the
-// decision log and as the session's last decision, as needing a person
-// (OutcomeSelfDisarm), and the decision is returned for the person to be
-// told (notify); the session stays armed.
+// Disarm releases session's binding (runtasks disarm) and returns the epic
+// it was armed for. The loop is the person's: a disarm run by that same
+// session's agent (by) releases nothing; it is recorded as needing a person
+// (OutcomeSelfDisarm) and the decision returned for notify.
 func Disarm(s *state.Store, cfg *config.Config, session string, by Shell, now time.Time) (released string, refused *Decision, err error) {
 	if by.Session == "" || by.Session != session {
 		_, err = s.UpdateBinding(session, func(b *state.Binding) error {

@@ -14,8 +14,7 @@ const (
 	ExitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM, SIGHUP): what was started was stopped
 )
 
-// ExitStatus is the exit status a decision of class c ends a command with
-// (runtasks run, runtasks check).
+// ExitStatus is the exit status of a command ending on a decision of class c.
 func ExitStatus(c state.Class) int {
 	switch c {
 	case state.ClassDone, state.ClassPaused:

@@ -2,24 +2,18 @@ package engine
 
 import (
 	"html"
+	"regexp"
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/config"
 )
 
 // FindPromises returns the configured promises that msg claims, in the
-// order of promises. A promise is claimed by a whole <promise>TEXT</promise>
-// element whose inner text equals the promise's text once both are
-// whitespace-normalised (trimmed, runs of whitespace collapsed to one
-// space) and compared without regard to case. The tag name is matched
-// without regard to case too; tags with attributes do not count. The
-// XML-escaped form &lt;promise&gt;TEXT&lt;/promise&gt; counts as well,
-// because Codex escapes block reasons and models copy what they read.
-//
-// A tag element in prose counts wherever it stands. What does not count:
-// the phrase without tags, and any tag inside a fenced code block (``` or
-// ~~~, closed or running to the end), an inline code span (`…`), or a
-// quoted line ("> …").
+// order of promises: a whole <promise>TEXT</promise> element anywhere in
+// prose (tag and text compared case-insensitively, whitespace collapsed; no
+// attributes), or its XML-escaped form, since Codex escapes block reasons
+// and models copy what they read. Tags inside fenced code, inline code or
+// a quoted line do not count.
 func FindPromises(msg string, promises []config.Promise) []config.Promise {
 	if len(promises) == 0 || !strings.Contains(asciiLower(msg), "promise") {
 		return nil
@@ -41,11 +35,9 @@ func FindPromises(msg string, promises []config.Promise) []config.Promise {
 	return out
 }
 
-// HasDoneToken reports whether msg holds the done line PREFIX::SESSIONID:
-// a line of its own (surrounding whitespace aside) with this exact session
-// id, outside code blocks, inline code and quotes. A prefix written with
-// its trailing "::" is accepted. An empty prefix or session id never
-// matches.
+// HasDoneToken reports whether msg holds the done line PREFIX::SESSIONID
+// on a line of its own, outside code and quotes. A prefix may end in "::";
+// an empty prefix or session id never matches.
 func HasDoneToken(msg, prefix, sessionID string) bool {
 	prefix = strings.TrimSuffix(strings.TrimSpace(prefix), "::")
 	sessionID = strings.TrimSpace(sessionID)
@@ -79,8 +71,7 @@ var promiseTags = []struct {
 }
 
 // promiseTexts lists the normalised inner texts of the promise elements in
-// s. The search runs once over s per tag form: when an opening tag has no
-// closing tag after it, none further on has one either.
+// s, in one pass per tag form.
 func promiseTexts(s string) []string {
 	lower := asciiLower(s)
 	var out []string
@@ -124,19 +115,11 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// maskCode returns msg with code and quotes blanked out: every byte of a
-// fenced code block, a quoted line or an inline code span becomes a NUL
-// (not whitespace, so no element can match across a masked part). Newlines
-// are kept, so offsets and lines still match msg.
+// maskCode blanks out fenced code, quoted lines and inline code spans with
+// NULs (not whitespace, so no element matches across them), keeping
+// newlines so offsets and lines still match msg.
 func maskCode(msg string) string {
 	b := []byte(msg)
-	blank := func(from, to int) {
-		for i := from; i < to; i++ {
-			if b[i] != '\n' {
-				b[i] = masked
-			}
-		}
-	}
 	var (
 		fence    byte // '`' or '~' while inside a fenced block
 		fenceLen int
@@ -160,14 +143,14 @@ func maskCode(msg string) string {
 			if c, n := fenceRun(trimmed); c == fence && n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
 				fence = 0
 			}
-			blank(start, end)
+			blank(b, start, end)
 		case isFenceOpen(trimmed):
 			endPara(start)
 			fence, fenceLen = fenceRun(trimmed)
-			blank(start, end)
+			blank(b, start, end)
 		case strings.HasPrefix(trimmed, ">"):
 			endPara(start)
-			blank(start, end)
+			blank(b, start, end)
 		case strings.TrimSpace(line) == "":
 			endPara(start)
 		default:
@@ -190,14 +173,10 @@ func fenceRun(s string) (byte, int) {
 	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
 		return 0, 0
 	}
-	n := 0
-	for n < len(s) && s[n] == s[0] {
-		n++
+	if n := len(s) - len(strings.TrimLeft(s, s[:1])); n >= 3 {
+		return s[0], n
 	}
-	if n < 3 {
-		return 0, 0
-	}
-	return s[0], n
+	return 0, 0
 }
 
 // isFenceOpen reports whether a left-trimmed line opens a fenced block. As
@@ -215,44 +194,28 @@ func isFenceOpen(s string) bool {
 // backticks up to the next run of exactly n backticks. A run with no
 // partner is literal text.
 func maskInlineCode(p []byte) {
-	type run struct{ at, n int }
-	var runs []run
-	for i := 0; i < len(p); {
-		if p[i] != '`' {
-			i++
-			continue
-		}
-		j := i
-		for j < len(p) && p[j] == '`' {
-			j++
-		}
-		runs = append(runs, run{i, j - i})
-		i = j
-	}
-	if len(runs) < 2 {
-		return
-	}
-	// next[k] is the index of the next run with the same length as runs[k].
-	next := make([]int, len(runs))
-	last := map[int]int{}
+	runs := backticks.FindAllIndex(p, -1)
+	// next[k] is one more than the index of the next run as long as runs[k] (0: none).
+	next, last := make([]int, len(runs)), map[int]int{}
 	for k := len(runs) - 1; k >= 0; k-- {
-		next[k] = -1
-		if j, ok := last[runs[k].n]; ok {
-			next[k] = j
-		}
-		last[runs[k].n] = k
+		n := runs[k][1] - runs[k][0]
+		next[k], last[n] = last[n], k+1
 	}
-	for k := 0; k < len(runs); {
-		j := next[k]
-		if j < 0 {
-			k++
-			continue
+	for k := 0; k < len(runs); k++ {
+		if j := next[k] - 1; j >= 0 {
+			blank(p, runs[k][0], runs[j][1])
+			k = j
 		}
-		for i := runs[k].at; i < runs[j].at+runs[j].n; i++ {
-			if p[i] != '\n' {
-				p[i] = masked
-			}
+	}
+}
+
+var backticks = regexp.MustCompile("`+")
+
+// blank masks b[from:to], keeping newlines.
+func blank(b []byte, from, to int) {
+	for i := from; i < to; i++ {
+		if b[i] != '\n' {
+			b[i] = masked
 		}
-		k = j + 1
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,19 +17,14 @@ import (
 
 // StopRequest is one stop for Stop to decide.
 type StopRequest struct {
-	// Input is the stop; Stop fills its Epic and its Claims.
-	Input Input
-	// EpicFromFlag: the configuration's epic came from --epic, which wins
-	// over the session's binding.
-	EpicFromFlag bool
+	Input        Input // Stop fills its Epic and its Claims
+	EpicFromFlag bool  // the configuration's epic came from --epic, which wins over the binding
 	// DryRun judges without changing anything: a fresh state, no decision
-	// log, no beads changes, no binding released, no notify (runtasks
-	// check, a worker with nothing to claim).
+	// log, no beads changes, no binding released, no notify.
 	DryRun bool
 }
 
-// Ports are the engine's ways to the outside world (see Env for the
-// first four).
+// Ports are the engine's ways to the outside world (see Env for the first four).
 type Ports struct {
 	Beads     Tracker
 	Workspace Workspace
@@ -43,17 +39,12 @@ type Ports struct {
 	Now    func() time.Time
 }
 
-// Stop is the one stop transaction of every entry point (runtasks
-// stop-hook, run, each worker of run --workers, and check). It resolves
-// the epic (--epic > the session's binding > RUNTASKS_EPIC >
-// workflow.epic), decides whether the session is driven, sums what the
-// other sessions spent on the epic (for its budget), renders the
-// orchestration prompt, runs Decide under the session's state lock,
-// applies its effects (stuck tasks moved, the binding released when the
-// loop ends for good), records the decision and hands it to Ports.Notify.
-//
-// A failure still returns a Decision that allows the stop and tells the
-// person why; the error says what failed, for the caller's log.
+// Stop is the one stop transaction of every entry point (stop-hook, run,
+// each worker, check): it resolves the epic (--epic > the session's binding
+// > RUNTASKS_EPIC > workflow.epic), runs Decide under the session's state
+// lock, applies its effects, records the decision and hands it to
+// Ports.Notify. A failure still returns a Decision that allows the stop
+// and tells the person why; the error is for the caller's log.
 func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, error) {
 	dec, in, err := stop(ctx, s, cfg, req, p)
 	if p.Notify != nil && !req.DryRun {
@@ -108,7 +99,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		env.Prompt = prompt
 	}
 
-	key := stateKey(in.Epic)
+	key := cmp.Or(in.Epic, state.NoEpic)
 	if req.DryRun {
 		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: key}, cfg, env)
 		return dec, in, nil
@@ -161,7 +152,12 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
 		}
 		if !dec.Block && dec.Outcome.Final() && fromBinding {
-			if err := release(s, in.SessionID, in.Epic); err != nil {
+			if _, err := s.UpdateBinding(in.SessionID, func(b *state.Binding) error {
+				if b.Epic == in.Epic { // its claims stay
+					b.Epic, b.ArmedAt = "", time.Time{}
+				}
+				return nil
+			}); err != nil {
 				s.Warnf("could not release the session's binding: %v", err)
 			} else {
 				dec.Why += "; the session's binding to " + in.Epic + " is released"
@@ -209,25 +205,6 @@ func duplicate(last *state.StopMark, m state.StopMark, began time.Time) bool {
 	return last != nil && last.Key == m.Key && (began.Before(last.DecidedAt) || (m.Size >= 0 && m.Size == last.Size))
 }
 
-// release unbinds session from epic (its claims stay).
-func release(s *state.Store, session, epic string) error {
-	_, err := s.UpdateBinding(session, func(b *state.Binding) error {
-		if b.Epic == epic {
-			b.Epic, b.ArmedAt = "", time.Time{}
-		}
-		return nil
-	})
-	return err
-}
-
-// stateKey is the state's epic key: the epic, or NoEpic.
-func stateKey(epic string) string {
-	if epic == "" {
-		return state.NoEpic
-	}
-	return epic
-}
-
 // failed is the decision when runtasks itself cannot decide: the stop is
 // allowed and the person told.
 func failed(epic string, err error) Decision {
@@ -236,8 +213,7 @@ func failed(epic string, err error) Decision {
 		SystemMessage: "runtasks: " + msg + "; stop allowed."}
 }
 
-// RenderPrompt renders the orchestration prompt (prompts.run_tasks, else
-// the embedded one) for an epic and a session.
+// RenderPrompt renders the orchestration prompt (prompts.run_tasks, else embedded).
 func RenderPrompt(cfg *config.Config, epic, session string) (string, error) {
 	tmpl, err := prompts.Load(cfg.PromptPath())
 	if err != nil {
@@ -255,9 +231,8 @@ func CheckBound(cfg *config.Config) error {
 	return nil
 }
 
-// ConfigErrorDecision is the answer to a stop when the configuration could
-// not be read: the stop is allowed and the person told that runtasks is off
-// for the project until the file is fixed.
+// ConfigErrorDecision allows a stop when the configuration could not be
+// read, telling the person runtasks is off until it is fixed.
 func ConfigErrorDecision(err error) Decision {
 	msg := oneLine(err.Error(), 600)
 	return Decision{Outcome: state.OutcomeConfigError, Why: "configuration error: " + msg,
@@ -265,8 +240,7 @@ func ConfigErrorDecision(err error) Decision {
 			" (check it with `runtasks config validate`)."}
 }
 
-// RecordConfigError writes a configuration error to the decision log, so
-// that runtasks status shows why runtasks is off.
+// RecordConfigError logs a configuration error, for runtasks status.
 func RecordConfigError(s *state.Store, in Input, dec Decision, now time.Time) error {
 	return s.Append(state.Record{Time: now.UTC(), Session: in.SessionID, Epic: state.NoEpic, Agent: in.Agent, Event: in.Event,
 		Outcome: dec.Outcome, Why: dec.Why})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -31,47 +32,33 @@ type StatusUpdater interface {
 	AppendNotes(ctx context.Context, id, text string) (beads.Issue, error)
 }
 
-// StuckTask is an in-progress task the engine found stuck, with the action
-// the caller must apply to it (ApplyStuck).
+// StuckTask is an in-progress task found stuck, with the action ApplyStuck applies.
 type StuckTask struct {
-	ID     string
-	Reason string // why it is stuck
-	Action string // block, reopen or report
-	// Reclaim: its bd lease expired, so it is given back with bd reclaim
-	// (open and unassigned, as runtasks run's workers do) when reopened.
-	Reclaim bool
+	ID      string
+	Reason  string // why it is stuck
+	Action  string // block, reopen or report
+	Reclaim bool   // its bd lease expired: reopened with bd reclaim (open, unassigned)
 }
 
-// Reclaimer gives back issues whose bd lease expired; *beads.Client
-// implements it.
+// Reclaimer gives back issues whose bd lease expired (*beads.Client).
 type Reclaimer interface {
 	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
-// LiveTask is an in-progress task whose worktree still exists: someone may
-// still be working on it.
+// LiveTask is an in-progress task someone may still be working on.
 type LiveTask struct {
 	ID, Worktree string
-	// Holder and LeaseExpiresAt are set for a task live by its bd lease
-	// alone (a worker renewing it, maybe on another machine).
+	// Holder and LeaseExpiresAt: a task live by its bd lease alone.
 	Holder         string
 	LeaseExpiresAt time.Time
 }
 
-// LeaseRunning reports whether the task's bd lease has not expired at now:
-// its holder renews it (bd heartbeat), wherever it runs.
-func LeaseRunning(is beads.Issue, now time.Time) bool {
-	return !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt)
-}
-
-// LeaseExpired reports whether the task has a bd lease and it has expired
-// at now: nothing renewed it, so bd reclaim would give it back.
+// LeaseExpired reports whether the task's bd lease has expired at now.
 func LeaseExpired(is beads.Issue, now time.Time) bool {
 	return !is.LeaseExpiresAt.IsZero() && !now.Before(is.LeaseExpiresAt)
 }
 
-// WorktreePath is the task's worktree path under root for a pattern such as
-// ".worktrees/agent-{id}".
+// WorktreePath is the task's worktree for a pattern such as ".worktrees/agent-{id}".
 func WorktreePath(root, pattern, id string) string {
 	p := strings.ReplaceAll(pattern, "{id}", id)
 	if filepath.IsAbs(p) {
@@ -97,26 +84,16 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 	return git.Worktree{}, false
 }
 
-// ClassifyInProgress sorts in-progress tasks into live ones and stuck ones:
-//   - a task claimed by this session (mine) is never stuck: it is stopping;
-//   - a task whose worktree exists, or whose bd lease is running (its
-//     holder renews it, maybe on another machine), is live unless it
-//     started longer than stuck_after ago;
-//   - otherwise a task is stuck when its worktree is gone (the project has
-//     other linked worktrees, or this task's worktree was seen at an
-//     earlier stop), its bd lease expired while worktrees are in use (a
-//     lone agent on the main tree is never stuck by its lease), or it
-//     started longer than stuck_after ago.
-//
-// wts is nil when the worktrees are unknown (not a git repository); then
-// only the lease and started_at rules apply. It is pure.
+// ClassifyInProgress sorts in-progress tasks into live and stuck ones. A
+// task this session claimed (mine) is never stuck. One whose worktree
+// exists or whose bd lease runs is live unless older than stuck_after.
+// Otherwise a task is stuck when its worktree is gone (other worktrees
+// exist, or it was seen), its lease expired while worktrees are in use, or
+// it is older than stuck_after. wts is nil when not a git repository.
 func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
 	pattern, after := cfg.Workflow.Worktrees.Pattern, cfg.Workflow.StuckAfter
 	inUse := len(wts) > 1
-	action := cfg.Workflow.StuckAction
-	if action == "" {
-		action = StuckBlock
-	}
+	action := cmp.Or(cfg.Workflow.StuckAction, StuckBlock)
 	for _, is := range inProgress {
 		if slices.Contains(mine, is.ID) {
 			continue
@@ -133,7 +110,7 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 				continue
 			}
 		}
-		if LeaseRunning(is, now) && !old {
+		if !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt) && !old { // its holder renews it
 			live = append(live, LiveTask{ID: is.ID, Holder: is.Assignee, LeaseExpiresAt: is.LeaseExpiresAt})
 			continue
 		}
@@ -160,11 +137,6 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 		stuck = append(stuck, t)
 	}
 	return live, stuck
-}
-
-// StuckNote is the note appended to a stuck task.
-func StuckNote(t StuckTask, now time.Time) string {
-	return fmt.Sprintf("Agent exited without completing (runtasks, %s): %s.", now.UTC().Format(time.RFC3339), t.Reason)
 }
 
 // ApplyStuck carries out the actions the engine decided for stuck tasks,
@@ -209,7 +181,8 @@ func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now ti
 			}
 			done = "status set to " + status
 		}
-		if _, err := bd.AppendNotes(ctx, t.ID, StuckNote(t, now)); err != nil {
+		note := fmt.Sprintf("Agent exited without completing (runtasks, %s): %s.", now.UTC().Format(time.RFC3339), t.Reason)
+		if _, err := bd.AppendNotes(ctx, t.ID, note); err != nil {
 			done += "; note not written: " + oneLine(err.Error(), 200)
 		} else {
 			done += ", note appended"
@@ -220,16 +193,11 @@ func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now ti
 }
 
 // handleStuck runs at a stop with no ready work but in-progress tasks: it
-// finds stuck tasks, records the actions to take in the decision, and
-// updates its view of the subtree as those actions will leave it (a blocked
-// task counts as blocked, a reopened one as ready when nothing blocks it, a
-// reported one as waiting for a person).
+// finds stuck tasks and updates its view of the subtree as their actions
+// will leave it (reopened: ready unless blocked; otherwise: waiting).
 func (d *decider) handleStuck() {
-	if d.env.Worktrees == nil {
-		return
-	}
 	inProgress := d.restOf("in_progress")
-	if len(inProgress) == 0 || len(d.ready) > 0 {
+	if d.env.Worktrees == nil || len(inProgress) == 0 || len(d.ready) > 0 {
 		return
 	}
 	wts, err := d.env.Worktrees.Worktrees(d.ctx)
@@ -250,72 +218,43 @@ func (d *decider) handleStuck() {
 	if len(d.stuck) == 0 {
 		return
 	}
-	byID := map[string]StuckTask{}
-	for _, t := range d.stuck {
-		byID[t.ID] = t
-	}
-	rest := make([]beads.Issue, len(d.rest))
+	d.rest = slices.Clone(d.rest)
 	for i, is := range d.rest {
-		if t, ok := byID[is.ID]; ok {
-			switch t.Action {
-			case StuckReopen:
-				is.Status = beads.StatusOpen
-				if len(is.BlockedBy) == 0 {
-					d.ready = append(d.ready, is)
-				}
-			default:
-				is.Status = beads.StatusBlocked
+		switch k := slices.IndexFunc(d.stuck, func(t StuckTask) bool { return t.ID == is.ID }); {
+		case k < 0:
+		case d.stuck[k].Action == StuckReopen:
+			d.rest[i].Status = beads.StatusOpen
+			if len(is.BlockedBy) == 0 {
+				d.ready = append(d.ready, d.rest[i])
 			}
+		default:
+			d.rest[i].Status = beads.StatusBlocked
 		}
-		rest[i] = is
 	}
-	d.rest = rest
 }
 
-// stuckSummary names the stuck tasks and what happens to them, for the log
-// and the messages.
+// stuckSummary names the stuck tasks and what happens to them.
 func (d *decider) stuckSummary() string {
-	if len(d.stuck) == 0 {
-		return ""
-	}
 	var parts []string
-	for _, t := range firstN(d.stuck, 3) {
+	for _, t := range d.stuck {
 		parts = append(parts, t.ID+" ("+t.Reason+")")
 	}
-	s := fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), stuckVerb(d.stuck[0].Action), strings.Join(parts, "; "))
-	if more := len(d.stuck) - 3; more > 0 {
-		s += fmt.Sprintf("; and %d more", more)
-	}
-	return s
+	verb := cmp.Or(map[string]string{StuckReopen: "reopened", StuckReport: "reported"}[d.stuck[0].Action], "set to blocked")
+	return fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 }
 
-func stuckVerb(action string) string {
-	switch action {
-	case StuckReopen:
-		return "reopened"
-	case StuckReport:
-		return "reported"
-	}
-	return "set to blocked"
-}
-
-// liveLines tells the orchestrator to wait for tasks still worked in their
-// worktrees.
+// liveLines tells the orchestrator to wait for tasks worked in their worktrees.
 func (d *decider) liveLines() string {
 	if len(d.live) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("In progress in their worktrees (wait for each, then verify its work and merge it):")
-	for _, l := range firstN(d.live, 3) {
+	var lines []string
+	for _, l := range d.live {
+		line := l.ID + " in " + l.Worktree
 		if l.Worktree == "" {
-			fmt.Fprintf(&b, "\n- %s held by %s (bd lease until %s)", l.ID, l.Holder, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
-			continue
+			line = fmt.Sprintf("%s held by %s (bd lease until %s)", l.ID, l.Holder, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
 		}
-		b.WriteString("\n- " + l.ID + " in " + l.Worktree)
+		lines = append(lines, line)
 	}
-	if more := len(d.live) - 3; more > 0 {
-		fmt.Fprintf(&b, "\n- and %d more", more)
-	}
-	return b.String()
+	return "In progress in their worktrees (wait for each, then verify its work and merge it):\n- " + upTo3(lines, "\n- ")
 }

@@ -16,15 +16,12 @@ var discoverEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CE
 	"GIT_DISCOVERY_ACROSS_FILESYSTEM"}
 
 // mainWorktreeFromFiles answers MainWorktree from the repository's files
-// for git's plain layouts, without a git process (a stop hook asks at
-// every stop): going up from dir, the first .git directory is a main work
-// tree; a .git file names the git directory of a linked worktree (whose
-// commondir leads to the main one) or of a submodule. known is false
-// wherever git might answer otherwise, and git is asked: a variable of
-// discoverEnv set, a directory inside a git directory or a bare
-// repository, a .git owned by another user (git's safe.directory), a git
-// directory that does not look whole, core.worktree or core.bare set, a
-// file system boundary crossed, anything unreadable.
+// for git's plain layouts, without a git process: going up from dir, a .git
+// directory is a main work tree, a .git file names a linked worktree's
+// (whose commondir leads to the main one) or a submodule's git directory.
+// known is false wherever git might answer otherwise (discoverEnv set, a
+// bare or foreign-owned repository, core.worktree or core.bare set, a file
+// system boundary, anything unreadable), and git is asked.
 func mainWorktreeFromFiles(dir string) (root string, ok, known bool) {
 	for _, v := range discoverEnv {
 		if _, set := os.LookupEnv(v); set {
@@ -65,8 +62,7 @@ func mainWorktreeFromFiles(dir string) (root string, ok, known bool) {
 	}
 }
 
-// fromDotGit is the main work tree for the work tree top whose .git is at
-// dotgit.
+// fromDotGit is the main work tree for the work tree top with .git dotgit.
 func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool) {
 	gitdir, common := dotgit, dotgit
 	switch {
@@ -104,8 +100,7 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 		dirs = dirs[:2]
 	}
 	for _, d := range dirs {
-		// git's safe.directory: a work tree or git directory of another
-		// user is refused unless configured otherwise.
+		// git's safe.directory refuses another user's directories.
 		if dfi, err := os.Stat(d); err != nil || !ownedByUs(dfi) {
 			return "", false, false
 		}
@@ -126,9 +121,8 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 	return top, true, true
 }
 
-// isGitDir is git's test of a git directory, in short: a HEAD, and the
-// objects and refs of its common directory (a linked worktree's git
-// directory names it in commondir).
+// isGitDir is git's test of a git directory, in short: a HEAD, and objects
+// and refs (or a commondir naming the directory that holds them).
 func isGitDir(d string) bool {
 	if fi, err := os.Stat(filepath.Join(d, "HEAD")); err != nil || !fi.Mode().IsRegular() {
 		return false
@@ -144,10 +138,9 @@ func isGitDir(d string) bool {
 	return true
 }
 
-// plainConfig reports whether a git config file of the git directory
-// gitdir (missing is fine) leaves the work tree at top: core.bare is not
-// true, and core.worktree, if set, names top (as a submodule's does). It
-// is read loosely: a line that might say otherwise says no.
+// plainConfig reports whether a git config file (missing is fine) leaves
+// the work tree at top: core.bare is not true, and core.worktree, if set,
+// names top. A line that might say otherwise says no.
 func plainConfig(path, gitdir, top string) bool {
 	data, err := readSmall(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -207,8 +200,7 @@ func device(d string) (uint64, bool) {
 	return uint64(st.Dev), true
 }
 
-// ownedByUs reports whether the current user owns a .git (git refuses a
-// repository owned by someone else unless safe.directory says otherwise).
+// ownedByUs reports whether the current user owns fi (git's safe.directory).
 func ownedByUs(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid()

@@ -1,5 +1,4 @@
-// Package git asks git about a project's work tree. It is the only package
-// in runtasks that runs git.
+// Package git asks git about a project's work tree; no other package runs git.
 package git
 
 import (
@@ -28,9 +27,8 @@ func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Dir
-	// git and what it starts (hooks, credential helpers, fsmonitor) run
-	// in their own process group: at the timeout the group gets SIGTERM,
-	// then SIGKILL, and nothing of it outlives the call.
+	// git and what it starts (hooks, fsmonitor) run in their own process
+	// group, so nothing of it outlives the timeout.
 	g := shell.NewContextGroup(cmd, shell.Terminate, time.Second)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -43,8 +41,7 @@ func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// runError is a failed git: its message, and the *exec.ExitError (or
-// other error) underneath for errors.As.
+// runError is a failed git: its message, and the error underneath (errors.As).
 type runError struct {
 	msg string
 	err error
@@ -53,8 +50,7 @@ type runError struct {
 func (e *runError) Error() string { return e.msg }
 func (e *runError) Unwrap() error { return e.err }
 
-// Uncommitted lists the paths git reports as changed or untracked (ignored
-// files excluded); empty when the work tree is clean.
+// Uncommitted lists the changed and untracked paths (not ignored ones).
 func (r Repo) Uncommitted(ctx context.Context) ([]string, error) {
 	out, err := r.run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 	if err != nil {
@@ -75,8 +71,7 @@ func (r Repo) Uncommitted(ctx context.Context) ([]string, error) {
 	return paths, nil
 }
 
-// Tracked lists the files under path (a file or a directory, relative to
-// the work tree or absolute) that git tracks.
+// Tracked lists the files under path that git tracks.
 func (r Repo) Tracked(ctx context.Context, path string) ([]string, error) {
 	out, err := r.run(ctx, "ls-files", "-z", "--", path)
 	if err != nil {
@@ -85,8 +80,7 @@ func (r Repo) Tracked(ctx context.Context, path string) ([]string, error) {
 	return strings.FieldsFunc(string(out), func(r rune) bool { return r == 0 }), nil
 }
 
-// Ignored reports whether git ignores path (which need not exist), by the
-// repository's .gitignore files, info/exclude and the user's excludes file.
+// Ignored reports whether git ignores path (which need not exist).
 func (r Repo) Ignored(ctx context.Context, path string) (bool, error) {
 	_, err := r.run(ctx, "check-ignore", "-q", "--", path)
 	if err == nil {
@@ -99,15 +93,11 @@ func (r Repo) Ignored(ctx context.Context, path string) (bool, error) {
 	return false, err
 }
 
-// MainWorktree is the main work tree of the repository that holds dir:
-// for a linked worktree (git worktree add) the work tree it was added
-// from, else dir's own top level. ok is false when dir is in no work tree
-// (outside any repository, or inside a .git directory). It runs one git
-// process only where the repository's files do not answer plainly
-// (mainWorktreeFromFiles): a stop hook asks at every stop.
-//
-// A submodule is its own repository (its top level is its root); a linked
-// worktree of a bare repository, which has no main work tree, is its own.
+// MainWorktree is the main work tree of the repository that holds dir: for
+// a linked worktree the one it was added from, else dir's own top level (a
+// submodule's, a bare repository's worktree's). ok is false outside any
+// work tree. A stop hook asks at every stop, so git runs only where the
+// files do not answer plainly.
 func MainWorktree(ctx context.Context, dir string) (root string, ok bool, err error) {
 	if root, ok, known := mainWorktreeFromFiles(dir); known {
 		return root, ok, nil

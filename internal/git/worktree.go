@@ -11,13 +11,9 @@ import (
 
 // Worktree is one entry of `git worktree list --porcelain`.
 type Worktree struct {
-	// Path is the worktree's directory as git prints it (absolute).
-	Path string
-	// Branch is the checked-out branch without refs/heads/; empty when
-	// detached or bare.
-	Branch string
-	// Prunable is set when git knows the worktree's directory is gone.
-	Prunable bool
+	Path     string // absolute, as git prints it
+	Branch   string // without refs/heads/; "" when detached or bare
+	Prunable bool   // git knows the worktree's directory is gone
 }
 
 // Worktrees lists the repository's worktrees, the main one first.
@@ -29,8 +25,7 @@ func (r Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	return ParseWorktrees(out), nil
 }
 
-// ParseWorktrees decodes `git worktree list --porcelain -z` output: NUL-
-// terminated attribute lines, an empty one ending each worktree.
+// ParseWorktrees decodes `git worktree list --porcelain -z` output.
 func ParseWorktrees(out []byte) []Worktree {
 	var list []Worktree
 	for _, line := range strings.Split(string(out), "\x00") {
@@ -52,10 +47,8 @@ func ParseWorktrees(out []byte) []Worktree {
 	return list
 }
 
-// AddWorktree makes path a worktree on branch: a new branch from the main
-// work tree's HEAD, or the existing branch (a task worked before, by a
-// worker that died). A path that already is a worktree of the repository
-// is kept as it is.
+// AddWorktree makes path a worktree on branch, new from HEAD or existing (a
+// task a dead worker had); a path that is a worktree already is kept.
 func (r Repo) AddWorktree(ctx context.Context, path, branch string) error {
 	wts, err := r.Worktrees(ctx)
 	if err != nil {
@@ -75,10 +68,9 @@ func (r Repo) AddWorktree(ctx context.Context, path, branch string) error {
 	return err
 }
 
-// ExcludeLocally makes git ignore pattern in this clone only (the
-// repository's info/exclude, never a tracked .gitignore), unless the
-// exclude file already has it: runtasks' worktrees inside the project must
-// not show in git status, or an agent's `git add -A` would take them in.
+// ExcludeLocally adds pattern to this clone's info/exclude (never a tracked
+// .gitignore) unless it is there: worktrees inside the project must not
+// show in git status, or an agent's `git add -A` would take them in.
 func (r Repo) ExcludeLocally(ctx context.Context, pattern string) error {
 	out, err := r.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude")
 	if err != nil {

@@ -3,6 +3,7 @@ package headless
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,13 +30,9 @@ const (
 )
 
 // Command is the argument list (without the binary) that starts one
-// non-interactive agent run with prompt. resumeID is the session to
-// continue ("" = a fresh session); only Codex resumes. extra are the user's
-// arguments (after -- on the command line).
-//
-// The prompt is data: it comes after "--", so a prompt that starts with
-// "-" or "---" (a YAML front matter, a list) is never read as an option,
-// and a variadic option in extra (--allowedTools A B) cannot swallow it.
+// non-interactive agent run; only Codex resumes (resumeID). The prompt
+// comes after "--", so a prompt starting with "-" is never an option and a
+// variadic option in extra (--allowedTools A B) cannot swallow it.
 //
 //	claude -p --output-format stream-json --verbose EXTRA… -- PROMPT
 //	codex exec --json EXTRA… -- PROMPT
@@ -56,31 +53,22 @@ func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
 	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
 }
 
-// MaxLine is the longest line of an agent's event stream that is parsed
-// (8 MiB). A longer line is kept in the cycle's log, not parsed: it is
-// skipped with one warning per cycle, so runtasks' memory stays flat
-// whatever the agent prints.
+// MaxLine is the longest event line parsed (8 MiB); a longer one is kept in
+// the cycle's log, not parsed, so memory stays flat whatever the agent prints.
 const MaxLine = 8 << 20
 
-// lingerAfterExit is how long the rest of the agent's process group has
-// after the agent exited (SIGTERM) before it is killed, when the run is not
-// stopping anyway.
+// lingerAfterExit is how long what the agent left in its group has after SIGTERM.
 const lingerAfterExit = 2 * time.Second
 
 // runAgent starts one agent run in its own process group, follows its event
-// stream and waits for it (supervise says how it is stopped). When the
-// agent exits, whatever it left in its group (a server, `sleep 600 &`) gets
-// SIGTERM, then SIGKILL; the stream is closed even when a process outside
-// the group still holds it. It returns within Grace and about a second of
-// ctx's end.
+// stream and waits for it; what it left in its group (`sleep 600 &`) then
+// gets SIGTERM, then SIGKILL. It returns within Grace and about a second of
+// ctx's end, even when a process outside the group holds the stream.
 func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID string) (CycleRecord, Summary, error) {
 	name := fmt.Sprintf("cycle-%03d", cycle)
 	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}
 	var sum Summary
-	args, err := Command(r.agent, prompt, resumeID, r.o.Args)
-	if err != nil {
-		return rec, sum, err
-	}
+	args, _ := Command(r.agent, prompt, resumeID, r.o.Args) // newRunner checked the agent
 	parse, _ := ParserFor(r.agent)
 	events, err := createLog(filepath.Join(r.dir, name+".jsonl"))
 	if err != nil {
@@ -99,10 +87,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	defer pr.Close()
 
 	cmd := exec.Command(r.bin, args...)
-	cmd.Dir = r.cfg.Root
-	if r.workDir != "" {
-		cmd.Dir = r.workDir
-	}
+	cmd.Dir = cmp.Or(r.workDir, r.cfg.Root)
 	cmd.Env = r.o.Environ
 	cmd.Stdout, cmd.Stderr = pw, stderr
 	g := shell.NewGroup(cmd, r.o.Grace)
@@ -172,9 +157,8 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 }
 
 // supervise waits for the agent to exit, stopping its group when ctx ends:
-// SIGINT now, SIGKILL after Grace, or at once on Options.Kill or (after
-// --max-duration started the stop) an interrupt. stopping reports whether
-// the agent was being stopped.
+// SIGINT now, SIGKILL after Grace, or at once on Options.Kill or (after the
+// deadline started the stop) an interrupt.
 func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan error) (err error, stopping bool) {
 	done := ctx.Done()
 	var graceOver <-chan time.Time
@@ -212,9 +196,8 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 	}
 }
 
-// readEvents copies the agent's stdout to the cycle's log as it comes and
-// parses it line by line. Lines longer than MaxLine are logged, not parsed
-// (one warning per cycle); memory stays bounded by MaxLine.
+// readEvents copies the agent's stdout to the cycle's log and parses it line
+// by line; lines longer than MaxLine are not parsed (one warning per cycle).
 func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Summary) {
 	br := bufio.NewReaderSize(src, 64<<10)
 	var line []byte
@@ -266,8 +249,7 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 	}
 }
 
-// createLog creates a cycle log, readable by its owner only (it holds what
-// the agent's tools printed).
+// createLog creates a cycle log, readable by its owner only.
 func createLog(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -276,7 +258,6 @@ func createLog(path string) (*os.File, error) {
 	return f, nil
 }
 
-// readTail reads at most the last n bytes of a file.
 func readTail(path string, n int64) []byte {
 	f, err := os.Open(path)
 	if err != nil {
@@ -290,10 +271,9 @@ func readTail(path string, n int64) []byte {
 	return b
 }
 
-// ticker redraws the live line every second on a terminal, for the whole
-// run (between cycles too, while beads is read), and while an agent runs
-// recounts the epic's closed tasks at most every TallyEvery, one count at
-// a time, never while the agent's last action was a bd call.
+// ticker redraws the live line every second on a terminal and, while an
+// agent runs, recounts the closed tasks at most every TallyEvery, one count
+// at a time, never while the agent's last action was a bd call.
 func (r *runner) ticker(ctx context.Context) func() {
 	if !r.o.TTY {
 		return func() {}

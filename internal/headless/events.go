@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,66 +15,36 @@ import (
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Event is one line of an agent's event stream, reduced to what the loop
-// driver shows and decides on.
+// Event is one line of an agent's event stream, reduced to what runtasks uses.
 type Event struct {
-	// SessionID is set by the event that names the agent's session (Claude
-	// system/init and result, Codex thread.started).
-	SessionID string
-	// Action is a short description of what the agent is doing now
-	// ("Bash: go test ./...", "thinking"); "" when the event shows nothing.
-	Action string
-	// Text is assistant text (a Claude text block, a Codex agent_message).
-	Text string
-	// Final is set by the event that ends the run (Claude result, Codex
-	// turn.completed or turn.failed); Result is the agent's final message
-	// when the event carries it.
-	Final  bool
-	Result string
-	// Error is the agent's own error message (Claude is_error results,
-	// Codex error events and turn.failed).
-	Error string
-	// Usage is the run's token usage, from the event that ends it (Claude
-	// result modelUsage, Codex turn.completed usage).
-	Usage *usage.Usage
+	SessionID string       // from the event that names the agent's session
+	Action    string       // what the agent is doing now ("Bash: go test ./...", "thinking")
+	Text      string       // assistant text
+	Final     bool         // the event ends the run (Claude result, Codex turn.completed or turn.failed)
+	Result    string       // the final message, when the ending event carries it
+	Error     string       // the agent's own error message
+	Usage     *usage.Usage // the run's token usage, from the ending event
 }
 
 // Summary accumulates one agent run's events.
 type Summary struct {
-	SessionID string `json:"session_id,omitempty"`
-	// FinalMessage is the agent's last assistant text: the Claude result
-	// text, else the last text block or Codex agent_message.
-	FinalMessage string `json:"final_message,omitempty"`
-	LastAction   string `json:"last_action,omitempty"`
-	Ended        bool   `json:"ended"`
-	Error        string `json:"error,omitempty"`
-	Events       int    `json:"events"`
-	// BadLines counts lines that were not JSON events (logged, skipped).
-	BadLines int `json:"bad_lines,omitempty"`
-	// Usage is the run's token usage (several final events add up).
-	Usage *usage.Usage `json:"usage,omitempty"`
+	SessionID    string       `json:"session_id,omitempty"`
+	FinalMessage string       `json:"final_message,omitempty"` // the result text, else the last assistant text
+	LastAction   string       `json:"last_action,omitempty"`
+	Ended        bool         `json:"ended"`
+	Error        string       `json:"error,omitempty"`
+	Events       int          `json:"events"`
+	BadLines     int          `json:"bad_lines,omitempty"` // lines that were not JSON events
+	Usage        *usage.Usage `json:"usage,omitempty"`     // several final events add up
 }
 
 // Add folds one event into the summary.
 func (s *Summary) Add(e Event) {
 	s.Events++
-	if e.SessionID != "" {
-		s.SessionID = e.SessionID
-	}
-	if e.Action != "" {
-		s.LastAction = e.Action
-	}
-	if e.Text != "" {
-		s.FinalMessage = e.Text
-	}
+	s.SessionID, s.LastAction, s.Error = cmp.Or(e.SessionID, s.SessionID), cmp.Or(e.Action, s.LastAction), cmp.Or(e.Error, s.Error)
+	s.FinalMessage = cmp.Or(e.Text, s.FinalMessage)
 	if e.Final {
-		s.Ended = true
-		if e.Result != "" {
-			s.FinalMessage = e.Result
-		}
-	}
-	if e.Error != "" {
-		s.Error = e.Error
+		s.Ended, s.FinalMessage = true, cmp.Or(e.Result, s.FinalMessage)
 	}
 	if e.Usage != nil {
 		if s.Usage == nil {
@@ -84,8 +55,8 @@ func (s *Summary) Add(e Event) {
 }
 
 // Parser turns one line of an agent's stdout into an Event. A line that is
-// not a JSON object is an error; an event of an unknown type is not (it
-// gives an empty Event), so that new event types never break a run.
+// not JSON is an error; an unknown event type gives an empty Event, so new
+// event types never break a run.
 type Parser func(line []byte) (Event, error)
 
 // ParserFor returns the event parser of an agent (claude or codex).
@@ -99,8 +70,7 @@ func ParserFor(agent string) (Parser, error) {
 	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
 }
 
-// claudeLine is the subset of a Claude Code stream-json line read here
-// (claude -p … --output-format stream-json --verbose).
+// claudeLine is the subset of a Claude Code stream-json line read here.
 type claudeLine struct {
 	Type      string `json:"type"`
 	Subtype   string `json:"subtype"`
@@ -188,14 +158,7 @@ func ParseClaude(line []byte) (Event, error) {
 			}
 		}
 		if l.IsError || (l.Subtype != "" && l.Subtype != "success") {
-			msg := l.Result
-			if msg == "" && len(l.Errors) > 0 {
-				msg = strings.Join(l.Errors, "; ")
-			}
-			if msg == "" {
-				msg = l.Subtype
-			}
-			e.Error = oneLine(msg, 300)
+			e.Error = oneLine(cmp.Or(l.Result, strings.Join(l.Errors, "; "), l.Subtype), 300)
 			e.Action = "failed: " + l.Subtype
 		}
 		return e, nil
@@ -375,8 +338,7 @@ func firstLine(s string) string {
 	return ""
 }
 
-// oneLine collapses whitespace, strips control and escape sequences
-// (Clean) and cuts s to at most n runes.
+// oneLine cleans s, collapses whitespace and cuts it to at most n runes.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(Clean(s)), " ")
 	if r := []rune(s); len(r) > n {
@@ -385,11 +347,9 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// Clean strips what an agent wrote of everything a terminal would act on:
-// escape sequences (ESC]0;title BEL, ESC]52;c;… BEL clipboard writes,
-// ESC[2J, colours), C0 and C1 control characters other than newline and
-// tab, and bidirectional overrides. Whatever runtasks prints that an agent,
-// a task title or bd wrote goes through it, on a terminal and in plain mode.
+// Clean strips everything a terminal would act on (escape sequences such as
+// title or clipboard writes, control characters other than newline and tab,
+// bidirectional overrides) from what an agent, a task title or bd wrote.
 func Clean(s string) string {
 	s = ansi.Strip(s)
 	return strings.Map(func(r rune) rune {

@@ -13,8 +13,7 @@ import (
 	"golang.org/x/term"
 )
 
-// IsTerminal reports whether w is a terminal, where progress is drawn as
-// one live status line with a bar; elsewhere it is written as plain lines.
+// IsTerminal reports whether w is a terminal (a live status line, not plain lines).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -22,36 +21,28 @@ func IsTerminal(w io.Writer) bool {
 
 // Width is w's width in columns when it is a terminal, else 0.
 func Width(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok {
-		return 0
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil {
+			return cols
+		}
 	}
-	cols, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	return cols
+	return 0
 }
 
 // DefaultWidth is the live line's width when the terminal does not say.
 const DefaultWidth = 80
 
 // progress shows a run: plain lines, or on a terminal one status line
-// (cycle N/MAX, elapsed, bar of closed/total, the agent's current action)
-// redrawn in place, with permanent lines printed above it.
-//
-// The live line always fits the terminal's width (asked at every redraw,
-// so a resize is followed): it is cut, never wrapped, so a redraw never
-// leaves a stale row. Everything shown that an agent wrote is stripped of
-// control and escape sequences (Clean) first.
+// (cycle, elapsed, bar, the agent's action) redrawn in place under the
+// permanent lines. The live line is cut to the terminal's width at every
+// redraw, never wrapped, so a redraw never leaves a stale row.
 type progress struct {
 	mu    sync.Mutex
 	out   io.Writer
 	tty   bool
 	now   func() time.Time
 	start time.Time
-	// width is the terminal's width now (0 = unknown: DefaultWidth).
-	width func() int
+	width func() int // the terminal's width now (0 = unknown: DefaultWidth)
 
 	cycle, max    int
 	closed, total int // the epic's descendants, now
@@ -111,8 +102,7 @@ func (p *progress) status() string {
 	return Fit(oneLine(s, 1000), cols-1)
 }
 
-// Fit cuts a one-line, clean s to at most cols terminal columns (wide
-// characters count two), ending it with "…" when cut.
+// Fit cuts a one-line, clean s to at most cols terminal columns, ending in "…".
 func Fit(s string, cols int) string { return ansi.Truncate(s, cols, "…") }
 
 func (p *progress) clear() {
@@ -130,8 +120,7 @@ func (p *progress) redraw() {
 	p.drawn = true
 }
 
-// Printf writes a permanent line, stripped of control and escape
-// sequences (its arguments may hold what an agent or bd wrote).
+// Printf writes a permanent line, cleaned (it may hold what an agent wrote).
 func (p *progress) Printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,15 +129,13 @@ func (p *progress) Printf(format string, args ...any) {
 	p.redraw()
 }
 
-// Cycle starts cycle n of max.
 func (p *progress) Cycle(n, max int) {
 	p.mu.Lock()
 	p.cycle, p.max, p.action = n, max, ""
 	p.mu.Unlock()
 }
 
-// Action records the agent's current action: redrawn on a terminal, a
-// plain line elsewhere (repeats are not printed twice).
+// Action shows the agent's current action (plain mode: a line, repeats skipped).
 func (p *progress) Action(a string) {
 	a = oneLine(a, 200)
 	p.mu.Lock()
@@ -164,8 +151,7 @@ func (p *progress) Action(a string) {
 	fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
 }
 
-// Busy shows what runtasks itself is doing (reading beads between
-// cycles) on the live line; plain mode prints nothing for it.
+// Busy shows what runtasks itself is doing on the live line (not in plain mode).
 func (p *progress) Busy(a string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -173,7 +159,6 @@ func (p *progress) Busy(a string) {
 	p.redraw()
 }
 
-// Tally records the epic's closed/total.
 func (p *progress) Tally(closed, total int) {
 	p.mu.Lock()
 	p.closed, p.total = closed, total
@@ -195,7 +180,6 @@ func (p *progress) Done() {
 	p.mu.Unlock()
 }
 
-// currentAction is the action shown now.
 func (p *progress) currentAction() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -203,8 +187,7 @@ func (p *progress) currentAction() string {
 }
 
 // screen shows the workers of a run: on a terminal one live line per
-// worker, redrawn in place (its latest line, cut to the width); elsewhere
-// every line, prefixed with its worker ("w2 …").
+// worker, redrawn in place; elsewhere every line, prefixed "w2 …".
 type screen struct {
 	mu    sync.Mutex
 	out   io.Writer
@@ -219,7 +202,6 @@ func newScreen(out io.Writer, tty bool, n int, width func() int) *screen {
 	return &screen{out: out, tty: tty, width: width, lines: make([]string, n), part: make([][]byte, n)}
 }
 
-// slot is worker i's writer.
 func (s *screen) slot(i int) io.Writer { return slotWriter{s, i} }
 
 type slotWriter struct {

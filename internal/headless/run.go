@@ -1,7 +1,6 @@
-// Package headless drives an epic with a coding agent run non-interactively,
-// one agent run per cycle (runtasks run). Before the first cycle and after
-// each agent run it asks the stop transaction (engine.Stop) what comes
-// next and does what it says: it has no end rule of its own.
+// Package headless drives an epic with a non-interactive agent, one agent
+// run per cycle (runtasks run). Before the first cycle and after each run
+// it asks engine.Stop what comes next: it has no end rule of its own.
 package headless
 
 import (
@@ -38,12 +37,10 @@ const (
 	ExitInterrupted = engine.ExitInterrupted // interrupted (Ctrl-C); the agent was stopped
 )
 
-// OutcomeInterrupted is recorded in the decision log when a run is
-// interrupted; the engine never returns it.
+// OutcomeInterrupted is logged for an interrupted run; the engine never returns it.
 const OutcomeInterrupted state.Outcome = "interrupted"
 
-// Beads is what a run asks of beads: the engine's queries and the epic's
-// closed/total for the progress bar. *beads.Client implements it.
+// Beads is what a run asks of beads (*beads.Client): the engine's queries and the tally.
 type Beads interface {
 	engine.Tracker
 	Tally(ctx context.Context, epic string) (beads.Tally, error)
@@ -51,52 +48,34 @@ type Beads interface {
 
 // Options configure one run.
 type Options struct {
-	// Config is the loaded configuration; Workflow.Epic names the epic,
-	// Run.* chooses the agent, and StateDir()/Run.Dir hold the event logs.
-	// The loop's rules (workflow.*) are the engine's.
-	Config *config.Config
-	// Args are the user's extra agent arguments.
-	Args  []string
-	Beads Beads
-	// Ports are the stop engine's ports (bd, git, the shell for command
-	// checks, notify): each cycle's end goes through engine.Stop, as a
-	// stop hook does. A run hands each notify event on once.
-	Ports engine.Ports
-	// Environ is the agent's environment.
-	Environ []string
-	// Out receives progress; TTY draws a live status line with a bar.
-	Out io.Writer
-	TTY bool
-	Now func() time.Time
-	Log *log.Logger
-	// Width is the terminal's width now, for the live line (nil or 0:
-	// DefaultWidth).
-	Width func() int
-	// Grace is how long the agent's process group has to exit after SIGINT
-	// before it is killed (default 10 s).
-	Grace time.Duration
-	// Kill, when closed (a second Ctrl-C), kills the agent's process group
-	// at once instead of waiting for the grace.
-	Kill <-chan struct{}
-	// RunID names the run (default: UTC time and a random suffix). An id
-	// whose folder exists is refused: a run never overwrites another.
-	RunID string
-	// TallyEvery is the least time between two counts of the epic's closed
-	// tasks while the agent works, for the live line (default 5 s).
-	TallyEvery time.Duration
+	Config  *config.Config // names the epic and the agent; the loop's rules are the engine's
+	Args    []string       // the user's extra agent arguments
+	Beads   Beads
+	Ports   engine.Ports // each cycle's end goes through engine.Stop; each notify event is handed on once
+	Environ []string     // the agent's environment
+	Out     io.Writer    // progress; TTY draws a live status line with a bar
+	TTY     bool
+	Now     func() time.Time
+	Log     *log.Logger
+	Width   func() int      // the terminal's width now (nil or 0: DefaultWidth)
+	Grace   time.Duration   // after SIGINT, before the agent's group is killed (default 10 s)
+	Kill    <-chan struct{} // closed (a second Ctrl-C): kill the agent's group at once
+	// RunID names the run (default: UTC time and a random suffix); an id
+	// whose folder exists is refused.
+	RunID      string
+	TallyEvery time.Duration // the least time between two counts for the live line (default 5 s)
 }
 
 // Result is how a run ended.
 type Result struct {
-	Code    int
-	RunID   string
-	Dir     string // the run's folder (run.json, each cycle's event log)
-	Cycles  int    // agent runs started
-	Outcome state.Outcome
-	Why     string
-	Tally   beads.Tally
-	// ClosedThisRun counts descendants closed since the run started.
-	ClosedThisRun int
+	Code          int
+	RunID         string
+	Dir           string // the run's folder (run.json, each cycle's event log)
+	Cycles        int    // agent runs started
+	Outcome       state.Outcome
+	Why           string
+	Tally         beads.Tally
+	ClosedThisRun int // descendants closed since the run started
 }
 
 // CycleRecord is one agent run in run.json.
@@ -117,8 +96,7 @@ type CycleRecord struct {
 	Total     int           `json:"total"`
 }
 
-// RunState is the run's record, rewritten after every cycle and at the end
-// (run.json in the run's folder).
+// RunState is the run's record, run.json, rewritten after every cycle.
 type RunState struct {
 	RunID         string `json:"run_id"`
 	Epic          string `json:"epic"`
@@ -128,8 +106,7 @@ type RunState struct {
 	Status        string `json:"status"` // running, complete, limit, needs_person, error, interrupted
 	PID           int    `json:"pid"`    // runtasks' process: a "running" record whose pid is gone was killed
 	// Cycle and MaxCycles are the loop's count and cap as the engine's last
-	// decision gave them (the count in its session's state and decision
-	// log too); Deadline is when workflow.max_duration ends it.
+	// decision gave them; Deadline is when workflow.max_duration ends it.
 	Cycle         int           `json:"cycle"`
 	MaxCycles     int           `json:"max_cycles"`
 	Deadline      time.Time     `json:"deadline,omitzero"`
@@ -157,19 +134,14 @@ type runner struct {
 	dir   string
 	p     *progress
 	log   *log.Logger
-	// parent is Run's ctx (an interrupt); the agent's may end earlier
-	// (the engine's deadline).
+	// parent is Run's ctx (an interrupt); the agent's may end earlier (the deadline).
 	parent       context.Context
-	agentRunning atomic.Bool // the live line's tally is refreshed only then
-	workDir      string      // where the agent runs ("" = the project root)
-	// stopWhy says why the agent's context ended when it is neither an
-	// interrupt nor the deadline (a worker's lease lost).
-	stopWhy atomic.Value
+	agentRunning atomic.Bool  // the live line's tally is refreshed only then
+	workDir      string       // where the agent runs ("" = the project root)
+	stopWhy      atomic.Value // why the agent's context ended, if neither an interrupt nor the deadline
 }
 
-// Run drives the epic until the engine ends the loop, the agent fails or
-// ctx is cancelled (Ctrl-C). Every end is recorded in run.json and the
-// decision log.
+// Run drives the epic until the engine ends the loop, the agent fails or ctx ends.
 func Run(ctx context.Context, o Options) (Result, error) {
 	o.Ports.Notify = onceEach(o.Ports.Notify)
 	r, err := newRunner(o)
@@ -269,7 +241,6 @@ func newRunner(o Options) (*runner, error) {
 	return r, nil
 }
 
-// taken is the error for a run id whose folder exists.
 func (r *runner) taken() error { return &takenError{id: r.o.RunID, dir: relTo(r.cfg.Root, r.dir)} }
 
 // takenError is a run id an earlier run holds: a usage error.
@@ -279,9 +250,8 @@ func (e *takenError) Error() string {
 	return fmt.Sprintf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", e.id, e.dir)
 }
 
-// createDir makes the run's folder (0700: the cycle logs hold everything
-// the agent's tools printed) and writes run.json (status running, pid), so
-// that a live run is listed from its start.
+// createDir makes the run's folder (0700: the logs hold what the agent's
+// tools printed) and writes run.json, so a live run is listed from its start.
 func (r *runner) createDir() error {
 	if err := os.MkdirAll(filepath.Dir(r.dir), 0o700); err != nil {
 		return fmt.Errorf("run folder: %w", err)
@@ -324,9 +294,8 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	r.p.Tally(t.Closed, t.Total)
 	defer r.ticker(ctx)()
 
-	// The engine starts the loop: its first block is cycle 1, and its
-	// reason (the orchestration prompt and its state line) the first
-	// prompt. An epic already complete starts no agent.
+	// The engine's first block is cycle 1, its reason the first prompt; an
+	// epic already complete starts no agent.
 	r.p.Printf("runtasks run: epic %s · %s · log %s", r.epic, r.agent, relTo(r.cfg.Root, r.dir))
 	dec, out := r.step(ctx, nil, nil, "")
 	resumeID := ""
@@ -350,9 +319,9 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	return out.res, out.err
 }
 
-// agentCycle runs the agent of the cycle dec asked for (run), stopping it
-// at the engine's deadline, and keeps its record. It ends the run when the
-// agent was interrupted (note says what became of its work) or failed.
+// agentCycle runs the agent of the cycle dec asked for until the engine's
+// deadline and keeps its record; it ends the run on an interrupt (note says
+// what became of the work) or a failure.
 func (r *runner) agentCycle(ctx context.Context, dec engine.Decision, note string,
 	run func(context.Context) (CycleRecord, Summary, error)) (*CycleRecord, Summary, *over) {
 	r.p.Cycle(dec.Cycle, dec.Max)
@@ -376,11 +345,9 @@ func (r *runner) agentCycle(ctx context.Context, dec engine.Decision, note strin
 	return last, sum, nil
 }
 
-// step is the one next step of single and multi-worker runs. It asks the
-// engine about the stop that ends a cycle (sum and last: the agent run and
-// its record; nil before the first cycle, or when a worker found nothing
-// to claim), keeps the loop's count, says what happened (what: what became
-// of the cycle's work) and ends the run unless the engine blocks.
+// step asks the engine about the stop that ends a cycle (sum and last: the
+// agent run and its record, nil before the first), says what happened
+// (what) and ends the run unless the engine blocks.
 func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what string) (engine.Decision, *over) {
 	dec, err := r.stop(ctx, sum, false)
 	switch {
@@ -412,9 +379,7 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 	return dec, ended(r.finish(ctx, dec))
 }
 
-// stop is the stop transaction for the stop that ends a cycle (sum: its
-// agent run's final message and usage), under the run's engine session;
-// a dry run judges without recording or counting anything.
+// stop is engine.Stop for the end of a cycle (sum) under the run's session.
 func (r *runner) stop(ctx context.Context, sum *Summary, dryRun bool) (engine.Decision, error) {
 	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession, CWD: r.cfg.Root}
 	if sum != nil {
@@ -433,7 +398,6 @@ func (r *runner) stop(ctx context.Context, sum *Summary, dryRun bool) (engine.De
 // count is the loop's "N/MAX".
 func (r *runner) count() string { return fmt.Sprintf("%d/%d", r.state.Cycle, r.state.MaxCycles) }
 
-// ended is the over of an end's result.
 func ended(res Result, err error) *over { return &over{res, err} }
 
 // finish maps an ending decision to the run's exit status (its class's).
@@ -443,8 +407,7 @@ func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error
 	case dec.Outcome.Class() == state.ClassError:
 		return r.end(ctx, code, dec.Outcome, dec.Why, errors.New(dec.Why))
 	case dec.Outcome.Class() == state.ClassIgnored:
-		err := fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why)
-		return r.end(ctx, ExitError, dec.Outcome, dec.Why, err)
+		return r.end(ctx, ExitError, dec.Outcome, dec.Why, fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why))
 	}
 	return r.end(ctx, code, dec.Outcome, dec.Why, nil)
 }
@@ -455,8 +418,7 @@ var ends = map[int]struct{ status, word string }{
 	ExitNeedsPerson: {"needs_person", "needs a person"}, ExitInterrupted: {"interrupted", "interrupted"}, ExitSetup: {"error", "failed"},
 }
 
-// end records the run's end in run.json (and an interrupt, which the
-// engine does not decide, in the decision log) and prints the last line.
+// end records the run's end (an interrupt in the decision log too) and prints the last line.
 func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why string, err error) (Result, error) {
 	now := r.o.Now()
 	r.state.Status, r.state.Outcome, r.state.Why = ends[code].status, outcome, why
@@ -474,18 +436,16 @@ func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why s
 	return res, err
 }
 
-// recordInterrupt writes an interrupt to the decision log and the run's
-// state, for runtasks status; the loop's counters are kept.
+// recordInterrupt logs an interrupt for runtasks status; the counters stay.
 func (r *runner) recordInterrupt(why string) {
 	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession, CWD: r.cfg.Root}
 	now := r.o.Now()
 	dec := engine.Decision{Outcome: OutcomeInterrupted, Why: why, Cycle: r.state.Cycle, Max: r.state.MaxCycles}
 	rec := engine.NewRecord(in, r.epic, dec, now)
-	_, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {
+	if _, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {
 		st.Last, st.UpdatedAt = &rec, now
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		r.log.Warn("state", "err", err)
 	}
 	if err := r.store.Append(rec); err != nil {
@@ -493,9 +453,7 @@ func (r *runner) recordInterrupt(why string) {
 	}
 }
 
-// tally reads closed/total after a cycle (bd list --all: the decision's
-// queries, bd ready's, do not give the closed ones) into the run and the
-// cycle's record (nil: none); a failure keeps the last numbers.
+// tally reads closed/total into the run and c; a failure keeps the last numbers.
 func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 	ctx = context.WithoutCancel(ctx)
 	t, err := r.o.Beads.Tally(ctx, r.epic)
@@ -510,9 +468,7 @@ func (r *runner) tally(ctx context.Context, c *CycleRecord) {
 	}
 }
 
-// onceEach hands each notify event on once per run, whichever worker's
-// decision it comes from: two workers that both see the epic complete
-// notify "complete" once.
+// onceEach hands each notify event on once per run, whichever worker sees it.
 func onceEach(send func(engine.Input, engine.Decision)) func(engine.Input, engine.Decision) {
 	if send == nil {
 		return nil

@@ -52,13 +52,10 @@ func RunsDir(cfg *config.Config) string {
 	return filepath.Join(cfg.StateDir(), cfg.Run.Dir)
 }
 
-// StatusDead is a run recorded as running whose runtasks process is gone
-// (killed, or its machine restarted): what ListRuns reports it as.
+// StatusDead is ListRuns' status of a running run whose process is gone.
 const StatusDead = "dead"
 
-// ListRuns reads the record of every run under dir, newest first. A run
-// recorded as running whose process no longer exists is reported with
-// status dead. Unreadable records are skipped and returned in skipped.
+// ListRuns reads every run's record under dir, newest first, returning the unreadable in skipped.
 func ListRuns(dir string) (runs []RunState, skipped []error, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {

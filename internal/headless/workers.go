@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,8 +21,7 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// WorkerBeads is what a worker asks of beads besides the engine's queries:
-// atomic claims, leases, giving a task back. *beads.Client implements it.
+// WorkerBeads adds claims, leases and giving back to Beads (*beads.Client).
 type WorkerBeads interface {
 	Beads
 	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error)
@@ -34,28 +34,18 @@ type WorkerBeads interface {
 const (
 	// DefaultHeartbeat is a third of bd v1.3.0's fixed 5-minute lease.
 	DefaultHeartbeat = 100 * time.Second
-	// DefaultIdlePoll is the pause of a worker that found nothing to claim
-	// while other tasks are still worked.
-	DefaultIdlePoll = 5 * time.Second
+	DefaultIdlePoll  = 5 * time.Second // the pause of a worker with nothing to claim
 )
 
 // WorkerOptions configure runtasks run --workers N.
 type WorkerOptions struct {
-	// N agent loops run in parallel, each in its own worktree per task.
-	N int
-	// Actor is the base of the workers' bd actors (actor@<run id>-w<i>:
-	// distinct across workers, runs and machines).
-	Actor string
-	// Heartbeat is how often a worker renews its task's lease while its
-	// agent runs (default DefaultHeartbeat).
-	Heartbeat time.Duration
-	// IdlePoll is how long a worker waits when nothing is ready but work
-	// remains (default DefaultIdlePoll).
-	IdlePoll time.Duration
+	N         int           // agent loops in parallel, each in a worktree per task
+	Actor     string        // the base of the workers' bd actors (actor@<run id>-w<i>)
+	Heartbeat time.Duration // how often a worker renews its task's lease
+	IdlePoll  time.Duration // the wait when nothing is ready but work remains
 }
 
-// maxBeadsRetries is how many bd failures in a row (timeout, busy,
-// unavailable) a worker waits out before it ends.
+// maxBeadsRetries is how many passing bd failures in a row a worker waits out.
 const maxBeadsRetries = 5
 
 // worker is one agent loop of a multi-worker run.
@@ -68,20 +58,15 @@ type worker struct {
 	base  string // the main work tree's branch, merged into
 	wo    WorkerOptions
 	env   []string // the agents' environment before a task's variables
-	// lostLease is bd's answer when a heartbeat found the task taken from
-	// this worker ("" while it holds it).
+	// lostLease is bd's answer when a heartbeat found the task taken ("" while held).
 	lostLease atomic.Value
 }
 
 // RunWorkers drives the epic with wo.N agent loops in parallel. Each cycle
-// of a worker reclaims the epic's expired leases, claims one ready task
-// atomically (bd update --claim; on "already claimed" it tries the next),
-// makes its worktree (.worktrees/agent-<id> on branch agent/<id> by
-// default: workflow.worktrees.pattern), runs the agent on it with a prompt
-// naming the task while renewing the task's lease, gives the task back
-// with a note when the agent ended without closing it, and asks the stop
-// engine whether the worker goes on. Each worker has its own run folder
-// (<run id>-w<i>) and engine session; the screen shows one line per worker.
+// of a worker reclaims expired leases, claims one ready task atomically,
+// runs the agent on it in its worktree while renewing the lease, gives the
+// task back when the agent did not close it, and asks engine.Stop whether
+// to go on. Each worker has its own run folder (<run id>-w<i>) and session.
 func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error) {
 	if wo.N < 1 {
 		return Result{Code: ExitSetup}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
@@ -96,14 +81,10 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if wo.IdlePoll <= 0 {
 		wo.IdlePoll = DefaultIdlePoll
 	}
-	if wo.Actor == "" {
-		wo.Actor = "runtasks"
-	}
+	wo.Actor = cmp.Or(wo.Actor, "runtasks")
 	o = o.withDefaults()
 	o.Ports.Notify = onceEach(o.Ports.Notify)
-	if o.RunID == "" {
-		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(os.Getpid())
-	}
+	o.RunID = cmp.Or(o.RunID, o.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(os.Getpid()))
 	cfg := o.Config
 	if cfg == nil {
 		return Result{Code: ExitError}, errors.New("no configuration")
@@ -128,9 +109,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	ws := make([]*worker, wo.N)
 	for i := range ws {
 		wopt := o
-		wopt.RunID = fmt.Sprintf("%s-w%d", o.RunID, i+1)
-		wopt.Out = screen.slot(i)
-		wopt.TTY = false
+		wopt.RunID, wopt.Out, wopt.TTY = fmt.Sprintf("%s-w%d", o.RunID, i+1), screen.slot(i), false
 		r, err := newRunner(wopt)
 		if err != nil {
 			return Result{Code: ExitSetup}, err
@@ -169,8 +148,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	return res, err1
 }
 
-// loop is one worker: ask the engine, claim, work, give back or not, ask
-// the engine again.
+// loop is one worker: ask the engine, claim, work, give back or not, repeat.
 func (w *worker) loop(ctx context.Context) (Result, error) {
 	w.parent = ctx
 	if err := w.createDir(); err != nil {
@@ -194,8 +172,6 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		)
 		last, sum, out = w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
 			rec, sum, err := w.work(agentCtx, dec.Cycle, *task)
-			// The task is closed by the agent after its merge; anything
-			// else goes back with what happened.
 			closed = w.settle(context.WithoutCancel(ctx), *task, rec, sum, err)
 			return rec, sum, err
 		})
@@ -213,10 +189,9 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 	return out.res, out.err
 }
 
-// next claims a task for the cycle the engine asked for. While nothing is
-// ready but work remains elsewhere it waits, asking the engine whether the
-// loop ended meanwhile; it ends the run then, on an interrupt, or when bd
-// keeps failing.
+// next claims a task for the cycle the engine asked for, waiting while
+// nothing is ready but work remains; it ends the run when the loop ended
+// meanwhile, on an interrupt, or when bd keeps failing.
 func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision, *beads.Issue, *over) {
 	failures := 0
 	for {
@@ -228,9 +203,8 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 		case ctx.Err() != nil:
 			continue
 		case err != nil:
-			// A busy store or a server away for a moment is waited out a
-			// few times; then, or for any other bd failure, the worker
-			// ends with the bd error (never "no work").
+			// A busy store or a server away for a moment is waited out a few
+			// times; any other bd failure ends the worker (never "no work").
 			why := "beads error: " + oneLine(err.Error(), 300)
 			if failures++; failures > maxBeadsRetries || !(beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)) {
 				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeBeadsError, why, err))
@@ -258,8 +232,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	}
 }
 
-// claim reclaims the epic's expired leases, then claims the first ready
-// task another worker does not take first. nil: nothing ready.
+// claim reclaims expired leases, then claims the first ready task it wins (nil: none).
 func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 	w.p.Busy("reclaiming expired leases, claiming")
 	sub, err := w.bd.Subtree(ctx, w.epic)
@@ -269,8 +242,7 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 	inProgress := slices.DeleteFunc(sub, func(is beads.Issue) bool { return is.Status != beads.StatusInProgress })
 	if len(inProgress) > 0 {
 		wts, _ := w.repo.Worktrees(ctx)
-		// The stop hook's stuck rule decides what is stuck; bd reclaim
-		// gives back those whose lease expired.
+		// The stuck rule decides; bd reclaim gives back the expired leases.
 		_, stuck := engine.ClassifyInProgress(inProgress, wts, nil, nil, w.cfg, w.o.Now())
 		var ids []string
 		for _, t := range stuck {
@@ -293,8 +265,7 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 		return nil, err
 	}
 	cands := slices.DeleteFunc(ready, func(is beads.Issue) bool { return is.IssueType == beads.TypeEpic })
-	// Workers start at different places in the list, so that they seldom
-	// race for the same task.
+	// Workers start at different places in the list, so they seldom race.
 	for k := range cands {
 		is := cands[(k+w.n-1)%len(cands)]
 		got, err := w.bd.ClaimID(ctx, is.ID, w.actor)
@@ -351,10 +322,9 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 				switch {
 				case err == nil || beat.Err() != nil:
 				case strings.Contains(err.Error(), "issue already claimed") || strings.Contains(err.Error(), "issue not claimable"):
-					// bd says the task is no longer ours: another actor holds
-					// it, or it was reclaimed (open) or closed after a lease
-					// that lapsed ("issue not claimable: ID status S"). The
-					// agent stops, so that two workers never work one task.
+					// The task is no longer ours (another holds it, or it was
+					// reclaimed or closed after a lapsed lease): the agent
+					// stops, so two workers never work one task.
 					w.lostLease.Store(err.Error())
 					w.stopWhy.Store(task.ID + ": lease lost (" + oneLine(err.Error(), 200) + ")")
 					stopAgent()
@@ -371,9 +341,8 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	return rec, sum, err
 }
 
-// settle looks at the task after its agent: closed is the agent's merge
-// done; anything else goes back to open with what happened in its notes
-// (a failed merge is never closed).
+// settle reports whether the agent closed its task (its merge done); any
+// other task goes back to open with what happened in its notes.
 func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, sum Summary, runErr error) bool {
 	is, err := w.bd.Show(ctx, task.ID)
 	if err == nil && is.Status == beads.StatusClosed {
@@ -394,15 +363,11 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	if f := oneLine(sum.FinalMessage, 400); f != "" {
 		note += " Agent's last words: " + f
 	}
-	w.giveBack(ctx, task.ID, note)
-	return false
-}
-
-func (w *worker) giveBack(ctx context.Context, id, note string) {
-	if _, err := w.bd.Release(ctx, id, w.actor, note); err != nil {
-		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), id, oneLine(err.Error(), 200))
-		w.log.Warn("release", "task", id, "err", err)
+	if _, err := w.bd.Release(ctx, task.ID, w.actor, note); err != nil {
+		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), task.ID, oneLine(err.Error(), 200))
+		w.log.Warn("release", "task", task.ID, "err", err)
 	}
+	return false
 }
 
 // taskPrompt hands the agent its one task.

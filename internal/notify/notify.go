@@ -1,9 +1,6 @@
-// Package notify runs workflow.notify: the commands a person configured to
-// be told when a loop needs them or ends. A stop hands the event to a
-// detached runtasks process (Dispatch) and returns at once; that process
-// (Run) runs each command in its own process group within its timeout,
-// with the event as JSON on stdin and as RUNTASKS_* variables, and logs
-// what failed. Nothing here can delay or change a stop.
+// Package notify runs workflow.notify, the commands that tell a person a
+// loop needs them or ended. A stop hands the event to a detached runtasks
+// process (Dispatch) and returns at once: nothing here can delay a stop.
 package notify
 
 import (
@@ -14,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,8 +31,7 @@ const (
 	NoProgress  = "no_progress"
 	BeadsError  = "beads_error"
 	Budget      = "budget"
-	// SelfDisarm: a session's own agent ran runtasks disarm (refused).
-	SelfDisarm = "self_disarm"
+	SelfDisarm  = "self_disarm" // a session's own agent ran runtasks disarm (refused)
 )
 
 // EventFor is the notify event of a decision, "" for none. Only stops that
@@ -97,11 +92,11 @@ func (e Event) Summary() string {
 	what := map[string]string{Complete: "complete", NeedsPerson: "needs a person", CapReached: "reached its cap",
 		NoProgress: "made no progress", BeadsError: "could not read beads", Budget: "spent its budget",
 		SelfDisarm: "refused a disarm by its own agent"}[e.Event]
-	subject := "runtasks"
+	s := "runtasks"
 	if e.Epic != "" {
-		subject += " " + e.Epic
+		s += " " + e.Epic
 	}
-	s := subject + " " + what
+	s += " " + what
 	if r := []rune(e.Session); len(r) > 12 {
 		s += " (session " + string(r[:12]) + "…)"
 	} else if e.Session != "" {
@@ -133,27 +128,15 @@ func (e Event) Env() []string {
 	return env
 }
 
-// Commands are the configured commands that ask for event.
-func Commands(cfg *config.Config, event string) []config.Notify {
-	var out []config.Notify
-	for _, n := range cfg.Workflow.Notify {
-		if slices.Contains(n.Events, event) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // Gate decides whether workflow.notify may run commands: a hook runs them
 // with the person's rights, so they must come from a source the person
 // trusts.
 type Gate func(cfg *config.Config, src *config.Sources) bool
 
 // FromTrustedSource is the Gate: workflow.notify set in the environment or
-// by a flag is the person's own; set in a file, it runs only when that
-// file was named on the command line (--config: the hook's command line
-// is the person's) or trusted(file) says so. trusted is the seam for
-// `runtasks trust`; nil trusts no file.
+// by a flag is the person's own; set in a file, it runs only when that file
+// was named by --config on the hook's command line or trusted(file) says so
+// (runtasks trust; nil trusts no file).
 func FromTrustedSource(explicitFile string, trusted func(file string) bool) Gate {
 	return func(cfg *config.Config, src *config.Sources) bool {
 		if src == nil {
@@ -176,19 +159,15 @@ func FromTrustedSource(explicitFile string, trusted func(file string) bool) Gate
 type Job struct {
 	Event    Event           `json:"event"`
 	Commands []config.Notify `json:"commands"`
-	// Dir is the project root: the commands run there.
-	Dir string `json:"dir"`
-	// Log is the file failures are appended to.
-	Log string `json:"log"`
+	Dir      string          `json:"dir"` // the project root: the commands run there
+	Log      string          `json:"log"` // the file outcomes are appended to
 }
 
 // MaxJob bounds a job's JSON (it is read from a pipe).
 const MaxJob = 1 << 20
 
-// Dispatch hands job to a detached process: self (the runtasks binary)
-// with args (the hidden notify-run command), in a session and process
-// group of its own, reading the job from a pipe. It returns as soon as the
-// process started; it never waits for the commands.
+// Dispatch starts self with args (the hidden notify-run command) in a
+// session of its own, hands it job through a pipe and returns at once.
 func Dispatch(job Job, self string, args []string, environ []string) error {
 	data, err := json.Marshal(job)
 	if err != nil {
@@ -211,8 +190,7 @@ func Dispatch(job Job, self string, args []string, environ []string) error {
 		w.Close()
 		return fmt.Errorf("start %s: %w", self, err)
 	}
-	// The job is written after the start, so a failed start leaves no
-	// writer blocked; the child reads it at once.
+	// Written after the start, so a failed start leaves no writer blocked.
 	_, werr := w.Write(data)
 	w.Close()
 	_ = cmd.Process.Release()
@@ -247,9 +225,9 @@ type Outcome struct {
 	TimedOut bool
 }
 
-// Run runs the job's commands side by side, each within its timeout and
-// in its own process group, and returns how each ended. Each gets the
-// event as JSON on stdin and as RUNTASKS_* variables added to environ.
+// Run runs the job's commands side by side, each within its timeout in its
+// own process group, with the event as JSON on stdin and as RUNTASKS_*
+// variables, and returns how each ended.
 func Run(ctx context.Context, job Job, environ []string) []Outcome {
 	event, _ := json.Marshal(job.Event)
 	event = append(event, '\n')
@@ -286,8 +264,8 @@ func Run(ctx context.Context, job Job, environ []string) []Outcome {
 	return out
 }
 
-// Log appends a line per command to the job's log: failures always, the
-// rest too (a person checking a recipe wants to see it ran).
+// Log appends a line per command to the job's log, failed or not (a person
+// checking a recipe wants to see it ran).
 func Log(job Job, outcomes []Outcome) error {
 	if job.Log == "" {
 		return errors.New("no notify log")

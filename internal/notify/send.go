@@ -4,24 +4,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 )
 
-// Send dispatches a stop's event to the commands that ask for it (Dispatch:
-// self, found only when there are some, runs args detached). It returns
-// the event dispatched ("" for none) and why not, for the hook's log; it
-// never waits for the commands. gate must let the commands' source run
-// them.
+// Send dispatches a stop's event to the commands that ask for it, if gate
+// lets their source run them, and returns the event dispatched ("" for
+// none); self is looked up only when there are commands.
 func Send(cfg *config.Config, src *config.Sources, gate Gate, in engine.Input, dec engine.Decision, now time.Time,
 	self func() (string, error), args, environ []string) (string, error) {
 	event := EventFor(dec)
 	if event == "" {
 		return "", nil
 	}
-	cmds := Commands(cfg, event)
+	cmds := slices.DeleteFunc(slices.Clone(cfg.Workflow.Notify), func(n config.Notify) bool { return !slices.Contains(n.Events, event) })
 	if len(cmds) == 0 {
 		return "", nil
 	}

@@ -20,10 +20,9 @@ import (
 // bindingsDir holds one binding file (and one lock file) per session.
 const bindingsDir = "bindings"
 
-// Binding ties one agent session to what it was asked to do: the epic it is
-// armed for (the /run-tasks skill, runtasks arm) and the tasks it claimed
-// (runtasks claim, the prompt hook). The stop hook drives an armed session
-// without a static --epic; other sessions stay untouched.
+// Binding ties one agent session to the epic it is armed for (/run-tasks,
+// runtasks arm) and the tasks it claimed; the stop hook drives an armed
+// session without a static --epic.
 type Binding struct {
 	Session   string       `json:"session"`
 	Epic      string       `json:"epic,omitempty"` // "" = not armed
@@ -37,28 +36,26 @@ func (b Binding) Empty() bool { return b.Epic == "" && len(b.Claims) == 0 }
 
 // Claim returns the session's claim of task, if any.
 func (b Binding) Claim(task string) (ClaimedRun, bool) {
-	for _, c := range b.Claims {
-		if c.Task == task {
-			return c, true
-		}
+	if i := b.claim(task); i >= 0 {
+		return b.Claims[i], true
 	}
 	return ClaimedRun{}, false
 }
 
+func (b Binding) claim(task string) int {
+	return slices.IndexFunc(b.Claims, func(c ClaimedRun) bool { return c.Task == task })
+}
+
 // AddClaim records a claim, replacing an earlier claim of the same task.
 func (b *Binding) AddClaim(c ClaimedRun) {
-	for i := range b.Claims {
-		if b.Claims[i].Task == c.Task {
-			b.Claims[i] = c
-			return
-		}
+	if i := b.claim(c.Task); i >= 0 {
+		b.Claims[i] = c
+		return
 	}
 	b.Claims = append(b.Claims, c)
 }
 
-// BindingPath is the file holding session's binding: always directly inside
-// Dir/bindings, whatever the id contains (a sanitised readable prefix and a
-// hash of the id, as for state files).
+// BindingPath is session's binding file, always directly inside Dir/bindings.
 func (s *Store) BindingPath(session string) (string, error) {
 	if session == "" {
 		return "", ErrNoSession
@@ -71,9 +68,7 @@ func (s *Store) BindingPath(session string) (string, error) {
 	return filepath.Join(s.Dir, bindingsDir, name), nil
 }
 
-// Binding reads session's binding: a zero Binding with Session set when the
-// session is not bound. A corrupt file is reported through Warn and read as
-// no binding (it is replaced at the next update).
+// Binding reads session's binding; a corrupt file is reported (Warn) and read as none.
 func (s *Store) Binding(session string) (Binding, error) {
 	path, err := s.BindingPath(session)
 	if err != nil {
@@ -88,26 +83,10 @@ func (s *Store) Binding(session string) (Binding, error) {
 }
 
 func readBinding(path, session string) (Binding, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Binding{Session: session}, nil
-	}
-	if err != nil {
-		return Binding{}, fmt.Errorf("read binding: %w", err)
-	}
-	var b Binding
-	if err := json.Unmarshal(data, &b); err != nil {
-		return Binding{}, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
-	}
-	if b.Session != session {
-		return Binding{}, fmt.Errorf("%w %s: it holds session %q", errCorrupt, path, b.Session)
-	}
-	return b, nil
+	return readFile(path, "binding", Binding{Session: session}, func(b Binding) string { return fmt.Sprintf("session %q", b.Session) })
 }
 
-// UpdateBinding loads session's binding, calls fn on it and writes it back
-// under the session's lock, atomically. A binding fn leaves empty is
-// removed. If fn returns an error nothing is written.
+// UpdateBinding is Update for session's binding; an empty binding is removed.
 func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding, error) {
 	path, err := s.BindingPath(session)
 	if err != nil {
@@ -151,8 +130,7 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 	return b, nil
 }
 
-// Bindings lists every binding, most recently updated first. Unreadable
-// files are reported through Warn and skipped.
+// Bindings lists every binding, most recently updated first, skipping (Warn) bad files.
 func (s *Store) Bindings() ([]Binding, error) {
 	if s.Dir == "" {
 		return nil, errors.New("state directory not set")
@@ -192,17 +170,14 @@ func (s *Store) Bindings() ([]Binding, error) {
 // ResultsFile is the run-folder file a claimed task's results go in.
 const ResultsFile = "RESULTS.md"
 
-// ResultsDigest is the digest recorded for a RESULTS.md as written from
-// its template (ClaimedRun.ResultsSHA256).
+// ResultsDigest is ClaimedRun.ResultsSHA256 of a RESULTS.md's content.
 func ResultsDigest(content []byte) string {
 	sum := sha256.Sum256(content)
 	return hex.EncodeToString(sum[:])
 }
 
-// UntouchedResults returns the claims whose RESULTS.md is still the
-// template it was created from (same digest), or is missing: the work of
-// those tasks is not written up, so a stop is incomplete. Claims recorded
-// without a digest are not judged.
+// UntouchedResults returns the claims whose RESULTS.md is missing or still
+// its template (same digest); claims without a digest are not judged.
 func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
 	var out []ClaimedRun
 	for _, c := range claims {
@@ -236,12 +211,9 @@ func ResultsReason(untouched []ClaimedRun) string {
 	return b.String()
 }
 
-// ResultsProblem says why a claim's RESULTS.md cannot be judged: an
-// *agentfile.Error for a file that is not a regular file (a FIFO, a
-// device, a directory) or is larger than agentfile.MaxText. It is nil for
-// a readable file and for a missing one (that is "not written yet"). Such
-// a file counts as not written (UntouchedResults); this is what to tell
-// the agent and the person about it.
+// ResultsProblem is the *agentfile.Error of a claim's RESULTS.md that is
+// not a regular file or is too large (it counts as not written); nil for a
+// readable or a missing file.
 func ResultsProblem(c ClaimedRun) error {
 	if c.RunDir == "" {
 		return nil

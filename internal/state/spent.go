@@ -2,9 +2,8 @@ package state
 
 import "github.com/runtasks/runtasks/internal/usage"
 
-// SpentByEpic sums what the sessions' loops spent, by state epic key,
-// leaving out one session (the one stopping: its state is read under the
-// lock).
+// SpentByEpic sums what the sessions' loops spent, by state epic key, except
+// session except's (the one stopping reads its own under the lock).
 func (s *Store) SpentByEpic(except string) (map[string]usage.Spent, error) {
 	states, err := s.List()
 	if err != nil {

@@ -8,17 +8,13 @@ import (
 	"path/filepath"
 )
 
-// Gitignore is the .gitignore runtasks writes into the directories it
-// owns (the state directory, a runs folder it creates), as pytest and ruff
-// do for their caches: "*" ignores the directory's every file, the
-// .gitignore included, so runtasks' own files never show in git status and
-// never make a checkpoint's "commit your work first" impossible.
+// Gitignore is the .gitignore runtasks writes into the directories it owns,
+// as pytest does for its cache, so its files never show in git status and
+// never block a checkpoint's "commit your work first".
 const Gitignore = "# Created by runtasks: its files are never committed.\n*\n"
 
-// EnsureStateDir makes the state directory dir (and its parents) and, when
-// it has no .gitignore, writes one (Gitignore). A directory that holds a
-// .git entry (a repository's root, as with state.dir: ".") never gets one.
-// It is the one place the state directory is created.
+// EnsureStateDir makes the state directory dir and, unless it has one or is
+// a repository's root (state.dir: "."), its .gitignore.
 func EnsureStateDir(dir string) error {
 	if dir == "" {
 		return errors.New("state directory not set")
@@ -29,9 +25,8 @@ func EnsureStateDir(dir string) error {
 	return writeGitignore(dir)
 }
 
-// MkdirIgnored makes dir (and its parents) for runtasks' own files; when
-// runtasks creates it, a .gitignore (Gitignore) goes in it. A directory
-// that already exists is left as it is: it may hold the user's files.
+// MkdirIgnored makes dir for runtasks' own files, with a .gitignore when
+// runtasks creates it; an existing one may hold the user's files.
 func MkdirIgnored(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
@@ -42,8 +37,7 @@ func MkdirIgnored(dir string) error {
 	return writeGitignore(dir)
 }
 
-// writeGitignore writes dir/.gitignore unless it exists (or dir is a
-// repository's root). A concurrent writer's file is kept.
+// writeGitignore writes dir/.gitignore unless it exists or dir is a repository's root.
 func writeGitignore(dir string) error {
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 		return nil
@@ -64,8 +58,7 @@ func writeGitignore(dir string) error {
 	return nil
 }
 
-// mkdir makes sub, a directory inside the state directory, after the
-// state directory itself (EnsureStateDir).
+// mkdir makes sub, a directory inside the state directory.
 func (s *Store) mkdir(sub string) error {
 	if err := EnsureStateDir(s.Dir); err != nil {
 		return err

@@ -20,8 +20,7 @@ import (
 	"github.com/runtasks/runtasks/internal/transcript"
 )
 
-// OutcomeReset marks a decision-log record written by runtasks reset: the
-// session's counters were cleared by hand.
+// OutcomeReset marks a record of runtasks reset: counters cleared by hand.
 const OutcomeReset Outcome = "reset"
 
 // Names inside the state directory.
@@ -37,39 +36,28 @@ const (
 	corruptExt = ".corrupt-"
 )
 
-// DefaultLockWait bounds how long Update waits for another runtasks process
-// holding the same session's lock.
+// DefaultLockWait bounds the wait for another process holding a session's lock.
 const DefaultLockWait = 20 * time.Second
 
-// ErrNoSession is returned for an empty session id: callers treat the
-// session as not bound and leave it alone.
+// ErrNoSession is returned for an empty session id (callers leave it alone).
 var ErrNoSession = errors.New("empty session id")
 
 // Store keeps runtasks' state under one directory: a JSON file per
-// (session, epic) and the append-only decision log. Every method is safe
-// for concurrent use by goroutines and by separate processes.
-//
-// Session and epic ids come from outside (the hook's stdin); they never
-// name a file. A state file's name is a sanitised readable prefix and a
-// hash of both ids; the ids themselves live inside the JSON.
+// (session, epic) and the append-only decision log, safe for concurrent use
+// by goroutines and processes. Ids come from the hook's stdin, so they never
+// name a file: a file's name is a sanitised prefix and a hash of the ids.
 type Store struct {
-	// Dir is the state directory, created on demand.
-	Dir string
-	// Warn, when set, receives problems that were recovered from: a corrupt
-	// state file moved aside, corrupt decision-log lines skipped.
-	Warn func(msg string)
-	// Now stamps UpdatedAt when the update leaves it zero (default time.Now).
-	Now func() time.Time
-	// LockWait bounds the wait for a session's lock (default DefaultLockWait).
-	LockWait time.Duration
+	Dir      string           // the state directory, created on demand
+	Warn     func(msg string) // receives problems recovered from (nil: none)
+	Now      func() time.Time // stamps a zero UpdatedAt (default time.Now)
+	LockWait time.Duration    // default DefaultLockWait
 }
 
 // RecordFilter selects decision-log records. Empty fields match any value.
 type RecordFilter struct {
 	Session string
 	Epic    string
-	// Limit keeps only the last Limit matching records (0 = all).
-	Limit int
+	Limit   int // keep only the last Limit matching records (0 = all)
 }
 
 func (f RecordFilter) match(r *Record) bool {
@@ -100,8 +88,7 @@ func (s *Store) sessions() (string, error) {
 // LogPath is the decision log's path.
 func (s *Store) LogPath() string { return filepath.Join(s.Dir, DecisionLog) }
 
-// StatePath is the file that holds the state of (session, epic). It is
-// always directly inside Dir/sessions, whatever the ids contain.
+// StatePath is the state file of (session, epic), always directly inside Dir/sessions.
 func (s *Store) StatePath(session, epic string) (string, error) {
 	if session == "" {
 		return "", ErrNoSession
@@ -133,15 +120,10 @@ func safePrefix(id string) string {
 	return string(b)
 }
 
-// Update loads the state of (session, epic), calls fn on it and writes the
-// result back, under the session's exclusive lock and atomically
-// (writeFileAtomic): concurrent updates from goroutines or processes never
-// lose one another's changes. If fn returns an error nothing is written
-// and that error is returned as is. Session and Epic are kept equal to the
-// ids; a zero UpdatedAt is stamped with Now.
-//
-// An empty session id is ErrNoSession. A corrupt state file is moved aside
-// (reported through Warn) and fn sees a fresh state.
+// Update loads the state of (session, epic), calls fn on it and writes it
+// back atomically under the session's lock, so concurrent updates never
+// lose one another's changes. If fn fails nothing is written and its error
+// is returned as is. A corrupt file is moved aside and fn sees a fresh state.
 func (s *Store) Update(session, epic string, fn func(*State) error) (State, error) {
 	path, err := s.StatePath(session, epic)
 	if err != nil {
@@ -169,20 +151,21 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (State, erro
 	}
 	// What is returned is what a later Get reads.
 	st.UpdatedAt, st.FirstBlockAt = st.UpdatedAt.UTC().Round(0), st.FirstBlockAt.UTC().Round(0)
-	data, err := encodeState(st)
-	if err != nil {
+	// One line of JSON with <, > and & unescaped (the last reason holds
+	// them; escaped, they cost size).
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(st); err != nil {
 		return State{}, fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	if err := writeFileAtomic(path, data, false); err != nil {
+	if err := writeFileAtomic(path, data.Bytes(), false); err != nil {
 		return State{}, err
 	}
 	return st, nil
 }
 
-// Get reads the state of (session, epic) without changing it: a zero State
-// with Session and Epic set when there is none. A corrupt file is moved
-// aside as in Update (when the directory allows it) and the fresh state is
-// returned.
+// Get reads the state of (session, epic), fresh when none; a corrupt file is moved aside.
 func (s *Store) Get(session, epic string) (State, error) {
 	path, err := s.StatePath(session, epic)
 	if err != nil {
@@ -205,28 +188,33 @@ func (s *Store) Get(session, epic string) (State, error) {
 
 var errCorrupt = errors.New("corrupt state file")
 
-// readState reads one state file; errCorrupt wraps a file that is not a
-// state of these ids.
 func readState(path, session, epic string) (State, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return State{Session: session, Epic: epic}, nil
-	}
-	if err != nil {
-		return State{}, fmt.Errorf("read state: %w", err)
-	}
-	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return State{}, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
-	}
-	if st.Session != session || st.Epic != epic {
-		return State{}, fmt.Errorf("%w %s: it holds session %q epic %q", errCorrupt, path, st.Session, st.Epic)
-	}
-	return st, nil
+	return readFile(path, "state", State{Session: session, Epic: epic}, func(s State) string {
+		return fmt.Sprintf("session %q epic %q", s.Session, s.Epic)
+	})
 }
 
-// readLocked reads the state with the lock held; a corrupt file is moved
-// aside to <name>.corrupt-<unix> and replaced by a fresh state.
+// readFile reads a state or binding file (fresh when there is none);
+// errCorrupt wraps one that does not decode or holds other ids.
+func readFile[T any](path, what string, fresh T, ids func(T) string) (T, error) {
+	var v, zero T
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fresh, nil
+	}
+	if err != nil {
+		return zero, fmt.Errorf("read %s: %w", what, err)
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return zero, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
+	}
+	if got := ids(v); got != ids(fresh) {
+		return zero, fmt.Errorf("%w %s: it holds %s", errCorrupt, path, got)
+	}
+	return v, nil
+}
+
+// readLocked reads the state under the lock, moving a corrupt file aside.
 func (s *Store) readLocked(path, session, epic string) (State, error) {
 	st, err := readState(path, session, epic)
 	if err == nil || !errors.Is(err, errCorrupt) {
@@ -247,32 +235,14 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 	return State{Session: session, Epic: epic}, nil
 }
 
-// encodeState is a state as its file holds it: one line of JSON, with <,
-// > and & as they are (the last reason holds them; escaped, they made the
-// file larger and slower to read back at every stop).
-func encodeState(st State) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(st)
-	return b.Bytes(), err
-}
-
-// writeFileAtomic writes data to path, which the caller has locked,
-// through a temp file in the same directory and a rename: a process killed
-// at any point (kill -9) leaves the old file or the new one, never a torn
-// one, since what was written is in the page cache, which outlives the
-// process. The temp file has one name (tempPath): a writer killed before
-// its rename leaves it, and the next writer truncates and replaces it,
-// with no directory listing at every stop.
-//
-// Only a durable write (the rare ones a person asked for, such as a
-// session's binding) syncs the file and the directory. A state is
-// rewritten at every stop, and an fsync costs more than the rest of the
-// stop: a power cut may lose its last updates, or leave it empty; that
-// file reads as corrupt and is moved aside (docs/state.md).
+// writeFileAtomic writes data to path, which the caller has locked, through
+// a temp file (one name: the next writer replaces a killed one's) and a
+// rename, so a killed process leaves the old file or the new one. Only a
+// durable write (a binding) syncs: a state is rewritten at every stop and
+// an fsync costs more than the stop; a power cut may leave it corrupt, and
+// it is moved aside (docs/state.md).
 func writeFileAtomic(path string, data []byte, durable bool) error {
-	name := tempPath(path)
+	name := path + tmpInfix + "w"
 	tmp, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
@@ -303,27 +273,17 @@ func writeFileAtomic(path string, data []byte, durable bool) error {
 	return nil
 }
 
-// tempPath is the temp file a locked writer of path writes before its
-// rename.
-func tempPath(path string) string { return path + tmpInfix + "w" }
-
 // removeTemps deletes temp files a killed writer left for path. The caller
 // holds path's lock, so no live writer owns them.
 func removeTemps(path string) {
-	matches, _ := filepath.Glob(globEscape(path) + tmpInfix + "*")
+	matches, _ := filepath.Glob(strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(path) + tmpInfix + "*")
 	for _, m := range matches {
 		os.Remove(m)
 	}
 }
 
-func globEscape(p string) string {
-	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
-	return r.Replace(p)
-}
-
-// lock takes the exclusive lock of a state file: flock on <state>.lock,
-// waiting at most LockWait. The lock file is checked to still be the one at
-// its path once locked, so that Clear may remove it safely.
+// lock takes the exclusive flock on <state>.lock, waiting at most LockWait;
+// a lock file removed meanwhile (Clear) is locked afresh.
 func (s *Store) lock(path string) (unlock func(), err error) {
 	wait := s.LockWait
 	if wait <= 0 {
@@ -369,8 +329,7 @@ func (s *Store) lock(path string) (unlock func(), err error) {
 	}
 }
 
-// stateFiles names the finished state files in dir (no temporary files);
-// a missing directory holds none.
+// stateFiles names the state files in dir (no temp files).
 func stateFiles(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -389,8 +348,7 @@ func stateFiles(dir string) ([]string, error) {
 	return names, nil
 }
 
-// List reads every state, most recently updated first. Unreadable files are
-// reported through Warn and skipped. A missing directory is no state.
+// List reads every state, most recently updated first, skipping (Warn) bad files.
 func (s *Store) List() ([]State, error) {
 	dir, err := s.sessions()
 	if err != nil {
@@ -402,12 +360,20 @@ func (s *Store) List() ([]State, error) {
 	}
 	var out []State
 	for _, name := range names {
-		st, err := listState(filepath.Join(dir, name), name)
+		path := filepath.Join(dir, name)
+		data, err := os.ReadFile(path) // without the lock: a rename replaces it whole
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // reset meanwhile
+		} else if err != nil {
+			s.Warnf("read state %s: %v", name, err)
+			continue
+		}
+		var st State
+		if err = json.Unmarshal(data, &st); err == nil && (st.Session == "" || stateName(st.Session, st.Epic) != name) {
+			err = errors.New("not the state its name says")
 		}
 		if err != nil {
-			s.Warnf("%v", err)
+			s.Warnf("%v %s: %v; skipped", errCorrupt, path, err)
 			continue
 		}
 		out = append(out, st)
@@ -418,28 +384,7 @@ func (s *Store) List() ([]State, error) {
 	return out, nil
 }
 
-// listState reads the state file path (named name) without the session's
-// lock: a rename replaces it whole.
-func listState(path, name string) (State, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return State{}, err
-	}
-	if err != nil {
-		return State{}, fmt.Errorf("read state %s: %w", name, err)
-	}
-	var st State
-	if err = json.Unmarshal(data, &st); err == nil {
-		if st.Session != "" && stateName(st.Session, st.Epic) == name {
-			return st, nil
-		}
-		err = errors.New("not the state its name says")
-	}
-	return State{}, fmt.Errorf("%w %s: %v; skipped", errCorrupt, path, err)
-}
-
-// Clear removes the states matching session and epic ("" matches any) and
-// returns them as they were. The decision log is kept.
+// Clear removes the states matching session and epic ("" matches any) and returns them.
 func (s *Store) Clear(session, epic string) ([]State, error) {
 	states, err := s.List()
 	if err != nil {
@@ -465,8 +410,7 @@ func (s *Store) Clear(session, epic string) ([]State, error) {
 	return cleared, nil
 }
 
-// remove deletes one state file, its temp files and its lock file, under
-// the lock.
+// remove deletes one state file, its temp files and its lock file.
 func (s *Store) remove(path, session, epic string) (State, bool, error) {
 	unlock, err := s.lock(path)
 	if err != nil {
@@ -503,28 +447,24 @@ func (s *Store) Append(r Record) error {
 		return err
 	}
 	f, err := os.OpenFile(s.LogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = f.Write(line)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("decision log: %w", err)
-	}
-	if _, err := f.Write(line); err != nil {
-		f.Close()
-		return fmt.Errorf("decision log: %w", err)
-	}
-	if err := f.Close(); err != nil {
 		return fmt.Errorf("decision log: %w", err)
 	}
 	return nil
 }
 
-// maxLogLine bounds a decision-log line: records are small, and a line
-// longer than this is not read.
+// maxLogLine bounds a decision-log line; a longer one is not read.
 const maxLogLine = 1 << 30
 
-// Records reads the decision log in order, oldest first, keeping the
-// records f selects. It reads the file backwards from the end and, with a
-// Limit, stops once it has Limit records, so that its cost does not grow
-// with the log. Corrupt lines are skipped and reported once through Warn.
-// A missing log is no records.
+// Records reads the decision log, oldest first, keeping the records f
+// selects. It reads backwards from the end and stops at f.Limit records, so
+// its cost does not grow with the log. Corrupt lines are skipped (one Warn).
 func (s *Store) Records(f RecordFilter) ([]Record, error) {
 	file, fi, err := agentfile.Open(s.LogPath())
 	if errors.Is(err, fs.ErrNotExist) {

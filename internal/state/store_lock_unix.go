@@ -18,9 +18,8 @@ func flock(f *os.File) error {
 	}
 }
 
-// tryFlock takes the exclusive lock only if it is free at once: the
-// common, uncontended case then needs no goroutine (and no thread blocked
-// in flock).
+// tryFlock takes the lock only if it is free at once: the common case then
+// needs no goroutine (and no thread blocked in flock).
 func tryFlock(f *os.File) bool {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
 }
