@@ -29,31 +29,22 @@ const EnvBlockCap = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
 // information names it.
 const runtasksMain = "github.com/runtasks/runtasks/cmd/runtasks"
 
-// agentSettings is one agent's settings files (the project's, Claude
-// Code's per-user .claude/settings.local.json, the user's), read once for
-// the epic, agent, block-cap and timeout checks.
+// agentSettings is one agent's settings files, read once for all checks.
 type agentSettings struct {
-	files []settingsFile
-	// entries are runtasks' hook entries in the files; found names each
-	// file that has some, with their count.
+	files   []settingsFile
 	entries []install.Entry
-	found   []string
-	// bad is the first file that could not be read or parsed (then there
-	// are no entries).
-	bad *Finding
+	found   []string // files with entries, with their count
+	bad     *Finding // the first unreadable file (then no entries)
 }
 
 type settingsFile struct {
-	path string
-	data []byte
-	// user: the user's own file (--global, or Claude Code's
-	// settings.local.json), not the project's shared one.
-	user    bool
+	path    string
+	data    []byte
+	user    bool // the user's own file, not the project's shared one
 	entries []install.Entry
 }
 
-// settingsPaths are the files the agent reads hooks from for the project:
-// the project's, Claude Code's settings.local.json, the user's.
+// settingsPaths are the files the agent reads hooks from for the project.
 func settingsPaths(in *Inputs, agent string) (paths []string, user []bool) {
 	for _, global := range []bool{false, true} {
 		path, err := install.SettingsPath(install.Options{Agent: agent, Global: global, ProjectDir: in.Root, Home: in.Home, CodexHome: in.CodexHome})
@@ -101,12 +92,7 @@ func readSettings(in *Inputs, agent string) agentSettings {
 	return s
 }
 
-// checkAgent checks runtasks' entries in an agent's settings; n counts
-// them. Each entry's program must be this runtasks: one that is missing,
-// is not runtasks, or is another version or build leaves the agent
-// without the hooks this runtasks documents — an error, with the fix for
-// where the entry is (the project's shared file calls runtasks from PATH;
-// a user's file may name a path).
+// checkAgent checks that each runtasks entry runs this runtasks; n counts them.
 func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
 	if s.bad != nil {
 		return *s.bad, 0
@@ -149,8 +135,6 @@ func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
 	return Finding{OK, agent, "installed: " + found + ", running this runtasks", ""}, n
 }
 
-// programFix is the fix for a hook entry in file whose program is not
-// this runtasks.
 func programFix(in *Inputs, agent string, file settingsFile, program string) string {
 	dir := filepath.Dir(in.Executable)
 	switch {
@@ -164,13 +148,8 @@ func programFix(in *Inputs, agent string, file settingsFile, program string) str
 	return "runtasks install " + agent + " --global (writes this runtasks, " + in.Executable + ", into " + file.path + ")"
 }
 
-// hookProgram checks program, the first word of a hook's command (looked
-// up on PATH when it has no slash). same: it is this runtasks (this file,
-// or a copy of it). problem says why it is not a runtasks that can answer
-// the hook ("" when it is one). A file is runtasks when its Go build
-// information, read from the file without running it, names runtasksMain
-// as its main package; a script, /bin/true or another Go program does not.
-// other describes another runtasks: its module version and VCS revision.
+// hookProgram checks a hook's program: same is this runtasks, problem why
+// it is no runtasks (by its Go build info), other describes another one.
 func hookProgram(in *Inputs, program string) (same bool, problem, other string) {
 	path := program
 	if !strings.ContainsRune(path, filepath.Separator) {
@@ -254,12 +233,8 @@ func ownVersion() string {
 	return v
 }
 
-// checkDoubleStop finds runtasks stop hooks that would both fire at one
-// stop: two different commands at the agent's stop event, in one file or
-// across the project's and the user's (Claude Code runs an identical
-// command string of several files once; the others run every entry).
-// runtasks counts such a stop once (engine.Stop), but each is judged
-// twice and a stale one may drive another epic.
+// checkDoubleStop finds two different runtasks stop hooks firing at one
+// stop (Claude Code dedupes identical commands; the others do not).
 func checkDoubleStop(agent string, s agentSettings) *Finding {
 	event := hook.NativeEvent(agent, hook.EventStop)
 	var cmds, where []string
@@ -288,10 +263,7 @@ func checkDoubleStop(agent string, s agentSettings) *Finding {
 }
 
 // checkFires finds project hooks that will not fire from the working
-// directory: Claude Code and Gemini CLI read a project's settings from the
-// directory they are started in (Gemini CLI: loadSettings(process.cwd());
-// Claude Code: the project is the start directory), so started below the
-// project root they run none of the root's hooks.
+// directory: Claude Code and Gemini CLI read settings from their start dir.
 func checkFires(in *Inputs, agent string, s agentSettings) *Finding {
 	if (agent != hook.Claude && agent != hook.Gemini) || in.Wd == "" || in.Wd == in.Root || len(s.entries) == 0 {
 		return nil
@@ -364,12 +336,8 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings, install
 // (each bounded by beads.timeout) and the state.
 const baseHookTimeout = 30 * time.Second
 
-// HookTimeout is the Stop hook timeout that covers the configured checks:
-// the command checks may all run, one after the other, each up to its
-// timeout and the runner's grace, on top of the base for bd and the state.
-// install writes it; doctor compares the installed timeouts with it. An
-// agent kills a hook that outlives its timeout, and then the stop is
-// decided by nobody.
+// HookTimeout is the Stop hook timeout covering every command check in
+// sequence plus the base; an agent kills a hook that outlives it.
 func HookTimeout(cfg *config.Config) time.Duration {
 	var sum time.Duration
 	var walk func(specs []config.CheckSpec)
@@ -393,9 +361,7 @@ func HookTimeout(cfg *config.Config) time.Duration {
 	return (baseHookTimeout + sum).Round(time.Second)
 }
 
-// stopHookTimeouts reads the timeouts of runtasks' stop-hook entries in an
-// agent's settings file (Claude Code and Codex: seconds; Gemini CLI:
-// milliseconds; Cursor has none). An entry without one is 0.
+// stopHookTimeouts reads the timeouts of runtasks' stop-hook entries (none: 0).
 func stopHookTimeouts(agent string, data []byte) []time.Duration {
 	unit := time.Second
 	switch agent {

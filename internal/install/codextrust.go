@@ -14,12 +14,8 @@ import (
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
-// CodexTrust trusts hooks through `codex app-server` (JSON-RPC, one JSON
-// object per line on stdio), the way Codex's own review dialog does:
-// initialize, hooks/list for the project, then config/batchWrite of
-// hooks.state."<key>".trusted_hash = currentHash for each of runtasks'
-// hooks that is untrusted or modified. Codex computes the hash; managed
-// hooks and hooks already trusted are left alone.
+// CodexTrust trusts runtasks' hooks through `codex app-server` JSON-RPC,
+// as Codex's review dialog does (hooks/list, then config/batchWrite).
 type CodexTrust struct {
 	// Bin is the codex binary; Env its environment (CODEX_HOME applies).
 	Bin string
@@ -39,8 +35,7 @@ type codexHook struct {
 	CurrentHash string `json:"currentHash"`
 }
 
-// Trust runs the exchange. settings is the hooks.json install wrote: only
-// hooks whose key names that file are trusted.
+// Trust runs the exchange for the hooks of settings.
 func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(string) bool) (TrustReport, error) {
 	var rep TrustReport
 	timeout := c.Timeout
@@ -181,9 +176,7 @@ func keyInFile(key, settings string) bool {
 	return err1 == nil && err2 == nil && rk == rs
 }
 
-// collectHooks finds every object with key and trustStatus in a
-// hooks/list result, whatever its nesting (per-cwd entries, each with
-// hooks[]).
+// collectHooks finds every object with key and trustStatus, at any depth.
 func collectHooks(raw json.RawMessage, out *[]codexHook) {
 	var (
 		list []json.RawMessage

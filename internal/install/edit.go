@@ -13,20 +13,13 @@ import (
 
 // settingsRecord is what install wrote into one settings file.
 type settingsRecord struct {
-	Agent string `json:"agent"`
-	// Owned are the entries install added, each as the minified JSON it
-	// wrote, with the path of the list holding it (["hooks","Stop"]).
-	Owned []ownedEntry `json:"owned,omitempty"`
-	// Created are the members install added to hold its entries (and
-	// Cursor's "version"): uninstall removes them once they hold nothing
-	// else.
+	Agent string       `json:"agent"`
+	Owned []ownedEntry `json:"owned,omitempty"` // entries added, minified
+	// Created are members install added; uninstall removes them once empty.
 	Created []createdMember `json:"created,omitempty"`
-	// Restore are containers that were empty before install put the first
-	// entry into them, with the whitespace they had then.
+	// Restore are containers that were empty, with their whitespace then.
 	Restore []restoreExtra `json:"restore,omitempty"`
-	// NewFile: the file did not exist; Blank: it held only these bytes
-	// (whitespace). Either way uninstall puts that back when nothing else
-	// is left.
+	// NewFile: the file did not exist; Blank: it held only whitespace.
 	NewFile bool    `json:"new_file,omitempty"`
 	Blank   *string `json:"blank,omitempty"`
 }
@@ -34,16 +27,13 @@ type settingsRecord struct {
 type ownedEntry struct {
 	Path  []string `json:"path"`
 	Value string   `json:"value"`
-	// Replaced is the entry this one replaced where it stood (an entry of
-	// another machine's install, or of an install before records were
-	// kept), as it was written: uninstall puts it back.
+	// Replaced is the foreign entry this one replaced; uninstall puts it back.
 	Replaced string `json:"replaced,omitempty"`
 }
 
 type createdMember struct {
-	Path []string `json:"path"`
-	// Value is the minified scalar install wrote ("" for a container).
-	Value string `json:"value,omitempty"`
+	Path  []string `json:"path"`
+	Value string   `json:"value,omitempty"` // minified scalar ("" for a container)
 }
 
 type restoreExtra struct {
@@ -53,11 +43,9 @@ type restoreExtra struct {
 
 // wantEntry is one entry install wants in the list at path.
 type wantEntry struct {
-	path  []string
-	value any // marshals to the entry (ordered: see ordered)
-	// sub is the runtasks subcommand it runs; grouped: the entry is a
-	// group {matcher?, hooks: [handler]} (else the handler itself).
-	sub     string
+	path    []string
+	value   any
+	sub     string // the runtasks subcommand; grouped: {matcher?, hooks: [handler]}
 	grouped bool
 }
 
@@ -130,11 +118,10 @@ func kindName(k hujson.Kind) string {
 
 // doc is a parsed settings file being edited.
 type doc struct {
-	src  []byte // the original bytes (offsets in the tree point into them)
-	root hujson.Value
-	unit string // the file's indent unit
-	// compact: the file is written on one line; added values are too.
-	compact bool
+	src     []byte // the original bytes (offsets in the tree point into them)
+	root    hujson.Value
+	unit    string // the file's indent unit
+	compact bool   // the file is one line; added values are too
 }
 
 // parseDoc parses a settings file; blank content is an empty object.
@@ -161,8 +148,7 @@ func lineAt(b []byte, off int) int {
 	return 1 + bytes.Count(b[:off], []byte("\n"))
 }
 
-// indentUnit is the leading whitespace of the first indented line (the
-// first level of nesting), or two spaces.
+// indentUnit is the leading whitespace of the first indented line, or two spaces.
 func indentUnit(b []byte) string {
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		n := len(leadingSpace(line))
@@ -176,14 +162,12 @@ func indentUnit(b []byte) string {
 	return "  "
 }
 
-// lineIndent is the leading whitespace of the line holding offset off of
-// the original bytes.
+// lineIndent is the leading whitespace of the line holding offset off.
 func (d *doc) lineIndent(off int) string {
 	off = min(max(off, 0), len(d.src))
 	return string(leadingSpace(d.src[bytes.LastIndexByte(d.src[:off], '\n')+1:]))
 }
 
-// leadingSpace is b's leading run of spaces and tabs.
 func leadingSpace(b []byte) []byte { return b[:len(b)-len(bytes.TrimLeft(b, " \t"))] }
 
 func (d *doc) pack() []byte { return d.root.Pack() }
@@ -198,9 +182,8 @@ func memberIndex(obj *hujson.Object, name string) int {
 	return -1
 }
 
-// lookup walks path from the root: the value there, or nil when a member
-// on the way is missing. A member of the wrong kind on the way is an error
-// (the last one's kind is the caller's business).
+// lookup walks path from the root: the value there, nil when missing, an
+// error for a non-object on the way.
 func (d *doc) lookup(path []string) (*hujson.Value, error) {
 	v := &d.root
 	for i, name := range path {
@@ -225,8 +208,7 @@ func minified(v hujson.Value) string {
 	return string(c.Pack())
 }
 
-// newValue parses the JSON of x formatted to start on a line indented by
-// ind (or on one line when compact).
+// newValue parses x formatted at indent ind (or on one line when compact).
 func (d *doc) newValue(x any, ind string, compact bool) (hujson.Value, error) {
 	var (
 		b   []byte
@@ -250,9 +232,7 @@ func (d *doc) newValue(x any, ind string, compact bool) (hujson.Value, error) {
 	return hujson.Parse(b)
 }
 
-// siblingStyle is how the elements of a non-empty container start: the
-// whitespace before the last one (the part after its last line break), and
-// whether they start on their own lines.
+// siblingStyle is how a non-empty container's elements start.
 func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string) {
 	if i := bytes.LastIndexByte(before, '\n'); i >= 0 {
 		rest := before[i+1:]
@@ -264,8 +244,7 @@ func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string
 	return string(leadingSpace(before)), false, ""
 }
 
-// appendElement adds x at the end of arr (the value at path) in the
-// container's style, recording what uninstall needs to undo it.
+// appendElement adds x at the end of the list v in its style.
 func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) error {
 	arr := v.Value.(*hujson.Array)
 	var (
@@ -294,8 +273,7 @@ func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settings
 	return nil
 }
 
-// followComma puts nv after last: nv takes over last's trailing comma (a
-// non-nil AfterExtra), or last gets the comma between them.
+// followComma puts nv after last: nv takes over last's trailing comma, if any.
 func followComma(last, nv *hujson.Value) {
 	if last.AfterExtra != nil {
 		nv.AfterExtra = hujson.Extra{}
@@ -336,10 +314,8 @@ func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, r
 	return nil
 }
 
-// emptyContainer prepares an empty object or array for its first element:
-// the whitespace before that element, its indentation and whether it goes
-// on its own line. The closing bracket moves to its own line; the
-// whitespace it had is recorded.
+// emptyContainer prepares an empty container for its first element,
+// recording its old closing whitespace.
 func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (before, ind string, multiline bool) {
 	if d.compact {
 		return "", "", false
@@ -356,8 +332,7 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	return "\n" + outer + d.unit, outer + d.unit, true
 }
 
-// removeAt removes element i of a container, keeping the comma style of
-// the rest.
+// removeAt removes element i of a container, keeping the comma style.
 func removeAt(c hujson.ValueTrimmed, i int) {
 	switch c := c.(type) {
 	case *hujson.Array:
@@ -371,8 +346,7 @@ func removeAt(c hujson.ValueTrimmed, i int) {
 	}
 }
 
-// fixLast: when the removed element was the last one, the new last one
-// takes over its trailing comma or the lack of one.
+// fixLast gives a new last element the removed one's trailing comma (or none).
 func fixLast(goneAfter hujson.Extra, i, n int, at func(int) *hujson.Value, after *hujson.Extra) {
 	if i != n || n == 0 {
 		return
@@ -392,12 +366,9 @@ func fixLast(goneAfter hujson.Extra, i, n int, at func(int) *hujson.Value, after
 
 func pathKey(p []string) string { return strings.Join(p, "\x00") }
 
-// install puts the wanted entries into the document, and the top-level
-// scalars (Cursor's "version": 1) where they are missing. rec is what an
-// earlier install recorded for this file (nil: none); the result is the
-// new record. Entries rec owns are updated where they stand; owned entries
-// no longer wanted are removed; an entry already present exactly as wanted
-// but not owned (the user's) is left alone and not added twice.
+// install puts the wanted entries and missing top-level scalars into the
+// document and returns the new record. Owned entries are updated in place,
+// unwanted ones removed; the user's identical entry is left, not doubled.
 func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*settingsRecord, error) {
 	if old == nil {
 		old = &settingsRecord{}
@@ -460,10 +431,8 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 			}
 		}
 		exact := slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == string(want) })
-		// Entries an install wrote on another machine (another path to
-		// runtasks), with another epic, or before records were kept: one
-		// set is kept, never a second added. The first is replaced where it
-		// stands (uninstall puts it back); the others go.
+		// Foreign runtasks entries (another machine, epic, or no record):
+		// the first is replaced in place, the others go.
 		for i := 0; i < len(arr.Elements); i++ {
 			e := arr.Elements[i]
 			if i == found || mine(e) || minified(e) == string(want) || !foreignEntry(e, w) {
@@ -506,8 +475,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 	return rec, nil
 }
 
-// checkList checks that every member on path that exists has the kind
-// install needs: objects on the way, a list at the end.
+// checkList checks path holds objects on the way and a list at the end.
 func (d *doc) checkList(path []string) error {
 	v, err := d.lookup(path)
 	if err == nil && v != nil && v.Value.Kind() != '[' {
@@ -539,9 +507,8 @@ func (d *doc) create(path []string, x any, rec *settingsRecord) error {
 	return nil
 }
 
-// remove takes out the entries rec owns, then the members install created
-// that hold nothing else now, and gives emptied containers their old
-// whitespace. It returns how many owned entries it found.
+// remove takes out rec's entries and the emptied members it created; it
+// returns how many owned entries it found.
 func (d *doc) remove(rec *settingsRecord) int {
 	touched := map[string]bool{}
 	n := 0
@@ -578,8 +545,7 @@ func (d *doc) remove(rec *settingsRecord) int {
 		mv := obj.Members[j].Value
 		switch {
 		case c.Value != "":
-			// A scalar install added (Cursor's version): it goes with the
-			// last entry.
+			// A scalar install added goes with the last entry.
 			if n == 0 || minified(mv) != c.Value {
 				continue
 			}
@@ -615,5 +581,4 @@ func isEmpty(v hujson.Value) bool {
 	return false
 }
 
-// rootEmpty reports whether the document is an empty object.
 func (d *doc) rootEmpty() bool { return isEmpty(d.root) }

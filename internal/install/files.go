@@ -20,8 +20,7 @@ const maxSettings = 64 << 20
 // (see TestKillAtEveryPoint).
 var atPoint = func(string) {}
 
-// resolve follows path's symlinks to the file that holds the content
-// (which may not exist yet: a dangling link is written through too).
+// resolve follows path's symlinks (a dangling link is written through too).
 func resolve(path string) (string, error) {
 	for range 40 {
 		fi, err := os.Lstat(path)
@@ -96,15 +95,12 @@ func checkWritable(path string) error {
 	}
 }
 
-// tempName is the one name a write gives its temporary file: a kill can
-// leave at most this file, and the next write of the same file (and every
-// install or uninstall) removes it.
+// tempName is a write's one temporary file, removed by the next run.
 func tempName(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".runtasks-tmp")
 }
 
-// writeAtomic replaces path with data: written and synced to tempName,
-// renamed over path, then the directory synced.
+// writeAtomic replaces path with data via a synced tempName.
 func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 	tmp := tempName(path)
 	os.Remove(tmp)
@@ -138,10 +134,7 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-// backupPath is the one backup install keeps of a settings file, the
-// newest replacing the one before: in the install records' directory
-// (the user's state directory), never in the project's work tree, named by
-// the path the agent reads (the link, for a symlinked file).
+// backupPath is the one backup of a settings file, in the records' directory.
 func (o Options) backupPath(path string) string {
 	s := sha256.Sum256([]byte(path))
 	return filepath.Join(o.manifestDir(), "backups", hex.EncodeToString(s[:8])+"-"+filepath.Base(path)+".bak")

@@ -1,26 +1,7 @@
-// Package install registers runtasks' hooks in an agent's settings file
-// (Claude Code, Codex, Gemini CLI, Cursor), writes the skills and a
-// project.yaml, and takes all of it out again without losing a byte of the
-// user's settings:
-//
-//   - The file is edited, not rewritten (github.com/tailscale/hujson):
-//     comments, key order, indentation and trailing commas stay; what
-//     install adds is written in the file's own style.
-//   - runtasks owns only what it wrote: install records each entry it adds
-//     (the manifest, in the user's state directory); a later install
-//     updates only those and uninstall removes exactly those, so install
-//     then uninstall gives the file back byte for byte. A hook the user
-//     wrote stays, even one that runs runtasks.
-//   - A symlinked file is written through to its target, atomically. A
-//     value of the wrong shape, invalid JSON or a read-only file is refused
-//     with the file, line and key; nothing is changed then.
-//   - One backup per settings file, in the install records' backups/
-//     directory (never the project's work tree), written before the
-//     change; shared files (project.yaml, skills) stay while any agent's
-//     install still uses them.
-//   - A project's hooks run runtasks from PATH (the file is committed and
-//     shared); the user's run this machine's path. Entries another
-//     machine's install wrote are replaced where they stand, never doubled.
+// Package install registers runtasks' hooks in an agent's settings file,
+// writes the skills and a project.yaml, and takes it all out again. The
+// file is edited in place (hujson), keeping comments and style; install
+// records what it wrote so uninstall gives the file back byte for byte.
 package install
 
 import (
@@ -36,8 +17,7 @@ import (
 	"github.com/runtasks/runtasks/internal/hook"
 )
 
-// DefaultTimeout is the timeout of every hook install writes, and the
-// least a stop hook gets.
+// DefaultTimeout is every installed hook's timeout, and a stop hook's least.
 const DefaultTimeout = 30 * time.Second
 
 // Subcommands the installed hooks run.
@@ -49,46 +29,32 @@ const (
 
 var ourSubcommands = []string{StopHook, PromptHook, SessionHook}
 
-// Skills are the embedded skills (prompts/skills/<name>/SKILL.md) that
-// install writes for the agent.
+// Skills are the embedded skills install writes for the agent.
 var Skills = []string{"run-tasks", "completion-checklist"}
 
 // Options says what to install where.
 type Options struct {
 	Agent string
-	// Epic is passed to the stop hook as --epic ("" = the hook finds it:
-	// RUNTASKS_EPIC, project.yaml, an armed session).
-	Epic string
-	// Global installs into the user's settings (home directory) instead
-	// of the project's.
-	Global bool
-	DryRun bool
-	// ProjectDir is the project root; Home the user's home directory;
+	Epic  string // the stop hook's --epic ("" = the hook finds it)
+	// Global installs into the user's settings instead of the project's.
+	Global, DryRun bool
 	// CodexHome is $CODEX_HOME ("" = Home/.codex).
 	ProjectDir, Home, CodexHome string
-	// Executable is the runtasks binary the user's hooks (Global) run: an
-	// absolute path of this machine. A project's hooks run `runtasks` from
-	// PATH (Program).
+	// Executable is the absolute runtasks path the user's (Global) hooks run.
 	Executable string
-	// StopTimeout is the stop hook's timeout (Claude Code, Codex: whole
-	// seconds; Gemini CLI: milliseconds); below DefaultTimeout (or 0) it is
-	// DefaultTimeout. It should cover the configured command checks.
+	// StopTimeout is the stop hook's timeout (at least DefaultTimeout).
 	StopTimeout time.Duration
-	// LoopLimit is Cursor's loop_limit for the stop hook (0 = no limit:
-	// runtasks' own cycle cap then holds).
+	// LoopLimit is Cursor's loop_limit for the stop hook (0 = none).
 	LoopLimit int
-	// Trust trusts the installed Codex hooks (nil: no trust step; the
-	// result says what the user must do).
+	// Trust trusts the installed Codex hooks (nil: no trust step).
 	Trust func(ctx context.Context, settings string, isOurs func(command string) bool) (TrustReport, error)
-	// ManifestDir holds the install records ("" =
-	// Home/.local/state/runtasks/install).
+	// ManifestDir holds the install records ("" = Home/.local/state/runtasks/install).
 	ManifestDir string
 }
 
 // TrustReport says what a Codex trust step did.
 type TrustReport struct {
-	// Trusted lists the hook keys trusted now; Already the ones that were.
-	Trusted, Already []string
+	Trusted, Already []string // hook keys trusted now / already
 }
 
 // File actions.
@@ -101,16 +67,11 @@ const (
 
 // FileChange is one file install or uninstall looked at.
 type FileChange struct {
-	Path   string
-	Action string
-	// Backup is where the old content was saved; set only once the
-	// backup is written.
-	Backup string
-	// Diff is the unified diff of the change (dry runs only).
-	Diff string
+	Path, Action string
+	Backup       string // where the old content was saved, once written
+	Diff         string // the unified diff (dry runs only)
 
-	// target is the file written (path with its symlinks followed).
-	target        string
+	target        string // path with its symlinks followed
 	before, after []byte
 	perm          fs.FileMode
 	// backup: save before first; settings: the agent's settings file.
@@ -119,11 +80,9 @@ type FileChange struct {
 
 // Result is what Install or Uninstall did (or, in a dry run, would do).
 type Result struct {
-	Agent    string
-	Settings string
-	Files    []FileChange
-	// Notes are steps left to the user, one sentence each.
-	Notes []string
+	Agent, Settings string
+	Files           []FileChange
+	Notes           []string // steps left to the user
 }
 
 // Changed reports whether any file changes.
@@ -140,14 +99,10 @@ type eventSpec struct {
 
 // agentSpec is how one agent keeps hooks.
 type agentSpec struct {
-	// dir is the agent's directory under the project or home (".claude").
-	dir, file string
-	events    []eventSpec
-	// grouped: hooks.<Event> = [{matcher?, hooks:[handler]}]; else
-	// hooks.<event> = [handler] (Cursor).
+	dir, file, skillsDir string // relative to the project or home
+	events               []eventSpec
+	// grouped: hooks.<Event> = [{matcher?, hooks:[handler]}]; else [handler] (Cursor).
 	grouped bool
-	// skillsDir is where skills go, relative to the project or home.
-	skillsDir string
 }
 
 var specs = map[string]agentSpec{
@@ -164,8 +119,7 @@ var specs = map[string]agentSpec{
 	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents("")},
 }
 
-// threeEvents are the stop, prompt and session hooks; sessionMatcher is
-// the session hook's matcher.
+// threeEvents are the stop, prompt and session hooks.
 func threeEvents(sessionMatcher string) []eventSpec {
 	return []eventSpec{{hook.EventStop, StopHook, ""}, {hook.EventPromptSubmit, PromptHook, ""},
 		{hook.EventSessionStart, SessionHook, sessionMatcher}}
@@ -175,10 +129,7 @@ func unknownAgent(agent string) error {
 	return fmt.Errorf("unknown agent %q (want %s)", agent, strings.Join(hook.Agents, ", "))
 }
 
-// SettingsPath is the file install edits for agent: the project's
-// (.claude/settings.json, .codex/hooks.json, .gemini/settings.json,
-// .cursor/hooks.json) or, with global, the user's (~/.claude/settings.json,
-// $CODEX_HOME/hooks.json, ~/.gemini/settings.json, ~/.cursor/hooks.json).
+// SettingsPath is the file install edits for agent: the project's or, with Global, the user's.
 func SettingsPath(o Options) (string, error) {
 	sp, ok := specs[o.Agent]
 	if !ok {
@@ -206,14 +157,11 @@ func codexHome(o Options) string {
 	return filepath.Join(o.Home, ".codex")
 }
 
-// Bare is the program a project's hooks run: runtasks, found on the PATH
-// of the shell the agent runs its hooks in.
+// Bare is the program a project's hooks run, from PATH.
 const Bare = "runtasks"
 
-// Program is the program the hooks install writes run. A project's
-// settings are committed and shared: they run Bare, so that one file
-// works on every teammate's machine, wherever runtasks is installed there.
-// The user's own settings (Global) run Executable, this machine's path.
+// Program is the program installed hooks run: Bare for a project's shared
+// settings (so they work on every machine), Executable for the user's.
 func (o Options) Program() string {
 	if o.Global {
 		return o.Executable
@@ -221,10 +169,8 @@ func (o Options) Program() string {
 	return Bare
 }
 
-// Command is the hook command install writes for a subcommand. The stop
-// hook names its agent (--agent) and epic; the prompt and session hooks
-// tell the agent from its input (hook.Detect: Gemini's and Cursor's events
-// are their own, and Claude Code and Codex take the same context output).
+// Command is the hook command for a subcommand; only the stop hook names
+// its agent and epic (the others detect the agent from their input).
 func Command(o Options, sub string) string {
 	cmd := shellQuote(o.Program()) + " " + sub
 	if sub == StopHook {

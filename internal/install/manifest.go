@@ -14,17 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// manifest is the ownership record of one project (or, for --global, one
-// home directory): what install wrote, so that a later install updates
-// only that and uninstall removes only that. It lives in the user's state
-// directory (ManifestDir), one JSON file per root, never in the project.
+// manifest records what install wrote for one root, in ManifestDir.
 type manifest struct {
 	Version int    `json:"version"`
 	Root    string `json:"root"`
 	// Settings: settings file path (as the agent reads it) → record.
 	Settings map[string]*settingsRecord `json:"settings,omitempty"`
-	// Files are shared files install wrote (project.yaml, skills): who
-	// still uses each, and the digest of what was written.
+	// Files are shared files install wrote, their users and digest.
 	Files map[string]*sharedFile `json:"files,omitempty"`
 	// Dirs are directories install created, with the agents using them.
 	Dirs map[string][]string `json:"dirs,omitempty"`
@@ -49,8 +45,7 @@ func manifestPath(dir, root string) string {
 	return filepath.Join(dir, hex.EncodeToString(s[:8])+".json")
 }
 
-// openManifest locks and reads the root's record (an empty one when there
-// is none). close must be called.
+// openManifest locks and reads the root's record; close must be called.
 func openManifest(dir, root string, write bool) (*manifest, error) {
 	m := &manifest{Version: 1, Root: root, path: manifestPath(dir, root)}
 	if write {

@@ -45,10 +45,8 @@ func handler(o Options, ev eventSpec) ordered {
 	}
 }
 
-// ours reports whether a hook command runs runtasks' stop-hook,
-// prompt-hook or session-hook: its program is a file named runtasks or
-// runtasks-hook (the hook-only build of earlier versions, so that doctor
-// still reports such a stale entry).
+// ours reports whether a hook command runs a runtasks hook subcommand
+// (runtasks-hook too, so doctor still reports such a stale entry).
 func ours(cmd string) bool {
 	w := shellWords(cmd)
 	if len(w) < 2 || !slices.Contains(ourSubcommands, w[1]) {
@@ -58,11 +56,8 @@ func ours(cmd string) bool {
 	return base == "runtasks" || base == "runtasks-hook"
 }
 
-// installShaped reports whether a hook command is one an install wrote
-// for subcommand sub, on this machine or another, by this version or an
-// earlier one: a program named runtasks or runtasks-hook (any path), sub,
-// then only --agent and --epic. A runtasks hook with another flag
-// (--max-cycles 5) is the user's own.
+// installShaped reports whether a hook command is one any install wrote
+// for sub: only --agent and --epic; another flag makes it the user's own.
 func installShaped(cmd, sub string) bool {
 	w := shellWords(cmd)
 	if len(w) < 2 || w[1] != sub || !ours(cmd) {
@@ -80,9 +75,7 @@ func installShaped(cmd, sub string) bool {
 	return true
 }
 
-// foreignEntry reports whether e, an element of the list install writes
-// w into, is an entry an install wrote for w's subcommand (installShaped):
-// a group holding that one handler, or (Cursor) the handler itself.
+// foreignEntry reports whether e is an entry any install wrote for w's subcommand.
 func foreignEntry(e hujson.Value, w wantEntry) bool {
 	h := e
 	if w.grouped {
@@ -119,9 +112,7 @@ func flagValue(words []string, name string) string {
 	return ""
 }
 
-// Entries lists the hooks in a settings file's content that run
-// runtasks' stop-hook, prompt-hook or session-hook, whoever wrote them
-// (for doctor). A file that is not JSON (with comments) is an error.
+// Entries lists the runtasks hooks in a settings file, whoever wrote them.
 func Entries(agent string, data []byte) ([]Entry, error) {
 	sp, ok := specs[agent]
 	if !ok {
@@ -155,8 +146,7 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 	return out, nil
 }
 
-// member is the value of obj's member name (the zero Value when obj is no
-// object or has no such member).
+// member is the value of obj's member name (zero when missing).
 func member(obj hujson.Value, name string) hujson.Value {
 	if o, ok := obj.Value.(*hujson.Object); ok {
 		if i := memberIndex(o, name); i >= 0 {
@@ -184,8 +174,7 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// shellWords splits a command line as /bin/sh would for plain words and
-// quotes (no expansions).
+// shellWords splits a command line as /bin/sh would (no expansions).
 func shellWords(s string) []string {
 	var (
 		out  []string

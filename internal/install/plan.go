@@ -18,8 +18,7 @@ import (
 	"github.com/runtasks/runtasks/internal/prompts"
 )
 
-// plan is one install or uninstall being worked out: the files it changes
-// and the record it leaves.
+// plan is one install or uninstall being worked out.
 type plan struct {
 	o      Options
 	m      *manifest // the record (locked), as it will be after the change
@@ -46,8 +45,7 @@ func (o Options) root() string {
 	return o.ProjectDir
 }
 
-// newPlan works out the change: the settings file, then the shared files;
-// in a dry run it also computes the diffs. p.m.close must be called.
+// newPlan works out the change; p.m.close must be called.
 func newPlan(o Options, remove bool) (*plan, error) {
 	settings, err := SettingsPath(o)
 	if err != nil {
@@ -78,10 +76,7 @@ func newPlan(o Options, remove bool) (*plan, error) {
 	return p, nil
 }
 
-// Install merges runtasks' hooks into agent's settings file, writes the
-// skills and (for a project) project.yaml when it is missing, and for
-// Codex trusts the hooks through o.Trust. In a dry run it only computes
-// the result and the diffs.
+// Install merges runtasks' hooks into agent's settings and writes the skills and project.yaml.
 func Install(ctx context.Context, o Options) (*Result, error) {
 	if err := o.check(); err != nil {
 		return nil, err
@@ -109,10 +104,7 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// Uninstall removes exactly what Install added: the entries it recorded
-// (and the lists, hooks object or file that held nothing else before), the
-// skills and project.yaml once no installed agent uses them and they are
-// as install wrote them, and the settings file's backup.
+// Uninstall removes exactly what Install added.
 func Uninstall(ctx context.Context, o Options) (*Result, error) {
 	p, err := newPlan(o, true)
 	if err != nil {
@@ -326,8 +318,7 @@ func (p *plan) removeShared(path string) error {
 	return nil
 }
 
-// needDirs records the directories that must be created for target (and
-// adds this install as a user of recorded ones on the way).
+// needDirs records the directories that must be created for target.
 func (p *plan) needDirs(target string) {
 	root := p.o.root()
 	var missing []string
@@ -363,8 +354,7 @@ func (p *plan) releaseDirs() {
 	slices.SortFunc(p.dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 }
 
-// diffs fills in the unified diff of the settings file's change (the
-// skills and project.yaml are runtasks' own text: the list names them).
+// diffs fills in the unified diff of the settings file's change.
 func (p *plan) diffs() {
 	for i := range p.res.Files {
 		fc := &p.res.Files[i]

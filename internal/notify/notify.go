@@ -133,10 +133,8 @@ func (e Event) Env() []string {
 // trusts.
 type Gate func(cfg *config.Config, src *config.Sources) bool
 
-// FromTrustedSource is the Gate: workflow.notify set in the environment or
-// by a flag is the person's own; set in a file, it runs only when that file
-// was named by --config on the hook's command line or trusted(file) says so
-// (runtasks trust; nil trusts no file).
+// FromTrustedSource is the Gate: env and flags are the person's own; a file
+// counts when named by --config or trusted(file) says so.
 func FromTrustedSource(explicitFile string, trusted func(file string) bool) Gate {
 	return func(cfg *config.Config, src *config.Sources) bool {
 		if src == nil {

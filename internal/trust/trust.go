@@ -1,15 +1,6 @@
-// Package trust records which projects' project.yaml the user trusts, the
-// way direnv and mise do: a project is trusted by its root and the sha256
-// of its project.yaml at the time, so that any later change to the file
-// needs trusting again.
-//
-// The record lives in the user's configuration directory
-// ($XDG_CONFIG_HOME/runtasks/trusted/, else ~/.config/runtasks/trusted/):
-// one small JSON file per project, named by the sha256 of its root, so that
-// writers of different projects never touch the same file, and each file is
-// written atomically (a temporary file renamed over it): a reader sees the
-// old record or the new one, never half of one, and of two concurrent
-// writers of one project the last rename wins whole.
+// Package trust records which projects' project.yaml the user trusts, by
+// root and sha256 (as direnv does): any change needs trusting again. One
+// JSON file per root, written atomically, so writers never collide.
 package trust
 
 import (
@@ -55,14 +46,10 @@ const maxRecord = 64 << 10
 
 // Record is one trusted project.
 type Record struct {
-	// Root is the project root, absolute and cleaned.
-	Root string `json:"root"`
-	// SHA256 is the hex sha256 of the project.yaml that was trusted.
-	SHA256 string `json:"sha256"`
-	// File is the project.yaml's path when it was trusted (for people).
-	File string `json:"file,omitempty"`
-	// At is when it was trusted.
-	At time.Time `json:"trusted_at"`
+	Root   string    `json:"root"`   // absolute and cleaned
+	SHA256 string    `json:"sha256"` // of the trusted project.yaml
+	File   string    `json:"file,omitempty"`
+	At     time.Time `json:"trusted_at"`
 }
 
 // Store is the trust records under Dir (the runtasks configuration
