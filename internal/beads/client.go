@@ -586,7 +586,7 @@ func descendants(list, links []Issue, root string) []Issue {
 		if !member[is.ID] {
 			continue
 		}
-		is.Parent = is.parentID()
+		is.Parent = is.ParentID()
 		is.BlockedBy = nil
 		for _, d := range is.Dependencies {
 			if d.Type == DepBlocks && open[d.DependsOnID] && !slices.Contains(is.BlockedBy, d.DependsOnID) {
