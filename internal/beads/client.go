@@ -134,34 +134,17 @@ func IsKind(err error, kind ErrorKind) bool {
 	return errors.As(err, &be) && be.Kind == kind
 }
 
-// Ready lists the epic's ready descendants, sub-epics included: the answer
-// of bd ready --parent E, found the cheap way whenever that is exact.
+// Ready lists the epic's ready descendants, sub-epics included: bd ready
+// --parent E's answer, found the cheap way whenever that is exact.
 //
-// bd answers --parent with a recursive query that grows with the epic and
-// the store (docs/engine.md#ready-under-an-epic); every ready issue of the
-// store (bd ready --limit 0) costs a fraction of it at scale. Each ready
-// issue carries its parents, so an issue whose chains of parents all run
-// through ready issues is proved in or out of the epic by that one answer.
-// An issue whose chain reaches the epic is in, one whose every chain ends
-// outside it (at a top-level issue, or in a cycle) is out, whatever the
-// store holds elsewhere. Only a chain that passes through an issue that is
-// not ready (in progress, deferred, closed…) and might still lead to the
-// epic needs more facts: those few issues are read by id (bd list --id …
-// --all), up the chain (placeReady).
-//
-// Which issues those were is remembered for the epic (Links: their ids,
-// never their data), and the next Ready reads them again, fresh. On a
-// store in server mode it reads them while bd ready runs, two bd processes
-// at once (readAhead); an embedded store serialises bd processes on
-// Dolt's lock, so there they come with the first read by id, which then
-// covers the whole chain remembered. When the issues still needed are
-// among them, nothing more is read; otherwise the missing ones are read
-// after, as without a memory. One bd process when nothing had to be read
-// last time, the common case; every bd failure is an error, never "no
-// work".
-//
-// An unknown epic gives an empty list: bd does not validate it; use Show
-// for that.
+// bd answers --parent with a recursive query that grows with the store
+// (docs/engine.md#ready-under-an-epic); bd ready --limit 0 costs a fraction
+// of it. Each ready issue carries its parents, so only a chain through an
+// issue that is not ready needs more facts: those issues are read by id
+// (placeReady). Their ids are remembered per epic (Links) and read again
+// next time, beside bd ready on a server-mode store (readAhead), else with
+// the first read by id. Every bd failure is an error, never "no work"; an
+// unknown epic gives an empty list (use Show).
 func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
 	if err := checkID([]string{"ready", "--json", "--limit", "0", "--parent", epic}, epic); err != nil {
 		return nil, err
@@ -205,9 +188,7 @@ func linkIDs(ids []string) []string {
 	return slices.Compact(out)
 }
 
-// readyUnder is Ready's answer and the issues it needed to read by id,
-// with the issues of hint read beside bd ready (together) or with the
-// first read by id.
+// readyUnder is Ready's answer and the ids it needed to read.
 func readyUnder(ctx context.Context, epic string, hint []string, together bool, r reader) (in []Issue, read []string, err error) {
 	var ready, ahead []Issue
 	if together {
@@ -221,12 +202,9 @@ func readyUnder(ctx context.Context, epic string, hint []string, together bool, 
 	return placeReady(ctx, epic, ready, hint, together, ahead, r)
 }
 
-// serverMode reports whether bd reaches the store through a Dolt SQL
-// server: its .beads/metadata.json says "dolt_mode": "server". The store
-// is found as bd finds it: BEADS_DIR (Dir, or bd's environment), else the
-// nearest .beads above WorkDir. Anything else, or unreadable, is no: two
-// bd processes on an embedded store wait for each other on Dolt's lock
-// (noms/LOCK, polled with growing sleeps), and together take longer than
+// serverMode reports whether the store bd finds (BEADS_DIR, else the
+// nearest .beads above WorkDir) says "dolt_mode": "server". On an embedded
+// store two bd processes wait on Dolt's lock and take longer together than
 // one after the other (docs/benchmarks.md#large-epics-issue-20).
 func (c *Client) serverMode() bool {
 	dir := c.Dir
@@ -268,9 +246,8 @@ func (c *Client) serverMode() bool {
 	return json.Unmarshal(data, &meta) == nil && meta.Mode == ModeServer
 }
 
-// readAhead asks bd ready --limit 0 and bd list --id of the issues of hint
-// at the same time (each bd in its own process group, each waiting for its
-// slot). The first failure stops the other read and is the error.
+// readAhead runs bd ready --limit 0 and bd list --id hint at once; the
+// first failure stops the other and is the error.
 func readAhead(ctx context.Context, r reader, hint []string) (ready, ahead []Issue, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -357,25 +334,16 @@ type linkReader interface {
 	ReadyParent(ctx context.Context, epic string) ([]Issue, error)
 }
 
-// maxLinkReads bounds the steps up a chain of issues that are not ready
-// (one bd list --id each) before Ready asks bd ready --parent instead: a
-// chain of that many sub-epics none of which is ready is rare, and more
-// reads would cost what the slow query does.
+// maxLinkReads bounds the bd list --id steps up a chain before Ready asks
+// bd ready --parent instead: more would cost what that query does.
 const maxLinkReads = 3
 
-// placeReady picks the epic's descendants from ready (every ready issue of
-// the store, in bd's order). While an issue's place depends on the parents
-// of issues the answers so far do not hold (Under's missing), it reads
-// those issues by id, with the hierarchical ids above them (E.2 above
-// E.2.1: where a sub-epic's parent most likely is, saving a step), and
-// places again. The issues of hint are read once, beside bd ready (read
-// ahead; early holds those bd knows) or else with the first read by id,
-// and taken from there when a step needs them: a step that needs no other
-// issue runs no bd. When bd does not know an issue a chain names (a
-// deleted parent, a wisp, an external reference), or the chain is still
-// open after maxLinkReads bd reads, it asks bd ready --parent, the exact
-// answer. read lists (sorted) every issue a step needed, wherever it came
-// from: what the next Ready may read early.
+// placeReady picks the epic's descendants from ready (every ready issue,
+// in bd's order), reading by id the issues Under reports missing (with the
+// hierarchical ids above them) until every place is known. The issues of
+// hint come from early or with the first read. An issue bd does not know,
+// or a chain still open after maxLinkReads, falls back to bd ready
+// --parent. read lists (sorted) every issue a step needed.
 func placeReady(ctx context.Context, epic string, ready []Issue, hint []string, ahead bool, early []Issue, r linkReader) (in []Issue, read []string, err error) {
 	var known []Issue
 	have := make(map[string]bool, len(ready))
@@ -468,18 +436,12 @@ func placeReady(ctx context.Context, epic string, ready []Issue, hint []string, 
 	}
 }
 
-// Under picks from ready (every ready issue of the store, in bd's order)
-// the descendants of epic, as bd ready --parent would list them. An issue is
-// under the epic when one of its ancestor paths (parent-child links, any
-// number of parents) reaches it, or when it has no parent link at all and
-// its id is hierarchical under the epic's (E.n, as bd numbers children).
-// The parents of a ready issue are read from ready itself, those of any
-// other issue from known (issues read by id after ready). An issue none of
-// whose paths reaches the epic is out when every path ends at a top-level
-// issue or in a cycle, whatever lies elsewhere in the store. Otherwise a
-// path runs into an ancestor held by neither list, whose parents might
-// lead to the epic: missing lists those ancestors (sorted), the facts still
-// needed, and then in must not be used.
+// Under picks from ready (every ready issue, in bd's order) the epic's
+// descendants as bd ready --parent lists them: reached by parent-child
+// links, or with no parent link and an id hierarchical under the epic's.
+// Parents come from ready, else from known. When a ready issue's place
+// hangs on an ancestor neither holds, missing lists those ancestors
+// (sorted) and in must not be used.
 func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 	parents := make(map[string][]string, len(ready)+len(known))
 	for _, is := range known {
@@ -543,15 +505,10 @@ func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 	return in, missing
 }
 
-// Subtree lists every unclosed, unpinned descendant of the epic (the whole
-// subtree, sub-epics included) with its stored status: bd list's default
-// answer (which also leaves out custom statuses of the done and frozen
-// kinds), placed under the epic by bd ready --parent's rule. BlockedBy is
-// filled with the descendant's open blockers, so dependency-blocked issues
-// can be told from ready ones. One bd query, and a second (bd list --all,
-// for the parent links of closed issues) only when a chain of parents runs
-// through an issue the first does not list: a sub-epic closed while its
-// children are open still leads to them, as it does for bd ready --parent.
+// Subtree lists every unclosed, unpinned descendant of the epic (bd list's
+// default answer) with its stored status and open blockers (BlockedBy),
+// placed by bd ready --parent's rule. A second query (bd list --all) runs
+// only when a chain of parents passes through an unlisted (closed) issue.
 func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
 	var open []Issue
 	if err := checkID([]string{"list", "--json", "--limit", "0"}, epic); err != nil {
@@ -589,9 +546,7 @@ func unlisted(list []Issue, root string) bool {
 }
 
 // under is the set of issues under root by bd ready --parent's rule, from
-// the parent links of links: reached from root through parent-child links
-// (any number of parents, through issues of any status), or a hierarchical
-// id under root's without any parent link.
+// the parent links of links.
 func under(links []Issue, root string) map[string]bool {
 	children := make(map[string][]string, len(links))
 	out := map[string]bool{}
@@ -616,9 +571,8 @@ func under(links []Issue, root string) map[string]bool {
 	return out
 }
 
-// descendants picks from list the issues under root (by the parent links
-// of links; list's own when links is list) and computes their blockers
-// that list holds and that are not closed.
+// descendants picks from list the issues under root (by links) with their
+// unclosed blockers that list holds.
 func descendants(list, links []Issue, root string) []Issue {
 	member := under(links, root)
 	open := make(map[string]bool, len(list))
@@ -632,7 +586,7 @@ func descendants(list, links []Issue, root string) []Issue {
 		if !member[is.ID] {
 			continue
 		}
-		is.Parent = is.parentID()
+		is.Parent = is.ParentID()
 		is.BlockedBy = nil
 		for _, d := range is.Dependencies {
 			if d.Type == DepBlocks && open[d.DependsOnID] && !slices.Contains(is.BlockedBy, d.DependsOnID) {
@@ -675,14 +629,10 @@ func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
 	return Issue{}, &Error{Kind: KindNotFound, Args: args, Msg: "issue " + id + " not in bd's answer"}
 }
 
-// Claim picks and claims the highest-priority ready task under the epic
-// for the actor: it lists the epic's ready work (Ready, the cheap way), then
-// claims the tasks in bd's order with bd update --claim until one is won; a
-// task another actor claimed first is skipped. ok is false when nothing
-// ready could be claimed. Epics are never claimed: they are closed, not
-// worked on. No claim runs inside bd's ready query (bd ready --claim
-// --parent): under many claimers that transaction fails with serialization
-// errors (docs/scale.md).
+// Claim claims, with bd update --claim, the first of the epic's ready
+// tasks (Ready, in bd's order) the actor can win; ok is false when none.
+// Epics are never claimed. bd ready --claim --parent is avoided: under many
+// claimers it fails with serialization errors (docs/scale.md).
 func (c *Client) Claim(ctx context.Context, epic, actor string) (is Issue, ok bool, err error) {
 	ready, err := c.Ready(ctx, epic)
 	if err != nil {
@@ -913,10 +863,8 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	// bd and whatever it starts run in their own process group: at the
-	// timeout or a cancel the group gets SIGTERM, then SIGKILL after the
-	// grace, and nothing of it outlives the call. A child holding bd's
-	// output open cannot hang us (WaitDelay).
+	// bd runs in its own process group: SIGTERM at the timeout or cancel,
+	// SIGKILL after the grace; nothing outlives the call.
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	g := shell.NewContextGroup(cmd, shell.Terminate, grace)
@@ -1002,12 +950,7 @@ var serverDown = []string{
 }
 
 func unavailable(lower string) bool {
-	for _, w := range serverDown {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(serverDown, func(w string) bool { return strings.Contains(lower, w) })
 }
 
 // snippet trims bd output for an error message: first lines, bounded.

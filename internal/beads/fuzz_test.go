@@ -39,7 +39,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			for _, is := range list {
 				_ = is.Blocked()
-				_ = is.parentID()
+				_ = is.ParentID()
 			}
 			if _, err := json.Marshal(list); err != nil {
 				t.Fatalf("decoded list does not re-encode: %v", err)

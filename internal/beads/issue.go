@@ -126,9 +126,9 @@ func decodeIssues(b []byte, out *[]Issue) error {
 	return nil
 }
 
-// parentID is the issue's parent: the parent field, else its parent-child
+// ParentID is the issue's parent: the parent field, else its parent-child
 // dependency.
-func (is Issue) parentID() string {
+func (is Issue) ParentID() string {
 	if is.Parent != "" {
 		return is.Parent
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,11 +19,9 @@ const DefaultMaxProcesses = 4
 // DefaultQueueTimeout is Slots.Wait when it is zero.
 const DefaultQueueTimeout = 60 * time.Second
 
-// Slots bound the number of bd processes runtasks runs at once on this
-// machine, across every runtasks process of the user (hooks of several
-// sessions, the workers of runtasks run): a shared Dolt server stalls under
-// dozens of concurrent bd calls, and bd's embedded store serialises them
-// anyway. The bound is a counting semaphore of Max lock files in Dir, each
+// Slots bound the bd processes every runtasks of the user runs at once on
+// this machine: a shared Dolt server stalls under dozens of concurrent bd
+// calls, and bd's embedded store serialises them anyway. The bound is a counting semaphore of Max lock files in Dir, each
 // held with flock(2) while one bd runs: the kernel drops a lock when its
 // holder dies, so a killed runtasks never leaks a slot.
 type Slots struct {
@@ -53,7 +52,7 @@ func SlotsDir(environ []string) string {
 func CacheDir(environ []string) string {
 	get := func(key string) string {
 		for i := len(environ) - 1; i >= 0; i-- {
-			if k, v, ok := cutEnv(environ[i]); ok && k == key {
+			if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
 				return v
 			}
 		}
@@ -70,15 +69,6 @@ func CacheDir(environ []string) string {
 
 func fallbackSlotsDir() string {
 	return filepath.Join(os.TempDir(), "runtasks-"+strconv.Itoa(os.Getuid()), "bd-slots")
-}
-
-func cutEnv(kv string) (k, v string, ok bool) {
-	for i := 0; i < len(kv); i++ {
-		if kv[i] == '=' {
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return "", "", false
 }
 
 // ErrNoSlot is returned (wrapped) by Acquire when no slot came free in time.

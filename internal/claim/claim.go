@@ -101,29 +101,16 @@ func Load(ctx context.Context, t Tracker, id string) (Hierarchy, beads.Issue, er
 	}
 	h := Hierarchy{Task: levelOf(is)}
 	seen := map[string]bool{is.ID: true}
-	for p := parentOf(is); p != "" && !seen[p] && len(h.Ancestors) < MaxDepth; {
+	for p := is.ParentID(); p != "" && !seen[p] && len(h.Ancestors) < MaxDepth; {
 		seen[p] = true
 		anc, err := t.Show(ctx, p)
 		if err != nil {
 			return Hierarchy{}, beads.Issue{}, fmt.Errorf("load %s's ancestor %s: %w", id, p, err)
 		}
 		h.Ancestors = append(h.Ancestors, levelOf(anc))
-		p = parentOf(anc)
+		p = anc.ParentID()
 	}
 	return h, is, nil
-}
-
-// parentOf is bd show's parent field, else the parent-child dependency.
-func parentOf(is beads.Issue) string {
-	if is.Parent != "" {
-		return is.Parent
-	}
-	for _, d := range is.Dependencies {
-		if d.Type == beads.DepParentChild && d.IssueID == is.ID {
-			return d.DependsOnID
-		}
-	}
-	return ""
 }
 
 // Actor is the beads actor a session claims as: base (claim.actor, else
