@@ -122,11 +122,7 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 func runInstall(cmd *cobra.Command, f *Factory, o *installCmdOptions) error {
 	if !o.Opts.Global {
 		if err := projectTrust(f, o); err != nil {
-			var nt errNotTrusted
-			if errors.As(err, &nt) {
-				return exitCode(engine.ExitUsage, err)
-			}
-			return exitCode(engine.ExitFailed, err)
+			return trustExit(err)
 		}
 	}
 	installLimits(f, cmd, &o.Opts)
@@ -282,7 +278,11 @@ func trustWritten(f *Factory, w io.Writer, o install.Options, res *install.Resul
 	if err != nil {
 		return err
 	}
-	if _, err := trustFile(st, o.ProjectDir, file, f.Now()); err != nil {
+	data, err := agentfile.Read(file, agentfile.MaxText)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	if _, err := st.Trust(o.ProjectDir, file, data, f.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "trusted %s: runtasks reads the %s install wrote (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
