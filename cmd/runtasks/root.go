@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +55,27 @@ func newSystemFactory() *Factory {
 func (f *Factory) Getenv(key string) string {
 	v, _ := lookupEnv(f.Environ(), key)
 	return v
+}
+
+// home is $HOME, else the user's home directory.
+func (f *Factory) home() string {
+	if h := f.Getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// executable is the running binary's path, symlinks resolved ("" on error).
+func (f *Factory) executable() (string, error) {
+	exe, err := f.Executable()
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return exe, nil
 }
 
 func lookupEnv(env []string, key string) (string, bool) {

@@ -263,19 +263,6 @@ func runUntrust(o *trustOptions) error {
 	return nil
 }
 
-// trustState describes the trust of a configuration's project for doctor:
-// "" when there is nothing to trust.
-func trustState(st *trust.Store, root, file string) (trust.State, error) {
-	if file == "" {
-		return trust.Trusted, nil
-	}
-	data, err := agentfile.Read(file, agentfile.MaxText)
-	if err != nil {
-		return trust.Untrusted, err
-	}
-	return st.Check(root, data)
-}
-
 // findProject finds the project as every command does
 // (config.FindProject): configFile ("" = RUNTASKS_CONFIG) or from dir, one project
 // per git repository.
