@@ -74,7 +74,12 @@ func (c completers) epics(logged bool) func(*cobra.Command, []string, string) ([
 		if logged {
 			// status and report also know the epics of the decision log's
 			// loops, closed ones included.
-			for _, st := range c.states(cmd) {
+			cfg, _, err := c.f.LoadHookConfig(cmd, "")
+			if err != nil {
+				return out, cobra.ShellCompDirectiveNoFileComp
+			}
+			sts, _ := (&state.Store{Dir: cfg.StateDir()}).List()
+			for _, st := range sts {
 				if st.Epic != state.NoEpic && strings.HasPrefix(st.Epic, prefix) && !slices.ContainsFunc(out, func(s string) bool { return strings.HasPrefix(s, st.Epic+"\t") }) {
 					out = append(out, st.Epic)
 				}
@@ -89,16 +94,6 @@ func (c completers) tasks(cmd *cobra.Command, args []string, prefix string) ([]s
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	return c.issues(cmd, false, prefix), cobra.ShellCompDirectiveNoFileComp
-}
-
-// states reads the sessions' loops from the state store.
-func (c completers) states(cmd *cobra.Command) []state.State {
-	cfg, _, err := c.f.LoadHookConfig(cmd, "")
-	if err != nil {
-		return nil
-	}
-	sts, _ := (&state.Store{Dir: cfg.StateDir()}).List()
-	return sts
 }
 
 // sessions are the sessions the state store knows: bound (armed or

@@ -1,25 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/doctor"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/trust"
 )
-
-type doctorOptions struct {
-	Out io.Writer
-	doctor.Inputs
-}
 
 func newDoctorCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
@@ -73,8 +65,7 @@ removes it.`,
 			if err != nil {
 				return exitCode(1, err)
 			}
-			o := &doctorOptions{Out: f.Out}
-			in := &o.Inputs
+			in := &doctor.Inputs{}
 			configFile, _ := cmd.Flags().GetString("config")
 			if in.Root, _, _ = f.findProject(configFile, wd); in.Root == "" {
 				in.Root = wd
@@ -85,24 +76,28 @@ removes it.`,
 			in.Cfg, in.Src, in.CfgErr = f.LoadHookConfig(cmd, wd)
 			in.Wd = wd
 			in.Environ, in.Getenv, in.ReadFile = f.Environ(), f.Getenv, os.ReadFile
-			if in.Home = f.Getenv("HOME"); in.Home == "" {
-				in.Home, _ = os.UserHomeDir()
-			}
-			in.CodexHome = f.Getenv("CODEX_HOME")
-			if exe, err := f.Executable(); err == nil {
-				if r, err := filepath.EvalSymlinks(exe); err == nil {
-					exe = r
-				}
-				in.Executable = exe
-			}
+			in.Home, in.CodexHome = f.home(), f.Getenv("CODEX_HOME")
+			in.Executable, _ = f.executable()
 			in.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
 			in.Beads = func(cfg *config.Config) doctor.Beads { return newBeadsClient(f, cfg) }
 			if st, err := f.trustStore(); err != nil {
 				in.TrustErr = err
 			} else {
-				in.TrustState = func(root, file string) (trust.State, error) { return trustState(st, root, file) }
+				in.TrustState = func(root, file string) (trust.State, error) {
+					if file == "" { // nothing to trust
+						return trust.Trusted, nil
+					}
+					data, err := agentfile.Read(file, agentfile.MaxText)
+					if err != nil {
+						return trust.Untrusted, err
+					}
+					return st.Check(root, data)
+				}
 			}
-			return runDoctor(cmd.Context(), o)
+			if doctor.Run(cmd.Context(), in, func(d doctor.Finding) { fmt.Fprintln(f.Out, d) }) {
+				return exitCode(engine.ExitUsage, errSilent)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to check (env RUNTASKS_EPIC, workflow.epic)")
@@ -113,13 +108,3 @@ removes it.`,
   4  setup error: at least one check is an error (its fix is printed)`)
 	return cmd
 }
-
-func runDoctor(ctx context.Context, o *doctorOptions) error {
-	if doctor.Run(ctx, &o.Inputs, func(f doctor.Finding) { fmt.Fprintln(o.Out, f) }) {
-		return exitCode(engine.ExitUsage, errSilent)
-	}
-	return nil
-}
-
-// hookTimeoutFor is the stop hook timeout install writes (doctor.HookTimeout).
-func hookTimeoutFor(cfg *config.Config) time.Duration { return doctor.HookTimeout(cfg) }

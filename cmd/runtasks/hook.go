@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/log"
@@ -251,13 +252,7 @@ func sourceOf(src *config.Sources, key string) string {
 
 // joinMessages joins the non-empty messages for one systemMessage.
 func joinMessages(msgs ...string) string {
-	var out []string
-	for _, m := range msgs {
-		if m != "" {
-			out = append(out, m)
-		}
-	}
-	return strings.Join(out, "\n")
+	return strings.Join(slices.DeleteFunc(msgs, func(m string) bool { return m == "" }), "\n")
 }
 
 // agentOr is the agent, or Claude Code's protocol when it is not known.

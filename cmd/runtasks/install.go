@@ -16,6 +16,7 @@ import (
 	"github.com/runtasks/runtasks"
 	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/doctor"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/install"
@@ -122,11 +123,7 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 func runInstall(cmd *cobra.Command, f *Factory, o *installCmdOptions) error {
 	if !o.Opts.Global {
 		if err := projectTrust(f, o); err != nil {
-			var nt errNotTrusted
-			if errors.As(err, &nt) {
-				return exitCode(engine.ExitUsage, err)
-			}
-			return exitCode(engine.ExitFailed, err)
+			return trustExit(err)
 		}
 	}
 	installLimits(f, cmd, &o.Opts)
@@ -161,10 +158,7 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		return fmt.Errorf("unknown agent %q: want %s", agent, strings.Join(hook.Agents, ", "))
 	}
 	o.Agent = agent
-	o.Home = f.Getenv("HOME")
-	if o.Home == "" {
-		o.Home, _ = os.UserHomeDir()
-	}
+	o.Home = f.home()
 	if s := f.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
 		o.ManifestDir = filepath.Join(s, "runtasks", "install")
 	}
@@ -177,15 +171,9 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 	case bin != "" && !o.Global:
 		return fmt.Errorf("--bin %s: a project's settings are shared, so its hooks run runtasks from PATH; put %s on PATH, or give --bin with --global (the user's own settings)", bin, filepath.Dir(bin))
 	case bin == "":
-		exe, err := f.Executable()
-		if err != nil {
-			if o.Global {
-				return fmt.Errorf("path of this runtasks binary: %w (give --bin)", err)
-			}
-			exe = ""
-		}
-		if r, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = r
+		exe, err := f.executable()
+		if err != nil && o.Global {
+			return fmt.Errorf("path of this runtasks binary: %w (give --bin)", err)
 		}
 		bin = exe
 	}
@@ -221,9 +209,9 @@ func installLimits(f *Factory, cmd *cobra.Command, o *install.Options) {
 	}
 	if cfg, _, err := load(); err == nil {
 		o.LoopLimit = cfg.Workflow.StopHook.MaxCycles
-		o.StopTimeout = hookTimeoutFor(cfg)
+		o.StopTimeout = doctor.HookTimeout(cfg)
 	} else {
-		o.StopTimeout = hookTimeoutFor(nil)
+		o.StopTimeout = doctor.HookTimeout(nil)
 	}
 }
 
@@ -282,7 +270,11 @@ func trustWritten(f *Factory, w io.Writer, o install.Options, res *install.Resul
 	if err != nil {
 		return err
 	}
-	if _, err := trustFile(st, o.ProjectDir, file, f.Now()); err != nil {
+	data, err := agentfile.Read(file, agentfile.MaxText)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	if _, err := st.Trust(o.ProjectDir, file, data, f.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "trusted %s: runtasks reads the %s install wrote (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
@@ -292,10 +284,7 @@ func trustWritten(f *Factory, w io.Writer, o install.Options, res *install.Resul
 // pathNote says when the runtasks a project's hooks will run (the one on
 // PATH) is missing or is not this one.
 func pathNote(f *Factory, w io.Writer) {
-	exe, _ := f.Executable()
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
+	exe, _ := f.executable()
 	onPath := lookPathIn(f.Getenv("PATH"), install.Bare)
 	if r, err := filepath.EvalSymlinks(onPath); err == nil {
 		onPath = r

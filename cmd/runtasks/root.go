@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/runtasks/runtasks/internal/beads"
@@ -57,6 +57,27 @@ func (f *Factory) Getenv(key string) string {
 	return v
 }
 
+// home is $HOME, else the user's home directory.
+func (f *Factory) home() string {
+	if h := f.Getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// executable is the running binary's path, symlinks resolved ("" on error).
+func (f *Factory) executable() (string, error) {
+	exe, err := f.Executable()
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return exe, nil
+}
+
 func lookupEnv(env []string, key string) (string, bool) {
 	for i := len(env) - 1; i >= 0; i-- {
 		kv := env[i]
@@ -97,30 +118,29 @@ func (s shellRunner) Run(ctx context.Context, dir, command string, timeout time.
 // where the project root search begins ("" = working directory); flags are
 // the command's flags (only changed ones override).
 func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*config.Config, *config.Sources, error) {
-	if startDir == "" {
+	opts, err := f.loadOptions(cmd, startDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return config.Load(opts)
+}
+
+// loadOptions are the LoadOptions every command shares: one project per
+// repository, RUNTASKS_ typos as warnings.
+func (f *Factory) loadOptions(cmd *cobra.Command, startDir string) (config.LoadOptions, error) {
+	opts := config.LoadOptions{StartDir: startDir, Environ: f.Environ(), MainWorktree: mainWorktree, Warn: f.warn}
+	if opts.StartDir == "" {
 		wd, err := f.Getwd()
 		if err != nil {
-			return nil, nil, err
+			return opts, err
 		}
-		startDir = wd
+		opts.StartDir = wd
 	}
-	var (
-		configFile string
-		fs         *pflag.FlagSet
-	)
 	if cmd != nil {
-		fs = cmd.Flags()
-		configFile, _ = fs.GetString("config")
+		opts.Flags = cmd.Flags()
+		opts.ConfigFile, _ = opts.Flags.GetString("config")
 	}
-	return config.Load(config.LoadOptions{
-		ConfigFile: configFile,
-		StartDir:   startDir,
-		Environ:    f.Environ(),
-		Flags:      fs,
-		// One project per repository; RUNTASKS_ typos are warnings.
-		MainWorktree: mainWorktree,
-		Warn:         f.warn,
-	})
+	return opts, nil
 }
 
 // ExitError carries a command's exit status to Main.

@@ -60,29 +60,14 @@ func (b brokenTrust) CheckSum(string, string) (trust.State, error) { return trus
 // (runtasks trust); otherwise cfg.Untrusted says what was left out. A file
 // named by --config or RUNTASKS_CONFIG is read as named.
 func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.Config, *config.Sources, error) {
-	var checker config.TrustChecker
+	opts, err := f.loadOptions(cmd, startDir)
+	if err != nil {
+		return nil, nil, err
+	}
 	if st, err := f.trustStore(); err != nil {
-		checker = brokenTrust{err}
+		opts.RequireTrust = brokenTrust{err}
 	} else {
-		checker = st
-	}
-	opts := config.LoadOptions{
-		StartDir:     startDir,
-		Environ:      f.Environ(),
-		MainWorktree: mainWorktree,
-		RequireTrust: checker,
-		Warn:         f.warn,
-	}
-	if opts.StartDir == "" {
-		wd, err := f.Getwd()
-		if err != nil {
-			return nil, nil, err
-		}
-		opts.StartDir = wd
-	}
-	if cmd != nil {
-		opts.Flags = cmd.Flags()
-		opts.ConfigFile, _ = opts.Flags.GetString("config")
+		opts.RequireTrust = st
 	}
 	return config.Load(opts)
 }
@@ -101,6 +86,19 @@ type trustOptions struct {
 type errNotTrusted struct{ why string }
 
 func (e errNotTrusted) Error() string { return e.why }
+
+// trustExit maps a trust step's error to its exit status: no yes is a
+// usage error, anything else a failure.
+func trustExit(err error) error {
+	var nt errNotTrusted
+	switch {
+	case errors.As(err, &nt):
+		return exitCode(engine.ExitUsage, err)
+	case err != nil:
+		return exitCode(engine.ExitFailed, err)
+	}
+	return nil
+}
 
 // confirmTrust shows what root's project.yaml (data, read from file) would
 // make runtasks run, then gets the person's informed yes: given by flag
@@ -177,15 +175,7 @@ trust; install trusts the project.yaml it writes itself.`,
 				return exitCode(engine.ExitFailed, err)
 			}
 			o.Confirm = func(data []byte) error { return f.confirmTrust(f.Out, o.Root, o.File, data, yes, "--yes") }
-			err = runTrust(o)
-			var nt errNotTrusted
-			switch {
-			case errors.As(err, &nt):
-				return exitCode(engine.ExitUsage, err)
-			case err != nil:
-				return exitCode(engine.ExitFailed, err)
-			}
-			return nil
+			return trustExit(runTrust(o))
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "trust without asking (after reviewing what the file runs)")
@@ -260,16 +250,6 @@ func runTrust(o *trustOptions) error {
 	return nil
 }
 
-// trustFile trusts the project at root with its project.yaml as it is
-// now (read as Load reads it).
-func trustFile(st *trust.Store, root, file string, now time.Time) (trust.Record, error) {
-	data, err := agentfile.Read(file, agentfile.MaxText)
-	if err != nil {
-		return trust.Record{}, fmt.Errorf("read %s: %w", file, err)
-	}
-	return st.Trust(root, file, data, now)
-}
-
 func runUntrust(o *trustOptions) error {
 	removed, err := o.Store.Untrust(o.Root)
 	if err != nil {
@@ -281,19 +261,6 @@ func runUntrust(o *trustOptions) error {
 		fmt.Fprintf(o.Out, "%s was not trusted\n", o.Root)
 	}
 	return nil
-}
-
-// trustState describes the trust of a configuration's project for doctor:
-// "" when there is nothing to trust.
-func trustState(st *trust.Store, root, file string) (trust.State, error) {
-	if file == "" {
-		return trust.Trusted, nil
-	}
-	data, err := agentfile.Read(file, agentfile.MaxText)
-	if err != nil {
-		return trust.Untrusted, err
-	}
-	return st.Check(root, data)
 }
 
 // findProject finds the project as every command does

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads/beadstest"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/doctor"
 )
 
 func envValue(env []string, key string) string {
@@ -186,9 +187,9 @@ func TestInstallTrustsAndTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 30s for bd + 5m for the check + the runner's grace.
-	want := int(hookTimeoutFor(mustLoad(t, proj, env)).Seconds())
+	want := int(doctor.HookTimeout(mustLoad(t, proj, env)).Seconds())
 	if want <= 330 {
-		t.Fatalf("hookTimeoutFor = %ds, want more than 330s", want)
+		t.Fatalf("doctor.HookTimeout = %ds, want more than 330s", want)
 	}
 	var doc struct {
 		Hooks map[string][]struct {
