@@ -40,7 +40,7 @@ func TestIntegrationDemo(t *testing.T) {
 		"trusted ",
 		"→ continue: work remains: 2 ready  [cycle 1/10]",
 		"→ rejected: completion rejected: 2 remain  [cycle 2/10]",
-		`→ complete: promise "ALL TASKS COMPLETE" confirmed by beads  [cycle 0/10]`,
+		`→ complete: promise "ALL TASKS COMPLETE" confirmed by beads  [cycle 2/10]`,
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the demo did not print %q:\n%s", want, out)
