@@ -155,7 +155,6 @@ func (s *fakeStore) oracle(epic string) []Issue {
 // read (remembered) while bd ready runs: again lists its reads, the first
 // two at the same time.
 func TestPlaceReady(t *testing.T) {
-	const r, wip, closed, deferred = "open*", "in_progress", "closed", "deferred"
 	tests := []struct {
 		name  string
 		store *fakeStore
