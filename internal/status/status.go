@@ -144,11 +144,11 @@ func LastReason(o *Options, session string) (string, error) {
 	case found.LastReason == "":
 		last := "no decision yet"
 		if found.Last != nil {
-			last = "its last decision: " + string(found.Last.Outcome) + ", " + found.Last.Why
+			last = "its last decision: " + string(found.Last.Outcome) + ", " + headless.Clean(found.Last.Why)
 		}
 		return "", fmt.Errorf("runtasks has fed no reason back to session %s (epic %s; %s)", Cell(session, 40), found.Epic, last)
 	}
-	return strings.TrimRight(found.LastReason, "\n"), nil
+	return strings.TrimRight(headless.Clean(found.LastReason), "\n"), nil
 }
 
 // Rollup sums the usage recs recorded per (session, epic), per epic and
@@ -372,14 +372,15 @@ func countCells(c *state.Counts) string {
 	return strings.Join(cells, "\t")
 }
 
-// Cell makes an outside string safe for one table cell: unprintable
-// characters become '?', and it is cut to n runes.
+// Cell makes an outside string safe for one table cell: escapes are
+// stripped (headless.Clean), other unprintable characters become '?', and
+// it is cut to n runes.
 func Cell(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
 	runes := make([]rune, 0, min(len(s), n+1))
-	for _, r := range s {
+	for _, r := range headless.Clean(s) {
 		if len(runes) > n {
 			break
 		}

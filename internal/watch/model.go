@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/usage"
@@ -216,12 +217,7 @@ func ago(d time.Duration) string {
 
 // cut makes s printable on one line and at most n cells wide.
 func cut(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
+	s = strings.Join(strings.Fields(headless.Clean(s)), " ")
 	if lipgloss.Width(s) <= n {
 		return s
 	}
