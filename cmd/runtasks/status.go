@@ -82,7 +82,7 @@ every 3 seconds; without a terminal, a new table on each change
 				opts.Store = &state.Store{Dir: dir, Warn: statusWarn(f.Err)}
 				return runStatus(cmd.Context(), opts)
 			}
-			opts.RunsDir = headless.RunsDir(cfg)
+			opts.RunsDir, opts.Prices = headless.RunsDir(cfg), cfg.Usage.Prices
 			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if opts.TTY != nil {
 				opts.Tally = newBeadsClient(f, cfg).Tally

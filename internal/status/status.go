@@ -35,6 +35,7 @@ type Options struct {
 	RunsDir string // runtasks run's records ("" = none listed)
 	// ConfigError is why the configuration could not be read.
 	ConfigError string
+	Prices      []usage.Price // the project's usage.prices
 }
 
 // Report is what status shows; its JSON is status --json.
@@ -285,6 +286,15 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 					b.WriteString("  " + a + "\n")
 				}
 			}
+		}
+		var models []string
+		for _, s := range rep.Sessions {
+			if sp := s.spent(); sp != nil && sp.Unpriced > 0 {
+				models = append(models, sp.Models...)
+			}
+		}
+		for _, m := range usage.Unpriced(o.Prices, models) {
+			fmt.Fprintf(&b, "\nNo price for %s: its tokens are counted, its cost is not (COST ?; add it to usage.prices, docs/usage.md).\n", Cell(m, 60))
 		}
 	}
 	if len(rep.Runs) > 0 {
