@@ -148,6 +148,11 @@ func runStatusOnce(ctx context.Context, o *statusOptions) error {
 	if err != nil {
 		return err
 	}
+	return printStatus(ctx, o, rep)
+}
+
+// printStatus prints rep as --jq, --json or the tables ask.
+func printStatus(ctx context.Context, o *statusOptions, rep *status.Report) error {
 	switch {
 	case o.JQ != "":
 		return status.JQ(ctx, o.Out, o.JQ, rep)
