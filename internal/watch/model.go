@@ -127,7 +127,7 @@ func (m Model) View() tea.View {
 	if len(m.snap.Runs) > 0 {
 		b.WriteString(styleTitle.Render(fmt.Sprintf("runtasks run · %d", len(m.snap.Runs))) + "\n")
 		for _, r := range m.snap.Runs {
-			b.WriteString(cutStyled(runLine(r, now), width) + "\n")
+			b.WriteString(cutStyled(runLine(r, now, width), width) + "\n")
 		}
 	}
 	if m.selected < len(m.snap.Rows) {
@@ -170,7 +170,8 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 			spent += " " + usage.FormatCost(r.Spent.Cost)
 		}
 	}
-	line1 := fmt.Sprintf("%s %-12s %-10s %s  %s  %s", mark, cut(r.Session, 12), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Cycles, r.Max), spent)
+	id := idWidth(width)
+	line1 := fmt.Sprintf("%s %-*s %-10s %s  %s  %s", mark, id, middle(r.Session, id), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Cycles, r.Max), spent)
 	parts := []string{outcome, r.Why}
 	if !r.LastStop.IsZero() {
 		parts = append(parts, ago(now.Sub(r.LastStop))+" ago")
@@ -226,6 +227,22 @@ func cut(s string, n int) string {
 		r = r[:len(r)-1]
 	}
 	return string(r) + "…"
+}
+
+// idWidth is the cells a session or run id gets: 12 at 80 columns, more
+// on a wider terminal.
+func idWidth(width int) int { return min(12+max(width-80, 0)/3, 36) }
+
+// middle makes s printable and at most n cells wide, cut in the middle: the
+// ends tell ids apart (a run's random suffix, a worker's -w2).
+func middle(s string, n int) string {
+	s = cut(s, len(s))
+	r := []rune(s)
+	if lipgloss.Width(s) <= n || n < 5 {
+		return cut(s, n)
+	}
+	tail := (n - 1) * 2 / 3
+	return string(r[:n-1-tail]) + "…" + string(r[len(r)-tail:])
 }
 
 // cutStyled cuts a line that holds styles to n cells.

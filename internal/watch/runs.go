@@ -19,10 +19,10 @@ func LiveRuns(dir string) ([]headless.RunState, error) {
 }
 
 // runLine is a run's line in the view.
-func runLine(r headless.RunState, now time.Time) string {
+func runLine(r headless.RunState, now time.Time, width int) string {
 	mark, state := " ", "running "+ago(now.Sub(r.StartedAt))
 	if r.Status == headless.StatusDead {
 		mark, state = styleAlert.Render("!"), styleAlert.Render("dead")+": its runtasks process is gone"
 	}
-	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, cut(r.RunID, 20), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(r.Cycle, r.MaxCycles), cut(r.Agent, 8), state)
+	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, middle(r.RunID, idWidth(width)+8), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(r.Cycle, r.MaxCycles), cut(r.Agent, 8), state)
 }

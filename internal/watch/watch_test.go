@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -67,5 +70,32 @@ func TestLoadOrder(t *testing.T) {
 	}
 	if snap.NeedsPerson() != 1 {
 		t.Errorf("NeedsPerson = %d", snap.NeedsPerson())
+	}
+}
+
+// Two workers of one run and their runs stay apart at every width: ids are
+// cut in the middle, keeping the worker's -wN and the run's suffix.
+func TestRowsDistinguishable(t *testing.T) {
+	now := time.Date(2026, 11, 27, 11, 45, 0, 0, time.UTC)
+	m := Model{Now: func() time.Time { return now }}
+	for _, w := range []string{"w1", "w2"} {
+		m.snap.Rows = append(m.snap.Rows, Row{Session: "run-20261127T114002Z-17ab3f-" + w, Epic: "bd-e", Max: 50, LastStop: now})
+		m.snap.Runs = append(m.snap.Runs, headless.RunState{RunID: "20261127T114002Z-17ab3f-" + w, Epic: "bd-e", Status: "running", MaxCycles: 50, StartedAt: now})
+	}
+	for _, width := range []int{80, 140, 200} {
+		m.width, m.height = width, 30
+		lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+		var rows []string
+		for _, l := range lines {
+			if strings.Contains(l, "cycle 0/50") {
+				rows = append(rows, l)
+			}
+			if ansi.StringWidth(l) > width {
+				t.Errorf("%d columns: a line of %d: %q", width, ansi.StringWidth(l), l)
+			}
+		}
+		if len(rows) != 4 || rows[0] == rows[1] || rows[2] == rows[3] || !strings.Contains(rows[1], "-w2") || !strings.Contains(rows[3], "-w2") {
+			t.Errorf("%d columns: rows not told apart:\n%s", width, strings.Join(rows, "\n"))
+		}
 	}
 }
