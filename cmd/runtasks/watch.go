@@ -83,6 +83,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 			if err == nil {
 				progress.Apply(ctx, &snap, time.Now())
 				snap.Runs, err = watch.LiveRuns(o.RunsDir)
+				watch.GivenPrompts(&snap, o.RunsDir)
 			}
 			return snap, err
 		},
