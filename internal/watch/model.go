@@ -262,8 +262,8 @@ func idWidth(width int) int { return min(12+max(width-80, 0)/3, 36) }
 func middle(s string, n int) string {
 	s = cut(s, len(s))
 	r := []rune(s)
-	if lipgloss.Width(s) <= n || n < 5 {
-		return cut(s, n)
+	if lipgloss.Width(s) <= n {
+		return s
 	}
 	tail := (n - 1) * 2 / 3
 	return string(r[:n-1-tail]) + "…" + string(r[len(r)-tail:])
