@@ -12,6 +12,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/transcript"
 )
@@ -125,7 +126,7 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 			checkPrint(&b, v, "", cfg.Workflow.FeedbackLimit)
 		}
 		fmt.Fprintf(&b, "result: %s\n", status)
-		io.WriteString(o.Out, b.String())
+		io.WriteString(o.Out, headless.Clean(b.String()))
 	}
 	if rep.Exit != 0 {
 		return exitCode(rep.Exit, errSilent)

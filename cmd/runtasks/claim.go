@@ -15,6 +15,7 @@ import (
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -112,6 +113,6 @@ func runClaim(ctx context.Context, o *claimOptions) error {
 			Context string `json:"context"`
 		}{res, res.Text()})
 	}
-	fmt.Fprintln(o.Out, res.Text())
+	fmt.Fprintln(o.Out, headless.Clean(res.Text()))
 	return nil
 }

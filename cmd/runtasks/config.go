@@ -15,6 +15,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 func newConfigCmd(f *Factory) *cobra.Command {
@@ -53,7 +54,8 @@ func newConfigShowCmd(f *Factory) *cobra.Command {
 		Short: "Print the effective configuration and where each value came from",
 		Long: `show prints every configuration key with its effective value and the layer
 that set it: default, the project.yaml path, "env NAME" or "flag --name".
-The project root and the file read come first.
+The project root, the file read and the date of the price table runtasks
+ships (usage.prices entries are checked before it) come first.
 
 The flags stop-hook takes (--epic, --max-cycles, ...) are accepted, so that
 you can see what a hook invocation with them would use.`,
@@ -71,7 +73,7 @@ you can see what a hook invocation with them would use.`,
 			return runConfigShow(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON: root, file, keys [{key, value, source}], promises")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON: root, file, keys [{key, value, source}], promises, prices_date")
 	cmd.Flags().String("epic", "", "as stop-hook --epic (workflow.epic)")
 	cmd.Flags().Int("max-cycles", 0, "as stop-hook --max-cycles (workflow.stop_hook.max_cycles)")
 	cmd.Flags().Bool("taskmaster", false, "as stop-hook --taskmaster (workflow.done_token.required)")
@@ -91,6 +93,8 @@ type configShowJSON struct {
 	File     string           `json:"file"`
 	Keys     []configKeyJSON  `json:"keys"`
 	Promises []config.Promise `json:"promises"`
+	// PricesDate is the date of the shipped price table (usage.Prices).
+	PricesDate string `json:"prices_date"`
 }
 
 func runConfigShow(o *configShowOptions) error {
@@ -103,11 +107,12 @@ func runConfigShow(o *configShowOptions) error {
 	if o.JSON {
 		enc := json.NewEncoder(o.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises()})
+		return enc.Encode(configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises(), PricesDate: usage.PricesDate})
 	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# project root: %s\n# project file: %s\n", cfg.Root, cmp.Or(cfg.File, "none (no project.yaml in the project root)"))
+	fmt.Fprintf(&b, "# price table: runtasks' own of %s, after usage.prices (docs/usage.md)\n", usage.PricesDate)
 	lefts := make([]string, len(keys))
 	width := 0
 	for i, k := range keys {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // configFactory is a Factory whose working directory is wd and whose
@@ -77,6 +78,7 @@ func TestConfigShow(t *testing.T) {
 				{"workflow.done_token.required", "false", "default"},
 			},
 			head: []string{"# project file: none (no project.yaml in the project root)",
+				"# price table: runtasks' own of " + usage.PricesDate + ", after usage.prices (docs/usage.md)",
 				`#   "BLOCKED - NEEDS USER" -> all_blocked`,
 				`#   "CONTEXT LIMIT - CHECKPOINT" -> context_checkpoint`},
 		},

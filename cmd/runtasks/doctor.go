@@ -10,6 +10,7 @@ import (
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/doctor"
 	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/trust"
 )
 
@@ -94,7 +95,7 @@ removes it.`,
 					return st.Check(root, data)
 				}
 			}
-			if doctor.Run(cmd.Context(), in, func(d doctor.Finding) { fmt.Fprintln(f.Out, d) }) {
+			if doctor.Run(cmd.Context(), in, func(d doctor.Finding) { fmt.Fprintln(f.Out, headless.Clean(d.String())) }) {
 				return exitCode(engine.ExitUsage, errSilent)
 			}
 			return nil

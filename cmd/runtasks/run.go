@@ -143,6 +143,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
 	defer closeLog()
 	o.Log = logger.With("cmd", "run")
+	if cfg.Log.File == "" {
+		o.LogOut = o.Err
+	}
 	if o.Notify != nil {
 		o.Ports.Notify = o.Notify(o.Log)
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
+
+	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // hostileAgent writes escape sequences where runtasks shows what the agent
@@ -97,4 +101,50 @@ func TestRunScreenAt80Columns(t *testing.T) {
 	if errors.Is(err, io.EOF) {
 		t.Log(out)
 	}
+}
+
+// On an 80-column terminal, the live view tells apart the two workers of
+// one runtasks run (sessions run-…-w1, -w2) and their two runs.
+func TestStatusWatchTwoWorkersAt80Columns(t *testing.T) {
+	dir, env := superviseProject(t, "")
+	store := &state.Store{Dir: filepath.Join(dir, ".runtasks")}
+	now := time.Now()
+	for _, w := range []string{"w1", "w2"} {
+		id := "20261127T114002Z-17ab3f-" + w
+		if _, err := store.Update("run-"+id, "demo-e", func(st *state.State) error {
+			st.Cycles, st.FirstBlockAt = 1, now
+			st.Last = &state.Record{Time: now, Session: "run-" + id, Epic: "demo-e", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "work remains"}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		rec, _ := json.Marshal(headless.RunState{RunID: id, Epic: "demo-e", Agent: "claude", Status: "running", PID: os.Getpid(), Cycle: 1, MaxCycles: 50, StartedAt: now})
+		if err := os.MkdirAll(filepath.Join(dir, ".runtasks", "runs", id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".runtasks", "runs", id, headless.RunFile), rec, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scr := newScreen(t)
+	view := exec.Command("runtasks", "status", "--watch")
+	view.Dir, view.Env = dir, append(env, "TERM=xterm-256color")
+	scr.start(view)
+	text := scr.waitFor("two workers", "2 loop(s)", "runtasks run · 2", "w1", "w2")
+	t.Logf("80 columns:\n%s", text)
+	var rows []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "demo-e") {
+			rows = append(rows, strings.TrimSpace(l))
+		}
+	}
+	if len(rows) != 4 || rows[0] == rows[1] || rows[2] == rows[3] {
+		t.Errorf("the workers' rows are not told apart at 80 columns:\n%s", text)
+	}
+	for _, r := range rows {
+		if !strings.Contains(r, "-w1") && !strings.Contains(r, "-w2") {
+			t.Errorf("a row without its worker: %q\n%s", r, text)
+		}
+	}
+	scr.ptmx.WriteString("q")
 }

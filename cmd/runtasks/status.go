@@ -82,7 +82,7 @@ every 3 seconds; without a terminal, a new table on each change
 				opts.Store = &state.Store{Dir: dir, Warn: statusWarn(f.Err)}
 				return runStatus(cmd.Context(), opts)
 			}
-			opts.RunsDir = headless.RunsDir(cfg)
+			opts.RunsDir, opts.Prices = headless.RunsDir(cfg), cfg.Usage.Prices
 			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
 			if opts.TTY != nil {
 				opts.Tally = newBeadsClient(f, cfg).Tally
@@ -148,6 +148,11 @@ func runStatusOnce(ctx context.Context, o *statusOptions) error {
 	if err != nil {
 		return err
 	}
+	return printStatus(ctx, o, rep)
+}
+
+// printStatus prints rep as --jq, --json or the tables ask.
+func printStatus(ctx context.Context, o *statusOptions, rep *status.Report) error {
 	switch {
 	case o.JQ != "":
 		return status.JQ(ctx, o.Out, o.JQ, rep)

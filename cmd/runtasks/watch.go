@@ -4,17 +4,20 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/term"
 
 	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/watch"
 )
 
 // statusWatch is runtasks status --watch: the full-screen view on a
-// terminal, else a new table on each change of the state directory.
+// terminal, else a new table each time a loop's state changes (a decision,
+// a cycle, a run's status or tally), never for the time alone.
 func statusWatch(ctx context.Context, o *statusOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -28,17 +31,45 @@ func statusWatch(ctx context.Context, o *statusOptions) error {
 		default:
 		}
 	}, o.RunsDir)
-	for {
-		if err := runStatusOnce(ctx, o); err != nil {
+	for shown := ""; ; {
+		rep, err := status.Collect(&o.Options)
+		if err != nil {
 			return err
+		}
+		if key := stateKey(rep); key != shown {
+			if shown != "" {
+				fmt.Fprintf(o.Out, "\n--- %s\n", o.Now().In(o.Loc).Format("15:04:05"))
+			}
+			if err := printStatus(ctx, o, rep); err != nil {
+				return err
+			}
+			shown = key
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changes:
-			fmt.Fprintf(o.Out, "\n--- %s\n", o.Now().In(o.Loc).Format("15:04:05"))
 		}
 	}
+}
+
+// stateKey is what the plain watch compares: each loop's cycle and last
+// decision, each run's status, cycle and tally; no time since.
+func stateKey(rep *status.Report) string {
+	var b strings.Builder
+	for _, s := range rep.Sessions {
+		fmt.Fprintf(&b, "%s %s %d %s|", s.Session, s.Epic, s.Cycle, s.Ended)
+		if l := s.Last; l != nil {
+			fmt.Fprintf(&b, "%s %s %t|", l.Time, l.Outcome, l.Block)
+		}
+	}
+	for _, r := range rep.Runs {
+		fmt.Fprintf(&b, "%s %s %d %d/%d|", r.RunID, r.Status, r.Cycle, r.Closed, r.Total)
+	}
+	for _, r := range rep.History {
+		fmt.Fprintf(&b, "%s %s|", r.Time, r.Session)
+	}
+	return b.String()
 }
 
 func statusWatchTTY(ctx context.Context, o *statusOptions) error {
@@ -52,6 +83,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 			if err == nil {
 				progress.Apply(ctx, &snap, time.Now())
 				snap.Runs, err = watch.LiveRuns(o.RunsDir)
+				watch.GivenPrompts(&snap, o.RunsDir)
 			}
 			return snap, err
 		},

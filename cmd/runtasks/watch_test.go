@@ -11,16 +11,21 @@ import (
 
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
+	"github.com/runtasks/runtasks/internal/watch"
 )
 
-// Without a terminal, --watch prints a new plain table on each change of
-// the state directory, until interrupted.
+// Without a terminal, --watch prints a new plain table each time a loop's
+// state changes, until interrupted; writes that change no loop's state
+// (here a state file rewritten) while 10 s pass print nothing.
 func TestStatusWatchPlain(t *testing.T) {
 	store := statusFixture(t)
 	var out syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := &statusOptions{Options: status.Options{Store: store}, Watch: true, Out: &out, Err: io.Discard, Now: func() time.Time { return statusNow }, Loc: time.UTC}
+	var mu sync.Mutex
+	now := statusNow
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	opts := &statusOptions{Options: status.Options{Store: store}, Watch: true, Out: &out, Err: io.Discard, Now: clock, Loc: time.UTC}
 	done := make(chan error, 1)
 	go func() { done <- runStatus(ctx, opts) }()
 	waitOut := func(n int) {
@@ -35,6 +40,18 @@ func TestStatusWatchPlain(t *testing.T) {
 	}
 	waitOut(1)
 	time.Sleep(100 * time.Millisecond) // the watcher is set up
+	for range 5 {
+		mu.Lock()
+		now = now.Add(2 * time.Second)
+		mu.Unlock()
+		if _, err := store.Update("s1", "bd-a", func(st *state.State) error { st.UpdatedAt = clock(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * watch.Debounce)
+	}
+	if n := strings.Count(out.String(), "SESSION  EPIC"); n != 1 {
+		t.Fatalf("%d tables while no loop's state changed, want 1:\n%s", n, out.String())
+	}
 	if _, err := store.Update("s9", "bd-c", func(st *state.State) error {
 		st.Cycles, st.Last = 7, &state.Record{Session: "s9", Epic: "bd-c", Outcome: state.OutcomeContinue, Block: true, Cycle: 7, Max: 50}
 		return nil

@@ -209,8 +209,8 @@ type CheckSpec struct {
 	Checks    []CheckSpec   `koanf:"checks" rule:"required"`
 }
 
-// UsageConfig.Prices prices tokens per model, first match wins; a project's
-// list replaces the shipped one.
+// UsageConfig.Prices are a project's own prices per model, checked before
+// the shipped table (usage.Prices), first match wins.
 type UsageConfig struct {
 	Prices []usage.Price `koanf:"prices"`
 }
@@ -349,7 +349,7 @@ func Defaults() Config {
 			RunsDir:     "runs",
 		},
 		Run:   Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs"},
-		Usage: UsageConfig{Prices: slices.Clone(usage.Prices)},
+		Usage: UsageConfig{Prices: []usage.Price{}},
 	}
 }
 

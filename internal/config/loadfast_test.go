@@ -227,7 +227,6 @@ func TestLoadMergesLayers(t *testing.T) {
 func TestLoadLeavesDefaultsAlone(t *testing.T) {
 	dir := cfgProject(t, "")
 	cfg, _ := cfgLoad(t, LoadOptions{StartDir: dir})
-	cfg.Usage.Prices[0].Model = "changed"
 	cfg.Workflow.StopHook.AllowExitOn[0] = "changed"
 	cfg.Claim.Patterns[0] = "changed"
 	again, _ := cfgLoad(t, LoadOptions{StartDir: dir})

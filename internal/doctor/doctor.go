@@ -19,6 +19,7 @@ import (
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/trust"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // Levels of a finding.
@@ -129,6 +130,9 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 	emit(checkBlockCap(in, cfg, settings[hook.Claude], claude))
 	emit(checkTimeouts(cfg, settings))
 	emit(checkState(cfg.StateDir()))
+	if f := checkPrices(cfg); f != nil {
+		emit(*f)
+	}
 	emit(checkRuns(ctx, cfg))
 	return failed
 }
@@ -357,6 +361,20 @@ func checkState(dir string) Finding {
 	f.Close()
 	os.Remove(f.Name())
 	return Finding{OK, "state", dir + " is writable", ""}
+}
+
+// checkPrices warns once about the models the loops used that have no price.
+func checkPrices(cfg *config.Config) *Finding {
+	states, _ := (&state.Store{Dir: cfg.StateDir()}).List()
+	var models []string
+	for _, st := range states {
+		models = append(models, st.Spent.Models...)
+	}
+	if un := usage.Unpriced(cfg.Usage.Prices, models); len(un) > 0 {
+		return &Finding{Warning, "prices", "no price for " + strings.Join(un, ", ") + ": tokens counted, cost unknown, a cost budget cannot be enforced",
+			"add it to usage.prices (docs/usage.md)"}
+	}
+	return nil
 }
 
 // checkRuns says whether git tracks the runs folder, ignores it, or would

@@ -12,7 +12,9 @@ import (
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/install"
+	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/trust"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // files is a file system of settings files, by path.
@@ -341,5 +343,31 @@ func TestConfigErrorNamesTheVariable(t *testing.T) {
 	f = checkConfig(&Inputs{Cfg: cfg, Src: src})
 	if f.Level != Error || !strings.Contains(f.Msg, "env RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED") || f.Fix != "unset RUNTASKS_WORKFLOW__STOP_HOOK__ENABLED in the shell the agent starts from" {
 		t.Errorf("switched off by the environment: %+v", f)
+	}
+}
+
+// A model the loops used without a price is one warning naming it.
+func TestCheckPrices(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Root = t.TempDir()
+	if f := checkPrices(&cfg); f != nil {
+		t.Errorf("no state: %v", f)
+	}
+	store := &state.Store{Dir: cfg.StateDir()}
+	for _, s := range []string{"s1", "s2"} {
+		if _, err := store.Update(s, "bd-e", func(st *state.State) error {
+			st.Spent = usage.Spent{Models: []string{"claude-opus-5-5", "fake-model"}, Unpriced: 10}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := checkPrices(&cfg)
+	if f == nil || f.Level != Warning || !strings.Contains(f.Msg, "no price for fake-model:") || strings.Contains(f.Msg, "opus") {
+		t.Errorf("got %v; want one warning naming fake-model alone", f)
+	}
+	cfg.Usage.Prices = []usage.Price{{Model: "fake-*"}}
+	if f := checkPrices(&cfg); f != nil {
+		t.Errorf("priced by the project: %v", f)
 	}
 }

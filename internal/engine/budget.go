@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/state"
@@ -36,4 +38,18 @@ func (d *decider) budget() (Decision, bool) {
 	return Decision{Outcome: state.OutcomeBudget, Why: spent + "; checks skipped",
 		SystemMessage: "runtasks: " + spent + " (workflow.budget); stop allowed with the checks skipped. " +
 			"A person decides: raise the budget or arm the session again."}, true
+}
+
+// unpricedBudget says, once per loop and only when a cost budget is set,
+// that tokens of a model without a price keep it from being enforced.
+func (d *decider) unpricedBudget(dec Decision, spent *usage.Spent, unpricedBefore int64) Decision {
+	b := d.cfg.Workflow.Budget
+	if (b.SessionCost == 0 && b.EpicCost == 0) || spent == nil || spent.Unpriced == 0 || unpricedBefore > 0 {
+		return dec
+	}
+	models := cmp.Or(strings.Join(usage.Unpriced(d.cfg.Usage.Prices, spent.Models), ", "), "a model not named")
+	msg := "the cost budget (workflow.budget) cannot be enforced: no price for " + models + " (usage.prices)"
+	dec.Why += " · " + msg
+	dec.SystemMessage = strings.TrimSpace(dec.SystemMessage + " runtasks: " + msg + ".")
+	return dec
 }

@@ -110,3 +110,25 @@ func TestDecideBudget(t *testing.T) {
 		})
 	}
 }
+
+// A cost budget with tokens of a model without a price says so, once per
+// loop; a token budget does not need prices.
+func TestDecideBudgetUnpriced(t *testing.T) {
+	ctx, now := context.Background(), time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	cfg := testConfig()
+	cfg.Workflow.Budget = config.Budget{SessionCost: 2}
+	env := Env{Beads: epic([]string{"bd-e.1"}), Now: now}
+	in := Input{SessionID: "s1", Event: "Stop", Epic: "bd-e", Usage: usageOf("fake-model", 5e6, 0, 0, 0)}
+	want := "the cost budget (workflow.budget) cannot be enforced: no price for fake-model"
+	dec, st := Decide(ctx, in, state.State{Session: "s1", Epic: "bd-e"}, cfg, env)
+	if !dec.Block || !strings.Contains(dec.SystemMessage, want) || !strings.Contains(dec.Why, want) {
+		t.Fatalf("block=%v why %q message %q; want a block saying %q", dec.Block, dec.Why, dec.SystemMessage, want)
+	}
+	if dec, _ = Decide(ctx, in, st, cfg, env); strings.Contains(dec.SystemMessage, "cannot be enforced") {
+		t.Errorf("said again at the next stop: %q", dec.SystemMessage)
+	}
+	cfg.Workflow.Budget = config.Budget{SessionTokens: 1e9}
+	if dec, _ = Decide(ctx, in, state.State{Session: "s1", Epic: "bd-e"}, cfg, env); strings.Contains(dec.SystemMessage, "cannot be enforced") {
+		t.Errorf("a token budget: %q", dec.SystemMessage)
+	}
+}

@@ -67,6 +67,7 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 		dec = d.withStuck(dec)
 	}
 	dec = d.results(dec)
+	dec = d.unpricedBudget(dec, spent, st.Spent.Unpriced)
 	if dec.Block {
 		d.st.Cycles++
 		if d.st.FirstBlockAt.IsZero() {

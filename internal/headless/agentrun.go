@@ -57,6 +57,10 @@ func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
 // the cycle's log, not parsed, so memory stays flat whatever the agent prints.
 const MaxLine = 8 << 20
 
+// PromptFile, in a run's folder, is the prompt its agent was last given
+// (a worker's: its task; status --watch shows it).
+const PromptFile = "prompt.md"
+
 // lingerAfterExit is how long what the agent left in its group has after SIGTERM.
 const lingerAfterExit = 2 * time.Second
 
@@ -68,6 +72,9 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	name := fmt.Sprintf("cycle-%03d", cycle)
 	rec := CycleRecord{N: cycle, StartedAt: r.o.Now(), Resumed: resumeID != "", Log: name + ".jsonl", ExitCode: -1}
 	var sum Summary
+	if err := os.WriteFile(filepath.Join(r.dir, PromptFile), []byte(prompt), 0o600); err != nil {
+		r.log.Warn("prompt record", "err", err)
+	}
 	args, _ := Command(r.agent, prompt, resumeID, r.o.Args) // newRunner checked the agent
 	parse, _ := ParserFor(r.agent)
 	events, err := createLog(filepath.Join(r.dir, name+".jsonl"))

@@ -120,6 +120,37 @@ func (p *progress) redraw() {
 	p.drawn = true
 }
 
+// around runs write (a log line) with the live line cleared.
+func (p *progress) around(write func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	drawn := p.drawn
+	p.clear()
+	write()
+	if drawn {
+		p.redraw()
+	}
+}
+
+// above writes log lines above the live lines (progress, screen): they are
+// cleared first and drawn again after.
+type above struct {
+	live interface{ around(func()) }
+	w    io.Writer
+}
+
+func (a above) Write(b []byte) (n int, err error) {
+	a.live.around(func() { n, err = a.w.Write(b) })
+	return n, err
+}
+
+// logAbove sends o.Log's lines above the live lines on a terminal.
+func logAbove(o Options, live interface{ around(func()) }) {
+	if o.TTY && o.LogOut != nil {
+		o.Log.SetOutput(above{live, o.LogOut})
+	}
+}
+
 // Printf writes a permanent line, cleaned (it may hold what an agent wrote).
 func (p *progress) Printf(format string, args ...any) {
 	p.mu.Lock()
@@ -247,6 +278,18 @@ func (s *screen) redraw() {
 	}
 	io.WriteString(s.out, b.String())
 	s.drawn = true
+}
+
+// around runs write (a log line) with the live lines cleared.
+func (s *screen) around(write func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tty && s.drawn {
+		fmt.Fprintf(s.out, "\x1b[%dA\r\x1b[J", len(s.lines))
+		s.drawn = false
+		defer s.redraw()
+	}
+	write()
 }
 
 // done leaves the last lines on the terminal.

@@ -57,6 +57,7 @@ type Options struct {
 	TTY     bool
 	Now     func() time.Time
 	Log     *log.Logger
+	LogOut  io.Writer       // where Log writes when on a terminal: its lines then clear the live lines first
 	Width   func() int      // the terminal's width now (nil or 0: DefaultWidth)
 	Grace   time.Duration   // after SIGINT, before the agent's group is killed (default 10 s)
 	Kill    <-chan struct{} // closed (a second Ctrl-C): kill the agent's group at once
@@ -238,6 +239,7 @@ func newRunner(o Options) (*runner, error) {
 	r.state = RunState{RunID: o.RunID, Epic: r.epic, Agent: r.agent, SessionMode: cfg.Run.Session, PID: os.Getpid(),
 		EngineSession: engineSession, Status: "running", StartedAt: o.Now(), Cycles: []CycleRecord{}}
 	r.p = &progress{out: o.Out, tty: o.TTY, now: o.Now, start: r.state.StartedAt, width: o.Width}
+	logAbove(o, r.p)
 	return r, nil
 }
 

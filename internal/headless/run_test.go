@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/log"
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
@@ -232,6 +235,32 @@ func TestProgressTTY(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "\r\x1b[Ka permanent line\n") || !strings.HasSuffix(out.String(), "\r\x1b[K") {
 		t.Errorf("permanent lines and the end do not clear the live line: %q", out.String())
+	}
+}
+
+// A log line (Ctrl-C's WARN) on the terminal of the live lines clears
+// them first and they are drawn again after it: it never lands inside.
+func TestLogLineAboveLiveLines(t *testing.T) {
+	var term bytes.Buffer
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	p := &progress{out: &term, tty: true, now: func() time.Time { return now }, start: now, max: 10}
+	l := log.New(io.Discard)
+	logAbove(Options{TTY: true, Log: l, LogOut: &term}, p)
+	p.Tally(1, 4)
+	l.Warn("killing its process group")
+	live := "\r\x1b[K" + p.status()
+	if want := live + "\r\x1b[KWARN killing its process group\n" + live; term.String() != want {
+		t.Errorf("progress:\n got %q\nwant %q", term.String(), want)
+	}
+	term.Reset()
+	s := newScreen(&term, true, 2, nil)
+	logAbove(Options{TTY: true, Log: l, LogOut: &term}, s)
+	fmt.Fprintln(s.slot(0), "one")
+	fmt.Fprintln(s.slot(1), "two")
+	term.Reset()
+	l.Warn("killing its process group")
+	if want := "\x1b[2A\r\x1b[JWARN killing its process group\n\r\x1b[Kw1 one\n\r\x1b[Kw2 two\n"; term.String() != want {
+		t.Errorf("workers:\n got %q\nwant %q", term.String(), want)
 	}
 }
 

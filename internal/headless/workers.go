@@ -106,6 +106,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		}
 	}
 	screen := newScreen(o.Out, o.TTY, wo.N, o.Width)
+	logAbove(o, screen)
 	ws := make([]*worker, wo.N)
 	for i := range ws {
 		wopt := o

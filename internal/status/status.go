@@ -35,6 +35,7 @@ type Options struct {
 	RunsDir string // runtasks run's records ("" = none listed)
 	// ConfigError is why the configuration could not be read.
 	ConfigError string
+	Prices      []usage.Price // the project's usage.prices
 }
 
 // Report is what status shows; its JSON is status --json.
@@ -144,11 +145,11 @@ func LastReason(o *Options, session string) (string, error) {
 	case found.LastReason == "":
 		last := "no decision yet"
 		if found.Last != nil {
-			last = "its last decision: " + string(found.Last.Outcome) + ", " + found.Last.Why
+			last = "its last decision: " + string(found.Last.Outcome) + ", " + headless.Clean(found.Last.Why)
 		}
 		return "", fmt.Errorf("runtasks has fed no reason back to session %s (epic %s; %s)", Cell(session, 40), found.Epic, last)
 	}
-	return strings.TrimRight(found.LastReason, "\n"), nil
+	return strings.TrimRight(headless.Clean(found.LastReason), "\n"), nil
 }
 
 // Rollup sums the usage recs recorded per (session, epic), per epic and
@@ -286,6 +287,15 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 				}
 			}
 		}
+		var models []string
+		for _, s := range rep.Sessions {
+			if sp := s.spent(); sp != nil && sp.Unpriced > 0 {
+				models = append(models, sp.Models...)
+			}
+		}
+		for _, m := range usage.Unpriced(o.Prices, models) {
+			fmt.Fprintf(&b, "\nNo price for %s: its tokens are counted, its cost is not (COST ?; add it to usage.prices, docs/usage.md).\n", Cell(m, 60))
+		}
 	}
 	if len(rep.Runs) > 0 {
 		b.WriteString("\nRuns (runtasks run), newest first:\n")
@@ -372,14 +382,15 @@ func countCells(c *state.Counts) string {
 	return strings.Join(cells, "\t")
 }
 
-// Cell makes an outside string safe for one table cell: unprintable
-// characters become '?', and it is cut to n runes.
+// Cell makes an outside string safe for one table cell: escapes are
+// stripped (headless.Clean), other unprintable characters become '?', and
+// it is cut to n runes.
 func Cell(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
 	runes := make([]rune, 0, min(len(s), n+1))
-	for _, r := range s {
+	for _, r := range headless.Clean(s) {
 		if len(runes) > n {
 			break
 		}

@@ -12,7 +12,7 @@ func TestCell(t *testing.T) {
 		{"abc", 10, "abc"},
 		{"abcdefghij", 10, "abcdefghij"},
 		{"abcdefghijk", 10, "abcdefghi…"},
-		{"a\tb\nc\x1bd", 10, "a?b?c?d"},
+		{"a\tb\nc\x1b]0;t\x07d\x1b[2J\x7f", 10, "a?b?cd"},
 		{"ünïcödé😀", 10, "ünïcödé😀"},
 		{"ünïcödé😀xyz", 8, "ünïcödé…"},
 		{"abc     def", 6, "abc…"},

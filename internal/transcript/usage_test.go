@@ -121,6 +121,10 @@ func TestUsageRecordedTranscripts(t *testing.T) {
 			if len(u.Models) != 1 || models(u)[0] != tt.want || messages(u) != tt.msgs || u.Partial {
 				t.Errorf("usage = %+v, want one model %+v over %d messages", u, tt.want, tt.msgs)
 			}
+			// The shipped prices cover what the pinned clients send (Codex's is a fake model).
+			if s := usage.Spend(nil, u); tt.want.Model != "fake-model" && (s.Unpriced != 0 || s.Cost <= 0) {
+				t.Errorf("%s not priced by the shipped table: %+v", tt.want.Model, s)
+			}
 		})
 	}
 }

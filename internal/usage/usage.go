@@ -145,9 +145,16 @@ type Price struct {
 	CacheWrite float64 `koanf:"cache_write" json:"cache_write"`
 }
 
+// PricesDate is when the shipped table was last checked against the
+// providers' list prices (runtasks config show prints it).
+const PricesDate = "2026-11-27"
+
 // Prices is the shipped price table: the providers' list prices, first
-// match wins. A project's usage.prices replaces it.
+// match wins. A project's usage.prices are checked before it.
 var Prices = []Price{
+	{"claude-opus-5*", 5, 25, 0.5, 6.25},
+	{"claude-sonnet-5*", 3, 15, 0.3, 3.75},
+	{"claude-haiku-5*", 1, 5, 0.1, 1.25},
 	{"claude-opus-4-5*", 5, 25, 0.5, 6.25},
 	{"claude-opus-4*", 15, 75, 1.5, 18.75},
 	{"claude-sonnet-4*", 3, 15, 0.3, 3.75},
@@ -160,21 +167,36 @@ var Prices = []Price{
 	{"gemini-2.5-flash*", 0.3, 2.5, 0.075, 0},
 }
 
-// Spend prices a stop's usage (the first pattern that matches a model);
-// a model without a price is counted in tokens only.
-func Spend(prices []Price, u Usage) Spent {
+// price is the first of overrides, then of Prices, that matches model.
+func price(overrides []Price, model string) (Price, bool) {
+	for _, p := range slices.Concat(overrides, Prices) {
+		if ok, _ := path.Match(p.Model, model); ok && model != "" {
+			return p, true
+		}
+	}
+	return Price{}, false
+}
+
+// Unpriced is the models that neither overrides nor Prices price, sorted, once each.
+func Unpriced(overrides []Price, models []string) []string {
+	un := slices.DeleteFunc(slices.Sorted(slices.Values(models)), func(m string) bool { _, ok := price(overrides, m); return ok })
+	return slices.Compact(un)
+}
+
+// Spend prices a stop's usage (overrides first, then Prices); a model
+// without a price is counted in tokens only.
+func Spend(overrides []Price, u Usage) Spent {
 	var s Spent
 	for _, m := range u.Models {
 		s.Tokens = s.Tokens.Plus(m.Tokens)
 		if m.Model != "" && !slices.Contains(s.Models, m.Model) {
 			s.Models = append(s.Models, m.Model)
 		}
-		i := slices.IndexFunc(prices, func(p Price) bool { ok, _ := path.Match(p.Model, m.Model); return ok })
-		if m.Model == "" || i < 0 {
+		p, ok := price(overrides, m.Model)
+		if !ok {
 			s.Unpriced += m.Total()
 			continue
 		}
-		p := prices[i]
 		s.Cost += (float64(m.Input)*p.Input + float64(m.Output)*p.Output +
 			float64(m.CacheRead)*p.CacheRead + float64(m.CacheWrite)*p.CacheWrite) / 1e6
 	}

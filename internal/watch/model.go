@@ -8,7 +8,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/usage"
@@ -37,6 +39,7 @@ type Model struct {
 	selected      int
 	showReason    bool
 	showHistory   bool
+	scroll        int // the first line of the reason shown
 }
 
 // Init loads the first snapshot and starts the clock (times since).
@@ -74,11 +77,19 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, tea.Quit
 		case "up", "k":
-			m.selected = max(m.selected-1, 0)
+			if m.showReason {
+				m.scroll = max(m.scroll-1, 0)
+			} else {
+				m.selected = max(m.selected-1, 0)
+			}
 		case "down", "j":
-			m.selected = min(m.selected+1, max(len(m.snap.Rows)-1, 0))
+			if m.showReason {
+				m.scroll++
+			} else {
+				m.selected = min(m.selected+1, max(len(m.snap.Rows)-1, 0))
+			}
 		case "w":
-			m.showReason, m.showHistory = !m.showReason, false
+			m.showReason, m.showHistory, m.scroll = !m.showReason, false, 0
 		case "enter":
 			m.showHistory, m.showReason = !m.showHistory, false
 		}
@@ -104,6 +115,9 @@ func (m Model) View() tea.View {
 	if m.Now != nil {
 		now = m.Now()
 	}
+	if m.showReason && m.selected < len(m.snap.Rows) {
+		return m.reasonView(m.snap.Rows[m.selected], width)
+	}
 	var b strings.Builder
 	title := fmt.Sprintf("runtasks · %d loop(s)", len(m.snap.Rows))
 	if n := m.snap.NeedsPerson(); n > 0 {
@@ -126,16 +140,11 @@ func (m Model) View() tea.View {
 	if len(m.snap.Runs) > 0 {
 		b.WriteString(styleTitle.Render(fmt.Sprintf("runtasks run · %d", len(m.snap.Runs))) + "\n")
 		for _, r := range m.snap.Runs {
-			b.WriteString(cutStyled(runLine(r, now), width) + "\n")
+			b.WriteString(cutStyled(runLine(r, now, width), width) + "\n")
 		}
 	}
 	if m.selected < len(m.snap.Rows) {
 		switch sel := m.snap.Rows[m.selected]; {
-		case m.showReason:
-			b.WriteString("\n" + styleTitle.Render("Last reason fed back to "+cut(sel.Session, 30)+":") + "\n")
-			for _, l := range strings.Split(cmp.Or(sel.Reason, "(none: runtasks has not blocked this session)"), "\n") {
-				b.WriteString(cut(l, width) + "\n")
-			}
 		case m.showHistory && m.History != nil:
 			b.WriteString("\n" + styleTitle.Render("History of "+cut(sel.Session, 30)+" on "+sel.Epic+":") + "\n")
 			for _, rec := range m.History(sel.Session, sel.Epic) {
@@ -143,14 +152,30 @@ func (m Model) View() tea.View {
 			}
 		}
 	}
-	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	footer := styleDim.Render(cut("q quit · ↑↓ select · enter history · w full reason", width))
-	if m.height > 1 { // exactly the screen's height
+	return m.screen(strings.Split(strings.TrimRight(b.String(), "\n"), "\n"), "q quit · ↑↓ select · enter history · w full reason", width)
+}
+
+// screen is lines and a footer, exactly the screen's height.
+func (m Model) screen(lines []string, footer string, width int) tea.View {
+	if m.height > 1 {
 		lines = append(lines, make([]string, max(m.height-1-len(lines), 0))...)[:m.height-1]
 	}
-	v := tea.NewView(strings.Join(append(lines, footer), "\n"))
+	v := tea.NewView(strings.Join(append(lines, styleDim.Render(cut(footer, width))), "\n"))
 	v.AltScreen = true
 	return v
+}
+
+// reasonView is the selected loop's whole reason (or, for a runtasks run
+// session, the prompt its agent was given), wrapped to the width, scrolled.
+func (m Model) reasonView(sel Row, width int) tea.View {
+	head := "Last reason fed back to " + sel.Session + ":"
+	if sel.Given {
+		head = "Prompt " + sel.Session + "'s agent was given:"
+	}
+	text := strings.ReplaceAll(headless.Clean(cmp.Or(sel.Reason, "(none: runtasks has not blocked this session)")), "\t", "    ")
+	lines := strings.Split(ansi.Wrap(strings.TrimRight(text, "\n"), width, ""), "\n")
+	lines = lines[min(m.scroll, len(lines)-1):]
+	return m.screen(append(strings.Split(ansi.Wrap(styleTitle.Render(headless.Clean(head)), width, ""), "\n"), lines...), "w or esc back · ↑↓ scroll · q quit", width)
 }
 
 // rowLines renders one loop on two lines:
@@ -169,7 +194,8 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 			spent += " " + usage.FormatCost(r.Spent.Cost)
 		}
 	}
-	line1 := fmt.Sprintf("%s %-12s %-10s %s  %s  %s", mark, cut(r.Session, 12), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Cycles, r.Max), spent)
+	id := idWidth(width)
+	line1 := fmt.Sprintf("%s %-*s %-10s %s  %s  %s", mark, id, middle(r.Session, id), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Cycles, r.Max), spent)
 	parts := []string{outcome, r.Why}
 	if !r.LastStop.IsZero() {
 		parts = append(parts, ago(now.Sub(r.LastStop))+" ago")
@@ -216,12 +242,7 @@ func ago(d time.Duration) string {
 
 // cut makes s printable on one line and at most n cells wide.
 func cut(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
+	s = strings.Join(strings.Fields(headless.Clean(s)), " ")
 	if lipgloss.Width(s) <= n {
 		return s
 	}
@@ -230,6 +251,22 @@ func cut(s string, n int) string {
 		r = r[:len(r)-1]
 	}
 	return string(r) + "…"
+}
+
+// idWidth is the cells a session or run id gets: 12 at 80 columns, more
+// on a wider terminal.
+func idWidth(width int) int { return min(12+max(width-80, 0)/3, 36) }
+
+// middle makes s printable and at most n cells wide, cut in the middle: the
+// ends tell ids apart (a run's random suffix, a worker's -w2).
+func middle(s string, n int) string {
+	s = cut(s, len(s))
+	r := []rune(s)
+	if lipgloss.Width(s) <= n {
+		return s
+	}
+	tail := (n - 1) * 2 / 3
+	return string(r[:n-1-tail]) + "…" + string(r[len(r)-tail:])
 }
 
 // cutStyled cuts a line that holds styles to n cells.

@@ -2,9 +2,12 @@ package watch
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/headless"
 )
 
@@ -19,10 +22,23 @@ func LiveRuns(dir string) ([]headless.RunState, error) {
 }
 
 // runLine is a run's line in the view.
-func runLine(r headless.RunState, now time.Time) string {
+func runLine(r headless.RunState, now time.Time, width int) string {
 	mark, state := " ", "running "+ago(now.Sub(r.StartedAt))
 	if r.Status == headless.StatusDead {
 		mark, state = styleAlert.Render("!"), styleAlert.Render("dead")+": its runtasks process is gone"
 	}
-	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, cut(r.RunID, 20), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(r.Cycle, r.MaxCycles), cut(r.Agent, 8), state)
+	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, middle(r.RunID, idWidth(width)+8), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(r.Cycle, r.MaxCycles), cut(r.Agent, 8), state)
+}
+
+// GivenPrompts sets the reason of each runtasks run session (run-ID) to the
+// prompt its agent was last given (headless.PromptFile): a worker's is its
+// task, never the engine's reason.
+func GivenPrompts(snap *Snapshot, runsDir string) {
+	for i, r := range snap.Rows {
+		if id, ok := strings.CutPrefix(r.Session, "run-"); ok && runsDir != "" {
+			if b, err := agentfile.Read(filepath.Join(runsDir, id, headless.PromptFile), agentfile.MaxText); err == nil {
+				snap.Rows[i].Reason, snap.Rows[i].Given = string(b), true
+			}
+		}
+	}
 }

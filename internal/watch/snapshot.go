@@ -22,6 +22,7 @@ type Row struct {
 	Block             bool
 	Why               string
 	Reason            string // the full reason last fed back
+	Given             bool   // Reason is the prompt runtasks run gave the agent (GivenPrompts)
 	Counts            *state.Counts
 	// Seen is the most unclosed work a decision on the epic saw, Closed
 	// how much of it is gone now.

@@ -1,11 +1,17 @@
 package watch
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -67,5 +73,77 @@ func TestLoadOrder(t *testing.T) {
 	}
 	if snap.NeedsPerson() != 1 {
 		t.Errorf("NeedsPerson = %d", snap.NeedsPerson())
+	}
+}
+
+// Two workers of one run and their runs stay apart at every width: ids are
+// cut in the middle, keeping the worker's -wN and the run's suffix.
+func TestRowsDistinguishable(t *testing.T) {
+	now := time.Date(2026, 11, 27, 11, 45, 0, 0, time.UTC)
+	m := Model{Now: func() time.Time { return now }}
+	for _, w := range []string{"w1", "w2"} {
+		m.snap.Rows = append(m.snap.Rows, Row{Session: "run-20261127T114002Z-17ab3f-" + w, Epic: "bd-e", Max: 50, LastStop: now})
+		m.snap.Runs = append(m.snap.Runs, headless.RunState{RunID: "20261127T114002Z-17ab3f-" + w, Epic: "bd-e", Status: "running", MaxCycles: 50, StartedAt: now})
+	}
+	for _, width := range []int{80, 140, 200} {
+		m.width, m.height = width, 30
+		lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+		var rows []string
+		for _, l := range lines {
+			if strings.Contains(l, "cycle 0/50") {
+				rows = append(rows, l)
+			}
+			if ansi.StringWidth(l) > width {
+				t.Errorf("%d columns: a line of %d: %q", width, ansi.StringWidth(l), l)
+			}
+		}
+		if len(rows) != 4 || rows[0] == rows[1] || rows[2] == rows[3] || !strings.Contains(rows[1], "-w2") || !strings.Contains(rows[3], "-w2") {
+			t.Errorf("%d columns: rows not told apart:\n%s", width, strings.Join(rows, "\n"))
+		}
+	}
+}
+
+// w shows the whole reason, wrapped to the width, never cut; ↓ scrolls
+// what does not fit. A runtasks run worker shows the prompt its agent was
+// given (its task), not the engine's reason.
+func TestReasonWrappedAndGivenPrompt(t *testing.T) {
+	var words []string
+	for i := range 120 {
+		words = append(words, fmt.Sprintf("word%03d", i))
+	}
+	reason := strings.Join(words[:60], " ") + "\n\n" + strings.Join(words[60:], " ") + strings.Repeat("x", 100)
+	runs := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(runs, "R-w2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(runs, "R-w2", headless.PromptFile), []byte("You are worker 2 of 2. Your task is bd-e.2: \x1b]0;t\x07Test it"), 0o600)
+	m := Model{width: 40, height: 10}
+	m.snap.Rows = []Row{{Session: "s1", Reason: reason}, {Session: "run-R-w2", Reason: "You are the orchestrator"}}
+	GivenPrompts(&m.snap, runs)
+	key := func(k string) { mm, _ := m.Update(tea.KeyPressMsg{Code: []rune(k)[0], Text: k}); m = mm.(Model) }
+	key("w")
+	var seen strings.Builder
+	for range 30 {
+		screen := ansi.Strip(m.View().Content)
+		for _, l := range strings.Split(screen, "\n") {
+			if ansi.StringWidth(l) > 40 || strings.Contains(l, "…") {
+				t.Fatalf("a line cut or wider than 40: %q", l)
+			}
+		}
+		seen.WriteString(screen)
+		key("j")
+	}
+	for _, w := range append(words, strings.Repeat("x", 30)) {
+		if !strings.Contains(seen.String(), w) {
+			t.Fatalf("%s never shown:\n%s", w, seen.String())
+		}
+	}
+	key("w")
+	key("j")
+	key("w")
+	screen := ansi.Strip(m.View().Content)
+	if !strings.Contains(screen, "Prompt run-R-w2's agent was given:") || !strings.Contains(screen, "worker 2 of 2") || !strings.Contains(screen, "Test it") ||
+		strings.Contains(screen, "orchestrator") || strings.Contains(screen, "\x1b") {
+		t.Errorf("the worker's prompt:\n%s", screen)
 	}
 }
