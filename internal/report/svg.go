@@ -111,6 +111,9 @@ func (r Report) TokenBars() Bars {
 	return r.bars(func(c Cycle) float64 { return float64(c.Spent.Total()) },
 		func(v float64) string { return usage.FormatTokens(int64(v)) },
 		func(c Cycle) string {
+			if !c.HasCost {
+				return fmt.Sprintf("#%d %s: usage not recorded", c.Seq, c.Outcome)
+			}
 			return fmt.Sprintf("#%d %s: %s tokens, %s", c.Seq, c.Outcome, usage.FormatTokens(c.Spent.Total()), r.CostText(c.Spent))
 		},
 		"tokens per decision")
