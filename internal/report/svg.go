@@ -84,6 +84,9 @@ func (r Report) Timeline() Timeline {
 	tl.Height = tl.AxisY + axisHeight
 	if len(r.Cycles) > 0 {
 		layout := "15:04"
+		if r.End.Sub(r.Start) < 10*time.Minute {
+			layout = "15:04:05"
+		}
 		if r.End.Sub(r.Start) >= 24*time.Hour || r.Start.In(r.Loc).YearDay() != r.End.In(r.Loc).YearDay() {
 			layout = "Jan 2 15:04"
 		}
