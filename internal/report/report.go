@@ -82,13 +82,6 @@ type Session struct {
 	Recorded   int // decisions whose usage was recorded
 }
 
-// Run is a runtasks run on the epic and the tasks counted at its session's
-// decisions.
-type Run struct {
-	headless.RunState
-	Closed int
-}
-
 // Report is the model the page is rendered from.
 type Report struct {
 	Epic, Title           string
@@ -105,8 +98,8 @@ type Report struct {
 	Titles   map[string]string // by id: the epic's and its tasks'
 	Cycles   []Cycle
 	Sessions []Session
-	Tasks    []usage.Row // per claimed task, costliest first
-	Runs     []Run       // oldest first
+	Tasks    []usage.Row         // per claimed task, costliest first
+	Runs     []headless.RunState // oldest first
 	Spent    usage.Spent
 	Recorded int // decisions whose usage was recorded
 	Counts   map[Mark]int
@@ -186,14 +179,10 @@ func Build(in Input) Report {
 	})
 	for _, run := range in.Runs {
 		if run.Epic == in.Epic {
-			k := slices.IndexFunc(r.Sessions, func(s Session) bool { return s.ID == run.EngineSession })
-			r.Runs = append(r.Runs, Run{RunState: run})
-			if k >= 0 {
-				r.Runs[len(r.Runs)-1].Closed = r.Sessions[k].Closed
-			}
+			r.Runs = append(r.Runs, run)
 		}
 	}
-	slices.SortStableFunc(r.Runs, func(a, b Run) int { return a.StartedAt.Compare(b.StartedAt) })
+	slices.SortStableFunc(r.Runs, func(a, b headless.RunState) int { return a.StartedAt.Compare(b.StartedAt) })
 	return r
 }
 
@@ -318,6 +307,14 @@ func (r Report) Named(id string) string {
 		return id + " (" + t + ")"
 	}
 	return id
+}
+
+// ClosedBy is how many closed tasks are counted at session's decisions.
+func (r Report) ClosedBy(session string) int {
+	if i := slices.IndexFunc(r.Sessions, func(s Session) bool { return s.ID == session }); i >= 0 {
+		return r.Sessions[i].Closed
+	}
+	return 0
 }
 
 // CostText is a cost in dollars, marked when some tokens have no price.

@@ -64,7 +64,7 @@ func TestBuild(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "bd-e1.1,bd-e1.2,bd-e1.4" {
 		t.Errorf("tasks = %s", got)
 	}
-	if len(r.Runs) != 1 || r.Runs[0].Cycle != 2 || r.Runs[0].MaxCycles != 50 || r.Runs[0].Closed != 2 {
+	if len(r.Runs) != 1 || r.Runs[0].Cycle != 2 || r.Runs[0].MaxCycles != 50 || r.ClosedBy(r.Runs[0].EngineSession) != 2 {
 		t.Errorf("runs = %+v", r.Runs)
 	}
 }
