@@ -10,13 +10,15 @@ import (
 	"testing"
 
 	"github.com/runtasks/runtasks/e2e/chromium"
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/report/reporttest"
 )
 
 // TestReportChromiumIntegrationE2E writes a report with the runtasks
-// binary from a decision log and run records, opens it in headless
-// Chromium, checks the DOM it built and a screenshot of it. With
-// RUNTASKS_UPDATE_SCREENSHOTS=1 the screenshot becomes docs/report.png.
+// binary from a decision log, run records and a fake bd serving the
+// epic's tasks, opens it in headless Chromium, checks the DOM it built and
+// a screenshot of it. (The README's docs/report.png is made from a real
+// worker run: TestIntegrationReportRuns in cmd/runtasks.)
 func TestReportChromiumIntegrationE2E(t *testing.T) {
 	browser := chromium.Require(t)
 	bin := buildRuntasks(t)
@@ -40,18 +42,29 @@ func TestReportChromiumIntegrationE2E(t *testing.T) {
 		writeFile(t, filepath.Join(dir, ".runtasks", "runs", run.RunID, "run.json"), string(b))
 	}
 
+	tasks, err := json.Marshal(append([]beads.Issue{{ID: fix.Epic, Title: fix.Title, Status: beads.StatusOpen, IssueType: beads.TypeEpic}}, fix.Tasks...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := filepath.Join(dir, "fakebd")
+	writeFile(t, bd+".json", string(tasks))
+	writeFile(t, bd, "#!/bin/sh\ncat \"$0.json\"\n")
+	if err := os.Chmod(bd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
 	page := filepath.Join(dir, "out", "report.html")
 	if err := os.MkdirAll(filepath.Dir(page), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "report", "--epic", fix.Epic, "--out", page)
 	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "TZ=UTC"}
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "TZ=UTC", "RUNTASKS_BD=" + bd}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("runtasks report: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "Epic bd-e1: complete in 2h00m") {
+	if !strings.Contains(string(out), "Epic bd-e1 (Ship the parser): complete in 2h00m") {
 		t.Errorf("runtasks report printed no summary:\n%s", out)
 	}
 
@@ -62,7 +75,10 @@ func TestReportChromiumIntegrationE2E(t *testing.T) {
 		re        string
 		wantCount int // -1: at least one
 	}{
-		{"the summary at the top", `(?s)<body>.*<pre class="summary" id="summary">Epic bd-e1: complete in 2h00m`, 1},
+		{"the summary at the top", `(?s)<body>.*<pre class="summary" id="summary">Epic bd-e1 \(Ship the parser\): complete in 2h00m`, 1},
+		{"the closed tasks in the tile", `<div class="tile" id="tile-tasks"><b>4/4</b>`, 1},
+		{"a row per closed task, titled", `<tr><td><code>bd-e1\.\d</code></td><td>[^<]`, 4},
+		{"the title's markup as text", `Release &lt;b&gt;it&lt;/b&gt;`, -1},
 		{"the timeline", `<svg id="timeline"`, 1},
 		{"a row per session", `<g class="row">`, 2},
 		{"a tick per decision", `<g class="cycle `, 6},
@@ -72,8 +88,8 @@ func TestReportChromiumIntegrationE2E(t *testing.T) {
 		{"the completion marked", `<g class="cycle complete">`, 1},
 		{"a bar per decision in two charts", `<rect class="m-`, 12},
 		{"a table row per decision", `<tr class="o-`, 6},
-		{"the tasks' costs", `<td><code>bd-e1\.1</code></td><td class="n">2</td>`, 1},
-		{"the run", `<td><code>20260302-103000-ab12</code></td>`, 1},
+		{"the tasks' costs", `<td><code>bd-e1\.1</code> Write the parser</td><td class="n">2</td>`, 1},
+		{"the run and the tasks its session closed", `<td><code>20260302-103000-ab12</code></td>.*<td class="n">2</td>`, 1},
 		{"the reason's markup as text (tick title and table)", `&lt;script&gt;alert\("x"\)&lt;/script&gt;`, 2},
 		{"no script element", `<script`, 0},
 	}
@@ -93,7 +109,6 @@ func TestReportChromiumIntegrationE2E(t *testing.T) {
 	}
 	colors, share := chromium.Ink(img)
 	t.Logf("screenshot: %d bytes, %d colours, %.1f%% ink", len(png), colors, share*100)
-	chromium.Update(t, filepath.Join(repoRoot(t), "docs", "report.png"), png)
 }
 
 func writeFile(t *testing.T, path, text string) {

@@ -49,7 +49,8 @@ runtasks run's runs (running, finished, or dead: process gone) and the last
 decisions of the decision log, newest last.
 
 --usage sums the whole decision log per session, epic and claimed task.
---why SESSION prints the whole reason last fed back to that session.
+--why SESSION prints the whole reason last fed back to that session, then
+the title of each task it names (one bd query).
 --watch is a live full-screen view of every loop (q quits, enter history,
 w last reason), its bars the epics' closed/total from bd, read at most once
 every 3 seconds; without a terminal, a new table on each change
@@ -84,8 +85,13 @@ every 3 seconds; without a terminal, a new table on each change
 			}
 			opts.RunsDir, opts.Prices = headless.RunsDir(cfg), cfg.Usage.Prices
 			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			bd := newBeadsClient(f, cfg)
 			if opts.TTY != nil {
-				opts.Tally = newBeadsClient(f, cfg).Tally
+				opts.Tally = bd.Tally
+			}
+			opts.Tasks = func(epic string) ([]beads.Issue, error) {
+				e, sub, err := bd.Descendants(cmd.Context(), epic)
+				return append([]beads.Issue{e}, sub...), err
 			}
 			return runStatus(cmd.Context(), opts) // a failure is status 1
 		},

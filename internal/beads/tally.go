@@ -17,28 +17,32 @@ type Tally struct {
 // included.
 var tallyArgs = []string{"list", "--json", "--limit", "0", "--all"}
 
-// Tally reads every issue, closed ones included, in one bd query
-// (bd list --all) and counts the epic's descendants. An epic that is not in
-// the store is an *Error of kind KindNotFound.
+// Tally counts the epic's Descendants. An epic that is not in the store is
+// an *Error of kind KindNotFound.
 func (c *Client) Tally(ctx context.Context, epic string) (Tally, error) {
-	var all []Issue
-	if err := c.query(ctx, &all, tallyArgs...); err != nil {
-		return Tally{}, err
-	}
-	return tally(all, epic)
-}
-
-// tally counts epic's descendants in all (every issue of the store).
-func tally(all []Issue, epic string) (Tally, error) {
-	if !slices.ContainsFunc(all, func(is Issue) bool { return is.ID == epic }) {
-		return Tally{}, &Error{Kind: KindNotFound, Args: tallyArgs, Msg: fmt.Sprintf("no issue found matching %q", epic)}
-	}
+	_, sub, err := c.Descendants(ctx, epic)
 	var t Tally
-	for _, is := range descendants(all, all, epic) {
+	for _, is := range sub {
 		t.Total++
 		if is.Status == StatusClosed {
 			t.Closed++
 		}
 	}
-	return t, nil
+	return t, err
+}
+
+// Descendants reads every issue, closed ones included, in one bd query
+// (bd list --all): the epic and its whole subtree, with titles, assignees
+// and closed times. An epic that is not in the store is an *Error of kind
+// KindNotFound.
+func (c *Client) Descendants(ctx context.Context, epic string) (Issue, []Issue, error) {
+	var all []Issue
+	if err := c.query(ctx, &all, tallyArgs...); err != nil {
+		return Issue{}, nil, err
+	}
+	i := slices.IndexFunc(all, func(is Issue) bool { return is.ID == epic })
+	if i < 0 {
+		return Issue{}, nil, &Error{Kind: KindNotFound, Args: tallyArgs, Msg: fmt.Sprintf("no issue found matching %q", epic)}
+	}
+	return all[i], descendants(all, all, epic), nil
 }

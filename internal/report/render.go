@@ -25,7 +25,13 @@ func Render(w io.Writer, r Report) error {
 			}
 			return t.In(r.Loc).Format("15:04:05")
 		},
-		"zone":   func() string { return r.Loc.String() },
+		"zone": func() string {
+			if z := r.Loc.String(); z != "Local" {
+				return z
+			}
+			return r.Generated.In(r.Loc).Format("MST")
+		},
+		"title":  func(id string) string { return oneLine(r.Titles[id], 80) },
 		"dur":    FormatDuration,
 		"tokens": usage.FormatTokens,
 		"cost":   r.CostText,

@@ -10,21 +10,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Input is what a report is built from: the records and runs of any
-// epics and order (only Epic's are read), when it is made and the zone
-// times are shown in.
+// Input is what a report is built from: the epic's title and subtree as
+// beads holds them, the records and runs of any epics and order (only
+// Epic's are read), when it is made and the zone times are shown in.
 type Input struct {
-	Epic    string
-	Records []state.Record
-	Runs    []headless.RunState
-	Now     time.Time
-	Loc     *time.Location
+	Epic, Title string
+	Tasks       []beads.Issue // the epic's descendants, closed ones included
+	Records     []state.Record
+	Runs        []headless.RunState
+	Now         time.Time
+	Loc         *time.Location
 }
 
 // Mark is what a cycle's tick on the timeline shows.
@@ -36,7 +38,7 @@ const (
 	MarkEscalated Mark = "escalated" // a person is needed (escalation, no progress, budget)
 	MarkRejected  Mark = "rejected"  // a completion promise or token was rejected
 	MarkStuck     Mark = "stuck"     // stuck tasks were found or moved
-	MarkClosed    Mark = "closed"    // tasks were closed since the previous decision
+	MarkClosed    Mark = "closed"    // tasks closed in beads are counted at this decision
 	MarkError     Mark = "error"     // bd, a check, the configuration or runtasks failed
 	MarkCycle     Mark = "cycle"     // nothing else: a plain cycle
 )
@@ -49,15 +51,24 @@ type Cycle struct {
 	N, Max         int // the session's cycle count after this decision
 	Outcome        state.Outcome
 	Why            string
-	Remaining      int // the unclosed work counted (-1: not counted)
-	// Closed is how many fewer unclosed tasks this decision counted than
-	// the previous count (net: tasks added in between hide closed ones).
-	Closed  int
-	Stuck   []string // the stuck-task actions
-	Task    string
-	Spent   usage.Spent
-	HasCost bool // the usage was recorded
-	Mark    Mark
+	Remaining      int      // the unclosed work counted (-1: not counted)
+	Closed         int      // the tasks closed in beads counted at this decision (see Done)
+	Stuck          []string // the stuck-task actions
+	Task           string
+	Spent          usage.Spent
+	HasCost        bool // the usage was recorded
+	Mark           Mark
+}
+
+// Done is a task beads holds closed, counted at the decision Seq of
+// Session: the first decision of the session that held it (its assignee's
+// run or session, else the session that claimed it) at or after its
+// closed_at, else that session's last, else the epic's first decision after
+// it, else the last.
+type Done struct {
+	beads.Issue
+	Session string
+	Seq     int
 }
 
 // Session is one session's cycles on the epic.
@@ -68,11 +79,12 @@ type Session struct {
 	Last       state.Outcome
 	Spent      usage.Spent
 	Closed     int
+	Recorded   int // decisions whose usage was recorded
 }
 
 // Report is the model the page is rendered from.
 type Report struct {
-	Epic                  string
+	Epic, Title           string
 	Generated, Start, End time.Time
 	Loc                   *time.Location
 	// Complete: a decision found the epic done; CompletedAt is the first.
@@ -80,37 +92,32 @@ type Report struct {
 	CompletedAt time.Time
 	Last        state.Outcome
 	LastWhy     string
-	// Seen is the most unclosed work any decision counted; Remaining the
-	// last count (-1: never counted).
-	Seen, Remaining, Closed int
-	Cycles                  []Cycle
-	Sessions                []Session
-	Tasks                   []usage.Row         // per claimed task, costliest first
-	Runs                    []headless.RunState // oldest first
-	Spent                   usage.Spent
-	Counts                  map[Mark]int
+	// Total is how many descendants the epic has in beads, Done the closed.
+	Total    int
+	Done     []Done
+	Titles   map[string]string // by id: the epic's and its tasks'
+	Cycles   []Cycle
+	Sessions []Session
+	Tasks    []usage.Row         // per claimed task, costliest first
+	Runs     []headless.RunState // oldest first
+	Spent    usage.Spent
+	Recorded int // decisions whose usage was recorded
+	Counts   map[Mark]int
 }
 
 // Build computes the report of in.Epic.
 func Build(in Input) Report {
-	r := Report{Epic: in.Epic, Generated: in.Now, Loc: cmp.Or(in.Loc, time.Local), Remaining: -1, Counts: map[Mark]int{}}
+	r := Report{Epic: in.Epic, Title: in.Title, Generated: in.Now, Loc: cmp.Or(in.Loc, time.Local), Total: len(in.Tasks),
+		Titles: map[string]string{in.Epic: in.Title}, Counts: map[Mark]int{}}
 	recs := slices.DeleteFunc(slices.Clone(in.Records), func(rec state.Record) bool {
 		return rec.Epic != in.Epic || rec.Outcome.Class() == state.ClassIgnored
 	})
 	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
-	prev := -1
-	sessions := map[string]int{}
 	for i, rec := range recs {
 		c := Cycle{Seq: i + 1, Time: rec.Time, Session: rec.Session, Agent: rec.Agent, N: rec.Cycle, Max: rec.Max,
 			Outcome: rec.Outcome, Why: rec.Why, Remaining: -1, Task: rec.Task}
 		if rec.Counts != nil && rec.Counts.Remaining >= 0 {
 			c.Remaining = rec.Counts.Remaining
-			if prev >= 0 && prev > c.Remaining {
-				c.Closed = prev - c.Remaining
-			}
-			prev = c.Remaining
-			r.Seen = max(r.Seen, c.Remaining)
-			r.Remaining = c.Remaining
 		}
 		for _, a := range rec.Actions {
 			if strings.Contains(a, " stuck (") {
@@ -120,15 +127,30 @@ func Build(in Input) Report {
 		if rec.Usage != nil {
 			c.Spent, c.HasCost = *rec.Usage, true
 		}
-		c.Mark = markOf(c)
+		r.Cycles = append(r.Cycles, c)
+	}
+	for _, is := range in.Tasks {
+		r.Titles[is.ID] = is.Title
+		if is.Status != beads.StatusClosed {
+			continue
+		}
+		d := Done{Issue: is, Session: holder(is, recs, in.Runs)}
+		if k := r.countedAt(d.Session, is.ClosedAt); k >= 0 {
+			r.Cycles[k].Closed++
+			d.Session, d.Seq = r.Cycles[k].Session, r.Cycles[k].Seq
+		}
+		r.Done = append(r.Done, d)
+	}
+	slices.SortStableFunc(r.Done, func(a, b Done) int { return a.ClosedAt.Compare(b.ClosedAt) })
+	sessions := map[string]int{}
+	for i := range r.Cycles {
+		c := &r.Cycles[i]
+		c.Mark = markOf(*c)
 		r.Counts[c.Mark]++
 		if c.Outcome.Done() && !r.Complete {
 			r.Complete, r.CompletedAt = true, c.Time
 		}
-		r.Closed += c.Closed
 		r.Spent = r.Spent.Plus(c.Spent)
-		r.Cycles = append(r.Cycles, c)
-
 		k, ok := sessions[c.Session]
 		if !ok {
 			k = len(r.Sessions)
@@ -136,11 +158,15 @@ func Build(in Input) Report {
 			r.Sessions = append(r.Sessions, Session{ID: c.Session, Agent: c.Agent, Start: c.Time})
 		}
 		s := &r.Sessions[k]
-		s.Cycles = append(s.Cycles, c)
+		s.Cycles = append(s.Cycles, *c)
 		s.End, s.Last = c.Time, c.Outcome
 		s.Spent = s.Spent.Plus(c.Spent)
 		s.Closed += c.Closed
 		s.Agent = cmp.Or(s.Agent, c.Agent)
+		if c.HasCost {
+			s.Recorded++
+			r.Recorded++
+		}
 	}
 	_, _, r.Tasks = status.Rollup(recs)
 	if n := len(r.Cycles); n > 0 {
@@ -154,11 +180,50 @@ func Build(in Input) Report {
 	for _, run := range in.Runs {
 		if run.Epic == in.Epic {
 			r.Runs = append(r.Runs, run)
-			r.Seen = max(r.Seen, run.Total)
 		}
 	}
 	slices.SortStableFunc(r.Runs, func(a, b headless.RunState) int { return a.StartedAt.Compare(b.StartedAt) })
 	return r
+}
+
+// holder is the session that held a closed task: its assignee's run's
+// (actor@RUN, runtasks run's workers) or session (actor@SESSION, a claim),
+// else the first session whose decision counted it as claimed.
+func holder(is beads.Issue, recs []state.Record, runs []headless.RunState) string {
+	if i := strings.LastIndex(is.Assignee, "@"); i >= 0 {
+		who := is.Assignee[i+1:]
+		if k := slices.IndexFunc(runs, func(r headless.RunState) bool { return r.RunID == who }); k >= 0 {
+			return runs[k].EngineSession
+		}
+		return who
+	}
+	if k := slices.IndexFunc(recs, func(rec state.Record) bool { return rec.Task == is.ID }); k >= 0 {
+		return recs[k].Session
+	}
+	return ""
+}
+
+// countedAt is the index of the decision a task closed at t by session is
+// counted at (see Done); -1 when there is none.
+func (r Report) countedAt(session string, t time.Time) int {
+	mine, own, after := -1, -1, -1
+	for i, c := range r.Cycles {
+		if !c.Time.Before(t) && after < 0 {
+			after = i
+		}
+		if c.Session == session {
+			own = i
+			if !c.Time.Before(t) && mine < 0 {
+				mine = i
+			}
+		}
+	}
+	for _, k := range []int{mine, own, after} {
+		if k >= 0 {
+			return k
+		}
+	}
+	return len(r.Cycles) - 1
 }
 
 func markOf(c Cycle) Mark {
@@ -190,7 +255,7 @@ func (r Report) Duration() time.Duration {
 // Summary is the plain-text summary at the top of the page.
 func (r Report) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Epic %s: ", r.Epic)
+	b.WriteString("Epic " + r.Named(r.Epic) + ": ")
 	switch {
 	case len(r.Cycles) == 0:
 		b.WriteString("no decisions recorded.\n")
@@ -206,10 +271,8 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, ", %d runtasks run(s)", len(r.Runs))
 	}
 	b.WriteString(".\n")
-	if r.Remaining >= 0 {
-		fmt.Fprintf(&b, "Tasks: %d closed of %d counted, %d left.\n", r.Seen-r.Remaining, r.Seen, r.Remaining)
-	}
-	fmt.Fprintf(&b, "Tokens: %s, cost %s.\n", usage.FormatTokens(r.Spent.Total()), r.CostText(r.Spent))
+	fmt.Fprintf(&b, "Tasks: %d of %d closed in beads.\n", len(r.Done), r.Total)
+	fmt.Fprintf(&b, "Tokens: %s.\n", r.UsageText(r.Spent, r.Recorded, len(r.Cycles)))
 	var marks []string
 	for _, m := range []Mark{MarkRejected, MarkEscalated, MarkStuck, MarkError} {
 		if n := r.Counts[m]; n > 0 {
@@ -223,6 +286,35 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "Last reason: %s\n", oneLine(r.LastWhy, 200))
 	}
 	return b.String()
+}
+
+// UsageText is the tokens and cost of s, recorded by recorded of n
+// decisions: "not recorded" when none was.
+func (r Report) UsageText(s usage.Spent, recorded, n int) string {
+	if recorded == 0 {
+		return "not recorded"
+	}
+	out := usage.FormatTokens(s.Total()) + ", cost " + r.CostText(s)
+	if recorded < n {
+		out += fmt.Sprintf(" (%d of %d decisions not recorded)", n-recorded, n)
+	}
+	return out
+}
+
+// Named is an id with its title from beads: "bd-a.1 (Write the parser)".
+func (r Report) Named(id string) string {
+	if t := oneLine(r.Titles[id], 80); t != "" {
+		return id + " (" + t + ")"
+	}
+	return id
+}
+
+// ClosedBy is how many closed tasks are counted at session's decisions.
+func (r Report) ClosedBy(session string) int {
+	if i := slices.IndexFunc(r.Sessions, func(s Session) bool { return s.ID == session }); i >= 0 {
+		return r.Sessions[i].Closed
+	}
+	return 0
 }
 
 // CostText is a cost in dollars, marked when some tokens have no price.

@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +21,7 @@ var t0 = reporttest.T0
 // Fixture is the report's fixture (package reporttest).
 func Fixture() Input {
 	f := reporttest.Fixture()
-	return Input{Epic: f.Epic, Records: f.Records, Runs: f.Runs, Now: f.Now, Loc: time.UTC}
+	return Input{Epic: f.Epic, Title: f.Title, Tasks: f.Tasks, Records: f.Records, Runs: f.Runs, Now: f.Now, Loc: time.UTC}
 }
 
 func TestBuild(t *testing.T) {
@@ -37,8 +39,16 @@ func TestBuild(t *testing.T) {
 			t.Errorf("cycle %d: mark %s closed %d, want %s %d", c.Seq, c.Mark, c.Closed, wantMarks[i], wantClosed[i])
 		}
 	}
-	if !r.Complete || r.Duration() != 120*time.Minute || r.Seen != 4 || r.Remaining != 0 || r.Closed != 4 {
-		t.Errorf("complete %v in %s, seen %d remaining %d closed %d", r.Complete, r.Duration(), r.Seen, r.Remaining, r.Closed)
+	if !r.Complete || r.Duration() != 120*time.Minute || r.Total != 4 || len(r.Done) != 4 || r.Recorded != 6 {
+		t.Errorf("complete %v in %s, total %d closed %d recorded %d", r.Complete, r.Duration(), r.Total, len(r.Done), r.Recorded)
+	}
+	// Each closed task is counted at its holder's next decision.
+	var done []string
+	for _, d := range r.Done {
+		done = append(done, fmt.Sprintf("%s@%s#%d", d.ID, d.Session, d.Seq))
+	}
+	if got := strings.Join(done, " "); got != "bd-e1.1@s-alpha#2 bd-e1.2@s-alpha#3 bd-e1.4@s-beta#6 bd-e1.3@s-beta#6" {
+		t.Errorf("closed tasks = %s", got)
 	}
 	if got, want := r.Spent.Cost, 0.05+0.21+0.18+0.03+0.04; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("cost = %v, want %v", got, want)
@@ -54,7 +64,7 @@ func TestBuild(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "bd-e1.1,bd-e1.2,bd-e1.4" {
 		t.Errorf("tasks = %s", got)
 	}
-	if len(r.Runs) != 1 || r.Runs[0].Cycle != 2 || r.Runs[0].MaxCycles != 50 {
+	if len(r.Runs) != 1 || r.Runs[0].Cycle != 2 || r.Runs[0].MaxCycles != 50 || r.ClosedBy(r.Runs[0].EngineSession) != 2 {
 		t.Errorf("runs = %+v", r.Runs)
 	}
 }
@@ -66,21 +76,31 @@ func TestSummary(t *testing.T) {
 		want []string
 	}{
 		{"complete", Fixture, []string{
-			"Epic bd-e1: complete in 2h00m (2026-03-02 09:00 to 2026-03-02 11:00 UTC).",
+			"Epic bd-e1 (Ship the parser): complete in 2h00m (2026-03-02 09:00 to 2026-03-02 11:00 UTC).",
 			"6 decision(s) in 2 session(s), 1 runtasks run(s).",
-			"Tasks: 4 closed of 4 counted, 0 left.",
+			"Tasks: 4 of 4 closed in beads.",
 			"Tokens: 98.6k, cost $0.51 (+6.2k unpriced tokens).",
 			"Marked: 1 rejected, 1 escalated, 1 stuck.",
 		}},
 		{"not complete", func() Input {
 			in := Fixture()
-			in.Records = in.Records[:5]
+			in.Records = slices.Clone(in.Records[:5])
+			in.Records[1].Usage = nil
 			return in
 		}, []string{
-			"Epic bd-e1: not complete after 44m00s; last: escalated",
-			"Tasks: 2 closed of 4 counted, 2 left.",
+			"Epic bd-e1 (Ship the parser): not complete after 44m00s; last: escalated",
+			"Tasks: 4 of 4 closed in beads.",
+			"Tokens: 48.3k, cost $0.26 (1 of 4 decisions not recorded).",
 			"Last reason: only blocked work remains: bd-e1.3 blocked",
 		}},
+		{"no usage recorded", func() Input {
+			in := Fixture()
+			in.Records = slices.Clone(in.Records)
+			for i := range in.Records {
+				in.Records[i].Usage = nil
+			}
+			return in
+		}, []string{"Tokens: not recorded."}},
 		{"empty", func() Input { return Input{Epic: "bd-none", Now: t0} }, []string{"Epic bd-none: no decisions recorded."}},
 	}
 	for _, tt := range tests {

@@ -84,6 +84,9 @@ func (r Report) Timeline() Timeline {
 	tl.Height = tl.AxisY + axisHeight
 	if len(r.Cycles) > 0 {
 		layout := "15:04"
+		if r.End.Sub(r.Start) < 10*time.Minute {
+			layout = "15:04:05"
+		}
 		if r.End.Sub(r.Start) >= 24*time.Hour || r.Start.In(r.Loc).YearDay() != r.End.In(r.Loc).YearDay() {
 			layout = "Jan 2 15:04"
 		}
@@ -111,6 +114,9 @@ func (r Report) TokenBars() Bars {
 	return r.bars(func(c Cycle) float64 { return float64(c.Spent.Total()) },
 		func(v float64) string { return usage.FormatTokens(int64(v)) },
 		func(c Cycle) string {
+			if !c.HasCost {
+				return fmt.Sprintf("#%d %s: usage not recorded", c.Seq, c.Outcome)
+			}
 			return fmt.Sprintf("#%d %s: %s tokens, %s", c.Seq, c.Outcome, usage.FormatTokens(c.Spent.Total()), r.CostText(c.Spent))
 		},
 		"tokens per decision")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/itchyny/gojq"
 
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
@@ -36,6 +37,9 @@ type Options struct {
 	// ConfigError is why the configuration could not be read.
 	ConfigError string
 	Prices      []usage.Price // the project's usage.prices
+	// Tasks, when set, reads an epic and its tasks from beads: LastReason
+	// names the ones its reason mentions, with their titles.
+	Tasks func(epic string) ([]beads.Issue, error)
 }
 
 // Report is what status shows; its JSON is status --json.
@@ -149,7 +153,30 @@ func LastReason(o *Options, session string) (string, error) {
 		}
 		return "", fmt.Errorf("runtasks has fed no reason back to session %s (epic %s; %s)", Cell(session, 40), found.Epic, last)
 	}
-	return strings.TrimRight(headless.Clean(found.LastReason), "\n"), nil
+	reason := strings.TrimRight(headless.Clean(found.LastReason), "\n")
+	if o.Tasks == nil {
+		return reason, nil
+	}
+	tasks, err := o.Tasks(found.Epic)
+	if err != nil {
+		if o.Store.Warn != nil {
+			o.Store.Warn("the titles of the tasks named were not read: " + err.Error())
+		}
+		return reason, nil
+	}
+	words := strings.FieldsFunc(reason, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("._-", r)
+	})
+	var named []string
+	for _, is := range tasks {
+		if slices.ContainsFunc(words, func(w string) bool { return strings.TrimRight(w, ".") == is.ID }) {
+			named = append(named, "  "+is.ID+"  "+Cell(is.Title, 100))
+		}
+	}
+	if len(named) > 0 {
+		reason += "\n\nNamed above:\n" + strings.Join(named, "\n")
+	}
+	return reason, nil
 }
 
 // Rollup sums the usage recs recorded per (session, epic), per epic and
@@ -180,15 +207,16 @@ func Rollup(recs []state.Record) (sessions map[[2]string]*usage.Sum, epics, task
 	return ss.Of, epics, tasks
 }
 
-// tokens is a token total cell ("-" when nothing was recorded).
+// tokens is a token total cell.
 func tokens(s *usage.Spent) string {
 	if s == nil {
-		return "-"
+		return "not recorded"
 	}
 	return usage.FormatTokens(s.Total())
 }
 
-// cost is a cost cell: "-" nothing recorded, "?" no price, "+" some unpriced.
+// cost is a cost cell: "-" nothing recorded (TOKENS says so), "?" no
+// price, "+" some unpriced.
 func cost(s *usage.Spent) string {
 	switch {
 	case s == nil:

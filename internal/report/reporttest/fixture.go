@@ -6,6 +6,7 @@ package reporttest
 import (
 	"time"
 
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
@@ -16,7 +17,9 @@ var T0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
 // Log is an epic's decisions and runs.
 type Log struct {
-	Epic    string
+	Epic, Title string
+	// Tasks are the epic's descendants as bd list --all prints them.
+	Tasks   []beads.Issue
 	Records []state.Record
 	Runs    []headless.RunState
 	// Now is when the report of it is made.
@@ -33,12 +36,20 @@ func spent(in, out int64, cost float64) *usage.Spent {
 
 // Fixture is an epic of four tasks worked by two sessions: one closes two
 // tasks, has a promise rejected and escalates; the other finds a stuck
-// task and completes. A reason carries markup, which must stay text.
+// task and completes. A reason and a title carry markup, which must stay
+// text.
 func Fixture() Log {
 	at := func(m int) time.Time { return T0.Add(time.Duration(m) * time.Minute) }
 	return Log{
-		Epic: "bd-e1",
-		Now:  at(200),
+		Epic:  "bd-e1",
+		Title: "Ship the parser",
+		Now:   at(200),
+		Tasks: []beads.Issue{
+			{ID: "bd-e1.1", Title: "Write the parser", Status: beads.StatusClosed, Assignee: "alice@s-alpha", ClosedAt: at(10)},
+			{ID: "bd-e1.2", Title: "Test the parser", Status: beads.StatusClosed, ClosedAt: at(25)},
+			{ID: "bd-e1.3", Title: "Document the parser", Status: beads.StatusClosed, Assignee: "bob@s-beta", ClosedAt: at(110)},
+			{ID: "bd-e1.4", Title: "Release <b>it</b>", Status: beads.StatusClosed, ClosedAt: at(100)},
+		},
 		Records: []state.Record{
 			{Time: at(0), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: state.OutcomeContinue, Block: true, Cycle: 1, Max: 50, Why: "4 ready", Counts: counts(4), Usage: spent(1000, 200, 0.05), Task: "bd-e1.1"},
 			{Time: at(12), Session: "s-alpha", Epic: "bd-e1", Agent: "claude", Outcome: state.OutcomeContinue, Block: true, Cycle: 2, Max: 50, Why: "3 ready", Counts: counts(3), Usage: spent(3000, 900, 0.21), Task: "bd-e1.1"},
@@ -51,7 +62,7 @@ func Fixture() Log {
 			{Time: at(120), Session: "s-beta", Epic: "bd-e1", Agent: "codex", Outcome: state.OutcomeComplete, Cycle: 1, Max: 50, Why: "promise confirmed by beads", Counts: counts(0), Usage: spent(900, 300, 0.04), Task: "bd-e1.4"},
 		},
 		Runs: []headless.RunState{
-			{RunID: "20260302-103000-ab12", Epic: "bd-e1", Agent: "codex", Status: "complete", Cycle: 2, MaxCycles: 50, StartedAt: at(89), EndedAt: at(121), Closed: 4, Total: 4, Why: "promise confirmed by beads",
+			{RunID: "20260302-103000-ab12", Epic: "bd-e1", Agent: "codex", EngineSession: "s-beta", Status: "complete", Cycle: 2, MaxCycles: 50, StartedAt: at(89), EndedAt: at(121), Closed: 4, Total: 4, Why: "promise confirmed by beads",
 				Cycles: []headless.CycleRecord{{N: 1}, {N: 2}}},
 			{RunID: "20260302-090000-zz99", Epic: "bd-other", Status: "running"},
 		},
