@@ -187,11 +187,14 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 	if r.NeedsPerson {
 		mark, outcome = styleAlert.Render("!"), styleAlert.Render(outcome)
 	}
-	spent := "-"
+	spent := "not recorded"
 	if r.Spent.Total() > 0 {
 		spent = usage.FormatTokens(r.Spent.Total())
-		if r.Spent.Cost > 0 {
+		switch {
+		case r.Spent.Cost > 0:
 			spent += " " + usage.FormatCost(r.Spent.Cost)
+		case r.Spent.Unpriced > 0:
+			spent += " ?"
 		}
 	}
 	id := idWidth(width)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 func TestBar(t *testing.T) {
@@ -145,5 +146,24 @@ func TestReasonWrappedAndGivenPrompt(t *testing.T) {
 	if !strings.Contains(screen, "Prompt run-R-w2's agent was given:") || !strings.Contains(screen, "worker 2 of 2") || !strings.Contains(screen, "Test it") ||
 		strings.Contains(screen, "orchestrator") || strings.Contains(screen, "\x1b") {
 		t.Errorf("the worker's prompt:\n%s", screen)
+	}
+}
+
+// A loop without recorded usage says so; it is never shown as free.
+func TestRowSpent(t *testing.T) {
+	now := time.Date(2026, 11, 27, 11, 45, 0, 0, time.UTC)
+	m := Model{Now: func() time.Time { return now }}
+	for _, tc := range []struct {
+		spent usage.Spent
+		want  string
+	}{
+		{usage.Spent{}, "not recorded"},
+		{usage.Spent{Tokens: usage.Tokens{Input: 1200}, Cost: 0.04}, "1.2k $0.0400"},
+		{usage.Spent{Tokens: usage.Tokens{Input: 1200}, Unpriced: 1200}, "1.2k ?"},
+	} {
+		line, _ := m.rowLines(Row{Session: "s1", Epic: "bd-a", Max: 50, Spent: tc.spent}, 80, now)
+		if got := ansi.Strip(line); !strings.HasSuffix(strings.TrimSpace(got), tc.want) {
+			t.Errorf("spent %+v: %q, want it to end %q", tc.spent, got, tc.want)
+		}
 	}
 }
