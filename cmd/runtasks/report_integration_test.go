@@ -24,8 +24,10 @@ import (
 // `bd list --status closed --parent EPIC` lists, in the tile, the summary,
 // the closed-per-decision chart, the timeline, and the decisions,
 // closed-tasks, sessions and runs tables; the single run recorded no usage
-// and its report says "not recorded". With RUNTASKS_UPDATE_SCREENSHOTS=1
-// the worker run's report becomes the README's docs/report.png.
+// and its report says "not recorded". The worker run is then shown by
+// status --watch on an 80x24 pseudo-terminal, its workers told apart. With
+// RUNTASKS_UPDATE_SCREENSHOTS=1 the worker run's report and live view
+// become the README's docs/report.png and docs/watch.png.
 func TestIntegrationReportRuns(t *testing.T) {
 	browser := chromium.Require(t)
 	s := userRepo(t, "rp")
@@ -120,6 +122,25 @@ usage:
 					t.Error(err)
 				}
 				chromium.Update(t, filepath.Join("..", "..", "docs", "report.png"), png)
+
+				// The same run in status --watch on an 80x24 terminal: its
+				// three workers told apart; the README's docs/watch.png.
+				scr := newScreen(t)
+				view := exec.Command("runtasks", "status", "--watch")
+				view.Dir, view.Env = s.Root, append(withoutVar(s.Env, "NO_COLOR"), "TERM=xterm-256color")
+				scr.start(view)
+				text := scr.waitFor("the workers", "-w1", "-w2", "-w3", "6/6")
+				var rows []string
+				for _, l := range strings.Split(text, "\n") {
+					if strings.Contains(l, "-w") && strings.Contains(l, "cycle") {
+						rows = append(rows, l)
+					}
+				}
+				if len(rows) < 3 || len(slices.Compact(slices.Sorted(slices.Values(rows)))) != len(rows) {
+					t.Errorf("the workers' rows are not told apart:\n%s", text)
+				}
+				updateWatchScreenshot(t, scr.emu)
+				scr.ptmx.WriteString("q")
 			}
 			if t.Failed() {
 				t.Logf("DOM:\n%s", dom)

@@ -277,7 +277,6 @@ func TestIntegrationStatusWatchPseudoTerminal(t *testing.T) {
 	}
 	text = scr.waitFor("complete", "[##########] 3/3", "complete · promise", "2.5k")
 	t.Logf("complete:\n%s", text)
-	updateWatchScreenshot(t, scr.emu)
 	for i, l := range strings.Split(text, "\n") {
 		if w := len([]rune(l)); w > 80 {
 			t.Errorf("line %d is %d wide: %q", i, w, l)
