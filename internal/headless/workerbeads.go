@@ -1,0 +1,126 @@
+package headless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/runtasks/runtasks/internal/beads"
+)
+
+// moments answers a worker's queries, the engine's and the tally from one
+// beads.Moment per cycle (two bd calls; the claim is the third), read by
+// refresh and dropped by drop. Without a moment every query goes to bd.
+type moments struct {
+	WorkerBeads
+	epic string
+	mu   sync.Mutex
+	m    *beads.Moment
+}
+
+type momentReader interface {
+	Moment(ctx context.Context) (beads.Moment, error)
+}
+
+func (v *moments) refresh(ctx context.Context) error {
+	r, ok := v.WorkerBeads.(momentReader)
+	if !ok {
+		return nil
+	}
+	m, err := r.Moment(ctx)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m = nil
+	if err == nil {
+		v.m = &m
+	}
+	return err
+}
+
+func (v *moments) drop() { v.mu.Lock(); v.m = nil; v.mu.Unlock() }
+
+func (v *moments) now(epic string) *beads.Moment {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if epic != v.epic {
+		return nil
+	}
+	return v.m
+}
+
+func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error) {
+	if m := v.now(epic); m != nil {
+		if in, ok := m.ReadyUnder(epic); ok {
+			return in, nil
+		}
+	}
+	return v.WorkerBeads.Ready(ctx, epic)
+}
+
+func (v *moments) Subtree(ctx context.Context, epic string) ([]beads.Issue, error) {
+	if m := v.now(epic); m != nil {
+		return m.Subtree(epic), nil
+	}
+	return v.WorkerBeads.Subtree(ctx, epic)
+}
+
+func (v *moments) Show(ctx context.Context, id string) (beads.Issue, error) {
+	if m := v.now(v.epic); m != nil {
+		if is, ok := m.Issue(id); ok {
+			return is, nil
+		}
+	}
+	return v.WorkerBeads.Show(ctx, id)
+}
+
+func (v *moments) Tally(ctx context.Context, epic string) (beads.Tally, error) {
+	if m := v.now(epic); m != nil {
+		return m.Tally(epic)
+	}
+	return v.WorkerBeads.Tally(ctx, epic)
+}
+
+// notTheTasks reports whether an agent run failed for a reason no task
+// causes: the agent could not start, or could not authenticate. Such a
+// failure ends the workers; any other is the task's.
+func notTheTasks(err error) bool {
+	var ee *exec.Error
+	var pe *fs.PathError
+	if errors.As(err, &ee) || errors.As(err, &pe) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return slices.ContainsFunc([]string{"authenticat", "api key", "unauthorized", "oauth token", "/login", "not logged in"},
+		func(w string) bool { return strings.Contains(s, w) })
+}
+
+// failedMark is in the note of each failed agent run of a task: the notes
+// count a task's failures, across workers and machines.
+const failedMark = "the agent failed: "
+
+// unlisted are the tasks of sub that bd ready omits though their blockers
+// are closed (bd v1.3.0 can leave such a task marked blocked): open, with
+// blocking dependencies all closed, not in ready.
+func unlisted(sub, ready []beads.Issue) []beads.Issue {
+	return slices.DeleteFunc(slices.Clone(sub), func(is beads.Issue) bool {
+		return is.Status != beads.StatusOpen || is.IssueType == beads.TypeEpic || len(is.BlockedBy) > 0 ||
+			!slices.ContainsFunc(is.Dependencies, func(d beads.Dependency) bool { return d.Type == beads.DepBlocks }) ||
+			slices.ContainsFunc(ready, func(r beads.Issue) bool { return r.ID == is.ID })
+	})
+}
+
+// omitted is a task bd's ready list omits, that its claim could not take.
+type omitted struct {
+	is  beads.Issue
+	err error
+}
+
+func (o *omitted) Error() string {
+	return fmt.Sprintf("%s: its blockers are closed, but bd ready omits it and bd update --claim failed (%v); bd show: status %s, assignee %q",
+		o.is.ID, o.err, o.is.Status, o.is.Assignee)
+}
