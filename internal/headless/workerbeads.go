@@ -53,10 +53,12 @@ func (v *moments) now(epic string) *beads.Moment {
 	return v.m
 }
 
+// Ready is bd's ready list, and the tasks it omits though their blockers
+// are closed: the engine and the claim count them alike.
 func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error) {
 	if m := v.now(epic); m != nil {
 		if in, ok := m.ReadyUnder(epic); ok {
-			return in, nil
+			return append(in, unlisted(m.Subtree(epic), in)...), nil
 		}
 	}
 	return v.WorkerBeads.Ready(ctx, epic)
@@ -99,6 +101,11 @@ func notTheTasks(err error) bool {
 		func(w string) bool { return strings.Contains(s, w) })
 }
 
+// transient reports whether a bd failure may pass: a timeout, no slot, the server away.
+func transient(err error) bool {
+	return beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)
+}
+
 // failedMark is in the note of each failed agent run of a task: the notes
 // count a task's failures, across workers and machines.
 const failedMark = "the agent failed: "
@@ -114,13 +121,13 @@ func unlisted(sub, ready []beads.Issue) []beads.Issue {
 	})
 }
 
-// omitted is a task bd's ready list omits, that its claim could not take.
+// omitted is a task counted ready that bd would not hand out.
 type omitted struct {
 	is  beads.Issue
 	err error
 }
 
 func (o *omitted) Error() string {
-	return fmt.Sprintf("%s: its blockers are closed, but bd ready omits it and bd update --claim failed (%v); bd show: status %s, assignee %q",
+	return fmt.Sprintf("%s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
 		o.is.ID, o.err, o.is.Status, o.is.Assignee)
 }

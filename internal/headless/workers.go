@@ -233,7 +233,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 			// A busy store or a server away for a moment is waited out a few
 			// times; any other bd failure ends the worker (never "no work").
 			why := "beads error: " + oneLine(err.Error(), 300)
-			if failures++; failures > maxBeadsRetries || !(beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)) {
+			if failures++; failures > maxBeadsRetries || !transient(err) {
 				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeBeadsError, why, err))
 			}
 			w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
@@ -310,8 +310,7 @@ func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err e
 		k := (w.n - 1) % len(cands)
 		cands = append(cands[k:], cands[:k]...)
 	}
-	extra := unlisted(sub, ready)
-	for i, is := range append(cands, extra...) {
+	for _, is := range cands {
 		got, err := w.bd.ClaimID(ctx, is.ID, w.actor)
 		if err != nil && !beads.AlreadyClaimed(err) {
 			// The answer may be lost while the claim landed: bd says whose it is.
@@ -325,10 +324,13 @@ func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err e
 			case shown.Status == beads.StatusInProgress && shown.Assignee == w.actor:
 				_, _ = w.bd.Release(context.WithoutCancel(ctx), is.ID, w.actor, "runtasks run: claimed as the run was interrupted; given back unworked.")
 				return nil, false, err
-			case i >= len(cands):
-				return nil, false, &omitted{shown, err}
-			default:
+			case shown.Status != beads.StatusOpen:
+				lost = true // taken or closed meanwhile
+				continue
+			case transient(err):
 				return nil, false, err
+			default: // bd will not hand out a task it does not hold
+				return nil, false, &omitted{shown, err}
 			}
 		}
 		if err == nil {
