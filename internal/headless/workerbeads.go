@@ -8,33 +8,28 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/runtasks/runtasks/internal/beads"
 )
 
 // moments answers a worker's queries, the engine's and the tally from one
 // beads.Moment per cycle (two bd calls; the claim is the third), read by
-// refresh and dropped by drop. Without a moment every query goes to bd.
+// refresh and dropped by drop (nil). Without a moment every query goes to
+// bd. Only its worker's goroutine uses it.
 type moments struct {
 	WorkerBeads
 	epic string
-	mu   sync.Mutex
 	m    *beads.Moment
 }
 
-type momentReader interface {
-	Moment(ctx context.Context) (beads.Moment, error)
-}
-
 func (v *moments) refresh(ctx context.Context) error {
-	r, ok := v.WorkerBeads.(momentReader)
+	r, ok := v.WorkerBeads.(interface {
+		Moment(context.Context) (beads.Moment, error)
+	})
 	if !ok {
 		return nil
 	}
 	m, err := r.Moment(ctx)
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	v.m = nil
 	if err == nil {
 		v.m = &m
@@ -42,11 +37,7 @@ func (v *moments) refresh(ctx context.Context) error {
 	return err
 }
 
-func (v *moments) drop() { v.mu.Lock(); v.m = nil; v.mu.Unlock() }
-
 func (v *moments) now(epic string) *beads.Moment {
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	if epic != v.epic {
 		return nil
 	}

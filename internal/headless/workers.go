@@ -428,7 +428,7 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	if f := oneLine(sum.FinalMessage, 400); f != "" {
 		note += " Agent's last words: " + f
 	}
-	defer w.view.drop()
+	defer func() { w.view.m = nil }()
 	if n := strings.Count(is.Notes, failedMark) + 1; runErr != nil && !notTheTasks(runErr) && n >= w.cfg.Run.MaxTaskFailures {
 		// A task that keeps failing waits for a person; the others go on.
 		note += fmt.Sprintf(" It failed %d times (run.max_task_failures): quarantined, blocked until a person looks.", n)
