@@ -246,7 +246,8 @@ func TestRunWorkers(t *testing.T) {
 			t.Errorf("no worktree for %s: %v", id, err)
 		}
 	}
-	for _, want := range []string{"runtasks run: epic E · 2 workers · codex · merging into main", "w1 cycle 1/50", "w2 cycle 1/50", "E.3 given back", "2 workers ended", "4/4 closed; exit 0"} {
+	for _, want := range []string{"runtasks run: epic E · 2 workers · codex · merging into main", "w1 cycle 1/50", "w2 cycle 1/50", "E.3 given back", "2 workers ended", "4/4 closed; exit 0",
+		"· waiting: nothing ready to claim; work remains: 0 ready, "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
