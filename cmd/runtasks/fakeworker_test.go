@@ -21,7 +21,8 @@ import (
 // fails its first merge: the agent says so and does not close it. The
 // task named by FAKEAGENT_CHECKPOINT ends its first run at a context
 // checkpoint, before the merge. The agent of the task named by
-// FAKEAGENT_CRASH crashes (exit 2) every time.
+// FAKEAGENT_CRASH crashes (exit 2) every time. FAKEAGENT_AFTER_CLOSE is
+// how long the agent stays after its bd close.
 func fakeWorker(assistant func(...map[string]any), toolResult func(string, string, bool), result func(string, string, bool)) int {
 	id, wt := os.Getenv("RUNTASKS_TASK"), os.Getenv("RUNTASKS_WORKTREE")
 	trace := os.Getenv("FAKEAGENT_TRACE")
@@ -171,6 +172,10 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 	logf("end %s", id)
 	text := "Merged and closed " + id + "."
 	assistant(map[string]any{"type": "text", "text": text})
+	if d, err := time.ParseDuration(os.Getenv("FAKEAGENT_AFTER_CLOSE")); err == nil {
+		time.Sleep(d) // lease renewals meet the closed task
+		logf("exit %s", id)
+	}
 	result("success", text, false)
 	return 0
 }
