@@ -10,14 +10,14 @@ import (
 // answers the engine's queries from it.
 type Moment struct{ All, Ready []Issue }
 
-// Moment reads the store: bd list --all, then bd ready --limit 0.
-func (c *Client) Moment(ctx context.Context) (Moment, error) {
-	var m Moment
-	if err := c.query(ctx, &m.All, tallyArgs...); err != nil {
+// Moment reads the store: bd ready --limit 0, then bd list --all. In that
+// order a change between the two errs towards work left, as the engine's
+// reads do: a task claimed or closed meanwhile is still ready.
+func (c *Client) Moment(ctx context.Context) (m Moment, err error) {
+	if m.Ready, err = c.ReadyAll(ctx); err != nil {
 		return m, err
 	}
-	var err error
-	m.Ready, err = c.ReadyAll(ctx)
+	err = c.query(ctx, &m.All, tallyArgs...)
 	return m, err
 }
 
