@@ -37,15 +37,6 @@ func (m Moment) Subtree(epic string) []Issue {
 // Tally is Client.Tally's answer for epic.
 func (m Moment) Tally(epic string) (Tally, error) { return tally(m.All, epic) }
 
-// Issue finds id in the moment.
-func (m Moment) Issue(id string) (Issue, bool) {
-	i := slices.IndexFunc(m.All, func(is Issue) bool { return is.ID == id })
-	if i < 0 {
-		return Issue{}, false
-	}
-	return m.All[i], true
-}
-
 // Block takes an issue the actor holds out of the work: blocked,
 // unassigned, with note appended (why a person is needed).
 func (c *Client) Block(ctx context.Context, id, actor, note string) (Issue, error) {

@@ -64,8 +64,8 @@ func (v *moments) Subtree(ctx context.Context, epic string) ([]beads.Issue, erro
 
 func (v *moments) Show(ctx context.Context, id string) (beads.Issue, error) {
 	if m := v.now(v.epic); m != nil {
-		if is, ok := m.Issue(id); ok {
-			return is, nil
+		if i := slices.IndexFunc(m.All, func(is beads.Issue) bool { return is.ID == id }); i >= 0 {
+			return m.All[i], nil
 		}
 	}
 	return v.WorkerBeads.Show(ctx, id)
@@ -112,13 +112,10 @@ func unlisted(sub, ready []beads.Issue) []beads.Issue {
 	})
 }
 
-// omitted is a task counted ready that bd would not hand out.
-type omitted struct {
-	is  beads.Issue
-	err error
-}
+// errOmitted: a task counted ready that bd will not hand out.
+var errOmitted = errors.New("a task bd will not hand out")
 
-func (o *omitted) Error() string {
-	return fmt.Sprintf("%s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
-		o.is.ID, o.err, o.is.Status, o.is.Assignee)
+func omitted(is beads.Issue, err error) error {
+	return fmt.Errorf("%w: %s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
+		errOmitted, is.ID, err, is.Status, is.Assignee)
 }

@@ -222,13 +222,11 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 		if err == nil {
 			task, lost, err = w.claim(ctx)
 		}
-		var om *omitted
 		switch {
 		case ctx.Err() != nil:
 			continue
-		case errors.As(err, &om):
-			why := "a task bd will not hand out: " + oneLine(om.Error(), 400)
-			return dec, nil, ended(w.end(ctx, ExitNeedsPerson, state.OutcomeEscalated, why, nil))
+		case errors.Is(err, errOmitted):
+			return dec, nil, ended(w.end(ctx, ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
 		case err != nil:
 			// A busy store or a server away for a moment is waited out a few
 			// times; any other bd failure ends the worker (never "no work").
@@ -330,7 +328,7 @@ func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err e
 			case transient(err):
 				return nil, false, err
 			default: // bd will not hand out a task it does not hold
-				return nil, false, &omitted{shown, err}
+				return nil, false, omitted(shown, err)
 			}
 		}
 		if err == nil {
