@@ -20,7 +20,9 @@ import (
 // "VIOLATION …" for a task started before its blockers were closed. The task named by FAKEAGENT_FAILMERGE
 // fails its first merge: the agent says so and does not close it. The
 // task named by FAKEAGENT_CHECKPOINT ends its first run at a context
-// checkpoint, before the merge.
+// checkpoint, before the merge. The agent of the task named by
+// FAKEAGENT_CRASH crashes (exit 2) every time. FAKEAGENT_AFTER_CLOSE is
+// how long the agent stays after its bd close.
 func fakeWorker(assistant func(...map[string]any), toolResult func(string, string, bool), result func(string, string, bool)) int {
 	id, wt := os.Getenv("RUNTASKS_TASK"), os.Getenv("RUNTASKS_WORKTREE")
 	trace := os.Getenv("FAKEAGENT_TRACE")
@@ -52,6 +54,11 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 	defer func() { logf("peak %d", peak) }()
 	defer os.Remove(filepath.Join(running, id))
 	logf("start %s", id)
+	if os.Getenv("FAKEAGENT_CRASH") == id {
+		logf("crash %s", id)
+		fmt.Fprintln(os.Stderr, "fakeworker: crashed on "+id)
+		return 2
+	}
 
 	assistant(map[string]any{"type": "tool_use", "id": "toolu_show", "name": "Bash",
 		"input": map[string]any{"command": "bd show " + id + " --json", "description": "Read the task"}})
@@ -165,6 +172,10 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 	logf("end %s", id)
 	text := "Merged and closed " + id + "."
 	assistant(map[string]any{"type": "text", "text": text})
+	if d, err := time.ParseDuration(os.Getenv("FAKEAGENT_AFTER_CLOSE")); err == nil {
+		time.Sleep(d) // lease renewals meet the closed task
+		logf("exit %s", id)
+	}
 	result("success", text, false)
 	return 0
 }

@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 		// fakeagent plays `claude -p … --output-format stream-json` for
 		// runtasks run (fakeagent_test.go), with the real bd.
 		"fakeagent": func() { os.Exit(fakeAgentMain()) },
+		// bdwrap runs the real bd with a delay, a filter or a count (bdwrap_test.go).
+		"bdwrap": func() { os.Exit(bdwrapMain()) },
 	})
 }
 

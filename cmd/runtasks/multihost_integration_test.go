@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -110,25 +109,24 @@ func (n *netHosts) must(i int, dir string, env []string, name string, args ...st
 	return string(out)
 }
 
-// journalRecord is one line of bd events export: the issue after one
-// committed mutation, in the server's order (seq).
-type journalRecord struct {
-	Seq   int64     `json:"seq"`
-	TS    time.Time `json:"ts"`
-	Op    string    `json:"op"`
-	ID    string    `json:"issue_id"`
-	Actor string    `json:"actor"`
-	Issue struct {
-		Status   string `json:"status"`
-		Assignee string `json:"assignee"`
-	} `json:"issue"`
+// historyRow is one version of a task's row in Dolt's history of bd's
+// issues table (dolt_history_issues): every bd write is a Dolt commit.
+type historyRow struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Assignee string `json:"assignee"`
+	Commit   string `json:"commit_hash"`
+	Date     string `json:"commit_date"`
+	n        int    // the commit's place in dolt_log (0: the newest)
+	at       time.Time
 }
 
 // TestIntegrationMultiHost: four hosts made of network namespaces. Host 0
 // runs dolt sql-server; hosts 1–3 each run `runtasks run --workers 2` with
 // a scripted fake agent (claims, works 3 s, merges, closes) on one epic of
 // 30 tasks through that server. Host 3 is killed (every process of it)
-// mid-task. From bd's own journal of mutations: every task is closed
+// mid-task. bd runs with its defaults, its events journal off, as users
+// run it. From Dolt's history of the issues table: every task is closed
 // exactly once, none is ever held by two workers at once, and the tasks
 // host 3 held are reclaimed and closed by another host within one lease
 // (5 min) and one cycle; hosts 1 and 2 end with exit 0 when the epic is
@@ -192,7 +190,7 @@ func TestIntegrationMultiHost(t *testing.T) {
 			os.MkdirAll(d, 0o755)
 		}
 		h.env = append(os.Environ(), "HOME="+h.dir, "TMPDIR="+filepath.Join(h.dir, "tmp"),
-			"BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1", "BD_EVENTS_JOURNAL=1",
+			"BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1",
 			"BEADS_DOLT_PASSWORD="+password, "BEADS_DOLT_SERVER_PORT="+port, fmt.Sprintf("BEADS_ACTOR=host%d", i),
 			"GIT_AUTHOR_NAME=tester", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=tester", "GIT_COMMITTER_EMAIL=t@example.com",
 			"FAKEAGENT_MODE=task", "FAKEAGENT_TRACE="+h.trace, "FAKEAGENT_SLEEP=3s")
@@ -277,42 +275,49 @@ func TestIntegrationMultiHost(t *testing.T) {
 	<-runs[3].done
 	t.Logf("epic done at +%s", time.Since(start).Round(time.Second))
 
-	// bd's own journal, in the server's order.
-	var recs []journalRecord
-	sc := bufio.NewScanner(strings.NewReader(n.must(1, h1.repo, h1.env, bd, "events", "export", "--json")))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r journalRecord
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Seq > 0 {
-			recs = append(recs, r)
+	// Dolt's history of the issues table, in the server's commit order.
+	sqlJSON := func(q string, v any) {
+		out := n.must(0, h0, append(env0, "DOLT_CLI_PASSWORD="), dolt, "--host", "127.0.0.1", "--port", port, "--user", "root", "--no-tls",
+			"--use-db", "mh", "sql", "-r", "json", "-q", q)
+		if err := json.Unmarshal([]byte(out), v); err != nil {
+			t.Fatalf("%s: %v\n%s", q, err, out)
 		}
 	}
-	slices.SortFunc(recs, func(a, b journalRecord) int { return int(a.Seq - b.Seq) })
+	var log, hist struct{ Rows []historyRow }
+	sqlJSON("SELECT commit_hash FROM dolt_log", &log)
+	sqlJSON("SELECT id, status, assignee, commit_hash, commit_date FROM dolt_history_issues WHERE id LIKE 'mh-e.%'", &hist)
+	place := map[string]int{}
+	for i, r := range log.Rows {
+		place[r.Commit] = i
+	}
+	recs := hist.Rows
+	for i := range recs {
+		recs[i].n = place[recs[i].Commit]
+		recs[i].at, _ = time.ParseInLocation("2006-01-02 15:04:05.999", recs[i].Date, time.UTC)
+	}
+	slices.SortStableFunc(recs, func(a, b historyRow) int { return b.n - a.n })
 	holder := map[string]string{}
 	status := map[string]string{}
 	closes := map[string]int{}
-	closedBy := map[string]journalRecord{}
+	closedBy := map[string]historyRow{}
 	reclaimedAt := map[string]time.Time{}
 	for _, r := range recs {
-		if r.ID == "mh-e" || !strings.HasPrefix(r.ID, "mh-e.") {
-			continue
-		}
 		was, prev := holder[r.ID], status[r.ID]
 		now := ""
-		if r.Issue.Status == "in_progress" {
-			now = r.Issue.Assignee
+		if r.Status == "in_progress" {
+			now = r.Assignee
 		}
 		if was != "" && now != "" && now != was {
-			t.Errorf("%s held by %s and %s at once (journal seq %d)", r.ID, was, now, r.Seq)
+			t.Errorf("%s held by %s and %s at once (commit %s)", r.ID, was, now, r.Commit)
 		}
-		if r.Issue.Status == "closed" && prev != "closed" {
+		if r.Status == "closed" && prev != "closed" {
 			closes[r.ID]++
 			closedBy[r.ID] = r
 		}
-		if was != "" && now == "" && r.Issue.Status == "open" && !strings.HasPrefix(r.Actor, was) {
-			reclaimedAt[r.ID] = r.TS
+		if strings.Contains(was, "host3") && now == "" && r.Status == "open" {
+			reclaimedAt[r.ID] = r.at // host 3 was dead: another host reclaimed it
 		}
-		holder[r.ID], status[r.ID] = now, r.Issue.Status
+		holder[r.ID], status[r.ID] = now, r.Status
 	}
 	for k := 1; k <= tasks; k++ {
 		id := fmt.Sprintf("mh-e.%d", k)
@@ -325,17 +330,17 @@ func TestIntegrationMultiHost(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s (held by host 3 when it died) never closed", id)
-		case strings.Contains(c.Actor, "host3"):
+		case strings.Contains(c.Assignee, "host3"):
 			// Host 3's agent closed it just before it died.
 		default:
 			limit := 5*time.Minute + 90*time.Second // one lease and one cycle (and bd's second-granular clock)
 			if reclaimedAt[id].IsZero() {
-				t.Errorf("%s: no reclaim in the journal before %s closed it", id, c.Actor)
+				t.Errorf("%s: no reclaim in the history before %s closed it", id, c.Assignee)
 			}
-			if d := c.TS.Sub(killedAt); d > limit {
-				t.Errorf("%s closed by %s %s after host 3 died, want within %s", id, c.Actor, d.Round(time.Second), limit)
+			if d := c.at.Sub(killedAt); d > limit {
+				t.Errorf("%s closed by %s %s after host 3 died, want within %s", id, c.Assignee, d.Round(time.Second), limit)
 			}
-			t.Logf("%s: reclaimed at +%s, closed by %s at +%s after the kill", id, reclaimedAt[id].Sub(killedAt).Round(time.Second), c.Actor, c.TS.Sub(killedAt).Round(time.Second))
+			t.Logf("%s: reclaimed at +%s, closed by %s at +%s after the kill", id, reclaimedAt[id].Sub(killedAt).Round(time.Second), c.Assignee, c.at.Sub(killedAt).Round(time.Second))
 		}
 	}
 	for i := 1; i <= 2; i++ {

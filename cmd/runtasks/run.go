@@ -110,8 +110,10 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 	setExitStatus(cmd, `  0    the epic is complete (beads shows every descendant closed)
   1    failed: the agent or runtasks failed while running
   2    stopped at --max-cycles or --max-duration with work left
-  3    needs a person: all remaining work is blocked or deferred, or the
-       agent made no progress (workflow.no_progress_cycles)
+  3    needs a person: all remaining work is blocked or deferred (with
+       --workers: a task quarantined after run.max_task_failures failed
+       agent runs), or the agent made no progress
+       (workflow.no_progress_cycles)
   4    usage or setup error: bad flags or configuration, the agent's
        binary missing, no such epic; bd failing, or a check that cannot
        run

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -135,14 +136,24 @@ func BenchmarkScaleStopHook(b *testing.B) {
 
 // BenchmarkScaleWorkers: `runtasks run --workers N` on a server-mode store
 // with the fake worker agent taking a fixed 2 s per task: tasks closed per
-// minute for N = 1, 2, 4, 8, and the speed-up over one worker.
+// minute for N = 1, 2, 4, 8, the speed-up over one worker, and runtasks'
+// bd calls per worker cycle (counted by bdwrap; the agents' own calls,
+// the lease renewals and each worker's first read left out).
+// RUNTASKS_BENCH_TASKS sets the epic's size (16).
 func BenchmarkScaleWorkers(b *testing.B) {
 	bin := benchBinary(b)
 	fake, err := exec.LookPath("fakeagent")
 	if err != nil {
 		b.Fatalf("fakeagent (the test binary) not on PATH: %v", err)
 	}
-	const tasks = 16
+	wrap, err := exec.LookPath("bdwrap")
+	if err != nil {
+		b.Fatalf("bdwrap (the test binary) not on PATH: %v", err)
+	}
+	tasks := 16
+	if n, err := strconv.Atoi(os.Getenv("RUNTASKS_BENCH_TASKS")); err == nil && n > 0 {
+		tasks = n
+	}
 	srv := beadstest.StartDoltServer(b)
 	s := beadstest.NewServerStore(b, "scw", srv)
 	for _, args := range [][]string{{"commit", "-q", "--allow-empty", "-m", "init"}} {
@@ -152,14 +163,15 @@ func BenchmarkScaleWorkers(b *testing.B) {
 			b.Fatalf("git: %v\n%s", err, out)
 		}
 	}
-	os.WriteFile(filepath.Join(s.Root, "project.yaml"), []byte("run:\n  claude_bin: "+fake+"\nbeads:\n  timeout: 60s\n"), 0o644)
+	os.WriteFile(filepath.Join(s.Root, "project.yaml"), []byte("run:\n  claude_bin: "+fake+"\nbeads:\n  bin: "+wrap+"\n  timeout: 60s\n"), 0o644)
 	var one float64
 	for _, n := range scaleConcurrency {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				epic := scaleEpic(b, s, tasks)
 				trace := filepath.Join(b.TempDir(), "trace")
-				env := append(slices.Clone(s.Env), "FAKEAGENT_MODE=task", "FAKEAGENT_TRACE="+trace, "FAKEAGENT_SLEEP=2s")
+				calls := trace + ".bd"
+				env := append(slices.Clone(s.Env), "FAKEAGENT_MODE=task", "FAKEAGENT_TRACE="+trace, "FAKEAGENT_SLEEP=2s", "BDWRAP_LOG="+calls)
 				cmd := exec.Command(bin, "run", "--epic", epic, "--workers", fmt.Sprint(n), "--max-cycles", "100", "--plain",
 					"--run-id", fmt.Sprintf("bench-%s", epic))
 				cmd.Dir, cmd.Env = s.Root, env
@@ -173,6 +185,10 @@ func BenchmarkScaleWorkers(b *testing.B) {
 				if n == 1 {
 					one = perMin
 				}
+				data, _ := os.ReadFile(calls)
+				runs, _ := os.ReadFile(trace)
+				bd := len(strings.Fields(string(data))) - strings.Count(string(data), "heartbeat") - 2*n
+				b.ReportMetric(float64(bd)/float64(strings.Count(string(runs), "start ")), "bd/cycle")
 				b.ReportMetric(perMin, "tasks/min")
 				b.ReportMetric(wall.Seconds(), "s/epic")
 				if one > 0 {

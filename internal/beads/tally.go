@@ -20,7 +20,16 @@ var tallyArgs = []string{"list", "--json", "--limit", "0", "--all"}
 // Tally counts the epic's Descendants. An epic that is not in the store is
 // an *Error of kind KindNotFound.
 func (c *Client) Tally(ctx context.Context, epic string) (Tally, error) {
-	_, sub, err := c.Descendants(ctx, epic)
+	var all []Issue
+	if err := c.query(ctx, &all, tallyArgs...); err != nil {
+		return Tally{}, err
+	}
+	return tally(all, epic)
+}
+
+// tally counts epic's descendants in all (every issue of the store).
+func tally(all []Issue, epic string) (Tally, error) {
+	_, sub, err := subtree(all, epic)
 	var t Tally
 	for _, is := range sub {
 		t.Total++
@@ -40,6 +49,11 @@ func (c *Client) Descendants(ctx context.Context, epic string) (Issue, []Issue, 
 	if err := c.query(ctx, &all, tallyArgs...); err != nil {
 		return Issue{}, nil, err
 	}
+	return subtree(all, epic)
+}
+
+// subtree finds epic and its descendants in all (every issue of the store).
+func subtree(all []Issue, epic string) (Issue, []Issue, error) {
 	i := slices.IndexFunc(all, func(is Issue) bool { return is.ID == epic })
 	if i < 0 {
 		return Issue{}, nil, &Error{Kind: KindNotFound, Args: tallyArgs, Msg: fmt.Sprintf("no issue found matching %q", epic)}

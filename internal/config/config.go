@@ -139,6 +139,8 @@ type Run struct {
 	ClaudeBin string `koanf:"claude_bin" rule:"nonempty"`
 	CodexBin  string `koanf:"codex_bin" rule:"nonempty"`
 	Dir       string `koanf:"dir" rule:"nonempty"` // relative to the state dir
+	// MaxTaskFailures: a task whose agent failed this many times is quarantined (runtasks run --workers).
+	MaxTaskFailures int `koanf:"max_task_failures" rule:"1..100"`
 }
 
 type StopHook struct {
@@ -348,7 +350,7 @@ func Defaults() Config {
 			ArmPatterns: []string{`(?i)^\s*/(?:runtasks:)?run-tasks\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
 			RunsDir:     "runs",
 		},
-		Run:   Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs"},
+		Run:   Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs", MaxTaskFailures: 2},
 		Usage: UsageConfig{Prices: []usage.Price{}},
 	}
 }

@@ -101,6 +101,7 @@ var cfgOtherValues = map[string]struct{ yaml, env string }{
 	"run.session":                                  {"resume", "resume"},
 	"run.claude_bin":                               {"/opt/claude", "/env/claude"},
 	"run.codex_bin":                                {"/opt/codex", "/env/codex"},
+	"run.max_task_failures":                        {"5", "7"},
 	"run.dir":                                      {"cycles", "c"},
 	"usage.prices":                                 {`[{model: "fake-*", input: 1, output: 2, cache_read: 0.1, cache_write: 1.25}]`, ""},
 }

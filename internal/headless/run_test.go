@@ -54,6 +54,10 @@ func fakeCodex() int {
 	task := os.Getenv("RUNTASKS_TASK")
 	if task != "" {
 		time.Sleep(200 * time.Millisecond)
+		if os.Getenv("HEADLESS_CRASH") == task {
+			fmt.Fprintln(os.Stderr, "panic: the agent crashed on "+task)
+			return 1
+		}
 		mark := os.Getenv("HEADLESS_CLOSES") + ".kept-" + task
 		if _, err := os.Stat(mark); os.Getenv("HEADLESS_KEEP_OPEN") == task && err != nil {
 			os.WriteFile(mark, nil, 0o644)
@@ -71,6 +75,9 @@ func fakeCodex() int {
 	c.Close()
 	fmt.Println(`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"bd close t","aggregated_output":"","exit_code":0,"status":"completed"}}`)
 	fmt.Println(`{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"Closed one task."}}`)
+	if d, err := time.ParseDuration(os.Getenv("HEADLESS_AFTER_CLOSE")); err == nil {
+		time.Sleep(d) // heartbeats meet the closed task before the agent exits
+	}
 	fmt.Println(`{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":5}}`)
 	return 0
 }

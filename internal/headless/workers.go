@@ -28,6 +28,7 @@ type WorkerBeads interface {
 	Heartbeat(ctx context.Context, id, actor string) error
 	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 	Release(ctx context.Context, id, actor, note string) (beads.Issue, error)
+	Block(ctx context.Context, id, actor, note string) (beads.Issue, error)
 }
 
 // Defaults of the worker options.
@@ -60,6 +61,8 @@ type worker struct {
 	env   []string // the agents' environment before a task's variables
 	// lostLease is bd's answer when a heartbeat found the task taken ("" while held).
 	lostLease atomic.Value
+	view      *moments // bd as this cycle's moment saw it
+	blocked   bool     // settle quarantined the task
 }
 
 // RunWorkers drives the epic with wo.N agent loops in parallel. Each cycle
@@ -155,6 +158,9 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 	if err := w.createDir(); err != nil {
 		return Result{Code: ExitError}, err
 	}
+	w.view = &moments{WorkerBeads: w.bd, epic: w.epic}
+	w.o.Beads, w.ports.Beads = w.view, w.view
+	_ = w.view.refresh(ctx)
 	if t, err := w.o.Beads.Tally(ctx, w.epic); err == nil {
 		w.state.ClosedAtStart, w.state.Closed, w.state.Total = t.Closed, t.Closed, t.Total
 		w.p.closedAtStart = t.Closed
@@ -174,7 +180,12 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		last, sum, out = w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
 			rec, sum, err := w.work(agentCtx, dec.Cycle, *task)
 			closed = w.settle(context.WithoutCancel(ctx), *task, rec, sum, err)
-			return rec, sum, err
+			if err == nil || notTheTasks(err) {
+				return rec, sum, err
+			}
+			// The task's failure is in its notes; the worker goes on.
+			rec.Error = cmp.Or(rec.Error, oneLine(err.Error(), 300))
+			return rec, sum, nil
 		})
 		if out != nil {
 			break
@@ -182,6 +193,8 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		word := "closed"
 		if lost, _ := w.lostLease.Load().(string); !closed && lost != "" {
 			word = "lost to another worker"
+		} else if w.blocked {
+			word = "quarantined"
 		} else if !closed {
 			word = "given back"
 		}
@@ -191,32 +204,47 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 }
 
 // next claims a task for the cycle the engine asked for, waiting while
-// nothing is ready but work remains; it ends the run when the loop ended
-// meanwhile, on an interrupt, or when bd keeps failing.
+// nothing is ready but work remains (saying why at least once a minute);
+// it ends the run when the loop ended meanwhile, on an interrupt, when bd
+// keeps failing, or on a task bd will not hand out.
 func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision, *beads.Issue, *over) {
 	failures := 0
-	for {
+	var said time.Time
+	for n := 0; ; n++ {
 		if ctx.Err() != nil {
 			return dec, nil, ended(w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
-		task, err := w.claim(ctx)
+		var task *beads.Issue
+		var lost bool
+		var err error
+		if n > 0 || w.view.now(w.epic) == nil { // the first try uses the cycle's moment
+			err = w.view.refresh(ctx)
+		}
+		if err == nil {
+			task, lost, err = w.claim(ctx)
+		}
 		switch {
 		case ctx.Err() != nil:
 			continue
+		case errors.Is(err, errOmitted):
+			return dec, nil, ended(w.end(ctx, ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
 		case err != nil:
 			// A busy store or a server away for a moment is waited out a few
 			// times; any other bd failure ends the worker (never "no work").
 			why := "beads error: " + oneLine(err.Error(), 300)
-			if failures++; failures > maxBeadsRetries || !(beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)) {
+			if failures++; failures > maxBeadsRetries || !transient(err) {
 				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeBeadsError, why, err))
 			}
 			w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
 		case task != nil:
 			return dec, task, nil
+		case lost && n == 0:
+			continue // other workers were first: look again at once
 		default:
 			failures = 0
 			// Nothing to claim: the engine says whether the loop ended.
-			if d, err := w.stop(ctx, nil, true); err == nil && !d.Block && d.Outcome.Ends() {
+			d, err := w.stop(ctx, nil, true)
+			if err == nil && !d.Block && d.Outcome.Ends() {
 				var out *over
 				if dec, out = w.step(ctx, nil, nil, ""); out != nil {
 					return dec, nil, out
@@ -224,7 +252,12 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 			} else if err != nil && ctx.Err() == nil {
 				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
 			}
-			w.p.Busy("waiting: nothing ready, work in progress elsewhere")
+			why := "waiting: nothing ready to claim; " + d.Why
+			w.p.Busy(why)
+			if now := w.o.Now(); now.Sub(said) >= time.Minute {
+				said = now
+				w.p.Printf("%s · %s", w.p.head(), why)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -233,14 +266,19 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	}
 }
 
-// claim reclaims expired leases, then claims the first ready task it wins (nil: none).
-func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
+// claim reclaims expired leases, then claims the first ready task it wins
+// (nil: none; lost: others won some). A task in progress under this
+// worker's actor is a claim whose answer was lost: it is taken.
+func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err error) {
 	w.p.Busy("reclaiming expired leases, claiming")
-	sub, err := w.bd.Subtree(ctx, w.epic)
+	sub, err := w.view.Subtree(ctx, w.epic)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	inProgress := slices.DeleteFunc(sub, func(is beads.Issue) bool { return is.Status != beads.StatusInProgress })
+	if i := slices.IndexFunc(sub, func(is beads.Issue) bool { return is.Status == beads.StatusInProgress && is.Assignee == w.actor }); i >= 0 {
+		return &sub[i], false, nil
+	}
+	inProgress := slices.DeleteFunc(slices.Clone(sub), func(is beads.Issue) bool { return is.Status != beads.StatusInProgress })
 	if len(inProgress) > 0 {
 		wts, _ := w.repo.Worktrees(ctx)
 		// The stuck rule decides; bd reclaim gives back the expired leases.
@@ -254,22 +292,46 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 		if len(ids) > 0 {
 			got, err := w.bd.Reclaim(ctx, ids...)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if len(got) > 0 {
 				w.p.Printf("%s · reclaimed expired lease(s): %s", w.p.head(), strings.Join(got, ", "))
 			}
 		}
 	}
-	ready, err := w.bd.Ready(ctx, w.epic)
+	ready, err := w.view.Ready(ctx, w.epic)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	cands := slices.DeleteFunc(ready, func(is beads.Issue) bool { return is.IssueType == beads.TypeEpic })
 	// Workers start at different places in the list, so they seldom race.
-	for k := range cands {
-		is := cands[(k+w.n-1)%len(cands)]
+	if len(cands) > 0 {
+		k := (w.n - 1) % len(cands)
+		cands = append(cands[k:], cands[:k]...)
+	}
+	for _, is := range cands {
 		got, err := w.bd.ClaimID(ctx, is.ID, w.actor)
+		if err != nil && !beads.AlreadyClaimed(err) {
+			// The answer may be lost while the claim landed: bd says whose it is.
+			shown, serr := w.bd.Show(context.WithoutCancel(ctx), is.ID)
+			switch {
+			case serr != nil:
+				return nil, false, err
+			case shown.Status == beads.StatusInProgress && shown.Assignee == w.actor && ctx.Err() == nil:
+				w.p.Printf("%s · %s: the claim's answer failed (%s), but bd shows it ours", w.p.head(), is.ID, oneLine(err.Error(), 120))
+				got, err = shown, nil
+			case shown.Status == beads.StatusInProgress && shown.Assignee == w.actor:
+				_, _ = w.bd.Release(context.WithoutCancel(ctx), is.ID, w.actor, "runtasks run: claimed as the run was interrupted; given back unworked.")
+				return nil, false, err
+			case shown.Status != beads.StatusOpen:
+				lost = true // taken or closed meanwhile
+				continue
+			case transient(err):
+				return nil, false, err
+			default: // bd will not hand out a task it does not hold
+				return nil, false, omitted(shown, err)
+			}
+		}
 		if err == nil {
 			if got.ID == "" {
 				got = is
@@ -277,14 +339,11 @@ func (w *worker) claim(ctx context.Context) (*beads.Issue, error) {
 			if got.Title == "" {
 				got.Title, got.Description = is.Title, is.Description
 			}
-			return &got, nil
+			return &got, false, nil
 		}
-		if beads.AlreadyClaimed(err) {
-			continue // another worker was first
-		}
-		return nil, err
+		lost = true // another worker was first
 	}
-	return nil, nil
+	return nil, lost, nil
 }
 
 // work runs the agent on the task in its worktree, renewing the lease.
@@ -322,6 +381,8 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 				err := w.bd.Heartbeat(beat, task.ID, w.actor)
 				switch {
 				case err == nil || beat.Err() != nil:
+				case strings.Contains(err.Error(), "status closed"):
+					return // the agent closed its task: the lease ended with it
 				case strings.Contains(err.Error(), "issue already claimed") || strings.Contains(err.Error(), "issue not claimable"):
 					// The task is no longer ours (another holds it, or it was
 					// reclaimed or closed after a lapsed lease): the agent
@@ -345,7 +406,9 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 // settle reports whether the agent closed its task (its merge done); any
 // other task goes back to open with what happened in its notes.
 func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, sum Summary, runErr error) bool {
-	is, err := w.bd.Show(ctx, task.ID)
+	w.blocked = false
+	_ = w.view.refresh(ctx)
+	is, err := w.view.Show(ctx, task.ID)
 	if err == nil && is.Status == beads.StatusClosed {
 		return true
 	}
@@ -363,6 +426,16 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	note := fmt.Sprintf("runtasks run worker %d (%s): %s; not merged or not verified, given back.", w.n, w.o.Now().UTC().Format(time.RFC3339), why)
 	if f := oneLine(sum.FinalMessage, 400); f != "" {
 		note += " Agent's last words: " + f
+	}
+	defer func() { w.view.m = nil }()
+	if n := strings.Count(is.Notes, failedMark) + 1; runErr != nil && !notTheTasks(runErr) && n >= w.cfg.Run.MaxTaskFailures {
+		// A task that keeps failing waits for a person; the others go on.
+		note += fmt.Sprintf(" It failed %d times (run.max_task_failures): quarantined, blocked until a person looks.", n)
+		if _, err := w.bd.Block(ctx, task.ID, w.actor, note); err == nil {
+			w.blocked = true
+			w.p.Printf("%s · %s failed %d times: quarantined (blocked, needs a person)", w.p.head(), task.ID, n)
+			return false
+		}
 	}
 	if _, err := w.bd.Release(ctx, task.ID, w.actor, note); err != nil {
 		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), task.ID, oneLine(err.Error(), 200))

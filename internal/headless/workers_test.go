@@ -29,6 +29,7 @@ type fakeClaims struct {
 	notes   map[string]string
 	closes  string
 	foreign map[string]bool // claimed by another machine at the first try
+	late    map[string]bool // its first claim lands but times out
 	// stolen: its first heartbeat finds it reclaimed and taken by "thief".
 	stolen   map[string]bool
 	beats    int
@@ -47,10 +48,12 @@ func (f *fakeClaims) closed(id string) bool {
 }
 
 func (f *fakeClaims) issue(id string) beads.Issue {
-	is := beads.Issue{ID: id, Title: "task " + id, Status: beads.StatusOpen, IssueType: "task"}
+	is := beads.Issue{ID: id, Title: "task " + id, Status: beads.StatusOpen, IssueType: "task", Notes: f.notes[id]}
 	switch {
 	case f.closed(id):
 		is.Status = beads.StatusClosed
+	case f.holder[id] == "blocked":
+		is.Status = beads.StatusBlocked
 	case f.holder[id] != "":
 		is.Status, is.Assignee = beads.StatusInProgress, f.holder[id]
 		is.LeaseExpiresAt = time.Now().Add(5 * time.Minute)
@@ -110,6 +113,11 @@ func (f *fakeClaims) Tally(context.Context, string) (beads.Tally, error) {
 func (f *fakeClaims) ClaimID(_ context.Context, id, actor string) (beads.Issue, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.late[id] { // the claim lands, its answer does not come back in time
+		f.late[id] = false
+		f.holder[id] = actor
+		return beads.Issue{}, &beads.Error{Kind: beads.KindTimeout, Code: -1, Msg: "no answer within 10s"}
+	}
 	if f.foreign[id] {
 		f.foreign[id] = false
 		f.holder[id] = "other@host"
@@ -130,6 +138,9 @@ func (f *fakeClaims) Heartbeat(_ context.Context, id, actor string) error {
 		f.stolen[id] = false
 		f.holder[id] = "thief"
 		return &beads.Error{Kind: beads.KindFailed, Code: 1, Msg: "heartbeat " + id + ": issue not claimable: " + id + " status open"}
+	}
+	if f.closed(id) {
+		return &beads.Error{Kind: beads.KindFailed, Code: 1, Msg: "heartbeat " + id + ": issue not claimable: " + id + " status closed"}
 	}
 	if f.holder[id] != actor {
 		return errors.New("heartbeat " + id + ": issue already claimed by " + f.holder[id])
@@ -152,6 +163,17 @@ func (f *fakeClaims) Release(_ context.Context, id, actor, note string) (beads.I
 	return f.issue(id), nil
 }
 
+func (f *fakeClaims) Block(_ context.Context, id, actor, note string) (beads.Issue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.holder[id] != actor {
+		return beads.Issue{}, errors.New("not the holder")
+	}
+	f.holder[id] = "blocked"
+	f.notes[id] += note
+	return f.issue(id), nil
+}
+
 // Two workers on four tasks: a task another machine claims first is passed
 // over (and, held by it, never worked here); a task whose agent does not
 // close it goes back with the agent's words and is worked again; leases
@@ -168,16 +190,17 @@ func TestRunWorkers(t *testing.T) {
 	t.Setenv("HEADLESS_KEEP_OPEN", "E.3")
 	fc := &fakeClaims{ids: []string{"E.1", "E.2", "E.3", "E.4"}, holder: map[string]string{}, notes: map[string]string{},
 		closes: os.Getenv("HEADLESS_CLOSES"), foreign: map[string]bool{"E.4": true}}
-	// E.4 stays held by the other machine: it closes it itself, later.
+	// E.4 stays held by the other machine: it closes it itself, later,
+	// once a worker has said it waits for it.
+	out := &syncBuffer{}
 	go func() {
-		for fc.closedCount() < 3 {
+		for fc.closedCount() < 3 || !out.Contains("· waiting: nothing ready to claim; work remains: 0 ready, ") {
 			time.Sleep(50 * time.Millisecond)
 		}
 		f, _ := os.OpenFile(fc.closes, os.O_APPEND|os.O_WRONLY, 0o644)
 		fmt.Fprintln(f, "closed E.4")
 		f.Close()
 	}()
-	var out bytes.Buffer
 	var mu sync.Mutex
 	var notified []string
 	ports := engine.Ports{Notify: func(_ engine.Input, dec engine.Decision) {
@@ -185,11 +208,16 @@ func TestRunWorkers(t *testing.T) {
 		notified = append(notified, string(dec.Outcome))
 		mu.Unlock()
 	}}
-	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Ports: ports, Environ: os.Environ(), Out: &out, RunID: "wk"},
+	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Ports: ports, Environ: os.Environ(), Out: out, RunID: "wk"},
 		WorkerOptions{N: 2, Actor: "me", Heartbeat: 50 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
 	if err != nil || res.Code != ExitComplete {
 		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
 	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", out.String())
+		}
+	}()
 	// Both workers saw the epic complete: one notify.
 	if !slices.Equal(notified, []string{"complete"}) {
 		t.Errorf("notified %v, want complete once", notified)
@@ -224,7 +252,8 @@ func TestRunWorkers(t *testing.T) {
 			t.Errorf("no worktree for %s: %v", id, err)
 		}
 	}
-	for _, want := range []string{"runtasks run: epic E · 2 workers · codex · merging into main", "w1 cycle 1/50", "w2 cycle 1/50", "E.3 given back", "2 workers ended", "4/4 closed; exit 0"} {
+	for _, want := range []string{"runtasks run: epic E · 2 workers · codex · merging into main", "w1 cycle 1/50", "w2 cycle 1/50", "E.3 given back", "2 workers ended", "4/4 closed; exit 0",
+		"· waiting: nothing ready to claim; work remains: 0 ready, "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -264,6 +293,11 @@ func TestRunWorkersLeaseLost(t *testing.T) {
 	if err != nil || res.Code != ExitComplete {
 		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
 	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", out.String())
+		}
+	}()
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if len(fc.releases) != 0 {
@@ -318,3 +352,99 @@ func TestRunWorkersCheckpoint(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
+
+// gitRoot makes cfg.Root a git repository with one commit.
+func gitRoot(t *testing.T, root string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+}
+
+// A task whose agent crashes every time: each failure is in its notes and
+// the worker goes on; after run.max_task_failures (2) it is quarantined
+// (blocked), the other tasks close, and the run needs a person (exit 3).
+func TestRunWorkersQuarantine(t *testing.T) {
+	cfg, _, _ := setup(t, "close", "")
+	gitRoot(t, cfg.Root)
+	t.Setenv("HEADLESS_CRASH", "E.2")
+	fc := &fakeClaims{ids: []string{"E.1", "E.2", "E.3"}, holder: map[string]string{}, notes: map[string]string{},
+		closes: os.Getenv("HEADLESS_CLOSES"), foreign: map[string]bool{}}
+	var out bytes.Buffer
+	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wq"},
+		WorkerOptions{N: 2, Actor: "me", Heartbeat: time.Minute, IdlePoll: 50 * time.Millisecond})
+	if err != nil || res.Code != ExitNeedsPerson || res.Tally.Closed != 2 {
+		t.Fatalf("RunWorkers = %+v, %v; want 2/3 closed, exit 3\n%s", res, err, out.String())
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.holder["E.2"] != "blocked" || strings.Count(fc.notes["E.2"], "the agent failed: codex exited with exit status 1: panic: the agent crashed on E.2") != 2 ||
+		!strings.Contains(fc.notes["E.2"], "It failed 2 times (run.max_task_failures): quarantined") {
+		t.Errorf("E.2 holder %q, notes %q", fc.holder["E.2"], fc.notes["E.2"])
+	}
+	for _, want := range []string{"E.2 given back", "E.2 failed 2 times: quarantined (blocked, needs a person)", "E.2 quarantined", "2/3 closed; exit 3"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// A claim that lands but whose answer times out: bd shows the task ours,
+// and the worker works it at once.
+func TestRunWorkersLateClaim(t *testing.T) {
+	cfg, _, _ := setup(t, "close", "")
+	gitRoot(t, cfg.Root)
+	t.Setenv("HEADLESS_KEEP_OPEN", "")
+	fc := &fakeClaims{ids: []string{"E.1"}, holder: map[string]string{}, notes: map[string]string{},
+		closes: os.Getenv("HEADLESS_CLOSES"), foreign: map[string]bool{}, late: map[string]bool{"E.1": true}}
+	var out bytes.Buffer
+	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wt"},
+		WorkerOptions{N: 1, Actor: "me", Heartbeat: time.Minute, IdlePoll: time.Hour})
+	if err != nil || res.Code != ExitComplete || res.Cycles != 1 {
+		t.Fatalf("RunWorkers = %+v, %v; want complete in one cycle\n%s", res, err, out.String())
+	}
+	if !strings.Contains(out.String(), "E.1: the claim's answer failed (bd : timed out: no answer within 10s), but bd shows it ours") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// A heartbeat that meets the task its agent just closed stops renewing and
+// never stops the agent: 20 races, every task closed by its agent.
+func TestRunWorkersHeartbeatAfterClose(t *testing.T) {
+	t.Setenv("HEADLESS_AFTER_CLOSE", "150ms")
+	t.Setenv("HEADLESS_KEEP_OPEN", "")
+	for i := range 20 {
+		cfg, _, _ := setup(t, "close", "")
+		gitRoot(t, cfg.Root)
+		fc := &fakeClaims{ids: []string{"E.1"}, holder: map[string]string{}, notes: map[string]string{},
+			closes: os.Getenv("HEADLESS_CLOSES"), foreign: map[string]bool{}}
+		var out bytes.Buffer
+		res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: fmt.Sprint("hb", i)},
+			WorkerOptions{N: 1, Actor: "me", Heartbeat: 10 * time.Millisecond, IdlePoll: 50 * time.Millisecond})
+		if err != nil || res.Code != ExitComplete || strings.Contains(out.String(), "stopping the agent") || !strings.Contains(out.String(), "E.1 closed") {
+			t.Fatalf("race %d: RunWorkers = %+v, %v\n%s", i, res, err, out.String())
+		}
+	}
+}
+
+// syncBuffer is an output written by several workers and read by a test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *syncBuffer) Contains(s string) bool { return strings.Contains(b.String(), s) }

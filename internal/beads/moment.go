@@ -1,0 +1,48 @@
+package beads
+
+import (
+	"context"
+	"slices"
+)
+
+// Moment is the store as two bd calls saw it: every issue (bd list --all)
+// and the ready ones (bd ready --limit 0). A worker reads one per cycle and
+// answers the engine's queries from it.
+type Moment struct{ All, Ready []Issue }
+
+// Moment reads the store: bd ready --limit 0, then bd list --all. In that
+// order a change between the two errs towards work left, as the engine's
+// reads do: a task claimed or closed meanwhile is still ready.
+func (c *Client) Moment(ctx context.Context) (m Moment, err error) {
+	if m.Ready, err = c.ReadyAll(ctx); err != nil {
+		return m, err
+	}
+	err = c.query(ctx, &m.All, tallyArgs...)
+	return m, err
+}
+
+// ReadyUnder is Ready's answer for epic; ok is false when a chain of
+// parents passes through an issue the moment does not hold.
+func (m Moment) ReadyUnder(epic string) (in []Issue, ok bool) {
+	in, missing := Under(epic, m.Ready, m.All)
+	return in, len(missing) == 0
+}
+
+// Subtree is Client.Subtree's answer for epic.
+func (m Moment) Subtree(epic string) []Issue {
+	open := slices.DeleteFunc(slices.Clone(m.All), func(is Issue) bool { return is.Status == StatusClosed || is.Status == StatusPinned })
+	return descendants(open, m.All, epic)
+}
+
+// Tally is Client.Tally's answer for epic.
+func (m Moment) Tally(epic string) (Tally, error) { return tally(m.All, epic) }
+
+// Block takes an issue the actor holds out of the work: blocked,
+// unassigned, with note appended (why a person is needed).
+func (c *Client) Block(ctx context.Context, id, actor, note string) (Issue, error) {
+	args := []string{"update", id, "--status", StatusBlocked, "--assignee", "", "--append-notes", note, "--json"}
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
+	return c.one(ctx, id, args)
+}

@@ -1,0 +1,121 @@
+package headless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"github.com/runtasks/runtasks/internal/beads"
+)
+
+// moments answers a worker's queries, the engine's and the tally from one
+// beads.Moment per cycle (two bd calls; the claim is the third), read by
+// refresh and dropped by drop (nil). Without a moment every query goes to
+// bd. Only its worker's goroutine uses it.
+type moments struct {
+	WorkerBeads
+	epic string
+	m    *beads.Moment
+}
+
+func (v *moments) refresh(ctx context.Context) error {
+	r, ok := v.WorkerBeads.(interface {
+		Moment(context.Context) (beads.Moment, error)
+	})
+	if !ok {
+		return nil
+	}
+	m, err := r.Moment(ctx)
+	v.m = nil
+	if err == nil {
+		v.m = &m
+	}
+	return err
+}
+
+func (v *moments) now(epic string) *beads.Moment {
+	if epic != v.epic {
+		return nil
+	}
+	return v.m
+}
+
+// Ready is bd's ready list, and the tasks it omits though their blockers
+// are closed: the engine and the claim count them alike.
+func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error) {
+	if m := v.now(epic); m != nil {
+		if in, ok := m.ReadyUnder(epic); ok {
+			return append(in, unlisted(m.Subtree(epic), in)...), nil
+		}
+	}
+	return v.WorkerBeads.Ready(ctx, epic)
+}
+
+func (v *moments) Subtree(ctx context.Context, epic string) ([]beads.Issue, error) {
+	if m := v.now(epic); m != nil {
+		return m.Subtree(epic), nil
+	}
+	return v.WorkerBeads.Subtree(ctx, epic)
+}
+
+func (v *moments) Show(ctx context.Context, id string) (beads.Issue, error) {
+	if m := v.now(v.epic); m != nil {
+		if i := slices.IndexFunc(m.All, func(is beads.Issue) bool { return is.ID == id }); i >= 0 {
+			return m.All[i], nil
+		}
+	}
+	return v.WorkerBeads.Show(ctx, id)
+}
+
+func (v *moments) Tally(ctx context.Context, epic string) (beads.Tally, error) {
+	if m := v.now(epic); m != nil {
+		return m.Tally(epic)
+	}
+	return v.WorkerBeads.Tally(ctx, epic)
+}
+
+// notTheTasks reports whether an agent run failed for a reason no task
+// causes: the agent could not start, or could not authenticate. Such a
+// failure ends the workers; any other is the task's.
+func notTheTasks(err error) bool {
+	var ee *exec.Error
+	var pe *fs.PathError
+	if errors.As(err, &ee) || errors.As(err, &pe) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return slices.ContainsFunc([]string{"authenticat", "api key", "unauthorized", "oauth token", "/login", "not logged in"},
+		func(w string) bool { return strings.Contains(s, w) })
+}
+
+// transient reports whether a bd failure may pass: a timeout, no slot, the server away.
+func transient(err error) bool {
+	return beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)
+}
+
+// failedMark is in the note of each failed agent run of a task: the notes
+// count a task's failures, across workers and machines.
+const failedMark = "the agent failed: "
+
+// unlisted are the tasks of sub that bd ready omits though their blockers
+// are closed (bd v1.3.0 can leave such a task marked blocked): open, with
+// blocking dependencies all closed, not in ready.
+func unlisted(sub, ready []beads.Issue) []beads.Issue {
+	return slices.DeleteFunc(slices.Clone(sub), func(is beads.Issue) bool {
+		return is.Status != beads.StatusOpen || is.IssueType == beads.TypeEpic || len(is.BlockedBy) > 0 ||
+			!slices.ContainsFunc(is.Dependencies, func(d beads.Dependency) bool { return d.Type == beads.DepBlocks }) ||
+			slices.ContainsFunc(ready, func(r beads.Issue) bool { return r.ID == is.ID })
+	})
+}
+
+// errOmitted: a task counted ready that bd will not hand out.
+var errOmitted = errors.New("a task bd will not hand out")
+
+func omitted(is beads.Issue, err error) error {
+	return fmt.Errorf("%w: %s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
+		errOmitted, is.ID, err, is.Status, is.Assignee)
+}

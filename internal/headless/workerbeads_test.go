@@ -1,0 +1,49 @@
+package headless
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"testing"
+
+	"github.com/runtasks/runtasks/internal/beads"
+)
+
+// Ready counts an open task whose blockers are all closed though bd's
+// ready list omits it; nothing else.
+func TestUnlisted(t *testing.T) {
+	blocks := []beads.Dependency{{Type: beads.DepBlocks, DependsOnID: "E.0"}}
+	sub := []beads.Issue{
+		{ID: "E.1", Status: beads.StatusOpen, Dependencies: blocks},                             // omitted by bd ready
+		{ID: "E.2", Status: beads.StatusOpen, Dependencies: blocks},                             // listed
+		{ID: "E.3", Status: beads.StatusOpen, Dependencies: blocks, BlockedBy: []string{"E.0"}}, // a blocker open
+		{ID: "E.4", Status: beads.StatusOpen},                                                   // never blocked: bd omits it for another reason
+		{ID: "E.5", Status: beads.StatusBlocked, Dependencies: blocks},                          // quarantined
+		{ID: "E.6", Status: beads.StatusOpen, IssueType: beads.TypeEpic, Dependencies: blocks},
+	}
+	var got []string
+	for _, is := range unlisted(sub, []beads.Issue{{ID: "E.2"}}) {
+		got = append(got, is.ID)
+	}
+	if !slices.Equal(got, []string{"E.1"}) {
+		t.Errorf("unlisted = %v, want [E.1]", got)
+	}
+}
+
+func TestNotTheTasks(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("start claude: %w", &exec.Error{Name: "claude", Err: exec.ErrNotFound}), true},
+		{errors.New("claude reported an error: Invalid API key · Please run /login"), true},
+		{errors.New("codex exited with exit status 1: 401 Unauthorized"), true},
+		{errors.New("claude exited with exit status 2: panic: nil map"), false},
+		{errors.New("claude reported an error: the tests failed"), false},
+	} {
+		if got := notTheTasks(c.err); got != c.want {
+			t.Errorf("notTheTasks(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
