@@ -728,6 +728,12 @@ func (c *Client) Release(ctx context.Context, id, actor, note string) (Issue, er
 	return c.one(ctx, id, args)
 }
 
+// Block marks an issue the actor holds as needing a person: blocked,
+// unassigned, with note appended (why).
+func (c *Client) Block(ctx context.Context, id, actor, note string) (Issue, error) {
+	return c.one(ctx, id, []string{"update", id, "--status", StatusBlocked, "--assignee", "", "--append-notes", note, "--actor", actor, "--json"})
+}
+
 // AppendNotes appends text to an issue's notes.
 func (c *Client) AppendNotes(ctx context.Context, id, text string) (Issue, error) {
 	return c.one(ctx, id, []string{"update", id, "--append-notes", text, "--json"})

@@ -139,6 +139,9 @@ type Run struct {
 	ClaudeBin string `koanf:"claude_bin" rule:"nonempty"`
 	CodexBin  string `koanf:"codex_bin" rule:"nonempty"`
 	Dir       string `koanf:"dir" rule:"nonempty"` // relative to the state dir
+	// MaxMergeFailures is how many conflicting merges of a task --workers
+	// try before it needs a person.
+	MaxMergeFailures int `koanf:"max_merge_failures" rule:"1..100"`
 }
 
 type StopHook struct {
@@ -348,7 +351,7 @@ func Defaults() Config {
 			ArmPatterns: []string{`(?i)^\s*/(?:runtasks:)?run-tasks\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
 			RunsDir:     "runs",
 		},
-		Run:   Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs"},
+		Run:   Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs", MaxMergeFailures: 2},
 		Usage: UsageConfig{Prices: slices.Clone(usage.Prices)},
 	}
 }
