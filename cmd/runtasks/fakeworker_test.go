@@ -27,7 +27,8 @@ import (
 // runtasks left in the worktree is resolved ("resolved ID"), except by the
 // task named by FAKEAGENT_STUBBORN, which aborts it and, before each of its
 // merges, moves the base (a conflicting shared.txt committed there).
-// FAKEAGENT_PEERS=N: a task waits (up to 30 s) until N tasks are at work.
+// FAKEAGENT_PEERS=N: a task waits (up to 30 s) until N tasks are at work,
+// unless a task has ended.
 func fakeWorker(assistant func(...map[string]any), toolResult func(string, string, bool), result func(string, string, bool)) int {
 	id, wt := os.Getenv("RUNTASKS_TASK"), os.Getenv("RUNTASKS_WORKTREE")
 	trace := os.Getenv("FAKEAGENT_TRACE")
@@ -88,7 +89,8 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 		}
 	}
 	if n, err := strconv.Atoi(os.Getenv("FAKEAGENT_PEERS")); err == nil {
-		for end := time.Now().Add(30 * time.Second); peak < n && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		ended := func() bool { b, _ := os.ReadFile(trace); return strings.Contains(string(b), "\nend ") }
+		for end := time.Now().Add(30 * time.Second); peak < n && !ended() && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 			observe()
 		}
 	}

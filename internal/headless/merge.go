@@ -22,7 +22,7 @@ type book struct {
 	mu        sync.Mutex
 	failures  map[string]int    // failed merges per task
 	conflicts map[string]string // task → how its conflicts ended
-	kept      map[string]string // task given back → its worktree
+	kept      map[string]string // task not closed → how it ended (its worktree is kept)
 }
 
 // checkClean refuses a main work tree with changes to tracked files: the
@@ -111,6 +111,7 @@ func (w *worker) conflicted(ctx context.Context, task beads.Issue) (note string,
 	}
 	w.book.mu.Lock()
 	w.book.conflicts[task.ID] = "needs a person"
+	w.book.kept[task.ID] = "blocked: needs a person"
 	w.book.mu.Unlock()
 	w.p.Printf("%s · %s", w.p.head(), oneLine(why, 300))
 	if w.ports.Notify != nil {
@@ -121,11 +122,11 @@ func (w *worker) conflicted(ctx context.Context, task beads.Issue) (note string,
 }
 
 // summary is the final lines' account of conflicts and kept worktrees.
-func (b *book) summary(out io.Writer, root string) string {
+func (b *book) summary(out io.Writer, w *worker) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, id := range slices.Sorted(maps.Keys(b.kept)) {
-		fmt.Fprintf(out, "runtasks run: kept %s of %s, given back (runtasks run --clean removes it once the task is closed)\n", relTo(root, b.kept[id]), id)
+		fmt.Fprintf(out, "runtasks run: kept worktree %s of %s (%s)\n", relTo(w.cfg.Root, w.wtPath(id)), id, strings.TrimPrefix(b.kept[id], "blocked: "))
 	}
 	var s []string
 	for _, id := range slices.Sorted(maps.Keys(b.conflicts)) {

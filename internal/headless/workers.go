@@ -154,7 +154,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if res.Code == ExitComplete {
 		res.Outcome, res.Why = results[0].Outcome, results[0].Why
 	}
-	conflicts := bk.summary(o.Out, cfg.Root)
+	conflicts := bk.summary(o.Out, ws[0])
 	fmt.Fprintln(o.Out, Clean(fmt.Sprintf("runtasks run: %d workers ended: %d cycles, %d/%d closed%s; exit %d", wo.N, res.Cycles, res.Tally.Closed, res.Tally.Total, conflicts, res.Code)))
 	return res, err1
 }
@@ -194,6 +194,9 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 			word = "lost to another worker"
 		} else if !closed {
 			word = "given back"
+			w.book.mu.Lock()
+			word = cmp.Or(w.book.kept[task.ID], word)
+			w.book.mu.Unlock()
 		}
 		dec, out = w.step(ctx, &sum, last, task.ID+" "+word)
 	}
@@ -388,7 +391,7 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 		w.log.Warn("release", "task", task.ID, "err", err)
 	}
 	w.book.mu.Lock()
-	w.book.kept[task.ID] = w.wtPath(task.ID)
+	w.book.kept[task.ID] = "given back"
 	w.book.mu.Unlock()
 	return false
 }
