@@ -58,12 +58,6 @@ func (r Repo) Reset(ctx context.Context, rev string) error {
 	return err
 }
 
-// Merged reports whether branch's commits are all in base.
-func (r Repo) Merged(ctx context.Context, branch, base string) (bool, error) {
-	_, err := r.run(ctx, "merge-base", "--is-ancestor", branch, base)
-	return yesNo(err)
-}
-
 // RemoveBranch removes the worktree at path ("" for none), whatever it
 // holds, then branch unless it holds commits HEAD lacks.
 func (r Repo) RemoveBranch(ctx context.Context, path, branch string) error {

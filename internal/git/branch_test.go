@@ -73,14 +73,14 @@ func TestIntegrationBranches(t *testing.T) {
 	if ok, err := wt.Stash(ctx, "none"); ok || err != nil {
 		t.Fatalf("Stash of a clean tree = %v, %v", ok, err)
 	}
-	if ok, _ := repo.Merged(ctx, "agent/x", "main"); ok {
-		t.Fatal("agent/x is not merged yet")
+	if n, _ := repo.Ahead(ctx, "main", "agent/x"); n != 1 {
+		t.Fatalf("Ahead before the reset = %d, want 1", n)
 	}
 	if err := wt.Reset(ctx, "main"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := repo.Merged(ctx, "agent/x", "main"); !ok || err != nil {
-		t.Fatalf("Merged after reset = %v, %v", ok, err)
+	if n, err := repo.Ahead(ctx, "main", "agent/x"); n != 0 || err != nil {
+		t.Fatalf("Ahead after the reset = %d, %v", n, err)
 	}
 	if got, _ := repo.Branches(ctx, "agent/"); !slices.Equal(got, []string{"agent/x"}) {
 		t.Fatalf("Branches = %v", got)

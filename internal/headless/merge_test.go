@@ -42,7 +42,7 @@ func TestPrepareReusedWorktree(t *testing.T) {
 	if err != nil || !strings.Contains(note, "runtasks stashed them, unverified") || strings.Contains(note, "conflicts") {
 		t.Fatalf("prepare = %q, %v; want the stash named", note, err)
 	}
-	if ok, _ := w.repo.Merged(ctx, "main", "agent/x"); !ok {
+	if n, _ := w.repo.Ahead(ctx, "agent/x", "main"); n != 0 {
 		t.Fatal("the branch with nothing new did not start over from the moved base")
 	}
 	os.WriteFile(filepath.Join(wt, "a.txt"), []byte("branch\n"), 0o644)

@@ -102,11 +102,11 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if base == "" {
 		return Result{Code: ExitSetup}, fmt.Errorf("workers merge into the main work tree's branch, but %s is on a detached HEAD", cfg.Root)
 	}
-	if !wo.AllowDirty {
-		if err := checkClean(ctx, repo); err != nil {
-			return Result{Code: ExitSetup}, err
-		}
+	// Merges into a main work tree with changes to tracked files fail.
+	if paths, err := repo.Changed(ctx); (err != nil || len(paths) > 0) && !wo.AllowDirty {
+		return Result{Code: ExitSetup}, cmp.Or(err, fmt.Errorf("the main work tree %s has changes to tracked files, and the workers' merges into it would fail: %s; commit or stash them, or give --allow-dirty to go on", cfg.Root, strings.Join(paths, ", ")))
 	}
+	bk := &book{failures: map[string]int{}, kept: map[string]string{}}
 	// The worktrees live under the project: keep them out of git status.
 	pattern := cfg.Workflow.Worktrees.Pattern
 	if dir, _, _ := strings.Cut(pattern, "{id}"); !filepath.IsAbs(pattern) && strings.Contains(dir, "/") {
@@ -115,7 +115,6 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		}
 	}
 	screen := newScreen(o.Out, o.TTY, wo.N, o.Width)
-	bk := &book{failures: map[string]int{}, conflicts: map[string]string{}, kept: map[string]string{}}
 	ws := make([]*worker, wo.N)
 	for i := range ws {
 		wopt := o
@@ -193,9 +192,8 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		if lost, _ := w.lostLease.Load().(string); !closed && lost != "" {
 			word = "lost to another worker"
 		} else if !closed {
-			word = "given back"
 			w.book.mu.Lock()
-			word = cmp.Or(w.book.kept[task.ID], word)
+			word = cmp.Or(w.book.kept[task.ID], "given back")
 			w.book.mu.Unlock()
 		}
 		dec, out = w.step(ctx, &sum, last, task.ID+" "+word)
@@ -364,7 +362,7 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, sum Summary, runErr error) bool {
 	is, err := w.bd.Show(ctx, task.ID)
 	if err == nil && is.Status == beads.StatusClosed {
-		w.merged(ctx, task.ID)
+		w.closed(ctx, task.ID)
 		return true
 	}
 	if lost, _ := w.lostLease.Load().(string); lost != "" {
@@ -390,9 +388,7 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), task.ID, oneLine(err.Error(), 200))
 		w.log.Warn("release", "task", task.ID, "err", err)
 	}
-	w.book.mu.Lock()
-	w.book.kept[task.ID] = "given back"
-	w.book.mu.Unlock()
+	w.book.set(task.ID, "given back")
 	return false
 }
 
