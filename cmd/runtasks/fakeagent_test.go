@@ -26,7 +26,8 @@ import (
 //   - fail: print an error result and exit 1.
 //   - task: a worker of runtasks run --workers (fakeWorker).
 //
-// FAKEAGENT_LOG, when set, gets one line per run: the last line of the
+// FAKEAGENT_ADDALL, when set, makes close write done-ID.txt and commit the
+// whole work tree (git add -A; git commit). FAKEAGENT_LOG, when set, gets one line per run: the last line of the
 // prompt (runtasks' state line). FAKEAGENT_TOKENS=N adds the result's
 // modelUsage: 100 input and N output tokens of claude-fake-1.
 func fakeAgentMain() int {
@@ -143,6 +144,12 @@ func fakeAgentMain() int {
 			return 1
 		}
 		toolResult("toolu_close", string(out), false)
+		if os.Getenv("FAKEAGENT_ADDALL") != "" {
+			// As agents do: everything in the work tree goes into a commit.
+			os.WriteFile("done-"+id+".txt", []byte(id+"\n"), 0o644)
+			exec.Command("git", "add", "-A").Run()
+			exec.Command("git", "commit", "-qm", "work on "+id).Run()
+		}
 		text := "Closed " + id + "."
 		assistant(map[string]any{"type": "text", "text": text})
 		result("success", text, false)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,6 +24,14 @@ import (
 // checkpoint, before the merge. The agent of the task named by
 // FAKEAGENT_CRASH crashes (exit 2) every time. FAKEAGENT_AFTER_CLOSE is
 // how long the agent stays after its bd close.
+// With FAKEAGENT_SHARED set every task also
+// writes its id into shared.txt (the FAKEAGENT_STUBBORN one always), so
+// concurrent tasks conflict; a conflict
+// runtasks left in the worktree is resolved ("resolved ID"), except by the
+// task named by FAKEAGENT_STUBBORN, which aborts it and, before each of its
+// merges, moves the base (a conflicting shared.txt committed there).
+// FAKEAGENT_PEERS=N: a task waits (up to 30 s) until N tasks are at work,
+// unless a task has ended.
 func fakeWorker(assistant func(...map[string]any), toolResult func(string, string, bool), result func(string, string, bool)) int {
 	id, wt := os.Getenv("RUNTASKS_TASK"), os.Getenv("RUNTASKS_WORKTREE")
 	trace := os.Getenv("FAKEAGENT_TRACE")
@@ -87,6 +96,12 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 			logf("VIOLATION %s started before its blocker %s closed (%s)", id, d.ID, d.Status)
 		}
 	}
+	if n, err := strconv.Atoi(os.Getenv("FAKEAGENT_PEERS")); err == nil {
+		ended := func() bool { b, _ := os.ReadFile(trace); return strings.Contains(string(b), "\nend ") }
+		for end := time.Now().Add(30 * time.Second); peak < n && !ended() && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			observe()
+		}
+	}
 	if d, err := time.ParseDuration(os.Getenv("FAKEAGENT_SLEEP")); err == nil {
 		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 			observe()
@@ -102,8 +117,28 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 		return 1
 	}
 	root := filepath.Dir(strings.TrimSpace(common))
+	stubborn := os.Getenv("FAKEAGENT_STUBBORN") == id
+	if out, _ := git(wt, "diff", "--name-only", "--diff-filter=U"); strings.TrimSpace(out) != "" {
+		if stubborn {
+			git(wt, "merge", "--abort")
+			logf("abort %s", id)
+		} else {
+			for _, f := range strings.Fields(out) {
+				os.WriteFile(filepath.Join(wt, f), []byte("resolved by "+id+"\n"), 0o644)
+				git(wt, "add", f)
+			}
+			if out, err := git(wt, "commit", "-q", "--no-edit"); err != nil {
+				result("error_during_execution", "git commit: "+out, true)
+				return 1
+			}
+			logf("resolved %s", id)
+		}
+	}
 	os.WriteFile(filepath.Join(wt, "done-"+id+".txt"), []byte(id+"\n"), 0o644)
-	if out, err := git(wt, "add", "done-"+id+".txt"); err != nil {
+	if os.Getenv("FAKEAGENT_SHARED") != "" || stubborn {
+		os.WriteFile(filepath.Join(wt, "shared.txt"), []byte(id+"\n"), 0o644)
+	}
+	if out, err := git(wt, "add", "-A"); err != nil {
 		result("error_during_execution", "git add: "+out, true)
 		return 1
 	}
@@ -147,6 +182,11 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 	}
 	defer lock.Close()
 	syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
+	if stubborn {
+		os.WriteFile(filepath.Join(root, "shared.txt"), []byte(time.Now().String()+"\n"), 0o644)
+		git(root, "add", "shared.txt")
+		git(root, "commit", "-qm", "the base moves under "+id)
+	}
 	for try := 0; ; try++ {
 		out, err := git(root, "merge", "--no-edit", "agent/"+id)
 		if err == nil {

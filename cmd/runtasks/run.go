@@ -27,6 +27,7 @@ type runOptions struct {
 	Workers    int
 	WorkersSet bool
 	Heartbeat  time.Duration
+	AllowDirty bool
 	Getenv     func(string) string
 	Notify     func(logger *log.Logger) func(engine.Input, engine.Decision)
 }
@@ -48,7 +49,12 @@ prompt and its state line) is the next cycle's prompt.
   codex:  codex exec --json [agent args] [resume SESSION_ID] -- PROMPT
 
 With --workers N, N agent loops run in parallel, each cycle claiming one
-ready task and working it in its own worktree (docs/scale.md).
+ready task and working it in its own worktree on branch agent/<id>, merged
+into the main work tree's branch (docs/scale.md). A main work tree with
+changes to tracked files is refused unless --allow-dirty. A task whose
+merge conflicts run.max_merge_failures times is blocked as needing a
+person. The worktree and branch of a task closed and merged are removed;
+--clean removes those earlier runs left.
 
 The agent runs in a process group of its own: Ctrl-C, SIGTERM, SIGHUP or the
 end of --max-duration send the group SIGINT, then SIGKILL after --grace (a
@@ -63,6 +69,12 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 
   # Codex, continuing its session between cycles, for at most two hours
   runtasks run --epic bd-x7y8 --agent codex --session resume --max-duration 2h -- --full-auto
+
+  # four agents in parallel, each task in its own worktree
+  runtasks run --epic bd-x7y8 --workers 4 -- --permission-mode acceptEdits
+
+  # remove the worktrees and branches of closed tasks that runs left behind
+  runtasks run --clean
 
   # in CI: plain lines, exit status says what happened
   runtasks run --epic bd-x7y8 --plain; echo "exit $?"`,
@@ -82,6 +94,12 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
 			opts.Args = args
 			opts.Beads = newBeadsClient(f, cfg)
+			if clean, _ := cmd.Flags().GetBool("clean"); clean {
+				if err := headless.RemoveLeftovers(cmd.Context(), cfg, opts.Beads, f.Out); err != nil {
+					return exitCode(headless.ExitError, err)
+				}
+				return nil
+			}
 			opts.Ports = stopPorts(f, cfg)
 			opts.Notify = func(logger *log.Logger) func(engine.Input, engine.Decision) {
 				return notifyPort(f, cmd, cfg, src, projectTrusted(f, cfg), logger)
@@ -105,6 +123,8 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "name of the run's folder (default: UTC time and a random suffix)")
 	cmd.Flags().IntVar(&opts.Workers, "workers", 1, "agent loops in parallel, each claiming one ready task per cycle in its own worktree (docs/scale.md)")
 	cmd.Flags().DurationVar(&opts.Heartbeat, "heartbeat", headless.DefaultHeartbeat, "with --workers: how often a task's bd lease (5 min) is renewed while its agent runs")
+	cmd.Flags().BoolVar(&opts.AllowDirty, "allow-dirty", false, "with --workers: start although the main work tree has changes to tracked files (their merges may fail)")
+	cmd.Flags().Bool("clean", false, "remove the worktrees and agent/* branches of earlier --workers runs whose tasks are closed and merged, then exit")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	setExitStatus(cmd, `  0    the epic is complete (beads shows every descendant closed)
@@ -155,7 +175,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	var err error
 	if o.Workers > 1 || o.WorkersSet {
 		res, err = headless.RunWorkers(ctx, o.Options, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
-			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, "")})
+			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, ""), AllowDirty: o.AllowDirty})
 	} else {
 		res, err = headless.Run(ctx, o.Options)
 	}

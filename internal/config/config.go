@@ -141,6 +141,9 @@ type Run struct {
 	Dir       string `koanf:"dir" rule:"nonempty"` // relative to the state dir
 	// MaxTaskFailures: a task whose agent failed this many times is quarantined (runtasks run --workers).
 	MaxTaskFailures int `koanf:"max_task_failures" rule:"1..100"`
+	// MaxMergeFailures is how many conflicting merges of a task --workers
+	// try before it needs a person.
+	MaxMergeFailures int `koanf:"max_merge_failures" rule:"1..100"`
 }
 
 type StopHook struct {
@@ -350,7 +353,7 @@ func Defaults() Config {
 			ArmPatterns: []string{`(?i)^\s*/(?:runtasks:)?run-tasks\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
 			RunsDir:     "runs",
 		},
-		Run:   Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs", MaxTaskFailures: 2},
+		Run:   Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs", MaxMergeFailures: 2, MaxTaskFailures: 2},
 		Usage: UsageConfig{Prices: []usage.Price{}},
 	}
 }

@@ -48,7 +48,7 @@ func cfgDefaults(root string) Config {
 			ArmPatterns: []string{`(?i)^\s*/(?:runtasks:)?run-tasks\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
 			RunsDir:     "runs",
 		},
-		Run:  Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs", MaxTaskFailures: 2},
+		Run:  Run{Agent: "claude", Session: "fresh", ClaudeBin: "claude", CodexBin: "codex", Dir: "runs", MaxMergeFailures: 2, MaxTaskFailures: 2},
 		Root: root,
 	}
 }
@@ -172,7 +172,7 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 		Usage: UsageConfig{Prices: []usage.Price{{Model: "fake-*", Input: 1, Output: 2, CacheRead: 0.1, CacheWrite: 1.25}}},
 		Claim: Claim{Patterns: []string{`^take (?P<id>\S+)$`}, ArmPatterns: []string{`^drive (?P<id>\S+)$`},
 			RunsDir: "var/runs", Templates: "tmpl", Actor: "alice"},
-		Run:     Run{Agent: "codex", Session: "resume", ClaudeBin: "/opt/claude", CodexBin: "/opt/codex", Dir: "cycles", MaxTaskFailures: 5},
+		Run:     Run{Agent: "codex", Session: "resume", ClaudeBin: "/opt/claude", CodexBin: "/opt/codex", Dir: "cycles", MaxMergeFailures: 5, MaxTaskFailures: 5},
 		Beads:   Beads{Bin: "/opt/bd", Dir: "../store/.beads", Timeout: 90 * time.Second, MaxProcesses: 16, QueueTimeout: 2 * time.Minute},
 		State:   StateDir{Dir: "/var/tmp/runtasks"},
 		Log:     Log{File: "runtasks.log", Level: "debug"},
@@ -861,8 +861,8 @@ func TestConfigKeysCoverTheStruct(t *testing.T) {
 			t.Errorf("ConfigKeys lacks %s", want)
 		}
 	}
-	if len(keys) != 47 {
-		t.Errorf("ConfigKeys has %d keys, want 47 (a new field? give it its default in Defaults() and document it in project.yaml.example and docs/configuration.md): %v", len(keys), keys)
+	if len(keys) != 48 {
+		t.Errorf("ConfigKeys has %d keys, want 48 (a new field? give it its default in Defaults() and document it in project.yaml.example and docs/configuration.md): %v", len(keys), keys)
 	}
 }
 

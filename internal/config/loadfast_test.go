@@ -103,6 +103,7 @@ var cfgOtherValues = map[string]struct{ yaml, env string }{
 	"run.codex_bin":                                {"/opt/codex", "/env/codex"},
 	"run.max_task_failures":                        {"5", "7"},
 	"run.dir":                                      {"cycles", "c"},
+	"run.max_merge_failures":                       {"5", "7"},
 	"usage.prices":                                 {`[{model: "fake-*", input: 1, output: 2, cache_read: 0.1, cache_write: 1.25}]`, ""},
 }
 

@@ -36,7 +36,7 @@ func (r Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	g.Reap()
 	if err != nil {
 		msg := cmp.Or(strings.TrimSpace(stderr.String()), err.Error())
-		return nil, &runError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), err: err}
+		return out, &runError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), err: err}
 	}
 	return out, nil
 }
@@ -51,8 +51,13 @@ func (e *runError) Error() string { return e.msg }
 func (e *runError) Unwrap() error { return e.err }
 
 // Uncommitted lists the changed and untracked paths (not ignored ones).
-func (r Repo) Uncommitted(ctx context.Context) ([]string, error) {
-	out, err := r.run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+func (r Repo) Uncommitted(ctx context.Context) ([]string, error) { return r.status(ctx, "normal") }
+
+// Changed lists the tracked paths with changes, staged or not.
+func (r Repo) Changed(ctx context.Context) ([]string, error) { return r.status(ctx, "no") }
+
+func (r Repo) status(ctx context.Context, untracked string) ([]string, error) {
+	out, err := r.run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files="+untracked)
 	if err != nil {
 		return nil, err
 	}
@@ -82,15 +87,17 @@ func (r Repo) Tracked(ctx context.Context, path string) ([]string, error) {
 
 // Ignored reports whether git ignores path (which need not exist).
 func (r Repo) Ignored(ctx context.Context, path string) (bool, error) {
-	_, err := r.run(ctx, "check-ignore", "-q", "--", path)
-	if err == nil {
-		return true, nil
-	}
 	// check-ignore exits 1 for a path that is not ignored.
+	_, err := r.run(ctx, "check-ignore", "-q", "--", path)
+	return yesNo(err)
+}
+
+// yesNo reads a git that answers no with exit status 1.
+func yesNo(err error) (bool, error) {
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ExitCode() == 1 {
 		return false, nil
 	}
-	return false, err
+	return err == nil, err
 }
 
 // MainWorktree is the main work tree of the repository that holds dir: for

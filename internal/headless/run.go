@@ -255,6 +255,10 @@ func (e *takenError) Error() string {
 // createDir makes the run's folder (0700: the logs hold what the agent's
 // tools printed) and writes run.json, so a live run is listed from its start.
 func (r *runner) createDir() error {
+	// The state dir's .gitignore comes first: an agent's `git add -A` never takes the logs in.
+	if err := state.EnsureStateDir(r.cfg.StateDir()); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(r.dir), 0o700); err != nil {
 		return fmt.Errorf("run folder: %w", err)
 	}

@@ -44,6 +44,8 @@ type WorkerOptions struct {
 	Actor     string        // the base of the workers' bd actors (actor@<run id>-w<i>)
 	Heartbeat time.Duration // how often a worker renews its task's lease
 	IdlePoll  time.Duration // the wait when nothing is ready but work remains
+	// AllowDirty starts the workers on a main work tree with changes to tracked files.
+	AllowDirty bool
 }
 
 // maxBeadsRetries is how many passing bd failures in a row a worker waits out.
@@ -59,6 +61,7 @@ type worker struct {
 	base  string // the main work tree's branch, merged into
 	wo    WorkerOptions
 	env   []string // the agents' environment before a task's variables
+	book  *book
 	// lostLease is bd's answer when a heartbeat found the task taken ("" while held).
 	lostLease atomic.Value
 	view      *moments // bd as this cycle's moment saw it
@@ -101,6 +104,11 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if base == "" {
 		return Result{Code: ExitSetup}, fmt.Errorf("workers merge into the main work tree's branch, but %s is on a detached HEAD", cfg.Root)
 	}
+	// Merges into a main work tree with changes to tracked files fail.
+	if paths, err := repo.Changed(ctx); (err != nil || len(paths) > 0) && !wo.AllowDirty {
+		return Result{Code: ExitSetup}, cmp.Or(err, fmt.Errorf("the main work tree %s has changes to tracked files, and the workers' merges into it would fail: %s; commit or stash them, or give --allow-dirty to go on", cfg.Root, strings.Join(paths, ", ")))
+	}
+	bk := &book{failures: map[string]int{}, kept: map[string]string{}}
 	// The worktrees live under the project: keep them out of git status.
 	pattern := cfg.Workflow.Worktrees.Pattern
 	if dir, _, _ := strings.Cut(pattern, "{id}"); !filepath.IsAbs(pattern) && strings.Contains(dir, "/") {
@@ -118,7 +126,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		if err != nil {
 			return Result{Code: ExitSetup}, err
 		}
-		ws[i] = &worker{runner: r, n: i + 1, of: wo.N, actor: wo.Actor + "@" + wopt.RunID, bd: bd, repo: repo, base: base, wo: wo, env: o.Environ}
+		ws[i] = &worker{runner: r, n: i + 1, of: wo.N, actor: wo.Actor + "@" + wopt.RunID, bd: bd, repo: repo, base: base, wo: wo, env: o.Environ, book: bk}
 	}
 	fmt.Fprintf(o.Out, "runtasks run: epic %s · %d workers · %s · merging into %s\n", cfg.Workflow.Epic, wo.N, ws[0].agent, base)
 	results := make([]Result, wo.N)
@@ -148,7 +156,8 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if res.Code == ExitComplete {
 		res.Outcome, res.Why = results[0].Outcome, results[0].Why
 	}
-	fmt.Fprintln(o.Out, Clean(fmt.Sprintf("runtasks run: %d workers ended: %d cycles, %d/%d closed; exit %d", wo.N, res.Cycles, res.Tally.Closed, res.Tally.Total, res.Code)))
+	conflicts := bk.summary(o.Out, ws[0])
+	fmt.Fprintln(o.Out, Clean(fmt.Sprintf("runtasks run: %d workers ended: %d cycles, %d/%d closed%s; exit %d", wo.N, res.Cycles, res.Tally.Closed, res.Tally.Total, conflicts, res.Code)))
 	return res, err1
 }
 
@@ -196,7 +205,9 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		} else if w.blocked {
 			word = "quarantined"
 		} else if !closed {
-			word = "given back"
+			w.book.mu.Lock()
+			word = cmp.Or(w.book.kept[task.ID], "given back")
+			w.book.mu.Unlock()
 		}
 		dec, out = w.step(ctx, &sum, last, task.ID+" "+word)
 	}
@@ -348,9 +359,13 @@ func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err e
 
 // work runs the agent on the task in its worktree, renewing the lease.
 func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRecord, Summary, error) {
-	path := engine.WorktreePath(w.cfg.Root, w.cfg.Workflow.Worktrees.Pattern, task.ID)
-	branch := "agent/" + task.ID
-	if err := w.repo.AddWorktree(ctx, path, branch); err != nil {
+	path, branch := w.wtPath(task.ID), "agent/"+task.ID
+	err := w.repo.AddWorktree(ctx, path, branch)
+	var note string
+	if err == nil {
+		note, err = w.prepare(ctx, task.ID, path, branch)
+	}
+	if err != nil {
 		return CycleRecord{N: cycle, StartedAt: w.o.Now(), ExitCode: -1}, Summary{}, fmt.Errorf("worktree for %s: %w", task.ID, err)
 	}
 	ctxFile := filepath.Join(w.dir, "task-"+task.ID+".json")
@@ -397,7 +412,7 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 			}
 		}
 	})
-	rec, sum, err := w.runAgent(agentCtx, cycle, w.taskPrompt(task, path, branch, ctxFile), "")
+	rec, sum, err := w.runAgent(agentCtx, cycle, w.taskPrompt(task, path, branch, ctxFile, note), "")
 	stop()
 	beats.Wait()
 	return rec, sum, err
@@ -410,6 +425,7 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	_ = w.view.refresh(ctx)
 	is, err := w.view.Show(ctx, task.ID)
 	if err == nil && is.Status == beads.StatusClosed {
+		w.closed(ctx, task.ID)
 		return true
 	}
 	if lost, _ := w.lostLease.Load().(string); lost != "" {
@@ -428,6 +444,11 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 		note += " Agent's last words: " + f
 	}
 	defer func() { w.view.m = nil }()
+	conflict, parked := w.conflicted(ctx, task)
+	if parked {
+		return false
+	}
+	note += conflict
 	if n := strings.Count(is.Notes, failedMark) + 1; runErr != nil && !notTheTasks(runErr) && n >= w.cfg.Run.MaxTaskFailures {
 		// A task that keeps failing waits for a person; the others go on.
 		note += fmt.Sprintf(" It failed %d times (run.max_task_failures): quarantined, blocked until a person looks.", n)
@@ -441,11 +462,12 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 		w.p.Printf("%s · %s could not be given back: %s", w.p.head(), task.ID, oneLine(err.Error(), 200))
 		w.log.Warn("release", "task", task.ID, "err", err)
 	}
+	w.book.set(task.ID, "given back")
 	return false
 }
 
 // taskPrompt hands the agent its one task.
-func (w *worker) taskPrompt(task beads.Issue, path, branch, ctxFile string) string {
+func (w *worker) taskPrompt(task beads.Issue, path, branch, ctxFile, note string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are worker %d of %d of runtasks run on beads epic %s. Your task is %s: %s\n\n", w.n, w.of, w.epic, task.ID, task.Title)
 	if d := strings.TrimSpace(task.Description); d != "" {
@@ -453,14 +475,19 @@ func (w *worker) taskPrompt(task beads.Issue, path, branch, ctxFile string) stri
 	}
 	fmt.Fprintf(&b, `You work in the git worktree %s, on branch %s; the task's bd record is in %s.
 
-1. Do the task there, and verify it (build, tests).
+%s1. Do the task there, and verify it (build, tests).
 2. Commit your work on %s.
 3. Merge it into %s in the main work tree: git -C %s merge --no-edit %s
 4. Only when the merge succeeded: bd close %s --reason "<what you did>"
 
-Other workers merge into the same branch: when git says another process holds a lock, wait a moment and try again. If the merge fails, do not close the task: run git -C %s merge --abort and say in your final message why it failed; runtasks gives the task back with your message. Work on no other task and claim nothing else.
-`, path, branch, ctxFile, branch, w.base, w.cfg.Root, branch, task.ID, w.cfg.Root)
+Other workers merge into the same branch: when git says another process holds a lock, wait a moment and try again. If the merge conflicts, the base moved: run git -C %s merge --abort (the main work tree must stay clean), then in your worktree run git merge %s, resolve the conflicts there (keep what both sides meant), verify, commit, and go back to step 3. If you cannot resolve it, do not close the task: say in your final message why; runtasks gives the task back with your message. Work on no other task and claim nothing else.
+`, path, branch, ctxFile, note, branch, w.base, w.cfg.Root, branch, task.ID, w.cfg.Root, w.base)
 	return b.String()
+}
+
+// wtPath is the worktree of a task.
+func (w *worker) wtPath(id string) string {
+	return engine.WorktreePath(w.cfg.Root, w.cfg.Workflow.Worktrees.Pattern, id)
 }
 
 func relTo(root, path string) string {

@@ -247,10 +247,14 @@ func TestRunWorkers(t *testing.T) {
 	if fc.beats == 0 {
 		t.Error("no lease was renewed")
 	}
+	// Closed and merged (nothing new on their branches): worktrees and branches removed.
 	for _, id := range []string{"E.1", "E.2", "E.3"} {
-		if _, err := os.Stat(filepath.Join(root, ".worktrees", "agent-"+id)); err != nil {
-			t.Errorf("no worktree for %s: %v", id, err)
+		if _, err := os.Stat(filepath.Join(root, ".worktrees", "agent-"+id)); err == nil {
+			t.Errorf("the worktree of %s, closed, is left", id)
 		}
+	}
+	if b, _ := exec.Command("git", "-C", root, "branch", "--list", "agent/*").Output(); len(b) > 0 {
+		t.Errorf("branches left: %s", b)
 	}
 	for _, want := range []string{"runtasks run: epic E · 2 workers · codex · merging into main", "w1 cycle 1/50", "w2 cycle 1/50", "E.3 given back", "2 workers ended", "4/4 closed; exit 0",
 		"· waiting: nothing ready to claim; work remains: 0 ready, "} {
