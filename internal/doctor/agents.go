@@ -357,6 +357,7 @@ func HookTimeout(cfg *config.Config) time.Duration {
 	}
 	if cfg != nil {
 		walk(cfg.Workflow.Checks)
+		walk(cfg.Workflow.Verify.Checks)
 	}
 	return (baseHookTimeout + sum).Round(time.Second)
 }
