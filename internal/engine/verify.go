@@ -51,7 +51,14 @@ func (v Verification) Passed() bool {
 
 // Failure is what the agent is told: the failing check, its output's tail.
 func (v Verification) Failure() string {
-	return strings.Join(append([]string{fmt.Sprintf("%s: checks failed: %s", v.Task.ID, v.Summary)}, v.Feedback...), "\n")
+	msg := v.Task.ID + ": checks failed: " + v.Summary
+	for _, f := range v.Feedback {
+		if _, tail, ok := strings.Cut(f, "; the end of its output:\n"); ok {
+			f = "the end of its output:\n" + tail
+		}
+		msg += "\n" + f
+	}
+	return msg
 }
 
 // Record is the verification in the decision log.
