@@ -19,6 +19,7 @@ type preToolHookOptions struct {
 	hookOptions
 	Ports    func(cfg *config.Config) engine.Ports
 	EpicFlag bool
+	Worker   string // RUNTASKS_TASK: a runtasks run worker's task
 }
 
 func newPreToolHookCmd(f *Factory) *cobra.Command {
@@ -34,7 +35,8 @@ check's name and the end of its output; a pass allows it and is recorded in
 the decision log. Any other call is allowed at once, without asking bd.
 
 Sessions runtasks does not drive, tasks outside the epic and projects
-without workflow.verify are never gated. The agents fail open: a hook that
+without workflow.verify are never gated. A runtasks run worker's agent
+(RUNTASKS_TASK set) is gated on its own task, its checks run in its worktree. The agents fail open: a hook that
 crashes or times out lets the command run, and the stop audit checks it.`,
 		Example: `  # .claude/settings.json
   {"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"runtasks pre-tool-hook","timeout":600}]}]}}
@@ -46,6 +48,7 @@ crashes or times out lets the command run, and the stop audit checks it.`,
 			opts.wire(f, cmd)
 			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
 			opts.EpicFlag = cmd.Flags().Changed("epic")
+			opts.Worker = f.Getenv("RUNTASKS_TASK")
 			return runPreToolHook(cmd.Context(), opts)
 		},
 	}
@@ -78,7 +81,7 @@ func runPreToolHook(ctx context.Context, o *preToolHookOptions) error {
 		line, _ := h.payload.ToolInput.Command.(string)
 		in := engine.Input{Agent: h.agent, Event: hook.EventPreTool, SessionID: h.session(), CWD: h.payload.CWD}
 		store := &state.Store{Dir: h.cfg.StateDir(), Warn: func(msg string) { h.log.Warn(msg) }}
-		deny, err := engine.Gate(ctx, store, h.cfg, engine.GateRequest{Input: in, EpicFromFlag: o.EpicFlag, Closes: beads.ClosedBy(line)}, o.Ports(h.cfg))
+		deny, err := engine.Gate(ctx, store, h.cfg, engine.GateRequest{Input: in, EpicFromFlag: o.EpicFlag, Closes: beads.ClosedBy(line), Worker: o.Worker}, o.Ports(h.cfg))
 		switch {
 		case err != nil:
 			h.log.Error("close not verified", "err", err)

@@ -324,6 +324,7 @@ var EnvVars = map[string]string{
 	EnvConfig:          "the project.yaml to read",
 	"RUNTASKS_SESSION": "the agent session a command acts for (--session); session-hook writes it into CLAUDE_ENV_FILE",
 	"RUNTASKS_BIN":     "the runtasks binary the plugin's hook script runs",
+	"RUNTASKS_TASK":    "a runtasks run worker's task, set for its agent: the agent's pre-tool hook gates closing it",
 }
 
 // EnvName is the long environment variable of a key:

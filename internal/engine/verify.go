@@ -126,6 +126,9 @@ type GateRequest struct {
 	Input        Input
 	EpicFromFlag bool
 	Closes       []string
+	// Worker is a runtasks run worker's task (RUNTASKS_TASK): its close is
+	// gated whatever the session's epic.
+	Worker string
 }
 
 // Gate runs the checks of every task of the session's epic the command
@@ -134,16 +137,27 @@ type GateRequest struct {
 // epic or already closed, are never gated.
 func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateRequest, p Ports) (deny string, err error) {
 	in := req.Input
-	if _, in.Epic = resolveEpic(s, cfg, in, req.EpicFromFlag); !cfg.Workflow.Verify.On() || in.Epic == "" || !Driven(in, cfg) {
+	_, in.Epic = resolveEpic(s, cfg, in, req.EpicFromFlag)
+	var tasks []beads.Issue
+	switch {
+	case !cfg.Workflow.Verify.On():
 		return "", nil
-	}
-	lister, ok := p.Beads.(Lister)
-	if !ok {
-		return "", fmt.Errorf("cannot list the epic's tasks")
-	}
-	tasks, err := lister.All(ctx, in.Epic)
-	if err != nil {
-		return "", err
+	case req.Worker != "" && slices.Contains(req.Closes, req.Worker):
+		is, err := p.Beads.Show(ctx, req.Worker)
+		if err != nil {
+			return "", err
+		}
+		in.Epic, tasks = is.Parent, []beads.Issue{is}
+	case in.Epic == "" || !Driven(in, cfg):
+		return "", nil
+	default:
+		lister, ok := p.Beads.(Lister)
+		if !ok {
+			return "", fmt.Errorf("cannot list the epic's tasks")
+		}
+		if tasks, err = lister.All(ctx, in.Epic); err != nil {
+			return "", err
+		}
 	}
 	env := Env{Beads: p.Beads, Worktrees: p.Worktrees, Runner: p.Runner}
 	for _, is := range tasks {
