@@ -198,8 +198,10 @@ func resolveEpic(s *state.Store, cfg *config.Config, in Input, fromFlag bool) (s
 	return b, cfg.Workflow.Epic
 }
 
-// audit is the stop's check of the epic's tasks closed since st.AuditFrom
-// without a passing verification at their commit: at most max_per_stop run.
+// audit is the stop's check of the epic's tasks closed since the previous
+// decision (st.AuditFrom, else the arming, else the session's or the epic's
+// last decision, else ever) without a passing verification at their
+// commit: at most max_per_stop run.
 type audit struct {
 	failed   []Verification
 	reopened []string
@@ -216,8 +218,13 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 		from = armed
 	case st.Last != nil:
 		from = st.Last.Time
-	default:
-		return a
+	default: // the epic's previous decision, by any session; none: every close
+		recs, _ := s.Records(state.RecordFilter{Epic: in.Epic, Limit: 500})
+		for _, r := range recs {
+			if r.Outcome != state.OutcomeVerified && r.Outcome != state.OutcomeCloseDenied {
+				from = r.Time
+			}
+		}
 	}
 	lister, ok := p.Beads.(Lister)
 	if !ok {

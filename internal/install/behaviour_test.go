@@ -399,7 +399,7 @@ func TestAnotherMachinesEntries(t *testing.T) {
 		"UserPromptSubmit: runtasks prompt-hook",
 		"SubagentStop: runtasks stop-hook --agent claude --epic bd-new",
 		"SessionStart: runtasks session-hook",
-		"PreToolUse: runtasks pre-tool-hook",
+		"PreToolUse: runtasks pre-tool-hook --agent claude --epic bd-new",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("entries:\n%s\nwant:\n%s\nfile:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), installed)

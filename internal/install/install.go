@@ -173,11 +173,11 @@ func (o Options) Program() string {
 	return Bare
 }
 
-// Command is the hook command for a subcommand; only the stop hook names
-// its agent and epic (the others detect the agent from their input).
+// Command is the hook command for a subcommand; only the stop and pre-tool
+// hooks name their agent and epic (the others detect the agent from their input).
 func Command(o Options, sub string) string {
 	cmd := shellQuote(o.Program()) + " " + sub
-	if sub == StopHook {
+	if sub == StopHook || sub == PreToolHook {
 		cmd += " --agent " + o.Agent
 		if o.Epic != "" {
 			cmd += " --epic " + shellQuote(o.Epic)
