@@ -127,3 +127,43 @@ func TestIntegrationE2EVerifyClaudeCode(t *testing.T) {
 	}
 	p.assertVerify(t, srv, "Stop hook feedback:")
 }
+
+// Codex denies through the same PreToolUse protocol; the model gets
+// "Command blocked by PreToolUse hook: <reason>".
+func TestIntegrationE2EVerifyCodex(t *testing.T) {
+	codex := cli(t, "codex")
+	p := newProject(t, "codex")
+	srv := NewOpenAI(t, p.verifyScript())
+	keepLog(t, srv)
+	env, _ := p.codexSetup(t, srv)
+	p.verifyConfig(t, env)
+	out, errOut, err := p.run(t, env, codex, "exec", "--json", "--skip-git-repo-check",
+		"--dangerously-bypass-approvals-and-sandbox", "Work the epic "+p.epic+" to completion.")
+	if err != nil {
+		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	p.assertVerify(t, srv, "<hook_prompt")
+	if !strings.Contains(html.UnescapeString(srv.Main()[1].Tail), "Command blocked by PreToolUse hook") {
+		t.Errorf("request 2: Codex did not say the hook blocked the command")
+	}
+}
+
+// Gemini CLI denies through BeforeTool; the model gets "Tool execution
+// blocked: <reason>".
+func TestIntegrationE2EVerifyGemini(t *testing.T) {
+	gemini := cli(t, "gemini")
+	p := newProject(t, "gemini")
+	srv := NewGemini(t, p.verifyScript())
+	keepLog(t, srv)
+	env, _ := p.geminiSetup(t, srv)
+	p.verifyConfig(t, env)
+	out, errOut, err := p.run(t, env, gemini, "-p", "Work the epic "+p.epic+" to completion.",
+		"--approval-mode", "yolo", "-m", geminiModel, "--output-format", "stream-json")
+	if err != nil {
+		t.Fatalf("gemini -p: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	p.assertVerify(t, srv, "Closed without passing its checks")
+	if !strings.Contains(html.UnescapeString(srv.Main()[1].Tail), "Tool execution blocked") {
+		t.Errorf("request 2: Gemini CLI did not say the hook blocked the tool")
+	}
+}
