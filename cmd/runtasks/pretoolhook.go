@@ -36,7 +36,8 @@ the decision log. Any other call is allowed at once, without asking bd.
 
 Sessions runtasks does not drive, tasks outside the epic and projects
 without workflow.verify are never gated. A runtasks run worker's agent
-(RUNTASKS_TASK set) is gated on its own task, its checks run in its worktree. The agents fail open: a hook that
+(RUNTASKS_TASK set) is gated on its own task, at its close and at its git
+merge of the task's branch; its checks run in its worktree. The agents fail open: a hook that
 crashes or times out lets the command run, and the stop audit checks it.`,
 		Example: `  # .claude/settings.json
   {"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"runtasks pre-tool-hook","timeout":600}]}]}}
@@ -68,20 +69,17 @@ func runPreToolHook(ctx context.Context, o *preToolHookOptions) error {
 		data = nil
 	}
 	var p hook.Payload
-	if json.Unmarshal(data, &p) == nil {
-		if line, _ := p.ToolInput.Command.(string); len(beads.ClosedBy(line)) == 0 {
-			return nil
-		}
+	if json.Unmarshal(data, &p) == nil && len(gated(o.Worker, p)) == 0 {
+		return nil
 	}
 	o.In = bytes.NewReader(data)
 	return runHook(ctx, &o.hookOptions, preToolHook, func(ctx context.Context, h *hookCall) {
 		if h.noStore != "" {
 			return
 		}
-		line, _ := h.payload.ToolInput.Command.(string)
 		in := engine.Input{Agent: h.agent, Event: hook.EventPreTool, SessionID: h.session(), CWD: h.payload.CWD}
 		store := &state.Store{Dir: h.cfg.StateDir(), Warn: func(msg string) { h.log.Warn(msg) }}
-		deny, err := engine.Gate(ctx, store, h.cfg, engine.GateRequest{Input: in, EpicFromFlag: o.EpicFlag, Closes: beads.ClosedBy(line), Worker: o.Worker}, o.Ports(h.cfg))
+		deny, err := engine.Gate(ctx, store, h.cfg, engine.GateRequest{Input: in, EpicFromFlag: o.EpicFlag, Closes: gated(o.Worker, h.payload), Worker: o.Worker}, o.Ports(h.cfg))
 		switch {
 		case err != nil:
 			h.log.Error("close not verified", "err", err)
@@ -93,4 +91,15 @@ func runPreToolHook(ctx context.Context, o *preToolHookOptions) error {
 			h.say(h.notice)
 		}
 	})
+}
+
+// gated are the tasks a tool call would close: with bd, or, for a runtasks
+// run worker, by merging its task's branch.
+func gated(worker string, p hook.Payload) []string {
+	line, _ := p.ToolInput.Command.(string)
+	ids := beads.ClosedBy(line)
+	if worker != "" && beads.MergesTask(line, worker) {
+		ids = append(ids, worker)
+	}
+	return ids
 }

@@ -30,12 +30,29 @@ var bdBoolFlags = []string{"allow-empty-description", "claim", "claim-next", "co
 
 var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
-// closeArgs is what one simple command closes.
-func closeArgs(w []string) []string {
+// MergesTask reports whether a shell line runs git merge on the task's
+// branch (a word that is the id or ends in /id): a worker merging its task.
+func MergesTask(line, id string) bool {
+	for _, w := range simpleCommands(line) {
+		if w = program(w); len(w) > 0 && filepath.Base(w[0]) == "git" && slices.Contains(w, "merge") &&
+			slices.ContainsFunc(w, func(a string) bool { return a == id || strings.HasSuffix(a, "/"+id) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// program drops a simple command's assignments and prefix words.
+func program(w []string) []string {
 	for len(w) > 0 && (assignment.MatchString(w[0]) || slices.Contains([]string{"env", "command", "exec", "time", "nohup", "!", "{", "then", "do", "else", "if", "while", "until"}, w[0])) {
 		w = w[1:]
 	}
-	if len(w) == 0 || filepath.Base(w[0]) != "bd" {
+	return w
+}
+
+// closeArgs is what one simple command closes.
+func closeArgs(w []string) []string {
+	if w = program(w); len(w) == 0 || filepath.Base(w[0]) != "bd" {
 		return nil
 	}
 	var pos []string

@@ -71,3 +71,22 @@ func TestClosedBy(t *testing.T) {
 		}
 	}
 }
+
+func TestMergesTask(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"git -C /repo merge --no-edit agent/bd-e.1", true},
+		{"cd /repo && git merge agent/bd-e.1", true},
+		{"git merge bd-e.1", true},
+		{"git merge agent/bd-e.10", false},
+		{"git merge --abort", false},
+		{"echo git merge agent/bd-e.1", false},
+		{"git log agent/bd-e.1", false},
+	} {
+		if got := MergesTask(c.line, "bd-e.1"); got != c.want {
+			t.Errorf("MergesTask(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}

@@ -169,7 +169,7 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 			s.Warnf("decision log: %v", err)
 		}
 		if !v.Passed() {
-			return v.Failure() + "\nFix it and close again; the close runs these checks first.", nil
+			return v.Failure() + "\nFix it and try again: runtasks runs these checks first.", nil
 		}
 	}
 	return "", nil
