@@ -35,13 +35,13 @@ func VerifyChecks(cfg *config.Config, is beads.Issue) []config.CheckSpec {
 	return specs
 }
 
-// Verification is a task's checks' verdict where it is worked: its
-// worktree (or the project root), at Commit.
+// Verification is a task's checks' verdict where it is worked (its
+// worktree, or the project root) at Commit.
 type Verification struct {
 	Task beads.Issue
 	Verdict
-	Dir, Commit string
-	Checks      []string
+	Commit string
+	Checks []string
 }
 
 // Passed reports whether every check passed (or none applied).
@@ -76,10 +76,9 @@ func (v Verification) Record(in Input, epic string, now time.Time) state.Record 
 // in the task's worktree when it has one.
 func VerifyTask(ctx context.Context, cfg *config.Config, env Env, is beads.Issue) Verification {
 	v := Verification{Task: is}
-	var worktree string
-	v.Dir, v.Commit, worktree = taskPlace(ctx, cfg, env.Worktrees, is.ID)
+	dir, commit, worktree := taskPlace(ctx, cfg, env.Worktrees, is.ID)
 	c := *cfg
-	c.Root = v.Dir
+	c.Root, v.Commit = dir, commit
 	cc := &CheckContext{Config: &c, Env: env}
 	if env.Runner != nil {
 		cc.Env.Runner = taskRunner{env.Runner, fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
@@ -307,7 +306,7 @@ func (a audit) apply(cfg *config.Config, dec Decision, next *state.State, prev s
 	case cfg.Workflow.Verify.OnUnverified == "warn":
 		dec.SystemMessage = joinLines(dec.SystemMessage, "runtasks: "+msg)
 	case dec.Block:
-		dec.Outcome, dec.Reason, dec.Why = outcome, msg+"\n\n"+dec.Reason, msg
+		dec.Outcome, dec.Reason, dec.Why = outcome, msg+"\n\n"+dec.Reason, oneLine(msg, 300)
 	case (dec.Outcome.Done() || dec.Outcome == state.OutcomeEscalated) && (dec.Max == 0 || prev.Cycles+1 < dec.Max):
 		// The stop would end the loop on work that fails its checks.
 		spent, cursor := next.Spent, next.UsageCursor
