@@ -440,7 +440,32 @@ func TestIntegrationE2ECodex(t *testing.T) {
 	p := newProject(t, "codex")
 	srv := NewOpenAI(t, p.script())
 	keepLog(t, srv)
+	env, codexHome := p.codexSetup(t, srv)
 
+	start := time.Now()
+	out, errOut, err := p.run(t, env, codex, "exec", "--json", "--skip-git-repo-check",
+		"--dangerously-bypass-approvals-and-sandbox", "Work the epic "+p.epic+" to completion.")
+	t.Logf("codex exec took %s", time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	keepFixtures(t, out, filepath.Join(codexHome, "sessions"), "codex")
+	p.assertScenario(t, srv, "<hook_prompt", `function_call_output`)
+
+	// One turn: the Stop-hook continuations stay in it, and it completed.
+	if n := strings.Count(out, `"type":"turn.completed"`); n != 1 {
+		t.Errorf("turn.completed events = %d, want 1\n%s", n, out)
+	}
+	if strings.Contains(out, `"type":"turn.failed"`) {
+		t.Errorf("codex turn failed:\n%s", out)
+	}
+	p.assertDecisions(t, false)
+}
+
+// codexSetup points Codex at the fake API and installs runtasks' hooks,
+// trusted through codex app-server; it returns Codex's environment.
+func (p *project) codexSetup(t *testing.T, srv *Server) ([]string, string) {
+	t.Helper()
 	codexHome := filepath.Join(p.home, ".codex")
 	if err := os.MkdirAll(codexHome, 0o755); err != nil {
 		t.Fatal(err)
@@ -479,25 +504,7 @@ trust_level = "trusted"
 	if !strings.Contains(string(cfg), "trusted_hash") {
 		t.Fatalf("runtasks install did not trust the hooks through codex app-server; config.toml:\n%s", cfg)
 	}
-
-	start := time.Now()
-	out, errOut, err = p.run(t, env, codex, "exec", "--json", "--skip-git-repo-check",
-		"--dangerously-bypass-approvals-and-sandbox", "Work the epic "+p.epic+" to completion.")
-	t.Logf("codex exec took %s", time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
-	}
-	keepFixtures(t, out, filepath.Join(codexHome, "sessions"), "codex")
-	p.assertScenario(t, srv, "<hook_prompt", `function_call_output`)
-
-	// One turn: the Stop-hook continuations stay in it, and it completed.
-	if n := strings.Count(out, `"type":"turn.completed"`); n != 1 {
-		t.Errorf("turn.completed events = %d, want 1\n%s", n, out)
-	}
-	if strings.Contains(out, `"type":"turn.failed"`) {
-		t.Errorf("codex turn failed:\n%s", out)
-	}
-	p.assertDecisions(t, false)
+	return env, codexHome
 }
 
 // responses is the usage the fake API reported for requests 1 to k (the

@@ -35,20 +35,7 @@ func TestIntegrationE2EGemini(t *testing.T) {
 	p := newProject(t, "gemini")
 	srv := NewGemini(t, p.script())
 	keepLog(t, srv)
-
-	gemHome := filepath.Join(p.home, ".gemini")
-	if err := os.MkdirAll(gemHome, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(gemHome, "settings.json"), []byte(geminiSettings), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, errOut, err := p.run(t, p.env, p.runtasks, "install", "gemini", "--epic", p.epic); err != nil {
-		t.Fatalf("runtasks install gemini: %v\n%s%s", err, out, errOut)
-	}
-	p.wantHookBinary(t, ".gemini")
-	env := setEnv(p.env, "GEMINI_API_KEY=dummy-e2e-key", "GOOGLE_GEMINI_BASE_URL="+srv.URL,
-		"GEMINI_CLI_TRUST_WORKSPACE=true", "TERM=dumb", "NO_COLOR=1")
+	env, gemHome := p.geminiSetup(t, srv)
 
 	start := time.Now()
 	out, errOut, err := p.run(t, env, gemini, "-p", "Work the epic "+p.epic+" to completion.",
@@ -96,6 +83,26 @@ func TestIntegrationE2EGemini(t *testing.T) {
 	if n := p.assertDecisions(t, false); n != 5 {
 		t.Errorf("runtasks counted %d of 5 responses; Gemini writes each before its AfterAgent hook runs", n)
 	}
+}
+
+// geminiSetup keeps Gemini CLI offline, points it at the fake API and
+// installs runtasks' hooks; it returns Gemini's environment and home.
+func (p *project) geminiSetup(t *testing.T, srv *Server) ([]string, string) {
+	t.Helper()
+	gemHome := filepath.Join(p.home, ".gemini")
+	if err := os.MkdirAll(gemHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gemHome, "settings.json"), []byte(geminiSettings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, err := p.run(t, p.env, p.runtasks, "install", "gemini", "--epic", p.epic); err != nil {
+		t.Fatalf("runtasks install gemini: %v\n%s%s", err, out, errOut)
+	}
+	p.wantHookBinary(t, ".gemini")
+	env := setEnv(p.env, "GEMINI_API_KEY=dummy-e2e-key", "GOOGLE_GEMINI_BASE_URL="+srv.URL,
+		"GEMINI_CLI_TRUST_WORKSPACE=true", "TERM=dumb", "NO_COLOR=1")
+	return env, gemHome
 }
 
 // geminiTranscriptTokens sums the tokens fields of the model records of the

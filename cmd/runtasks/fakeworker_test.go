@@ -170,6 +170,24 @@ func fakeWorker(assistant func(...map[string]any), toolResult func(string, strin
 			return 0
 		}
 	}
+	// FAKEAGENT_HOOKS: the merge is first put to runtasks' pre-tool hook, as
+	// a client with it installed does. A denied merge makes its check pass
+	// (commits checked-ID on the branch) and asks again.
+	for try := 0; os.Getenv("FAKEAGENT_HOOKS") != ""; try++ {
+		in, _ := json.Marshal(map[string]any{"session_id": "fw-" + id, "cwd": wt, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+			"tool_input": map[string]any{"command": "git -C " + root + " merge --no-edit agent/" + id}})
+		hook := exec.Command("runtasks", "pre-tool-hook", "--agent", "claude")
+		hook.Stdin = strings.NewReader(string(in))
+		if out, _ := hook.Output(); !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+			break
+		} else if logf("denied %s", id); try > 0 {
+			result("success", "my merge was denied twice: "+string(out), false)
+			return 0
+		}
+		os.WriteFile(filepath.Join(wt, "checked-"+id), nil, 0o644)
+		git(wt, "add", "checked-"+id)
+		git(wt, "commit", "-qm", "checked "+id)
+	}
 	assistant(map[string]any{"type": "tool_use", "id": "toolu_merge", "name": "Bash",
 		"input": map[string]any{"command": "git -C " + root + " merge agent/" + id, "description": "Merge"}})
 	// Other workers merge into the same work tree: one merge at a time (a

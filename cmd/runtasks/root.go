@@ -200,9 +200,9 @@ state: completion promises are claims, accepted only when beads agrees.`,
 		}
 	}
 	add(groupCommands, newInstallCmd(f), newUninstallCmd(f), newTrustCmd(f), newUntrustCmd(f), newArmCmd(f), newDisarmCmd(f),
-		newClaimCmd(f), newRunCmd(f), newStatusCmd(f), newReportCmd(f), newCheckCmd(f), newResetCmd(f), newPromptCmd(f),
+		newClaimCmd(f), newRunCmd(f), newStatusCmd(f), newReportCmd(f), newCheckCmd(f), newVerifyCmd(f), newResetCmd(f), newPromptCmd(f),
 		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f), newVersionCmd(f))
-	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newNotifyRunCmd(f))
+	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newPreToolHookCmd(f), newNotifyRunCmd(f))
 	registerCompletions(f, root)
 	// Bad arguments are usage errors, in every command.
 	var wrap func(c *cobra.Command)

@@ -54,6 +54,9 @@ type Issue struct {
 	LeaseExpiresAt     time.Time    `json:"lease_expires_at,omitzero"`
 	CloseReason        string       `json:"close_reason,omitempty"`
 	Dependencies       []Dependency `json:"dependencies,omitempty"`
+	Labels             []string     `json:"labels,omitempty"`
+	// Metadata is bd's free JSON; its key verify is the task's own check (VerifyCommand).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 	// BlockedBy lists open blockers; filled by bd blocked, or computed by
 	// Client.Subtree from dependency rows.
 	BlockedBy []string `json:"blocked_by,omitempty"`
@@ -158,3 +161,14 @@ func (is Issue) parentIDs() []string {
 // Blocked reports whether the issue cannot be worked on now: its stored
 // status is blocked, or it waits on open blockers.
 func (is Issue) Blocked() bool { return is.Status == StatusBlocked || len(is.BlockedBy) > 0 }
+
+// VerifyCommand is the task's own check: the string at key verify of its
+// bd metadata (bd update X --set-metadata verify='go test ./pkg'); "": none.
+func (is Issue) VerifyCommand() string {
+	var m struct {
+		Verify any `json:"verify"`
+	}
+	_ = json.Unmarshal(is.Metadata, &m)
+	s, _ := m.Verify.(string)
+	return s
+}

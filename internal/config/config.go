@@ -97,7 +97,28 @@ type Workflow struct {
 	FeedbackLimit int         `koanf:"feedback_limit" rule:"0..1000"`
 	Budget        Budget      `koanf:"budget"`
 	Notify        []Notify    `koanf:"notify"`
+	Verify        Verify      `koanf:"verify"`
 }
+
+// Verify is what a task must pass to be closed (docs/checkers.md): Checks,
+// or the first override naming the task's issue type or one of its labels;
+// then the task's own command (bd metadata key verify).
+type Verify struct {
+	Checks       []CheckSpec      `koanf:"checks"`
+	Overrides    []VerifyOverride `koanf:"overrides"`
+	OnUnverified string           `koanf:"on_unverified" rule:"reopen|block|warn"`
+	MaxPerStop   int              `koanf:"max_per_stop" rule:"1..100"`
+}
+
+// VerifyOverride replaces workflow.verify.checks for tasks of IssueType or with Label.
+type VerifyOverride struct {
+	IssueType string      `koanf:"issue_type" json:"issue_type,omitempty"`
+	Label     string      `koanf:"label" json:"label,omitempty"`
+	Checks    []CheckSpec `koanf:"checks" json:"checks"`
+}
+
+// On reports whether workflow.verify is set: closes are gated and audited.
+func (v Verify) On() bool { return len(v.Checks) > 0 || len(v.Overrides) > 0 }
 
 // Budget limits what a session's loop since it was armed, or every loop
 // on the epic, may spend (0: no limit).
@@ -221,7 +242,7 @@ type UsageConfig struct {
 }
 
 // NotifyEvents are the events a workflow.notify command can ask for.
-var NotifyEvents = []string{"complete", "needs_person", "cap_reached", "no_progress", "beads_error", "budget", "self_disarm"}
+var NotifyEvents = []string{"complete", "needs_person", "cap_reached", "no_progress", "beads_error", "budget", "self_disarm", "reopened"}
 
 // NotifyEnvNames are the variables a notify command gets (notify.Event.Env):
 // the environment layer ignores them, so that it can run runtasks itself.
@@ -308,6 +329,7 @@ var EnvVars = map[string]string{
 	EnvConfig:          "the project.yaml to read",
 	"RUNTASKS_SESSION": "the agent session a command acts for (--session); session-hook writes it into CLAUDE_ENV_FILE",
 	"RUNTASKS_BIN":     "the runtasks binary the plugin's hook script runs",
+	"RUNTASKS_TASK":    "a runtasks run worker's task, set for its agent: the agent's pre-tool hook gates closing it",
 }
 
 // EnvName is the long environment variable of a key:
@@ -344,6 +366,7 @@ func Defaults() Config {
 			Checks:           []CheckSpec{},
 			FeedbackLimit:    3,
 			Notify:           []Notify{},
+			Verify:           Verify{Checks: []CheckSpec{}, Overrides: []VerifyOverride{}, OnUnverified: "reopen", MaxPerStop: 3},
 		},
 		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second, MaxProcesses: 4, QueueTimeout: time.Minute},
 		State: StateDir{Dir: ".runtasks"},

@@ -156,7 +156,7 @@ func cfgEnvLayer(environ []string, warn func(string)) cfgLayer {
 			case key != "" && !strings.HasPrefix(name, cfgEnvPrefix):
 				r = 1
 			case key != "":
-			case !strings.HasPrefix(name, cfgEnvPrefix) || EnvVars[name] != "" || slices.Contains(NotifyEnvNames, name):
+			case !strings.HasPrefix(name, cfgEnvPrefix) || EnvVars[name] != "" || slices.Contains(NotifyEnvNames, name) || strings.HasPrefix(name, "RUNTASKS_TASK_"):
 				return "", nil
 			case !slices.Contains(cfgKeys, EnvKey(name)):
 				if cands := slices.Concat(slices.Collect(maps.Keys(EnvVars)), slices.Collect(maps.Keys(EnvAliases))); warn != nil {

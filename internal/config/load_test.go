@@ -38,6 +38,7 @@ func cfgDefaults(root string) Config {
 			Checks:           []CheckSpec{},
 			FeedbackLimit:    3,
 			Notify:           []Notify{},
+			Verify:           Verify{Checks: []CheckSpec{}, Overrides: []VerifyOverride{}, OnUnverified: "reopen", MaxPerStop: 3},
 		},
 		Usage: UsageConfig{Prices: []usage.Price{}},
 		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second, MaxProcesses: 4, QueueTimeout: 60 * time.Second},
@@ -168,6 +169,8 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 			Budget:        Budget{SessionTokens: 2000000, SessionCost: 5, EpicTokens: 10000000, EpicCost: 25.5},
 			Notify: []Notify{{Run: "notify-send runtasks \"$RUNTASKS_EVENT\"", Events: []string{"needs_person", "complete"}},
 				{Run: "true", Events: []string{"budget"}, Timeout: 5 * time.Second}},
+			Verify: Verify{Checks: []CheckSpec{{Type: "command", Name: "tests", Run: "make test", Timeout: time.Minute, TailLines: 20}},
+				Overrides: []VerifyOverride{{Label: "docs", Checks: []CheckSpec{}}}, OnUnverified: "warn", MaxPerStop: 2},
 		},
 		Usage: UsageConfig{Prices: []usage.Price{{Model: "fake-*", Input: 1, Output: 2, CacheRead: 0.1, CacheWrite: 1.25}}},
 		Claim: Claim{Patterns: []string{`^take (?P<id>\S+)$`}, ArmPatterns: []string{`^drive (?P<id>\S+)$`},
@@ -861,8 +864,8 @@ func TestConfigKeysCoverTheStruct(t *testing.T) {
 			t.Errorf("ConfigKeys lacks %s", want)
 		}
 	}
-	if len(keys) != 48 {
-		t.Errorf("ConfigKeys has %d keys, want 48 (a new field? give it its default in Defaults() and document it in project.yaml.example and docs/configuration.md): %v", len(keys), keys)
+	if len(keys) != 52 {
+		t.Errorf("ConfigKeys has %d keys, want 52 (a new field? give it its default in Defaults() and document it in project.yaml.example and docs/configuration.md): %v", len(keys), keys)
 	}
 }
 

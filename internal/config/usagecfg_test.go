@@ -33,7 +33,7 @@ func TestNotifyVariablesAreNotConfiguration(t *testing.T) {
 
 func TestNotifyConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"workflow:\n  notify:\n    - {run: x, events: [done]}\n", `workflow.notify[0].events[0]: must be one of complete, needs_person, cap_reached, no_progress, beads_error, budget, self_disarm, got "done"`},
+		{"workflow:\n  notify:\n    - {run: x, events: [done]}\n", `workflow.notify[0].events[0]: must be one of complete, needs_person, cap_reached, no_progress, beads_error, budget, self_disarm, reopened, got "done"`},
 		{"workflow:\n  notify:\n    - {events: [complete]}\n", "workflow.notify[0].run: must not be empty"},
 		{"workflow:\n  notify:\n    - {run: x, events: [complete], command: y}\n", "workflow.notify[0].command: unknown key"},
 		{"workflow:\n  notify:\n    - {run: x, events: [complete], timeout: 2h}\n", "workflow.notify[0].timeout: must be at most 1h, got 2h"},

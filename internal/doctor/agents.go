@@ -357,6 +357,9 @@ func HookTimeout(cfg *config.Config) time.Duration {
 	}
 	if cfg != nil {
 		walk(cfg.Workflow.Checks)
+		before := sum
+		walk(cfg.Workflow.Verify.Checks) // the stop audit runs them for up to max_per_stop tasks
+		sum += (sum - before) * time.Duration(max(cfg.Workflow.Verify.MaxPerStop, 1)-1)
 	}
 	return (baseHookTimeout + sum).Round(time.Second)
 }

@@ -64,19 +64,9 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, in, nil
 	}
 
-	var binding state.Binding
-	if in.SessionID != "" {
-		var err error
-		if binding, err = s.Binding(in.SessionID); err != nil {
-			s.Warnf("session binding unreadable; judging without it: %v", err)
-		}
-	}
-	in.Claims = binding.Claims
-	in.Epic = cfg.Workflow.Epic
-	fromBinding := false
-	if !req.EpicFromFlag && binding.Epic != "" {
-		in.Epic, fromBinding = binding.Epic, true
-	}
+	binding, epic := resolveEpic(s, cfg, in, req.EpicFromFlag)
+	in.Claims, in.Epic = binding.Claims, epic
+	fromBinding := !req.EpicFromFlag && binding.Epic != ""
 	// An undriven session is left alone, unless a task it claimed still
 	// waits for its RESULTS.md (Decide's results stage then blocks).
 	if !Driven(in, cfg) && len(state.UntouchedResults(in.Claims)) == 0 {
@@ -145,8 +135,15 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 				in.Usage, mark = u, &m
 			}
 		}
+		var aud audit
+		if cfg.Workflow.Verify.On() && in.Epic != "" {
+			aud = runAudit(ctx, s, cfg, in, *st, binding.ArmedAt, env, p)
+		}
 		var next state.State
 		dec, next = Decide(ctx, in, *st, cfg, env)
+		if cfg.Workflow.Verify.On() && in.Epic != "" {
+			dec = aud.apply(cfg, dec, &next, *st)
+		}
 		next.UsageMark = mark
 		if len(dec.Stuck) > 0 && p.Updater != nil {
 			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)

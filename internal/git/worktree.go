@@ -13,6 +13,7 @@ import (
 type Worktree struct {
 	Path     string // absolute, as git prints it
 	Branch   string // without refs/heads/; "" when detached or bare
+	Head     string // the commit checked out
 	Prunable bool   // git knows the worktree's directory is gone
 }
 
@@ -40,6 +41,8 @@ func ParseWorktrees(out []byte) []Worktree {
 		switch cur := &list[len(list)-1]; key {
 		case "branch":
 			cur.Branch = strings.TrimPrefix(val, "refs/heads/")
+		case "HEAD":
+			cur.Head = val
 		case "prunable":
 			cur.Prunable = true
 		}

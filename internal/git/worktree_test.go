@@ -14,9 +14,9 @@ func TestParseWorktrees(t *testing.T) {
 		"worktree /p/.worktrees/agent-x.1\x00HEAD def\x00branch refs/heads/agent-x.1\x00locked\x00\x00" +
 		"worktree /p/.worktrees/gone\x00HEAD 123\x00detached\x00prunable gitdir file points to non-existent location\x00\x00"
 	want := []Worktree{
-		{Path: "/p", Branch: "main"},
-		{Path: "/p/.worktrees/agent-x.1", Branch: "agent-x.1"},
-		{Path: "/p/.worktrees/gone", Prunable: true},
+		{Path: "/p", Branch: "main", Head: "abc"},
+		{Path: "/p/.worktrees/agent-x.1", Branch: "agent-x.1", Head: "def"},
+		{Path: "/p/.worktrees/gone", Head: "123", Prunable: true},
 	}
 	if got := ParseWorktrees([]byte(out)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)

@@ -19,14 +19,15 @@ const (
 	EventSubagentStop = "SubagentStop"
 	EventPromptSubmit = "UserPromptSubmit"
 	EventSessionStart = "SessionStart"
+	EventPreTool      = "PreToolUse"
 )
 
 // nativeEvents maps runtasks' event names to each agent's.
 var nativeEvents = map[string]map[string]string{
-	Claude: {EventStop: "Stop", EventSubagentStop: "SubagentStop", EventPromptSubmit: "UserPromptSubmit", EventSessionStart: "SessionStart"},
-	Codex:  {EventStop: "Stop", EventSubagentStop: "SubagentStop", EventPromptSubmit: "UserPromptSubmit", EventSessionStart: "SessionStart"},
+	Claude: {EventStop: "Stop", EventSubagentStop: "SubagentStop", EventPromptSubmit: "UserPromptSubmit", EventSessionStart: "SessionStart", EventPreTool: "PreToolUse"},
+	Codex:  {EventStop: "Stop", EventSubagentStop: "SubagentStop", EventPromptSubmit: "UserPromptSubmit", EventSessionStart: "SessionStart", EventPreTool: "PreToolUse"},
 	// Gemini CLI: AfterAgent ends a turn, BeforeAgent follows a prompt.
-	Gemini: {EventStop: "AfterAgent", EventPromptSubmit: "BeforeAgent", EventSessionStart: "SessionStart"},
+	Gemini: {EventStop: "AfterAgent", EventPromptSubmit: "BeforeAgent", EventSessionStart: "SessionStart", EventPreTool: "BeforeTool"},
 	// Cursor: camelCase events in hooks.json.
 	Cursor: {EventStop: "stop", EventPromptSubmit: "beforeSubmitPrompt", EventSessionStart: "sessionStart"},
 }
@@ -82,6 +83,23 @@ func EncodeStop(agent string, d engine.Decision) []byte {
 // hook: {"systemMessage":…}; nil for Cursor, which has no such field.
 func EncodeMessage(agent, msg string) []byte {
 	return EncodeStop(agent, engine.Decision{SystemMessage: msg})
+}
+
+// EncodeDeny denies a tool call (docs/agents.md): Gemini CLI takes
+// {"decision":"deny","reason"}, Claude Code and Codex the hookSpecificOutput
+// deny; the reason reaches the model verbatim.
+func EncodeDeny(agent, reason string) []byte {
+	if agent == Gemini {
+		return marshalLine(StopOutput{Decision: "deny", Reason: reason})
+	}
+	type specific struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	}
+	return marshalLine(struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+	}{specific{EventPreTool, "deny", reason}})
 }
 
 // EncodeContext renders context for the model from a SessionStart or

@@ -51,6 +51,9 @@ type Payload struct {
 	WorkspaceRoots []string `json:"workspace_roots"`
 	LoopCount      *int     `json:"loop_count"`
 	CursorVersion  string   `json:"cursor_version"`
+	ToolInput      struct {
+		Command any `json:"command"` // a shell tool's command line (PreToolUse, BeforeTool)
+	} `json:"tool_input"`
 }
 
 // ErrEmpty is returned for empty stdin.
@@ -84,7 +87,7 @@ func Parse(r io.Reader) (Payload, error) {
 // Claude Code neither (and is the default).
 func Detect(p Payload) string {
 	switch p.HookEventName {
-	case "AfterAgent", "BeforeAgent":
+	case "AfterAgent", "BeforeAgent", "BeforeTool":
 		return Gemini
 	case "stop", "sessionStart", "beforeSubmitPrompt", "subagentStop":
 		return Cursor

@@ -88,7 +88,7 @@ func TestEditedEntryIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(read(t, settings), []byte(`"timeout": 99`)) || !strings.Contains(strings.Join(res.Notes, "\n"), "1 of the 4 entries install wrote were changed") {
+	if !bytes.Contains(read(t, settings), []byte(`"timeout": 99`)) || !strings.Contains(strings.Join(res.Notes, "\n"), "1 of the 5 entries install wrote were changed") {
 		t.Errorf("notes %q, file:\n%s", res.Notes, read(t, settings))
 	}
 }
@@ -399,6 +399,7 @@ func TestAnotherMachinesEntries(t *testing.T) {
 		"UserPromptSubmit: runtasks prompt-hook",
 		"SubagentStop: runtasks stop-hook --agent claude --epic bd-new",
 		"SessionStart: runtasks session-hook",
+		"PreToolUse: runtasks pre-tool-hook --agent claude --epic bd-new",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("entries:\n%s\nwant:\n%s\nfile:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), installed)

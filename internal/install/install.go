@@ -25,9 +25,10 @@ const (
 	StopHook    = "stop-hook"
 	PromptHook  = "prompt-hook"
 	SessionHook = "session-hook"
+	PreToolHook = "pre-tool-hook"
 )
 
-var ourSubcommands = []string{StopHook, PromptHook, SessionHook}
+var ourSubcommands = []string{StopHook, PromptHook, SessionHook, PreToolHook}
 
 // Skills are the embedded skills install writes for the agent.
 var Skills = []string{"run-tasks", "completion-checklist"}
@@ -113,9 +114,12 @@ var specs = map[string]agentSpec{
 			{hook.EventSubagentStop, StopHook, ""},
 			{hook.EventPromptSubmit, PromptHook, ""},
 			{hook.EventSessionStart, SessionHook, "startup|resume|clear|compact"},
+			{hook.EventPreTool, PreToolHook, "Bash"},
 		}},
-	hook.Codex:  {dir: ".codex", file: "hooks.json", grouped: true, skillsDir: ".agents/skills", events: threeEvents("^(startup|resume|clear)$")},
-	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills", events: threeEvents("")},
+	hook.Codex: {dir: ".codex", file: "hooks.json", grouped: true, skillsDir: ".agents/skills",
+		events: append(threeEvents("^(startup|resume|clear)$"), eventSpec{hook.EventPreTool, PreToolHook, "^Bash$"})},
+	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills",
+		events: append(threeEvents(""), eventSpec{hook.EventPreTool, PreToolHook, "^run_shell_command$"})},
 	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents("")},
 }
 
@@ -169,11 +173,11 @@ func (o Options) Program() string {
 	return Bare
 }
 
-// Command is the hook command for a subcommand; only the stop hook names
-// its agent and epic (the others detect the agent from their input).
+// Command is the hook command for a subcommand; only the stop and pre-tool
+// hooks name their agent and epic (the others detect the agent from their input).
 func Command(o Options, sub string) string {
 	cmd := shellQuote(o.Program()) + " " + sub
-	if sub == StopHook {
+	if sub == StopHook || sub == PreToolHook {
 		cmd += " --agent " + o.Agent
 		if o.Epic != "" {
 			cmd += " --epic " + shellQuote(o.Epic)

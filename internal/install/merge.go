@@ -17,7 +17,7 @@ import (
 func handler(o Options, ev eventSpec) ordered {
 	cmd := Command(o, ev.sub)
 	timeout := DefaultTimeout
-	if ev.sub == StopHook && o.StopTimeout > timeout {
+	if (ev.sub == StopHook || ev.sub == PreToolHook) && o.StopTimeout > timeout {
 		timeout = o.StopTimeout
 	}
 	secs := int((timeout + time.Second - 1) / time.Second)

@@ -32,6 +32,7 @@ const (
 	BeadsError  = "beads_error"
 	Budget      = "budget"
 	SelfDisarm  = "self_disarm" // a session's own agent ran runtasks disarm (refused)
+	Reopened    = "reopened"    // the stop audit reopened a task closed without passing its checks
 )
 
 // EventFor is the notify event of a decision, "" for none. Only stops that
@@ -42,6 +43,8 @@ func EventFor(d engine.Decision) string {
 	switch {
 	case o == state.OutcomeBeadsError:
 		return BeadsError
+	case o == state.OutcomeReopened:
+		return Reopened
 	case d.Block:
 		return ""
 	case o == state.OutcomeBudget:

@@ -42,6 +42,8 @@ func TestEventFor(t *testing.T) {
 		{state.OutcomeEnded, false, ""},
 		{state.OutcomeSubagent, false, ""},
 		{state.OutcomeSelfDisarm, false, SelfDisarm},
+		{state.OutcomeReopened, true, Reopened},
+		{state.OutcomeUnverified, true, ""},
 	}
 	for _, tt := range tests {
 		if got := EventFor(engine.Decision{Outcome: tt.outcome, Block: tt.block}); got != tt.want {
@@ -50,7 +52,7 @@ func TestEventFor(t *testing.T) {
 	}
 	// Every event the configuration accepts is one EventFor can give.
 	for _, e := range config.NotifyEvents {
-		if !slices.Contains([]string{Complete, NeedsPerson, CapReached, NoProgress, BeadsError, Budget, SelfDisarm}, e) {
+		if !slices.Contains([]string{Complete, NeedsPerson, CapReached, NoProgress, BeadsError, Budget, SelfDisarm, Reopened}, e) {
 			t.Errorf("configured event %q is never sent", e)
 		}
 	}

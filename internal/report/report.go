@@ -6,6 +6,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -103,12 +104,30 @@ type Report struct {
 	Spent    usage.Spent
 	Recorded int // decisions whose usage was recorded
 	Counts   map[Mark]int
+	// Verified is each task's last workflow.verify mark: verified,
+	// unverified (a close denied) or reopened (by the stop audit).
+	Verified map[string]string
 }
 
 // Build computes the report of in.Epic.
 func Build(in Input) Report {
 	r := Report{Epic: in.Epic, Title: in.Title, Generated: in.Now, Loc: cmp.Or(in.Loc, time.Local), Total: len(in.Tasks),
-		Titles: map[string]string{in.Epic: in.Title}, Counts: map[Mark]int{}}
+		Titles: map[string]string{in.Epic: in.Title}, Counts: map[Mark]int{}, Verified: map[string]string{}}
+	for _, rec := range in.Records {
+		switch {
+		case rec.Epic != in.Epic:
+		case rec.Outcome == state.OutcomeVerified:
+			r.Verified[rec.Task] = "verified"
+		case rec.Outcome == state.OutcomeCloseDenied:
+			r.Verified[rec.Task] = "unverified"
+		}
+		for _, a := range rec.Actions {
+			if id, ok := strings.CutPrefix(a, "reopened "); ok && rec.Epic == in.Epic {
+				id, _, _ = strings.Cut(id, ":")
+				r.Verified[id] = "reopened"
+			}
+		}
+	}
 	recs := slices.DeleteFunc(slices.Clone(in.Records), func(rec state.Record) bool {
 		return rec.Epic != in.Epic || rec.Outcome.Class() == state.ClassIgnored
 	})
@@ -281,6 +300,13 @@ func (r Report) Summary() string {
 	}
 	if len(marks) > 0 {
 		fmt.Fprintf(&b, "Marked: %s.\n", strings.Join(marks, ", "))
+	}
+	if len(r.Verified) > 0 {
+		var marks []string
+		for _, id := range slices.Sorted(maps.Keys(r.Verified)) {
+			marks = append(marks, id+" "+r.Verified[id])
+		}
+		fmt.Fprintf(&b, "Verified close: %s.\n", strings.Join(marks, ", "))
 	}
 	if !r.Complete {
 		fmt.Fprintf(&b, "Last reason: %s\n", oneLine(r.LastWhy, 200))

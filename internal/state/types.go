@@ -57,6 +57,10 @@ const (
 	OutcomeError          Outcome = "error"           // runtasks itself failed: allowed, the person told
 	OutcomeBudget         Outcome = "budget"          // workflow.budget is spent: allowed, checks skipped
 	OutcomeSelfDisarm     Outcome = "self_disarm"     // the session's own agent ran runtasks disarm: refused, a person told
+	OutcomeVerified       Outcome = "verified"        // a task's workflow.verify checks passed (Task, Commit, Checks)
+	OutcomeCloseDenied    Outcome = "close_denied"    // the pre-tool gate denied a close: its checks failed
+	OutcomeReopened       Outcome = "reopened"        // the stop audit reopened a task closed unverified: blocked
+	OutcomeUnverified     Outcome = "unverified"      // a task closed unverified fails its checks (on_unverified: block): blocked
 	// OutcomeDuplicate: a second runtasks stop hook of the same stop (two
 	// installs that both fire); the first one's answer stands, not counted.
 	OutcomeDuplicate Outcome = "duplicate"
@@ -88,6 +92,10 @@ var outcomes = map[Outcome]outcomeInfo{
 	OutcomeBackground:     {class: ClassIgnored},
 	OutcomeEnded:          {class: ClassIgnored},
 	OutcomeDuplicate:      {class: ClassIgnored},
+	OutcomeVerified:       {class: ClassIgnored},
+	OutcomeCloseDenied:    {class: ClassIgnored},
+	OutcomeReopened:       {class: ClassWorkLeft},
+	OutcomeUnverified:     {class: ClassWorkLeft},
 	OutcomeContinue:       {class: ClassWorkLeft},
 	OutcomeRejected:       {class: ClassWorkLeft},
 	OutcomeTokenMissed:    {class: ClassWorkLeft},
@@ -185,6 +193,9 @@ type State struct {
 	// hooks that both fire for one stop (a project and a user install)
 	// decide it once, the second finding this mark (engine.Stop).
 	LastStop *StopMark `json:"last_stop,omitempty"`
+	// AuditFrom: the epic's tasks closed since then are audited at the next
+	// stop (workflow.verify).
+	AuditFrom time.Time `json:"audit_from,omitzero"`
 }
 
 // StopMark identifies a stop as the agent made it, for engine.Stop's
@@ -225,4 +236,8 @@ type Record struct {
 	// counted against Task, the task the session claimed last.
 	Usage *usage.Spent `json:"usage,omitempty"`
 	Task  string       `json:"task,omitempty"`
+	// Commit and Checks: the commit a verification (OutcomeVerified,
+	// OutcomeCloseDenied) judged Task at, and the checks it ran.
+	Commit string   `json:"commit,omitempty"`
+	Checks []string `json:"checks,omitempty"`
 }

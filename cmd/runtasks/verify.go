@@ -1,0 +1,91 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/state"
+)
+
+func newVerifyCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "verify [TASK…]",
+		Short: "Run tasks' workflow.verify checks by hand or in CI",
+		Long: `verify runs the checks each task must pass to be closed (workflow.verify,
+docs/checkers.md#verified-close) in the task's worktree, or the project
+root, and prints each task's verdict. Without TASK it verifies every closed
+task of the epic. A pass is recorded in the decision log, as the pre-tool
+gate records it, so the stop audit does not run it again at that commit.`,
+		Example: `  # in CI: every closed task of the epic still passes its checks
+  runtasks verify --epic bd-x7y8
+
+  # one task, before closing it
+  runtasks verify bd-x7y8.3`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, _, err := f.LoadConfig(cmd, "")
+			if err != nil {
+				return exitCode(engine.ExitUsage, err)
+			}
+			return runVerify(cmd.Context(), f.Out, cfg, stopPorts(f, cfg), args)
+		},
+	}
+	cmd.Flags().String("epic", "", "epic whose closed tasks to verify (env RUNTASKS_EPIC, workflow.epic)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	setExitStatus(cmd, `  0  every task passed its checks (or has none)
+  2  a task failed its checks (their output's end is printed)
+  4  usage or setup error: no task and no epic, bad configuration, bd failing`)
+	return cmd
+}
+
+func runVerify(ctx context.Context, out io.Writer, cfg *config.Config, p engine.Ports, ids []string) error {
+	epic := cfg.Workflow.Epic
+	var tasks []beads.Issue
+	switch {
+	case len(ids) == 0 && epic == "":
+		return exitCode(engine.ExitUsage, errors.New("name tasks, or an epic with --epic (or workflow.epic)"))
+	case len(ids) == 0:
+		all, err := p.Beads.(engine.Lister).All(ctx, epic)
+		if err != nil {
+			return exitCode(engine.ExitUsage, err)
+		}
+		tasks = slices.DeleteFunc(all, func(is beads.Issue) bool { return is.Status != beads.StatusClosed || is.IssueType == beads.TypeEpic })
+	}
+	for _, id := range ids {
+		is, err := p.Beads.Show(ctx, id)
+		if err != nil {
+			return exitCode(engine.ExitUsage, err)
+		}
+		tasks = append(tasks, is)
+	}
+	store := &state.Store{Dir: cfg.StateDir()}
+	var b strings.Builder
+	failed := 0
+	for _, is := range tasks {
+		v := engine.VerifyTask(ctx, cfg, engine.Env{Beads: p.Beads, Worktrees: p.Worktrees, Runner: p.Runner}, is)
+		v.Check = is.ID
+		checkPrint(&b, v.Verdict, "", cfg.Workflow.FeedbackLimit)
+		if !v.Passed() {
+			failed++
+			continue
+		}
+		if err := store.Append(v.Record(engine.Input{Event: "verify"}, cmp.Or(epic, is.Parent), p.Now())); err != nil {
+			fmt.Fprintf(&b, "warning: %v\n", err)
+		}
+	}
+	fmt.Fprintf(&b, "result: %d of %d task(s) passed\n", len(tasks)-failed, len(tasks))
+	io.WriteString(out, b.String())
+	if failed > 0 {
+		return exitCode(engine.ExitWorkLeft, errSilent)
+	}
+	return nil
+}
