@@ -767,52 +767,6 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 	return v.Version, nil
 }
 
-// Snapshot is an epic's state in beads at one moment.
-type Snapshot struct {
-	Epic Issue
-	// Ready are the descendants bd would hand out now.
-	Ready []Issue
-	// Subtree holds every unclosed descendant; the methods below split it.
-	Subtree []Issue
-}
-
-// Snapshot reads the epic, its ready descendants and its unclosed subtree,
-// one query after the other.
-func (c *Client) Snapshot(ctx context.Context, epic string) (Snapshot, error) {
-	var s Snapshot
-	var err error
-	if s.Epic, err = c.Show(ctx, epic); err != nil {
-		return s, err
-	}
-	if s.Ready, err = c.Ready(ctx, epic); err != nil {
-		return s, err
-	}
-	s.Subtree, err = c.Subtree(ctx, epic)
-	return s, err
-}
-
-// WithStatus returns the subtree issues whose stored status is one of statuses.
-func (s Snapshot) WithStatus(statuses ...string) []Issue {
-	var out []Issue
-	for _, is := range s.Subtree {
-		if slices.Contains(statuses, is.Status) {
-			out = append(out, is)
-		}
-	}
-	return out
-}
-
-// DependencyBlocked returns the subtree issues waiting on open blockers.
-func (s Snapshot) DependencyBlocked() []Issue {
-	var out []Issue
-	for _, is := range s.Subtree {
-		if len(is.BlockedBy) > 0 {
-			out = append(out, is)
-		}
-	}
-	return out
-}
-
 // query runs bd and decodes its JSON answer into v.
 func (c *Client) query(ctx context.Context, v any, args ...string) error {
 	out, err := c.run(ctx, args)
