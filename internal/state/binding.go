@@ -60,12 +60,9 @@ func (s *Store) BindingPath(session string) (string, error) {
 	if session == "" {
 		return "", ErrNoSession
 	}
-	if s.Dir == "" {
-		return "", errors.New("state directory not set")
-	}
+	dir, err := s.sub(bindingsDir)
 	sum := sha256.Sum256([]byte(session))
-	name := safePrefix(session) + "_" + hex.EncodeToString(sum[:])[:32] + stateExt
-	return filepath.Join(s.Dir, bindingsDir, name), nil
+	return filepath.Join(dir, safePrefix(session)+"_"+hex.EncodeToString(sum[:])[:32]+stateExt), err
 }
 
 // Binding reads session's binding; a corrupt file is reported (Warn) and read as none.

@@ -78,11 +78,12 @@ func (s *Store) now() time.Time {
 	return time.Now()
 }
 
-func (s *Store) sessions() (string, error) {
+// sub is a directory inside the state directory.
+func (s *Store) sub(name string) (string, error) {
 	if s.Dir == "" {
 		return "", errors.New("state directory not set")
 	}
-	return filepath.Join(s.Dir, sessionsDir), nil
+	return filepath.Join(s.Dir, name), nil
 }
 
 // LogPath is the decision log's path.
@@ -93,11 +94,8 @@ func (s *Store) StatePath(session, epic string) (string, error) {
 	if session == "" {
 		return "", ErrNoSession
 	}
-	dir, err := s.sessions()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, stateName(session, epic)), nil
+	dir, err := s.sub(sessionsDir)
+	return filepath.Join(dir, stateName(session, epic)), err
 }
 
 // stateName derives a file name from the ids: readable prefixes limited to
@@ -357,10 +355,10 @@ func (s *Store) List() ([]State, error) {
 // the lock (a rename replaces one whole) and skipping (Warn) one that does
 // not decode or is not the file its name says.
 func listFiles[T any](s *Store, sub, what string, named func(v T, name string) bool) ([]T, error) {
-	if s.Dir == "" {
-		return nil, errors.New("state directory not set")
+	dir, err := s.sub(sub)
+	if err != nil {
+		return nil, err
 	}
-	dir := filepath.Join(s.Dir, sub)
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("list %ss: %w", what, err)
