@@ -4,6 +4,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -362,13 +363,7 @@ func checkState(dir string) Finding {
 // checkRuns says whether git tracks the runs folder, ignores it, or would
 // show it in git status: run folders are not meant to be committed.
 func checkRuns(ctx context.Context, cfg *config.Config) Finding {
-	dir := cfg.Claim.RunsDir
-	if dir == "" {
-		dir = "runs"
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(cfg.Root, dir)
-	}
+	dir := cfg.Path(cmp.Or(cfg.Claim.RunsDir, "runs"))
 	rel := dir
 	if r, err := filepath.Rel(cfg.Root, dir); err == nil && !strings.HasPrefix(r, "..") {
 		rel = r

@@ -222,7 +222,7 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 		v.Status, v.Summary = VerdictError, "no command runner"
 		return v
 	}
-	res, err := cc.Env.Runner.Run(ctx, resolve(cc.Config.Root, c.dir), c.run, c.timeout)
+	res, err := cc.Env.Runner.Run(ctx, cmp.Or(cc.Config.Path(c.dir), cc.Config.Root), c.run, c.timeout)
 	switch {
 	case err != nil:
 		v.Status, v.Summary = VerdictError, fmt.Sprintf("`%s` could not run: %s", c.run, oneLine(err.Error(), 200))
@@ -243,13 +243,6 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	return v
 }
 
-func resolve(root, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(root, p)
-}
-
 // filesCheck: paths must exist, optionally non-empty or changed from a template.
 type filesCheck struct {
 	name     string
@@ -262,7 +255,7 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
 	var tmpl []byte
 	if c.template != "" {
-		b, err := agentfile.Read(resolve(cc.Config.Root, c.template), agentfile.MaxText)
+		b, err := agentfile.Read(cc.Config.Path(c.template), agentfile.MaxText)
 		if err != nil {
 			v.Status, v.Summary = VerdictError, "template unreadable: "+oneLine(err.Error(), 200)
 			return v
@@ -270,7 +263,7 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		tmpl = b
 	}
 	for _, p := range c.paths {
-		b, err := agentfile.Read(resolve(cc.Config.Root, p), agentfile.MaxText)
+		b, err := agentfile.Read(cc.Config.Path(p), agentfile.MaxText)
 		switch {
 		case err != nil && os.IsNotExist(err):
 			v.Feedback = append(v.Feedback, p+" is missing")
