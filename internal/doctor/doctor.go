@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/hook"
@@ -364,10 +365,7 @@ func checkState(dir string) Finding {
 // show it in git status: run folders are not meant to be committed.
 func checkRuns(ctx context.Context, cfg *config.Config) Finding {
 	dir := cfg.Path(cmp.Or(cfg.Claim.RunsDir, "runs"))
-	rel := dir
-	if r, err := filepath.Rel(cfg.Root, dir); err == nil && !strings.HasPrefix(r, "..") {
-		rel = r
-	}
+	rel := claim.Rel(cfg.Root, dir)
 	repo := git.Repo{Dir: cfg.Root}
 	tracked, err := repo.Tracked(ctx, rel)
 	if err != nil {
