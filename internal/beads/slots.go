@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -47,22 +46,13 @@ func SlotsDir(environ []string) string {
 
 // CacheDir is runtasks' directory in the user's cache for an environment:
 // $XDG_CACHE_HOME/runtasks, else $HOME/.cache/runtasks; "" when neither is
-// an absolute path. The bd slots and the hooks' configuration cache live
-// there.
+// an absolute path. The bd slots live there.
 func CacheDir(environ []string) string {
-	get := func(key string) string {
-		for i := len(environ) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
-				return v
-			}
-		}
-		return ""
-	}
 	switch {
-	case filepath.IsAbs(get("XDG_CACHE_HOME")):
-		return filepath.Join(get("XDG_CACHE_HOME"), "runtasks")
-	case filepath.IsAbs(get("HOME")):
-		return filepath.Join(get("HOME"), ".cache", "runtasks")
+	case filepath.IsAbs(lookup(environ, "XDG_CACHE_HOME")):
+		return filepath.Join(lookup(environ, "XDG_CACHE_HOME"), "runtasks")
+	case filepath.IsAbs(lookup(environ, "HOME")):
+		return filepath.Join(lookup(environ, "HOME"), ".cache", "runtasks")
 	}
 	return ""
 }
