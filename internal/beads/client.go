@@ -202,37 +202,13 @@ func readyUnder(ctx context.Context, epic string, hint []string, together bool, 
 	return placeReady(ctx, epic, ready, hint, together, ahead, r)
 }
 
-// serverMode reports whether the store bd finds (BEADS_DIR, else the
-// nearest .beads above WorkDir) says "dolt_mode": "server". On an embedded
+// serverMode reports whether the store bd finds (FindStore) says "dolt_mode": "server". On an embedded
 // store two bd processes wait on Dolt's lock and take longer together than
 // one after the other (docs/benchmarks.md#large-epics-issue-20).
 func (c *Client) serverMode() bool {
-	dir := c.Dir
+	dir, _, _ := FindStore(c.Dir, c.WorkDir, c.env())
 	if dir == "" {
-		env := c.Env
-		if env == nil {
-			env = os.Environ()
-		}
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, "BEADS_DIR="); ok {
-				dir = v
-			}
-		}
-	}
-	if dir == "" {
-		wd, err := filepath.Abs(c.WorkDir)
-		if err != nil {
-			return false
-		}
-		for ; ; wd = filepath.Dir(wd) {
-			if fi, err := os.Stat(filepath.Join(wd, ".beads")); err == nil && fi.IsDir() {
-				dir = filepath.Join(wd, ".beads")
-				break
-			}
-			if filepath.Dir(wd) == wd {
-				return false
-			}
-		}
+		return false
 	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(c.WorkDir, dir)
 	}
