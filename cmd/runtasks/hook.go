@@ -151,7 +151,7 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 			return nil
 		case spec.event == hook.EventSessionStart && cfg.Workflow.Epic != "":
 			h.notice = joinMessages(h.notice, fmt.Sprintf("runtasks: %s names epic %s, but no beads store was found: %s. No session is driven here: start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).",
-				sourceOf(h.src, "workflow.epic"), cfg.Workflow.Epic, h.noStore))
+				h.src.Of("workflow.epic"), cfg.Workflow.Epic, h.noStore))
 		}
 	}
 	body(ctx, h)
@@ -240,14 +240,6 @@ func recordConfigError(f *Factory, dir string, in engine.Input, dec engine.Decis
 	if err := engine.RecordConfigError(store, in, dec, f.Now()); err != nil {
 		fmt.Fprintf(f.Err, "runtasks: decision log: %v\n", err)
 	}
-}
-
-// sourceOf is the layer that set key ("configuration" when unknown).
-func sourceOf(src *config.Sources, key string) string {
-	if src != nil && (*src)[key] != "" {
-		return (*src)[key]
-	}
-	return "the configuration"
 }
 
 // joinMessages joins the non-empty messages for one systemMessage.

@@ -44,6 +44,14 @@ type Config struct {
 // SourceDefault, the project.yaml path, "env NAME" or "flag --name".
 type Sources map[string]string
 
+// Of is the layer that set key ("the configuration" when unknown).
+func (s *Sources) Of(key string) string {
+	if s != nil && (*s)[key] != "" {
+		return (*s)[key]
+	}
+	return "the configuration"
+}
+
 // SourceDefault is the source of a value no layer overrode.
 const SourceDefault = "default"
 

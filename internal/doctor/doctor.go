@@ -324,10 +324,7 @@ func configError(err error) Finding {
 func checkConfig(in *Inputs) Finding {
 	cfg := in.Cfg
 	if !cfg.Workflow.StopHook.Enabled {
-		src := "the configuration"
-		if in.Src != nil && (*in.Src)["workflow.stop_hook.enabled"] != "" {
-			src = (*in.Src)["workflow.stop_hook.enabled"]
-		}
+		src := in.Src.Of("workflow.stop_hook.enabled")
 		if name, ok := strings.CutPrefix(src, "env "); ok {
 			return Finding{Error, "config", "workflow.stop_hook.enabled is false (" + src + "): the stop hooks allow every stop", "unset " + name + " in the shell the agent starts from"}
 		}
