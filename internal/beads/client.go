@@ -780,11 +780,7 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = c.WorkDir
-	env := c.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append(slices.Clip(env), "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1")
+	env := append(slices.Clip(c.env()), "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1")
 	if c.Dir != "" {
 		env = append(env, "BEADS_DIR="+c.Dir)
 	}
@@ -860,7 +856,7 @@ func classify(code int, msg string) ErrorKind {
 		return KindConflict
 	case strings.Contains(lower, "no beads database found"):
 		return KindNoStore
-	case unavailable(lower):
+	case slices.ContainsFunc(serverDown, func(w string) bool { return strings.Contains(lower, w) }):
 		return KindUnavailable
 	case strings.Contains(lower, "not found") || strings.Contains(lower, "no issue found") ||
 		strings.Contains(lower, "no issues found"):
@@ -877,10 +873,6 @@ var serverDown = []string{
 	"connection refused", "i/o timeout", "invalid connection", "access denied",
 	"on dolt server", "failed to open dolt store", "project identity mismatch",
 	"write commit result indeterminate",
-}
-
-func unavailable(lower string) bool {
-	return slices.ContainsFunc(serverDown, func(w string) bool { return strings.Contains(lower, w) })
 }
 
 // snippet trims bd output for an error message: first lines, bounded.
