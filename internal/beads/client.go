@@ -439,19 +439,7 @@ func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 			}
 		}
 	}
-	reach := func(from string) map[string]bool {
-		seen := make(map[string]bool)
-		for queue := []string{from}; len(queue) > 0; queue = queue[1:] {
-			for _, c := range children[queue[0]] {
-				if !seen[c] {
-					seen[c] = true
-					queue = append(queue, c)
-				}
-			}
-		}
-		return seen
-	}
-	under := reach(epic)
+	under := reach(children, epic)
 	// open holds the ready issues not yet placed in the epic.
 	open := make(map[string]bool, len(ready))
 	for _, is := range ready {
@@ -470,7 +458,7 @@ func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 	// An unknown ancestor matters only when a ready issue below it is not
 	// in yet: that issue's place hangs on the ancestor's parents.
 	for u := range unknown {
-		for id := range reach(u) {
+		for id := range reach(children, u) {
 			if open[id] {
 				missing = append(missing, u)
 				break
@@ -535,16 +523,25 @@ func under(links []Issue, root string) map[string]bool {
 			children[p] = append(children[p], is.ID)
 		}
 	}
-	for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
+	for id := range reach(children, root) {
+		out[id] = true
+	}
+	delete(out, root)
+	return out
+}
+
+// reach is the set of ids below from by children (each id's children).
+func reach(children map[string][]string, from string) map[string]bool {
+	seen := make(map[string]bool)
+	for queue := []string{from}; len(queue) > 0; queue = queue[1:] {
 		for _, c := range children[queue[0]] {
-			if !out[c] {
-				out[c] = true
+			if !seen[c] {
+				seen[c] = true
 				queue = append(queue, c)
 			}
 		}
 	}
-	delete(out, root)
-	return out
+	return seen
 }
 
 // descendants picks from list the issues under root (by links) with their
