@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -184,11 +185,7 @@ func (h *hookCall) say(msg string) {
 // answer gives the agent context text ("" for none) with the notice for
 // the person; what the agent cannot take at this event goes to stderr.
 func (h *hookCall) answer(text string) {
-	event := h.payload.HookEventName
-	if event == "" {
-		event = h.spec.event
-	}
-	if b := hook.EncodeContextMessage(h.agent, event, text, h.notice); b != nil {
+	if b := hook.EncodeContextMessage(h.agent, cmp.Or(h.payload.HookEventName, h.spec.event), text, h.notice); b != nil {
 		h.out.Write(b)
 	} else if s := joinMessages(h.notice, text); s != "" {
 		fmt.Fprintln(h.errw, s)

@@ -2,6 +2,7 @@ package beads
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -754,14 +755,7 @@ func (c *Client) query(ctx context.Context, v any, args ...string) error {
 
 // run executes bd once and classifies its failure.
 func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
-	bin := c.Bin
-	if bin == "" {
-		bin = "bd"
-	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	bin, timeout := cmp.Or(c.Bin, "bd"), cmp.Or(c.Timeout, DefaultTimeout)
 	parent := ctx
 	release, err := c.Slots.Acquire(ctx)
 	if err != nil {
@@ -782,10 +776,7 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 		env = append(env, "BEADS_DIR="+c.Dir)
 	}
 	cmd.Env = env
-	grace := c.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
+	grace := cmp.Or(c.Grace, DefaultGrace)
 	// bd runs in its own process group: SIGTERM at the timeout or cancel,
 	// SIGKILL after the grace; nothing outlives the call.
 	var stdout, stderr bytes.Buffer

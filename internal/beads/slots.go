@@ -1,6 +1,7 @@
 package beads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,14 +74,7 @@ func (s *Slots) Acquire(ctx context.Context) (release func(), err error) {
 	if s == nil {
 		return func() {}, nil
 	}
-	n := s.Max
-	if n <= 0 {
-		n = DefaultMaxProcesses
-	}
-	wait := s.Wait
-	if wait <= 0 {
-		wait = DefaultQueueTimeout
-	}
+	n, wait := cmp.Or(s.Max, DefaultMaxProcesses), cmp.Or(s.Wait, DefaultQueueTimeout)
 	dir := s.Dir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		// A read-only cache directory (a sandbox, a CI image) must not

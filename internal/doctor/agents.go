@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/json"
@@ -345,11 +346,7 @@ func HookTimeout(cfg *config.Config) time.Duration {
 		for _, sp := range specs {
 			switch sp.Type {
 			case "command":
-				d := sp.Timeout
-				if d <= 0 {
-					d = config.DefaultCheckTimeout
-				}
-				sum += d + shell.DefaultGrace
+				sum += cmp.Or(sp.Timeout, config.DefaultCheckTimeout) + shell.DefaultGrace
 			case "composite":
 				walk(sp.Checks)
 			}

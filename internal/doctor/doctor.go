@@ -136,10 +136,7 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 }
 
 func checkBD(ctx context.Context, in *Inputs, cfg *config.Config, client Beads) (Finding, bool) {
-	bin := cfg.Beads.Bin
-	if bin == "" {
-		bin = "bd"
-	}
+	bin := cmp.Or(cfg.Beads.Bin, "bd")
 	path := bin
 	if !strings.ContainsRune(bin, filepath.Separator) {
 		path = in.LookPath(bin)

@@ -296,10 +296,7 @@ func removeTemps(path string) {
 // lock takes the exclusive flock on <state>.lock, waiting at most LockWait;
 // a lock file removed meanwhile (Clear) is locked afresh.
 func (s *Store) lock(path string) (unlock func(), err error) {
-	wait := s.LockWait
-	if wait <= 0 {
-		wait = DefaultLockWait
-	}
+	wait := cmp.Or(s.LockWait, DefaultLockWait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	lockPath := strings.TrimSuffix(path, stateExt) + lockExt
