@@ -131,9 +131,15 @@ type decider struct {
 	task  *beads.Issue // the driven issue when it is not an epic (readRest)
 }
 
-// withStuck adds the stuck tasks to the decision and a word to every message.
+// withStuck adds the stuck tasks, and what happens to them, to the
+// decision and a word to every message.
 func (d *decider) withStuck(dec Decision) Decision {
-	sum := d.stuckSummary()
+	var parts []string
+	for _, t := range d.stuck {
+		parts = append(parts, t.ID+" ("+t.Reason+")")
+	}
+	verb := cmp.Or(map[string]string{StuckReopen: "reopened", StuckReport: "reported"}[d.stuck[0].Action], "set to blocked")
+	sum := fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 	dec.Stuck = d.stuck
 	dec.Why += " · " + sum
 	if dec.SystemMessage != "" {

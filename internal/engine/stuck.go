@@ -233,16 +233,6 @@ func (d *decider) handleStuck() {
 	}
 }
 
-// stuckSummary names the stuck tasks and what happens to them.
-func (d *decider) stuckSummary() string {
-	var parts []string
-	for _, t := range d.stuck {
-		parts = append(parts, t.ID+" ("+t.Reason+")")
-	}
-	verb := cmp.Or(map[string]string{StuckReopen: "reopened", StuckReport: "reported"}[d.stuck[0].Action], "set to blocked")
-	return fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
-}
-
 // liveLines tells the orchestrator to wait for tasks worked in their worktrees.
 func (d *decider) liveLines() string {
 	if len(d.live) == 0 {
