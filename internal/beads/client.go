@@ -97,34 +97,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("bd ")
-	b.WriteString(strings.Join(e.Args, " "))
-	b.WriteString(": ")
-	switch e.Kind {
-	case KindMissing:
-		b.WriteString("bd not found")
-	case KindTimeout:
-		b.WriteString("timed out")
-	case KindBusy:
-		b.WriteString("not started")
-	case KindBadOutput:
-		b.WriteString("unexpected output")
-	default:
-		if e.Code > 0 {
-			fmt.Fprintf(&b, "exit status %d", e.Code)
-		} else {
-			b.WriteString(string(e.Kind))
-		}
+	what := map[ErrorKind]string{KindMissing: "bd not found", KindTimeout: "timed out", KindBusy: "not started", KindBadOutput: "unexpected output"}[e.Kind]
+	if what == "" && e.Code > 0 {
+		what = fmt.Sprintf("exit status %d", e.Code)
+	} else if what == "" {
+		what = string(e.Kind)
 	}
+	s := "bd " + strings.Join(e.Args, " ") + ": " + what
 	if e.Msg != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Msg)
+		s += ": " + e.Msg
 	} else if e.Err != nil && e.Kind != KindFailed {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		s += ": " + e.Err.Error()
 	}
-	return b.String()
+	return s
 }
 
 func (e *Error) Unwrap() error { return e.Err }
