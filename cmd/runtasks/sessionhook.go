@@ -94,8 +94,7 @@ func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store
 			fmt.Fprintf(&sb, "\nStop-hook cycles so far: %d/%d.", st.Cycles, cfg.Workflow.StopHook.MaxCycles)
 		}
 		if p != "" {
-			sb.WriteString("\n\n")
-			sb.WriteString(p)
+			sb.WriteString("\n\n" + p)
 		}
 	}
 	if len(b.Claims) > 0 {

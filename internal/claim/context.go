@@ -91,8 +91,7 @@ func ArmText(is beads.Issue, state, prompt string) string {
 	b.WriteString("a <promise> ends the loop only when beads agrees.\n")
 	b.WriteString(state)
 	if prompt != "" {
-		b.WriteString("\n\n")
-		b.WriteString(prompt)
+		b.WriteString("\n\n" + prompt)
 	}
 	return b.String()
 }

@@ -162,11 +162,8 @@ func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
 // ResultsReason is the block reason naming untouched RESULTS.md files.
 func ResultsReason(untouched []ClaimedRun) string {
 	var b strings.Builder
-	b.WriteString("runtasks: the results of your claimed task")
-	if len(untouched) > 1 {
-		b.WriteString("s")
-	}
-	b.WriteString(" are not written yet. Before you stop, fill in:\n")
+	fmt.Fprintf(&b, "runtasks: the results of your claimed task%s are not written yet. Before you stop, fill in:\n",
+		map[bool]string{true: "s"}[len(untouched) > 1])
 	for _, c := range untouched {
 		fmt.Fprintf(&b, "- %s (task %s)", filepath.Join(c.RunDir, ResultsFile), c.Task)
 		if err := ResultsProblem(c); err != nil {
