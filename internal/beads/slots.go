@@ -36,26 +36,16 @@ type Slots struct {
 }
 
 // SlotsDir is the default Dir for an environment: bd-slots in runtasks'
-// cache directory (CacheDir), or in the system's temporary directory when
-// there is none.
+// cache directory ($XDG_CACHE_HOME/runtasks, else $HOME/.cache/runtasks,
+// when absolute), else in the system's temporary directory.
 func SlotsDir(environ []string) string {
-	if dir := CacheDir(environ); dir != "" {
-		return filepath.Join(dir, "bd-slots")
-	}
-	return fallbackSlotsDir()
-}
-
-// CacheDir is runtasks' directory in the user's cache for an environment:
-// $XDG_CACHE_HOME/runtasks, else $HOME/.cache/runtasks; "" when neither is
-// an absolute path. The bd slots live there.
-func CacheDir(environ []string) string {
 	switch {
 	case filepath.IsAbs(lookup(environ, "XDG_CACHE_HOME")):
-		return filepath.Join(lookup(environ, "XDG_CACHE_HOME"), "runtasks")
+		return filepath.Join(lookup(environ, "XDG_CACHE_HOME"), "runtasks", "bd-slots")
 	case filepath.IsAbs(lookup(environ, "HOME")):
-		return filepath.Join(lookup(environ, "HOME"), ".cache", "runtasks")
+		return filepath.Join(lookup(environ, "HOME"), ".cache", "runtasks", "bd-slots")
 	}
-	return ""
+	return fallbackSlotsDir()
 }
 
 func fallbackSlotsDir() string {
