@@ -234,7 +234,8 @@ func recordConfigError(f *Factory, dir string, in engine.Input, dec engine.Decis
 		}
 	}
 	store := &state.Store{Dir: filepath.Join(root, config.DefaultStateDir)}
-	if err := engine.RecordConfigError(store, in, dec, f.Now()); err != nil {
+	if err := store.Append(state.Record{Time: f.Now().UTC(), Session: in.SessionID, Epic: state.NoEpic, Agent: in.Agent,
+		Event: in.Event, Outcome: dec.Outcome, Why: dec.Why}); err != nil {
 		fmt.Fprintf(f.Err, "runtasks: decision log: %v\n", err)
 	}
 }

@@ -361,10 +361,6 @@ func Defaults() Config {
 	}
 }
 
-// PromptPath is the orchestration prompt override, resolved against the
-// project root; "" means the embedded prompt.
-func (c *Config) PromptPath() string { return c.Path(c.Prompts.RunTasks) }
-
 // Promises resolves completion_promises: a promise without a condition
 // takes that of the documented text it names (cfgKnownPromises), else
 // all_complete, so that beads must agree.

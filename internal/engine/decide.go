@@ -155,17 +155,6 @@ func (d *decider) withStuck(dec Decision) Decision {
 
 func (d *decider) epic() string { return d.in.Epic }
 
-// followUp ends a block reason: the prompt, or the done-token instructions.
-func (d *decider) followUp() string {
-	if d.epic() != "" {
-		return d.env.Prompt
-	}
-	if d.cfg.Workflow.DoneToken.Required {
-		return d.tokenInstructions()
-	}
-	return ""
-}
-
 func (d *decider) decide() Decision {
 	sh := d.cfg.Workflow.StopHook
 	switch {
@@ -236,8 +225,11 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 		if fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit); len(fb) > 0 {
 			reason += ":\n- " + strings.Join(fb, "\n- ")
 		}
-		if f := d.followUp(); f != "" {
-			reason += "\n\n" + f
+		switch { // the prompt, or the done-token instructions
+		case d.epic() != "" && d.env.Prompt != "":
+			reason += "\n\n" + d.env.Prompt
+		case d.epic() == "" && d.cfg.Workflow.DoneToken.Required:
+			reason += "\n\n" + d.tokenInstructions()
 		}
 		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
 			Reason: reason + "\n\nruntasks: " + d.cycleLabel() + " · check " + top.Summary})
