@@ -375,17 +375,15 @@ func (c compositeCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	}
 	switch {
 	case judged == 0:
-		v.Status, v.Summary = VerdictSkipped, "nothing to judge"
-	case c.any:
-		var why []string
-		for _, sub := range v.Children {
-			if sub.Status == VerdictIncomplete {
-				why = append(why, sub.Check+": "+sub.Summary)
-			}
-		}
-		v.Status, v.Summary = VerdictIncomplete, "none passed ("+strings.Join(why, "; ")+")"
-	default:
-		v.Status, v.Summary = VerdictComplete, "all passed"
+		return v.as(VerdictSkipped, "nothing to judge")
+	case !c.any:
+		return v.as(VerdictComplete, "all passed")
 	}
-	return v
+	var why []string
+	for _, sub := range v.Children {
+		if sub.Status == VerdictIncomplete {
+			why = append(why, sub.Check+": "+sub.Summary)
+		}
+	}
+	return v.as(VerdictIncomplete, "none passed ("+strings.Join(why, "; ")+")")
 }
