@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -397,7 +398,7 @@ func (c *Config) AllowsExitOn(cond string) bool {
 }
 
 // StateDir is state.dir as an absolute path (relative to the project root).
-func (c *Config) StateDir() string { return c.Path(c.State.Dir) }
+func (c *Config) StateDir() string { return c.Path(cmp.Or(c.State.Dir, ".")) }
 
 // BeadsDir is beads.dir as an absolute path; "" when unset (bd searches
 // from the project root upwards).
