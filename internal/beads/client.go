@@ -164,12 +164,9 @@ type LinkMemory interface {
 // linkIDs keeps the remembered ids bd list --id can name, sorted and once
 // each: a memory is a hint, never a reason to fail.
 func linkIDs(ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		if id != "" && !strings.HasPrefix(id, "-") && !strings.Contains(id, ",") {
-			out = append(out, id)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+		return id == "" || strings.HasPrefix(id, "-") || strings.Contains(id, ",")
+	})
 	slices.Sort(out)
 	return slices.Compact(out)
 }
