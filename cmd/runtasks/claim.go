@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,12 +84,8 @@ func sessionFromEnv(getenv func(string) string) string {
 
 // claimRequest builds the claim of id for session from the configuration.
 func claimRequest(cfg *config.Config, id, session, actor string, getenv func(string) string, now time.Time) claim.Request {
-	tmpl := cfg.Claim.Templates
-	if tmpl != "" && !filepath.IsAbs(tmpl) {
-		tmpl = filepath.Join(cfg.Root, tmpl)
-	}
 	return claim.Request{Task: id, Session: session, Actor: claim.Actor(cmp.Or(actor, cfg.Claim.Actor), getenv, session),
-		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: tmpl, Now: now, Store: &state.Store{Dir: cfg.StateDir()}}
+		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: cfg.Path(cfg.Claim.Templates), Now: now, Store: &state.Store{Dir: cfg.StateDir()}}
 }
 
 func runClaim(ctx context.Context, o *claimOptions) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -162,18 +163,9 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 		if fi, err := f.Stat(); err == nil && fi.Size() < offset {
 			sc, offset, seen = transcript.CodexLogScanner{}, 0, 0
 		}
-		for {
-			n, err := f.ReadAt(buf, offset)
-			if n > 0 {
-				sc.Write(buf[:n])
-				offset += int64(n)
-			}
-			if err == io.EOF || n == 0 {
-				break
-			}
-			if err != nil {
-				return monitorUsage, fmt.Errorf("codex monitor: read %s: %w", o.Log, err)
-			}
+		n, err := io.CopyBuffer(&sc, io.NewSectionReader(f, offset, math.MaxInt64-offset), buf)
+		if offset += n; err != nil {
+			return monitorUsage, fmt.Errorf("codex monitor: read %s: %w", o.Log, err)
 		}
 		if !o.Follow {
 			sc.Flush()

@@ -26,16 +26,14 @@ type completers struct{ f *Factory }
 func registerCompletions(f *Factory, root *cobra.Command) {
 	c := completers{f}
 	for _, cmd := range root.Commands() {
-		switch cmd.Name() {
-		case "arm", "status", "report", "run", "disarm", "claim":
-		default:
+		if !slices.Contains([]string{"arm", "status", "report", "run", "disarm", "claim"}, cmd.Name()) {
 			continue
 		}
-		if fl := cmd.Flags().Lookup("epic"); fl != nil {
+		if cmd.Flags().Lookup("epic") != nil {
 			_ = cmd.RegisterFlagCompletionFunc("epic", c.epics(cmd.Name() == "status" || cmd.Name() == "report"))
 		}
 		// run's --session is fresh|resume, not an id.
-		if fl := cmd.Flags().Lookup("session"); fl != nil && cmd.Name() != "run" {
+		if cmd.Flags().Lookup("session") != nil && cmd.Name() != "run" {
 			_ = cmd.RegisterFlagCompletionFunc("session", c.sessions)
 		}
 		if cmd.Name() == "claim" {

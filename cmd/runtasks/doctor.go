@@ -6,12 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/doctor"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
-	"github.com/runtasks/runtasks/internal/trust"
 )
 
 func newDoctorCmd(f *Factory) *cobra.Command {
@@ -84,16 +82,7 @@ removes it.`,
 			if st, err := f.trustStore(); err != nil {
 				in.TrustErr = err
 			} else {
-				in.TrustState = func(root, file string) (trust.State, error) {
-					if file == "" { // nothing to trust
-						return trust.Trusted, nil
-					}
-					data, err := agentfile.Read(file, agentfile.MaxText)
-					if err != nil {
-						return trust.Untrusted, err
-					}
-					return st.Check(root, data)
-				}
+				in.TrustState = st.CheckFile
 			}
 			if doctor.Run(cmd.Context(), in, func(d doctor.Finding) { fmt.Fprintln(f.Out, headless.Clean(d.String())) }) {
 				return exitCode(engine.ExitUsage, errSilent)

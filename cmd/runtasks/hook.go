@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,7 +152,7 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 			return nil
 		case spec.event == hook.EventSessionStart && cfg.Workflow.Epic != "":
 			h.notice = joinMessages(h.notice, fmt.Sprintf("runtasks: %s names epic %s, but no beads store was found: %s. No session is driven here: start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).",
-				sourceOf(h.src, "workflow.epic"), cfg.Workflow.Epic, h.noStore))
+				h.src.Of("workflow.epic"), cfg.Workflow.Epic, h.noStore))
 		}
 	}
 	body(ctx, h)
@@ -184,11 +185,7 @@ func (h *hookCall) say(msg string) {
 // answer gives the agent context text ("" for none) with the notice for
 // the person; what the agent cannot take at this event goes to stderr.
 func (h *hookCall) answer(text string) {
-	event := h.payload.HookEventName
-	if event == "" {
-		event = h.spec.event
-	}
-	if b := hook.EncodeContextMessage(h.agent, event, text, h.notice); b != nil {
+	if b := hook.EncodeContextMessage(h.agent, cmp.Or(h.payload.HookEventName, h.spec.event), text, h.notice); b != nil {
 		h.out.Write(b)
 	} else if s := joinMessages(h.notice, text); s != "" {
 		fmt.Fprintln(h.errw, s)
@@ -237,17 +234,10 @@ func recordConfigError(f *Factory, dir string, in engine.Input, dec engine.Decis
 		}
 	}
 	store := &state.Store{Dir: filepath.Join(root, config.DefaultStateDir)}
-	if err := engine.RecordConfigError(store, in, dec, f.Now()); err != nil {
+	if err := store.Append(state.Record{Time: f.Now().UTC(), Session: in.SessionID, Epic: state.NoEpic, Agent: in.Agent,
+		Event: in.Event, Outcome: dec.Outcome, Why: dec.Why}); err != nil {
 		fmt.Fprintf(f.Err, "runtasks: decision log: %v\n", err)
 	}
-}
-
-// sourceOf is the layer that set key ("configuration" when unknown).
-func sourceOf(src *config.Sources, key string) string {
-	if src != nil && (*src)[key] != "" {
-		return (*src)[key]
-	}
-	return "the configuration"
 }
 
 // joinMessages joins the non-empty messages for one systemMessage.

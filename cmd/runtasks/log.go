@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/charmbracelet/log"
 	"github.com/muesli/termenv"
@@ -21,10 +20,7 @@ func newLogger(cfg *config.Config, stderr io.Writer, flagLevel string) (*log.Log
 	w, closeFn, level := stderr, func() {}, flagLevel
 	if cfg != nil {
 		level = cmp.Or(level, cfg.Log.Level)
-		if path := cfg.Log.File; path != "" {
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(cfg.Root, path)
-			}
+		if path := cfg.Path(cfg.Log.File); path != "" {
 			if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
 				w, closeFn = f, func() { f.Close() }
 			}

@@ -66,11 +66,7 @@ func projectTrusted(f *Factory, cfg *config.Config) func(file string) bool {
 		if err != nil || file == "" || file != cfg.File {
 			return false
 		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return false
-		}
-		ok, err := st.Check(cfg.Root, data)
+		ok, err := st.CheckFile(cfg.Root, file)
 		return err == nil && ok == trust.Trusted
 	}
 }

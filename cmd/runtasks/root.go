@@ -53,8 +53,7 @@ func newSystemFactory() *Factory {
 
 // Getenv reads one variable from the factory's environment.
 func (f *Factory) Getenv(key string) string {
-	v, _ := lookupEnv(f.Environ(), key)
-	return v
+	return config.LookupEnv(f.Environ(), key)
 }
 
 // home is $HOME, else the user's home directory.
@@ -76,16 +75,6 @@ func (f *Factory) executable() (string, error) {
 		exe = r
 	}
 	return exe, nil
-}
-
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		kv := env[i]
-		if len(kv) > len(key) && kv[len(key)] == '=' && kv[:len(key)] == key {
-			return kv[len(key)+1:], true
-		}
-	}
-	return "", false
 }
 
 // newBeadsClient is the bd client a configuration describes, in the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -95,8 +94,7 @@ func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store
 			fmt.Fprintf(&sb, "\nStop-hook cycles so far: %d/%d.", st.Cycles, cfg.Workflow.StopHook.MaxCycles)
 		}
 		if p != "" {
-			sb.WriteString("\n\n")
-			sb.WriteString(p)
+			sb.WriteString("\n\n" + p)
 		}
 	}
 	if len(b.Claims) > 0 {
@@ -112,7 +110,7 @@ func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store
 			} else if slices.ContainsFunc(untouched, func(u state.ClaimedRun) bool { return u.Task == c.Task }) {
 				note = "RESULTS.md not written yet"
 			}
-			fmt.Fprintf(&sb, "\n- %s: run folder %s (%s)", c.Task, relTo(cfg.Root, c.RunDir), note)
+			fmt.Fprintf(&sb, "\n- %s: run folder %s (%s)", c.Task, claim.Rel(cfg.Root, c.RunDir), note)
 		}
 	}
 	return sb.String()
@@ -145,14 +143,6 @@ func epicState(ctx context.Context, bd hookBeads, epic string) string {
 	}
 	line += fmt.Sprintf(". Blocked: %d. Unclosed in all: %d.", len(blocked), len(sub))
 	return line
-}
-
-// relTo shows path relative to root when it lies inside it.
-func relTo(root, path string) string {
-	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
-		return r
-	}
-	return path
 }
 
 // appendSessionEnv exports RUNTASKS_SESSION and BEADS_ACTOR in the agent's

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,14 +133,10 @@ func trustTarget(f *Factory, args []string) (root, file string, err error) {
 	} else if dir, err = f.Getwd(); err != nil {
 		return "", "", err
 	}
-	var env []string
-	for _, kv := range f.Environ() {
+	env := slices.DeleteFunc(slices.Clone(f.Environ()), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == config.EnvConfig || (len(args) > 0 && name == config.EnvProjectDir) {
-			continue
-		}
-		env = append(env, kv)
-	}
+		return name == config.EnvConfig || (len(args) > 0 && name == config.EnvProjectDir)
+	})
 	return config.FindProject(config.LoadOptions{StartDir: dir, Environ: env, MainWorktree: mainWorktree})
 }
 

@@ -13,8 +13,7 @@ import (
 )
 
 func envValue(env []string, key string) string {
-	v, _ := lookupEnv(env, key)
-	return v
+	return config.LookupEnv(env, key)
 }
 
 // Issue 14, case 1: a clone whose project.yaml runs programs (a command

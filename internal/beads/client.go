@@ -2,6 +2,7 @@ package beads
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,34 +97,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("bd ")
-	b.WriteString(strings.Join(e.Args, " "))
-	b.WriteString(": ")
-	switch e.Kind {
-	case KindMissing:
-		b.WriteString("bd not found")
-	case KindTimeout:
-		b.WriteString("timed out")
-	case KindBusy:
-		b.WriteString("not started")
-	case KindBadOutput:
-		b.WriteString("unexpected output")
-	default:
-		if e.Code > 0 {
-			fmt.Fprintf(&b, "exit status %d", e.Code)
-		} else {
-			b.WriteString(string(e.Kind))
-		}
+	what := map[ErrorKind]string{KindMissing: "bd not found", KindTimeout: "timed out", KindBusy: "not started", KindBadOutput: "unexpected output"}[e.Kind]
+	if what == "" && e.Code > 0 {
+		what = fmt.Sprintf("exit status %d", e.Code)
+	} else if what == "" {
+		what = string(e.Kind)
 	}
+	s := "bd " + strings.Join(e.Args, " ") + ": " + what
 	if e.Msg != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Msg)
+		s += ": " + e.Msg
 	} else if e.Err != nil && e.Kind != KindFailed {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		s += ": " + e.Err.Error()
 	}
-	return b.String()
+	return s
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -178,12 +164,9 @@ type LinkMemory interface {
 // linkIDs keeps the remembered ids bd list --id can name, sorted and once
 // each: a memory is a hint, never a reason to fail.
 func linkIDs(ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		if id != "" && !strings.HasPrefix(id, "-") && !strings.Contains(id, ",") {
-			out = append(out, id)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+		return id == "" || strings.HasPrefix(id, "-") || strings.Contains(id, ",")
+	})
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -202,37 +185,13 @@ func readyUnder(ctx context.Context, epic string, hint []string, together bool, 
 	return placeReady(ctx, epic, ready, hint, together, ahead, r)
 }
 
-// serverMode reports whether the store bd finds (BEADS_DIR, else the
-// nearest .beads above WorkDir) says "dolt_mode": "server". On an embedded
+// serverMode reports whether the store bd finds (FindStore) says "dolt_mode": "server". On an embedded
 // store two bd processes wait on Dolt's lock and take longer together than
 // one after the other (docs/benchmarks.md#large-epics-issue-20).
 func (c *Client) serverMode() bool {
-	dir := c.Dir
+	dir, _, _ := FindStore(c.Dir, c.WorkDir, c.env())
 	if dir == "" {
-		env := c.Env
-		if env == nil {
-			env = os.Environ()
-		}
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, "BEADS_DIR="); ok {
-				dir = v
-			}
-		}
-	}
-	if dir == "" {
-		wd, err := filepath.Abs(c.WorkDir)
-		if err != nil {
-			return false
-		}
-		for ; ; wd = filepath.Dir(wd) {
-			if fi, err := os.Stat(filepath.Join(wd, ".beads")); err == nil && fi.IsDir() {
-				dir = filepath.Join(wd, ".beads")
-				break
-			}
-			if filepath.Dir(wd) == wd {
-				return false
-			}
-		}
+		return false
 	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(c.WorkDir, dir)
 	}
@@ -463,19 +422,7 @@ func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 			}
 		}
 	}
-	reach := func(from string) map[string]bool {
-		seen := make(map[string]bool)
-		for queue := []string{from}; len(queue) > 0; queue = queue[1:] {
-			for _, c := range children[queue[0]] {
-				if !seen[c] {
-					seen[c] = true
-					queue = append(queue, c)
-				}
-			}
-		}
-		return seen
-	}
-	under := reach(epic)
+	under := reach(children, epic)
 	// open holds the ready issues not yet placed in the epic.
 	open := make(map[string]bool, len(ready))
 	for _, is := range ready {
@@ -494,7 +441,7 @@ func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 	// An unknown ancestor matters only when a ready issue below it is not
 	// in yet: that issue's place hangs on the ancestor's parents.
 	for u := range unknown {
-		for id := range reach(u) {
+		for id := range reach(children, u) {
 			if open[id] {
 				missing = append(missing, u)
 				break
@@ -571,16 +518,25 @@ func under(links []Issue, root string) map[string]bool {
 			children[p] = append(children[p], is.ID)
 		}
 	}
-	for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
+	for id := range reach(children, root) {
+		out[id] = true
+	}
+	delete(out, root)
+	return out
+}
+
+// reach is the set of ids below from by children (each id's children).
+func reach(children map[string][]string, from string) map[string]bool {
+	seen := make(map[string]bool)
+	for queue := []string{from}; len(queue) > 0; queue = queue[1:] {
 		for _, c := range children[queue[0]] {
-			if !out[c] {
-				out[c] = true
+			if !seen[c] {
+				seen[c] = true
 				queue = append(queue, c)
 			}
 		}
 	}
-	delete(out, root)
-	return out
+	return seen
 }
 
 // descendants picks from list the issues under root (by links) with their
@@ -779,52 +735,6 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 	return v.Version, nil
 }
 
-// Snapshot is an epic's state in beads at one moment.
-type Snapshot struct {
-	Epic Issue
-	// Ready are the descendants bd would hand out now.
-	Ready []Issue
-	// Subtree holds every unclosed descendant; the methods below split it.
-	Subtree []Issue
-}
-
-// Snapshot reads the epic, its ready descendants and its unclosed subtree,
-// one query after the other.
-func (c *Client) Snapshot(ctx context.Context, epic string) (Snapshot, error) {
-	var s Snapshot
-	var err error
-	if s.Epic, err = c.Show(ctx, epic); err != nil {
-		return s, err
-	}
-	if s.Ready, err = c.Ready(ctx, epic); err != nil {
-		return s, err
-	}
-	s.Subtree, err = c.Subtree(ctx, epic)
-	return s, err
-}
-
-// WithStatus returns the subtree issues whose stored status is one of statuses.
-func (s Snapshot) WithStatus(statuses ...string) []Issue {
-	var out []Issue
-	for _, is := range s.Subtree {
-		if slices.Contains(statuses, is.Status) {
-			out = append(out, is)
-		}
-	}
-	return out
-}
-
-// DependencyBlocked returns the subtree issues waiting on open blockers.
-func (s Snapshot) DependencyBlocked() []Issue {
-	var out []Issue
-	for _, is := range s.Subtree {
-		if len(is.BlockedBy) > 0 {
-			out = append(out, is)
-		}
-	}
-	return out
-}
-
 // query runs bd and decodes its JSON answer into v.
 func (c *Client) query(ctx context.Context, v any, args ...string) error {
 	out, err := c.run(ctx, args)
@@ -839,14 +749,7 @@ func (c *Client) query(ctx context.Context, v any, args ...string) error {
 
 // run executes bd once and classifies its failure.
 func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
-	bin := c.Bin
-	if bin == "" {
-		bin = "bd"
-	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	bin, timeout := cmp.Or(c.Bin, "bd"), cmp.Or(c.Timeout, DefaultTimeout)
 	parent := ctx
 	release, err := c.Slots.Acquire(ctx)
 	if err != nil {
@@ -862,19 +765,12 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = c.WorkDir
-	env := c.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append(slices.Clip(env), "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1")
+	env := append(slices.Clip(c.env()), "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1")
 	if c.Dir != "" {
 		env = append(env, "BEADS_DIR="+c.Dir)
 	}
 	cmd.Env = env
-	grace := c.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
+	grace := cmp.Or(c.Grace, DefaultGrace)
 	// bd runs in its own process group: SIGTERM at the timeout or cancel,
 	// SIGKILL after the grace; nothing outlives the call.
 	var stdout, stderr bytes.Buffer
@@ -942,7 +838,7 @@ func classify(code int, msg string) ErrorKind {
 		return KindConflict
 	case strings.Contains(lower, "no beads database found"):
 		return KindNoStore
-	case unavailable(lower):
+	case slices.ContainsFunc(serverDown, func(w string) bool { return strings.Contains(lower, w) }):
 		return KindUnavailable
 	case strings.Contains(lower, "not found") || strings.Contains(lower, "no issue found") ||
 		strings.Contains(lower, "no issues found"):
@@ -959,10 +855,6 @@ var serverDown = []string{
 	"connection refused", "i/o timeout", "invalid connection", "access denied",
 	"on dolt server", "failed to open dolt store", "project identity mismatch",
 	"write commit result indeterminate",
-}
-
-func unavailable(lower string) bool {
-	return slices.ContainsFunc(serverDown, func(w string) bool { return strings.Contains(lower, w) })
 }
 
 // snippet trims bd output for an error message: first lines, bounded.

@@ -132,13 +132,8 @@ func decodeIssues(b []byte, out *[]Issue) error {
 // ParentID is the issue's parent: the parent field, else its parent-child
 // dependency.
 func (is Issue) ParentID() string {
-	if is.Parent != "" {
-		return is.Parent
-	}
-	for _, d := range is.Dependencies {
-		if d.Type == DepParentChild && d.IssueID == is.ID {
-			return d.DependsOnID
-		}
+	if p := is.parentIDs(); len(p) > 0 {
+		return p[0]
 	}
 	return ""
 }

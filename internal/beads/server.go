@@ -2,7 +2,6 @@ package beads
 
 import (
 	"context"
-	"encoding/json"
 )
 
 // Store modes (bd v1.3.0; docs/scale.md).
@@ -45,19 +44,8 @@ func (c *Client) Server(ctx context.Context) (ServerStatus, error) {
 		Shared       bool   `json:"shared_server"`
 		DataDir      string `json:"data_dir"`
 	}
-	args := []string{"dolt", "show", "--json"}
-	out, err := c.run(ctx, args)
-	if err != nil {
+	if err := c.query(ctx, &v, "dolt", "show", "--json"); err != nil {
 		return ServerStatus{}, err
-	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(out, &env) == nil && len(env.Data) > 0 {
-		out = env.Data
-	}
-	if err := json.Unmarshal(out, &v); err != nil {
-		return ServerStatus{}, &Error{Kind: KindBadOutput, Args: args, Msg: snippet(out), Err: err}
 	}
 	s := ServerStatus{Mode: ModeServer, Answers: v.ConnectionOK, Host: v.Host, Port: v.Port, Database: v.Database,
 		User: v.User, TLS: v.TLS, Shared: v.Shared, DataDir: v.DataDir}

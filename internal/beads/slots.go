@@ -1,6 +1,7 @@
 package beads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -36,35 +36,16 @@ type Slots struct {
 }
 
 // SlotsDir is the default Dir for an environment: bd-slots in runtasks'
-// cache directory (CacheDir), or in the system's temporary directory when
-// there is none.
+// cache directory ($XDG_CACHE_HOME/runtasks, else $HOME/.cache/runtasks,
+// when absolute), else in the system's temporary directory.
 func SlotsDir(environ []string) string {
-	if dir := CacheDir(environ); dir != "" {
-		return filepath.Join(dir, "bd-slots")
+	switch {
+	case filepath.IsAbs(lookup(environ, "XDG_CACHE_HOME")):
+		return filepath.Join(lookup(environ, "XDG_CACHE_HOME"), "runtasks", "bd-slots")
+	case filepath.IsAbs(lookup(environ, "HOME")):
+		return filepath.Join(lookup(environ, "HOME"), ".cache", "runtasks", "bd-slots")
 	}
 	return fallbackSlotsDir()
-}
-
-// CacheDir is runtasks' directory in the user's cache for an environment:
-// $XDG_CACHE_HOME/runtasks, else $HOME/.cache/runtasks; "" when neither is
-// an absolute path. The bd slots and the hooks' configuration cache live
-// there.
-func CacheDir(environ []string) string {
-	get := func(key string) string {
-		for i := len(environ) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
-				return v
-			}
-		}
-		return ""
-	}
-	switch {
-	case filepath.IsAbs(get("XDG_CACHE_HOME")):
-		return filepath.Join(get("XDG_CACHE_HOME"), "runtasks")
-	case filepath.IsAbs(get("HOME")):
-		return filepath.Join(get("HOME"), ".cache", "runtasks")
-	}
-	return ""
 }
 
 func fallbackSlotsDir() string {
@@ -83,14 +64,7 @@ func (s *Slots) Acquire(ctx context.Context) (release func(), err error) {
 	if s == nil {
 		return func() {}, nil
 	}
-	n := s.Max
-	if n <= 0 {
-		n = DefaultMaxProcesses
-	}
-	wait := s.Wait
-	if wait <= 0 {
-		wait = DefaultQueueTimeout
-	}
+	n, wait := cmp.Or(s.Max, DefaultMaxProcesses), cmp.Or(s.Wait, DefaultQueueTimeout)
 	dir := s.Dir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		// A read-only cache directory (a sandbox, a CI image) must not

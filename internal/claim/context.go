@@ -20,8 +20,8 @@ var fileRoles = map[string]string{
 	"metadata.yaml":  "task, run id, session, claimed_at",
 }
 
-// rel shows path relative to root when it lies inside it.
-func rel(root, path string) string {
+// Rel shows path relative to root when it lies inside it.
+func Rel(root, path string) string {
 	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
 		return r
 	}
@@ -40,14 +40,14 @@ func levelLine(l *Level) string {
 func (r Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task claimed: %s %q | Plan: %s | Goal: %s | Run: %s\n",
-		r.Task.ID, r.Task.Title, levelLine(r.Plan()), levelLine(r.Goal()), rel(r.Root, r.RunDir))
+		r.Task.ID, r.Task.Title, levelLine(r.Plan()), levelLine(r.Goal()), Rel(r.Root, r.RunDir))
 	if r.Again {
 		b.WriteString("(this session had already claimed it: same run folder)\n")
 	}
 	fmt.Fprintf(&b, "Claimed in beads as %s (status in_progress).\n", r.Actor)
 	b.WriteString("Run folder files:\n")
 	for _, f := range r.Files {
-		fmt.Fprintf(&b, "- %s: %s\n", rel(r.Root, f), fileRoles[filepath.Base(f)])
+		fmt.Fprintf(&b, "- %s: %s\n", Rel(r.Root, f), fileRoles[filepath.Base(f)])
 	}
 	if d := strings.TrimSpace(r.Task.Description); d != "" {
 		fmt.Fprintf(&b, "Task description:\n%s\n", d)
@@ -91,8 +91,7 @@ func ArmText(is beads.Issue, state, prompt string) string {
 	b.WriteString("a <promise> ends the loop only when beads agrees.\n")
 	b.WriteString(state)
 	if prompt != "" {
-		b.WriteString("\n\n")
-		b.WriteString(prompt)
+		b.WriteString("\n\n" + prompt)
 	}
 	return b.String()
 }

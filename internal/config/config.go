@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -43,6 +44,14 @@ type Config struct {
 // Sources maps each configuration key to the layer that set its value:
 // SourceDefault, the project.yaml path, "env NAME" or "flag --name".
 type Sources map[string]string
+
+// Of is the layer that set key ("the configuration" when unknown).
+func (s *Sources) Of(key string) string {
+	if s != nil && (*s)[key] != "" {
+		return (*s)[key]
+	}
+	return "the configuration"
+}
 
 // SourceDefault is the source of a value no layer overrode.
 const SourceDefault = "default"
@@ -381,16 +390,6 @@ func Defaults() Config {
 	}
 }
 
-// PromptPath is the orchestration prompt override, resolved against the
-// project root; "" means the embedded prompt.
-func (c *Config) PromptPath() string {
-	p := c.Prompts.RunTasks
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(c.Root, p)
-}
-
 // Promises resolves completion_promises: a promise without a condition
 // takes that of the documented text it names (cfgKnownPromises), else
 // all_complete, so that beads must agree.
@@ -427,18 +426,11 @@ func (c *Config) AllowsExitOn(cond string) bool {
 }
 
 // StateDir is state.dir as an absolute path (relative to the project root).
-func (c *Config) StateDir() string {
-	return c.rooted(c.State.Dir)
-}
+func (c *Config) StateDir() string { return c.Path(cmp.Or(c.State.Dir, ".")) }
 
 // BeadsDir is beads.dir as an absolute path; "" when unset (bd searches
 // from the project root upwards).
-func (c *Config) BeadsDir() string {
-	if c.Beads.Dir == "" {
-		return ""
-	}
-	return c.rooted(c.Beads.Dir)
-}
+func (c *Config) BeadsDir() string { return c.Path(c.Beads.Dir) }
 
 // ConfigKeys lists every configuration key (the leaves), sorted.
 func ConfigKeys() []string {
@@ -465,8 +457,12 @@ func FormatDuration(d time.Duration) string {
 	return s
 }
 
-func (c *Config) rooted(p string) string {
-	if filepath.IsAbs(p) {
+// Path is a path of the configuration, absolute: a relative one is
+// relative to the project root; "" stays "".
+func (c *Config) Path(p string) string {
+	if p == "" {
+		return ""
+	} else if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
 	root := c.Root

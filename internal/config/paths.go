@@ -15,14 +15,11 @@ const DefaultStateDir = ".runtasks"
 // directory (which git status shows as untracked). A directory that is
 // the project root itself owns nothing.
 func (c *Config) OwnFiles(paths []string) []string {
-	root := c.rooted(".")
+	root := c.Path(".")
 	state, runs := cmp.Or(c.State.Dir, DefaultStateDir), cmp.Or(c.Claim.RunsDir, "runs")
 	var own []string
 	for _, d := range []string{state, runs, worktreesDir(c.Workflow.Worktrees.Pattern)} {
-		if d == "" {
-			continue
-		}
-		if abs := c.rooted(d); abs != root && !strings.HasPrefix(root, abs+string(filepath.Separator)) {
+		if abs := c.Path(d); abs != "" && abs != root && !strings.HasPrefix(root, abs+string(filepath.Separator)) {
 			own = append(own, abs)
 		}
 	}

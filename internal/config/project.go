@@ -40,7 +40,7 @@ func FindProject(opts LoadOptions) (root, path string, err error) {
 
 	explicit, how := opts.ConfigFile, "--config"
 	if explicit == "" {
-		explicit, how = cfgLookupEnv(opts.Environ, EnvConfig), "env "+EnvConfig
+		explicit, how = LookupEnv(opts.Environ, EnvConfig), "env "+EnvConfig
 	}
 	if explicit != "" {
 		if !filepath.IsAbs(explicit) {
@@ -53,7 +53,7 @@ func FindProject(opts LoadOptions) (root, path string, err error) {
 	}
 
 	fixed := false // the root is the start itself when no repository holds it
-	if d := cfgLookupEnv(opts.Environ, EnvProjectDir); filepath.IsAbs(d) && cfgDir(d) == nil {
+	if d := LookupEnv(opts.Environ, EnvProjectDir); filepath.IsAbs(d) && cfgDir(d) == nil {
 		start, fixed = filepath.Clean(d), true
 	}
 	if opts.MainWorktree != nil {
@@ -118,8 +118,8 @@ func cfgRegularFile(path string) error {
 	return err
 }
 
-// cfgLookupEnv gives the last value of key in env; "" when unset.
-func cfgLookupEnv(env []string, key string) string {
+// LookupEnv gives the last value of key in env; "" when unset.
+func LookupEnv(env []string, key string) string {
 	for i := len(env) - 1; i >= 0; i-- {
 		if name, val, ok := strings.Cut(env[i], "="); ok && name == key {
 			return val
@@ -165,7 +165,7 @@ func ShellQuote(s string) string {
 // cfgTrust is nil when the project.yaml at path may be read (no trust
 // required, named explicitly, or trusted as it is); else what was left out.
 func cfgTrust(opts LoadOptions, root, path, sum string) *UntrustedFile {
-	if opts.RequireTrust == nil || opts.ConfigFile != "" || cfgLookupEnv(opts.Environ, EnvConfig) != "" {
+	if opts.RequireTrust == nil || opts.ConfigFile != "" || LookupEnv(opts.Environ, EnvConfig) != "" {
 		return nil
 	}
 	st, err := opts.RequireTrust.CheckSum(root, sum)

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/json"
@@ -182,10 +183,7 @@ func hookProgram(in *Inputs, program string) (same bool, problem, other string) 
 	if sameFile(path, in.Executable) {
 		return true, "", ""
 	}
-	other = "runtasks " + bi.Main.Version
-	if rev := setting(bi.Settings, "vcs.revision"); rev != "" {
-		other += " " + rev
-	}
+	other = buildName(bi)
 	if program != path {
 		other += " at " + path
 	}
@@ -210,27 +208,23 @@ func sameFile(a, b string) bool {
 	return x != nil && bytes.Equal(x, sum(b))
 }
 
-func setting(settings []debug.BuildSetting, key string) string {
-	for _, s := range settings {
-		if s.Key == key {
-			return s.Value
+// buildName is a runtasks build's module version and VCS revision.
+func buildName(bi *debug.BuildInfo) string {
+	v := "runtasks " + bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && s.Value != "" {
+			v += " " + s.Value
 		}
 	}
-	return ""
+	return v
 }
 
-// ownVersion is this runtasks' module version and VCS revision ("unknown"
-// without build information).
+// ownVersion is this runtasks' buildName ("unknown" without build information).
 func ownVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return buildName(bi)
 	}
-	v := "runtasks " + bi.Main.Version
-	if rev := setting(bi.Settings, "vcs.revision"); rev != "" {
-		v += " " + rev
-	}
-	return v
+	return "unknown"
 }
 
 // checkDoubleStop finds two different runtasks stop hooks firing at one
@@ -345,11 +339,7 @@ func HookTimeout(cfg *config.Config) time.Duration {
 		for _, sp := range specs {
 			switch sp.Type {
 			case "command":
-				d := sp.Timeout
-				if d <= 0 {
-					d = config.DefaultCheckTimeout
-				}
-				sum += d + shell.DefaultGrace
+				sum += cmp.Or(sp.Timeout, config.DefaultCheckTimeout) + shell.DefaultGrace
 			case "composite":
 				walk(sp.Checks)
 			}

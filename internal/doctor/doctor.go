@@ -4,6 +4,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/hook"
@@ -138,10 +140,7 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 }
 
 func checkBD(ctx context.Context, in *Inputs, cfg *config.Config, client Beads) (Finding, bool) {
-	bin := cfg.Beads.Bin
-	if bin == "" {
-		bin = "bd"
-	}
+	bin := cmp.Or(cfg.Beads.Bin, "bd")
 	path := bin
 	if !strings.ContainsRune(bin, filepath.Separator) {
 		path = in.LookPath(bin)
@@ -326,10 +325,7 @@ func configError(err error) Finding {
 func checkConfig(in *Inputs) Finding {
 	cfg := in.Cfg
 	if !cfg.Workflow.StopHook.Enabled {
-		src := "the configuration"
-		if in.Src != nil && (*in.Src)["workflow.stop_hook.enabled"] != "" {
-			src = (*in.Src)["workflow.stop_hook.enabled"]
-		}
+		src := in.Src.Of("workflow.stop_hook.enabled")
 		if name, ok := strings.CutPrefix(src, "env "); ok {
 			return Finding{Error, "config", "workflow.stop_hook.enabled is false (" + src + "): the stop hooks allow every stop", "unset " + name + " in the shell the agent starts from"}
 		}
@@ -380,17 +376,8 @@ func checkPrices(cfg *config.Config) *Finding {
 // checkRuns says whether git tracks the runs folder, ignores it, or would
 // show it in git status: run folders are not meant to be committed.
 func checkRuns(ctx context.Context, cfg *config.Config) Finding {
-	dir := cfg.Claim.RunsDir
-	if dir == "" {
-		dir = "runs"
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(cfg.Root, dir)
-	}
-	rel := dir
-	if r, err := filepath.Rel(cfg.Root, dir); err == nil && !strings.HasPrefix(r, "..") {
-		rel = r
-	}
+	dir := cfg.Path(cmp.Or(cfg.Claim.RunsDir, "runs"))
+	rel := claim.Rel(cfg.Root, dir)
 	repo := git.Repo{Dir: cfg.Root}
 	tracked, err := repo.Tracked(ctx, rel)
 	if err != nil {

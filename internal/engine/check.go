@@ -133,8 +133,7 @@ func (c beadsCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	}
 	d := cc.d
 	if d.epic() == "" && !d.cfg.Workflow.DoneToken.Required {
-		v.Status, v.Summary = VerdictSkipped, "no epic to judge"
-		return v
+		return v.as(VerdictSkipped, "no epic to judge")
 	}
 	var dec Decision
 	if d.epic() == "" {
@@ -219,21 +218,18 @@ type commandCheck struct {
 func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
 	if cc.Env.Runner == nil {
-		v.Status, v.Summary = VerdictError, "no command runner"
-		return v
+		return v.as(VerdictError, "no command runner")
 	}
-	res, err := cc.Env.Runner.Run(ctx, resolve(cc.Config.Root, c.dir), c.run, c.timeout)
+	res, err := cc.Env.Runner.Run(ctx, cmp.Or(cc.Config.Path(c.dir), cc.Config.Root), c.run, c.timeout)
 	switch {
 	case err != nil:
-		v.Status, v.Summary = VerdictError, fmt.Sprintf("`%s` could not run: %s", c.run, oneLine(err.Error(), 200))
-		return v
+		return v.as(VerdictError, fmt.Sprintf("`%s` could not run: %s", c.run, oneLine(err.Error(), 200)))
 	case res.TimedOut:
 		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("`%s` timed out after %s", c.run, config.FormatDuration(c.timeout))
 	case res.ExitCode != 0:
 		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("`%s` failed (exit %d)", c.run, res.ExitCode)
 	default:
-		v.Status, v.Summary = VerdictComplete, fmt.Sprintf("`%s` passed", c.run)
-		return v
+		return v.as(VerdictComplete, fmt.Sprintf("`%s` passed", c.run))
 	}
 	lines := strings.Split(strings.TrimRight(string(bytes.ToValidUTF8(res.Output, []byte("?"))), "\n"), "\n")
 	if c.tail > 0 && len(lines) > c.tail {
@@ -241,13 +237,6 @@ func (c commandCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 	}
 	v.Feedback = []string{v.Summary + "; the end of its output:\n" + strings.Join(lines, "\n")}
 	return v
-}
-
-func resolve(root, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(root, p)
 }
 
 // filesCheck: paths must exist, optionally non-empty or changed from a template.
@@ -262,15 +251,14 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
 	var tmpl []byte
 	if c.template != "" {
-		b, err := agentfile.Read(resolve(cc.Config.Root, c.template), agentfile.MaxText)
+		b, err := agentfile.Read(cc.Config.Path(c.template), agentfile.MaxText)
 		if err != nil {
-			v.Status, v.Summary = VerdictError, "template unreadable: "+oneLine(err.Error(), 200)
-			return v
+			return v.as(VerdictError, "template unreadable: "+oneLine(err.Error(), 200))
 		}
 		tmpl = b
 	}
 	for _, p := range c.paths {
-		b, err := agentfile.Read(resolve(cc.Config.Root, p), agentfile.MaxText)
+		b, err := agentfile.Read(cc.Config.Path(p), agentfile.MaxText)
 		switch {
 		case err != nil && os.IsNotExist(err):
 			v.Feedback = append(v.Feedback, p+" is missing")
@@ -286,13 +274,18 @@ func (c filesCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 		fmt.Sprintf("%d file(s) ready", len(c.paths)))
 }
 
+// as is v with a status and a summary.
+func (v Verdict) as(status, summary string) Verdict {
+	v.Status, v.Summary = status, summary
+	return v
+}
+
 // judged completes v, or makes it incomplete when it has feedback.
 func judged(v Verdict, incomplete, complete string) Verdict {
-	v.Status, v.Summary = VerdictComplete, complete
 	if len(v.Feedback) > 0 {
-		v.Status, v.Summary = VerdictIncomplete, incomplete
+		return v.as(VerdictIncomplete, incomplete)
 	}
-	return v
+	return v.as(VerdictComplete, complete)
 }
 
 // planCheck: the agent's own plan in its transcript must be all completed.
@@ -317,8 +310,7 @@ func (c planCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	items, found, err := ReadPlan(cc.Input.TranscriptPath)
 	switch {
 	case err != nil:
-		v.Status, v.Summary = VerdictError, "transcript: "+oneLine(err.Error(), 200)
-		return v
+		return v.as(VerdictError, "transcript: "+oneLine(err.Error(), 200))
 	case !found:
 		return nothing("no plan in the transcript", "make a plan (TodoWrite / update_plan) and work it to the end")
 	}
@@ -337,8 +329,7 @@ type resultsCheck struct{ name string }
 func (c resultsCheck) Check(_ context.Context, cc *CheckContext) Verdict {
 	v := Verdict{Check: c.name}
 	if len(cc.Input.Claims) == 0 {
-		v.Status, v.Summary = VerdictSkipped, "no claimed tasks"
-		return v
+		return v.as(VerdictSkipped, "no claimed tasks")
 	}
 	for _, u := range state.UntouchedResults(cc.Input.Claims) {
 		v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, state.ResultsFile)+" (task "+u.Task+") is not written")
@@ -367,8 +358,7 @@ func (c compositeCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 		case VerdictSkipped:
 			continue
 		case VerdictError:
-			v.Status, v.Summary = VerdictError, sub.Check+": "+sub.Summary
-			return v
+			return v.as(VerdictError, sub.Check+": "+sub.Summary)
 		case VerdictComplete:
 			judged++
 			if c.any {
@@ -379,24 +369,21 @@ func (c compositeCheck) Check(ctx context.Context, cc *CheckContext) Verdict {
 			judged++
 			v.Feedback = append(v.Feedback, sub.Feedback...)
 			if !c.any {
-				v.Status, v.Summary = VerdictIncomplete, sub.Check+": "+sub.Summary
-				return v
+				return v.as(VerdictIncomplete, sub.Check+": "+sub.Summary)
 			}
 		}
 	}
 	switch {
 	case judged == 0:
-		v.Status, v.Summary = VerdictSkipped, "nothing to judge"
-	case c.any:
-		var why []string
-		for _, sub := range v.Children {
-			if sub.Status == VerdictIncomplete {
-				why = append(why, sub.Check+": "+sub.Summary)
-			}
-		}
-		v.Status, v.Summary = VerdictIncomplete, "none passed ("+strings.Join(why, "; ")+")"
-	default:
-		v.Status, v.Summary = VerdictComplete, "all passed"
+		return v.as(VerdictSkipped, "nothing to judge")
+	case !c.any:
+		return v.as(VerdictComplete, "all passed")
 	}
-	return v
+	var why []string
+	for _, sub := range v.Children {
+		if sub.Status == VerdictIncomplete {
+			why = append(why, sub.Check+": "+sub.Summary)
+		}
+	}
+	return v.as(VerdictIncomplete, "none passed ("+strings.Join(why, "; ")+")")
 }

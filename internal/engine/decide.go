@@ -132,9 +132,15 @@ type decider struct {
 	task  *beads.Issue // the driven issue when it is not an epic (readRest)
 }
 
-// withStuck adds the stuck tasks to the decision and a word to every message.
+// withStuck adds the stuck tasks, and what happens to them, to the
+// decision and a word to every message.
 func (d *decider) withStuck(dec Decision) Decision {
-	sum := d.stuckSummary()
+	var parts []string
+	for _, t := range d.stuck {
+		parts = append(parts, t.ID+" ("+t.Reason+")")
+	}
+	verb := cmp.Or(map[string]string{StuckReopen: "reopened", StuckReport: "reported"}[d.stuck[0].Action], "set to blocked")
+	sum := fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 	dec.Stuck = d.stuck
 	dec.Why += " · " + sum
 	if dec.SystemMessage != "" {
@@ -149,17 +155,6 @@ func (d *decider) withStuck(dec Decision) Decision {
 }
 
 func (d *decider) epic() string { return d.in.Epic }
-
-// followUp ends a block reason: the prompt, or the done-token instructions.
-func (d *decider) followUp() string {
-	if d.epic() != "" {
-		return d.env.Prompt
-	}
-	if d.cfg.Workflow.DoneToken.Required {
-		return d.tokenInstructions()
-	}
-	return ""
-}
 
 func (d *decider) decide() Decision {
 	sh := d.cfg.Workflow.StopHook
@@ -231,8 +226,11 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 		if fb := FeedbackText(top.Feedback, d.cfg.Workflow.FeedbackLimit); len(fb) > 0 {
 			reason += ":\n- " + strings.Join(fb, "\n- ")
 		}
-		if f := d.followUp(); f != "" {
-			reason += "\n\n" + f
+		switch { // the prompt, or the done-token instructions
+		case d.epic() != "" && d.env.Prompt != "":
+			reason += "\n\n" + d.env.Prompt
+		case d.epic() == "" && d.cfg.Workflow.DoneToken.Required:
+			reason += "\n\n" + d.tokenInstructions()
 		}
 		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
 			Reason: reason + "\n\nruntasks: " + d.cycleLabel() + " · check " + top.Summary})
@@ -312,28 +310,15 @@ func (d *decider) claims() []config.Promise {
 // judge decides on one claimed promise. ok is false when the claim neither
 // ends nor blocks the stop by itself (the next claim or rule decides).
 func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
-	active := c.Ready + c.InProgress
 	switch p.Condition {
 	case config.CondAlways:
 		return Decision{Outcome: state.OutcomeAccepted, Why: fmt.Sprintf("promise %q accepted", p.Text), Counts: c}, true
 	case config.CondAllComplete:
-		switch {
-		case c.Remaining == 0:
-			return d.complete(c, fmt.Sprintf("promise %q confirmed by beads", p.Text)), true
-		case active > 0:
-			return d.reject(c, fmt.Sprintf("completion rejected: %d remain", c.Remaining), d.activeIssues()), true
-		default:
-			return d.escalate(c, fmt.Sprintf("promise %q: only blocked or deferred work remains", p.Text)), true
-		}
+		return d.settle(c, fmt.Sprintf("promise %q confirmed by beads", p.Text), fmt.Sprintf("completion rejected: %d remain", c.Remaining),
+			fmt.Sprintf("promise %q: only blocked or deferred work remains", p.Text)), true
 	case config.CondAllBlocked:
-		switch {
-		case c.Remaining == 0:
-			return d.complete(c, "nothing remains"), true
-		case active > 0:
-			return d.reject(c, fmt.Sprintf("blocked claim rejected: %d ready, %d in progress", c.Ready, c.InProgress), d.activeIssues()), true
-		default:
-			return d.escalate(c, fmt.Sprintf("promise %q confirmed: all remaining work is blocked", p.Text)), true
-		}
+		return d.settle(c, "nothing remains", fmt.Sprintf("blocked claim rejected: %d ready, %d in progress", c.Ready, c.InProgress),
+			fmt.Sprintf("promise %q confirmed: all remaining work is blocked", p.Text)), true
 	case config.CondContextCheckpoint:
 		if !d.cfg.Workflow.StopHook.CheckpointRequiresClean || d.env.Workspace == nil {
 			return d.checkpoint(c, "context checkpoint accepted"), true
@@ -356,7 +341,6 @@ func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
 }
 
 func (d *decider) judgeToken(token bool, c state.Counts) Decision {
-	active := c.Ready + c.InProgress
 	if !token {
 		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.epic())
 		if c.Remaining == 0 {
@@ -365,16 +349,24 @@ func (d *decider) judgeToken(token bool, c state.Counts) Decision {
 		return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed", Counts: c,
 			Reason: d.tokenReason(status)})
 	}
+	dec := d.settle(c, "done token printed and beads agrees", fmt.Sprintf("done token rejected: %d remain", c.Remaining),
+		"done token printed; only blocked or deferred work remains")
+	if c.Remaining == 0 {
+		dec.Outcome = state.OutcomeTokenDone
+	}
+	return dec
+}
+
+// settle answers a claim that the work is done: complete when nothing
+// remains, rejected while work is ready or in progress, else escalated.
+func (d *decider) settle(c state.Counts, done, rejected, waiting string) Decision {
 	switch {
 	case c.Remaining == 0:
-		dec := d.complete(c, "done token printed and beads agrees")
-		dec.Outcome = state.OutcomeTokenDone
-		return dec
-	case active > 0:
-		return d.reject(c, fmt.Sprintf("done token rejected: %d remain", c.Remaining), d.activeIssues())
-	default:
-		return d.escalate(c, "done token printed; only blocked or deferred work remains")
+		return d.complete(c, done)
+	case c.Ready+c.InProgress > 0:
+		return d.reject(c, rejected)
 	}
+	return d.escalate(c, waiting)
 }
 
 // noClaim applies the default rules when nothing (valid) is claimed.
@@ -407,13 +399,12 @@ func (d *decider) keepGoing(c *state.Counts) Decision {
 		reason = live + "\n\n" + reason
 		why += fmt.Sprintf(" (%d in worktrees)", len(d.live))
 	}
-	dec := Decision{Outcome: state.OutcomeContinue, Why: "work remains: " + why, Counts: counts, Reason: reason}
-	return d.block(dec)
+	return d.block(Decision{Outcome: state.OutcomeContinue, Why: "work remains: " + why, Counts: counts, Reason: reason})
 }
 
-func (d *decider) reject(c state.Counts, head string, open []beads.Issue) Decision {
+func (d *decider) reject(c state.Counts, head string) Decision {
 	var lines []string
-	for _, is := range open {
+	for _, is := range d.activeIssues() {
 		lines = append(lines, fmt.Sprintf("%s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
 	}
 	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,

@@ -3,6 +3,7 @@ package engine
 import (
 	"html"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/config"
@@ -21,15 +22,8 @@ func FindPromises(msg string, promises []config.Promise) []config.Promise {
 	claimed := promiseTexts(maskCode(msg))
 	var out []config.Promise
 	for _, p := range promises {
-		want := normalizeSpace(p.Text)
-		if want == "" {
-			continue
-		}
-		for _, c := range claimed {
-			if strings.EqualFold(c, want) {
-				out = append(out, p)
-				break
-			}
+		if want := normalizeSpace(p.Text); want != "" && slices.ContainsFunc(claimed, func(c string) bool { return strings.EqualFold(c, want) }) {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -212,7 +212,7 @@ func failed(epic string, err error) Decision {
 
 // RenderPrompt renders the orchestration prompt (prompts.run_tasks, else embedded).
 func RenderPrompt(cfg *config.Config, epic, session string) (string, error) {
-	tmpl, err := prompts.Load(cfg.PromptPath())
+	tmpl, err := prompts.Load(cfg.Path(cfg.Prompts.RunTasks))
 	if err != nil {
 		return "", err
 	}
@@ -235,10 +235,4 @@ func ConfigErrorDecision(err error) Decision {
 	return Decision{Outcome: state.OutcomeConfigError, Why: "configuration error: " + msg,
 		SystemMessage: "runtasks is off for this project until its configuration is fixed: " + msg +
 			" (check it with `runtasks config validate`)."}
-}
-
-// RecordConfigError logs a configuration error, for runtasks status.
-func RecordConfigError(s *state.Store, in Input, dec Decision, now time.Time) error {
-	return s.Append(state.Record{Time: now.UTC(), Session: in.SessionID, Epic: state.NoEpic, Agent: in.Agent, Event: in.Event,
-		Outcome: dec.Outcome, Why: dec.Why})
 }

@@ -144,52 +144,43 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 // log. A failed change is said, not hidden.
 func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now time.Time) []string {
 	var lines []string
-	rc, canReclaim := bd.(Reclaimer)
 	for _, t := range stuck {
-		head := fmt.Sprintf("%s stuck (%s): ", t.ID, t.Reason)
-		var status, done string
-		switch t.Action {
-		case StuckBlock:
-			status = beads.StatusBlocked
-		case StuckReopen:
-			status = beads.StatusOpen
-		default:
-			lines = append(lines, head+"reported, not changed")
-			continue
-		}
-		switch {
-		case bd == nil:
-			lines = append(lines, head+"could not set "+status+": beads cannot be updated")
-			continue
-		case canReclaim && t.Reclaim:
-			// bd reclaim clears the assignee too: bd refuses another
-			// actor's claim on a task still assigned.
-			got, err := rc.Reclaim(ctx, t.ID)
-			if err != nil {
-				lines = append(lines, head+"could not reclaim: "+oneLine(err.Error(), 200))
-				continue
-			}
-			if len(got) == 0 {
-				lines = append(lines, head+"not reclaimed (bd: its lease is live again, or the task moved)")
-				continue
-			}
-			done = "given back with bd reclaim (open, unassigned)"
-		default:
-			if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
-				lines = append(lines, head+"could not set "+status+": "+oneLine(err.Error(), 200))
-				continue
-			}
-			done = "status set to " + status
-		}
-		note := fmt.Sprintf("Agent exited without completing (runtasks, %s): %s.", now.UTC().Format(time.RFC3339), t.Reason)
-		if _, err := bd.AppendNotes(ctx, t.ID, note); err != nil {
-			done += "; note not written: " + oneLine(err.Error(), 200)
-		} else {
-			done += ", note appended"
-		}
-		lines = append(lines, head+done)
+		lines = append(lines, fmt.Sprintf("%s stuck (%s): %s", t.ID, t.Reason, applyStuck(ctx, bd, t, now)))
 	}
 	return lines
+}
+
+// applyStuck carries out one task's action and says what it did.
+func applyStuck(ctx context.Context, bd StatusUpdater, t StuckTask, now time.Time) string {
+	status := map[string]string{StuckBlock: beads.StatusBlocked, StuckReopen: beads.StatusOpen}[t.Action]
+	rc, canReclaim := bd.(Reclaimer)
+	var done string
+	switch {
+	case status == "":
+		return "reported, not changed"
+	case bd == nil:
+		return "could not set " + status + ": beads cannot be updated"
+	case canReclaim && t.Reclaim:
+		// bd reclaim clears the assignee too: bd refuses another
+		// actor's claim on a task still assigned.
+		got, err := rc.Reclaim(ctx, t.ID)
+		if err != nil {
+			return "could not reclaim: " + oneLine(err.Error(), 200)
+		} else if len(got) == 0 {
+			return "not reclaimed (bd: its lease is live again, or the task moved)"
+		}
+		done = "given back with bd reclaim (open, unassigned)"
+	default:
+		if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
+			return "could not set " + status + ": " + oneLine(err.Error(), 200)
+		}
+		done = "status set to " + status
+	}
+	note := fmt.Sprintf("Agent exited without completing (runtasks, %s): %s.", now.UTC().Format(time.RFC3339), t.Reason)
+	if _, err := bd.AppendNotes(ctx, t.ID, note); err != nil {
+		return done + "; note not written: " + oneLine(err.Error(), 200)
+	}
+	return done + ", note appended"
 }
 
 // handleStuck runs at a stop with no ready work but in-progress tasks: it
@@ -231,16 +222,6 @@ func (d *decider) handleStuck() {
 			d.rest[i].Status = beads.StatusBlocked
 		}
 	}
-}
-
-// stuckSummary names the stuck tasks and what happens to them.
-func (d *decider) stuckSummary() string {
-	var parts []string
-	for _, t := range d.stuck {
-		parts = append(parts, t.ID+" ("+t.Reason+")")
-	}
-	verb := cmp.Or(map[string]string{StuckReopen: "reopened", StuckReport: "reported"}[d.stuck[0].Action], "set to blocked")
-	return fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 }
 
 // liveLines tells the orchestrator to wait for tasks worked in their worktrees.

@@ -4,6 +4,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -237,10 +238,7 @@ func Run(ctx context.Context, job Job, environ []string) []Outcome {
 	var wg sync.WaitGroup
 	for i, n := range job.Commands {
 		wg.Go(func() {
-			timeout := n.Timeout
-			if timeout <= 0 {
-				timeout = config.NotifyTimeout
-			}
+			timeout := cmp.Or(n.Timeout, config.NotifyTimeout)
 			res, err := shell.Runner{Env: env, Stdin: event}.Run(ctx, job.Dir, n.Run, timeout)
 			o := Outcome{Run: n.Run, Elapsed: res.Elapsed}
 			switch {

@@ -47,10 +47,7 @@ var ErrInterrupted = errors.New("interrupted")
 // after Grace; Run returns within Grace and a second, even when a child
 // holds the output open, and leaves nothing of the group running.
 func (r Runner) Run(parent context.Context, dir, command string, timeout time.Duration) (Result, error) {
-	grace := r.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
+	grace := cmp.Or(r.Grace, DefaultGrace)
 	ctx := parent
 	if timeout > 0 {
 		var cancel context.CancelFunc

@@ -60,12 +60,9 @@ func (s *Store) BindingPath(session string) (string, error) {
 	if session == "" {
 		return "", ErrNoSession
 	}
-	if s.Dir == "" {
-		return "", errors.New("state directory not set")
-	}
+	dir, err := s.sub(bindingsDir)
 	sum := sha256.Sum256([]byte(session))
-	name := safePrefix(session) + "_" + hex.EncodeToString(sum[:])[:32] + stateExt
-	return filepath.Join(s.Dir, bindingsDir, name), nil
+	return filepath.Join(dir, safePrefix(session)+"_"+hex.EncodeToString(sum[:])[:32]+stateExt), err
 }
 
 // Binding reads session's binding; a corrupt file is reported (Warn) and read as none.
@@ -87,44 +84,39 @@ func readBinding(path, session string) (Binding, error) {
 }
 
 // UpdateBinding is Update for session's binding; an empty binding is removed.
-func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding, error) {
+func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (b Binding, err error) {
 	path, err := s.BindingPath(session)
 	if err != nil {
 		return Binding{}, err
 	}
-	if err := s.mkdir(filepath.Dir(path)); err != nil {
-		return Binding{}, err
-	}
-	unlock, err := s.lock(path)
-	if err != nil {
-		return Binding{}, err
-	}
-	defer unlock()
-	removeTemps(path)
-	b, err := readBinding(path, session)
-	if errors.Is(err, errCorrupt) {
-		s.Warnf("%v; replaced", err)
-		b, err = Binding{Session: session}, nil
-	}
-	if err != nil {
-		return Binding{}, err
-	}
-	if err := fn(&b); err != nil {
-		return Binding{}, err
-	}
-	b.Session = session
-	if b.Empty() {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return Binding{}, fmt.Errorf("remove binding: %w", err)
+	err = s.locked(path, func() error {
+		removeTemps(path)
+		b, err = readBinding(path, session)
+		if errors.Is(err, errCorrupt) {
+			s.Warnf("%v; replaced", err)
+			b, err = Binding{Session: session}, nil
 		}
-		return b, nil
-	}
-	b.UpdatedAt = s.now().UTC().Round(0)
-	data, err := json.MarshalIndent(b, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := fn(&b); err != nil {
+			return err
+		}
+		b.Session = session
+		if b.Empty() {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove binding: %w", err)
+			}
+			return nil
+		}
+		b.UpdatedAt = s.now().UTC().Round(0)
+		data, err := json.MarshalIndent(b, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+		}
+		return writeFileAtomic(path, append(data, '\n'), true, false)
+	})
 	if err != nil {
-		return Binding{}, fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	if err := writeFileAtomic(path, append(data, '\n'), true); err != nil {
 		return Binding{}, err
 	}
 	return b, nil
@@ -132,39 +124,14 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding,
 
 // Bindings lists every binding, most recently updated first, skipping (Warn) bad files.
 func (s *Store) Bindings() ([]Binding, error) {
-	if s.Dir == "" {
-		return nil, errors.New("state directory not set")
-	}
-	dir := filepath.Join(s.Dir, bindingsDir)
-	names, err := stateFiles(dir)
-	if err != nil {
-		return nil, fmt.Errorf("list bindings: %w", err)
-	}
-	var out []Binding
-	for _, name := range names {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		var b Binding
-		if err == nil {
-			err = json.Unmarshal(data, &b)
-		}
-		if err == nil {
-			if p, perr := s.BindingPath(b.Session); perr != nil || filepath.Base(p) != name {
-				err = errors.New("not the binding its name says")
-			}
-		}
-		if err != nil {
-			s.Warnf("binding %s: %v; skipped", name, err)
-			continue
-		}
-		out = append(out, b)
-	}
+	out, err := listFiles(s, bindingsDir, "binding", func(b Binding, name string) bool {
+		p, err := s.BindingPath(b.Session)
+		return err == nil && filepath.Base(p) == name
+	})
 	slices.SortStableFunc(out, func(a, b Binding) int {
 		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.Session, b.Session))
 	})
-	return out, nil
+	return out, err
 }
 
 // ResultsFile is the run-folder file a claimed task's results go in.
@@ -195,11 +162,8 @@ func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
 // ResultsReason is the block reason naming untouched RESULTS.md files.
 func ResultsReason(untouched []ClaimedRun) string {
 	var b strings.Builder
-	b.WriteString("runtasks: the results of your claimed task")
-	if len(untouched) > 1 {
-		b.WriteString("s")
-	}
-	b.WriteString(" are not written yet. Before you stop, fill in:\n")
+	fmt.Fprintf(&b, "runtasks: the results of your claimed task%s are not written yet. Before you stop, fill in:\n",
+		map[bool]string{true: "s"}[len(untouched) > 1])
 	for _, c := range untouched {
 		fmt.Fprintf(&b, "- %s (task %s)", filepath.Join(c.RunDir, ResultsFile), c.Task)
 		if err := ResultsProblem(c); err != nil {

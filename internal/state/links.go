@@ -57,27 +57,12 @@ func (s *Store) SetReadyLinks(epic string, ids []string) error {
 		}
 		return nil
 	}
-	dir := filepath.Dir(path)
-	if err := s.mkdir(dir); err != nil {
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
 		return err
 	}
 	data, err := json.Marshal(readyLinks{Epic: epic, IDs: slices.Clone(ids)})
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tmpInfix+"*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return writeFileAtomic(path, append(data, '\n'), false, true)
 }

@@ -78,11 +78,12 @@ func (s *Store) now() time.Time {
 	return time.Now()
 }
 
-func (s *Store) sessions() (string, error) {
+// sub is a directory inside the state directory.
+func (s *Store) sub(name string) (string, error) {
 	if s.Dir == "" {
 		return "", errors.New("state directory not set")
 	}
-	return filepath.Join(s.Dir, sessionsDir), nil
+	return filepath.Join(s.Dir, name), nil
 }
 
 // LogPath is the decision log's path.
@@ -93,11 +94,8 @@ func (s *Store) StatePath(session, epic string) (string, error) {
 	if session == "" {
 		return "", ErrNoSession
 	}
-	dir, err := s.sessions()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, stateName(session, epic)), nil
+	dir, err := s.sub(sessionsDir)
+	return filepath.Join(dir, stateName(session, epic)), err
 }
 
 // stateName derives a file name from the ids: readable prefixes limited to
@@ -124,45 +122,51 @@ func safePrefix(id string) string {
 // back atomically under the session's lock, so concurrent updates never
 // lose one another's changes. If fn fails nothing is written and its error
 // is returned as is. A corrupt file is moved aside and fn sees a fresh state.
-func (s *Store) Update(session, epic string, fn func(*State) error) (State, error) {
+func (s *Store) Update(session, epic string, fn func(*State) error) (st State, err error) {
 	path, err := s.StatePath(session, epic)
 	if err != nil {
 		return State{}, err
 	}
-	if err := s.mkdir(filepath.Dir(path)); err != nil {
-		return State{}, err
-	}
-	unlock, err := s.lock(path)
+	err = s.locked(path, func() error {
+		if st, err = s.readLocked(path, session, epic); err != nil {
+			return err
+		}
+		if err := fn(&st); err != nil {
+			return err
+		}
+		st.Session, st.Epic = session, epic
+		if st.UpdatedAt.IsZero() {
+			st.UpdatedAt = s.now()
+		}
+		// What is returned is what a later Get reads.
+		st.UpdatedAt, st.FirstBlockAt = st.UpdatedAt.UTC().Round(0), st.FirstBlockAt.UTC().Round(0)
+		// One line of JSON with <, > and & unescaped (the last reason holds
+		// them; escaped, they cost size).
+		var data bytes.Buffer
+		enc := json.NewEncoder(&data)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(st); err != nil {
+			return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+		}
+		return writeFileAtomic(path, data.Bytes(), false, false)
+	})
 	if err != nil {
-		return State{}, err
-	}
-	defer unlock()
-
-	st, err := s.readLocked(path, session, epic)
-	if err != nil {
-		return State{}, err
-	}
-	if err := fn(&st); err != nil {
-		return State{}, err
-	}
-	st.Session, st.Epic = session, epic
-	if st.UpdatedAt.IsZero() {
-		st.UpdatedAt = s.now()
-	}
-	// What is returned is what a later Get reads.
-	st.UpdatedAt, st.FirstBlockAt = st.UpdatedAt.UTC().Round(0), st.FirstBlockAt.UTC().Round(0)
-	// One line of JSON with <, > and & unescaped (the last reason holds
-	// them; escaped, they cost size).
-	var data bytes.Buffer
-	enc := json.NewEncoder(&data)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(st); err != nil {
-		return State{}, fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	if err := writeFileAtomic(path, data.Bytes(), false); err != nil {
 		return State{}, err
 	}
 	return st, nil
+}
+
+// locked makes path's directory and runs fn under path's lock.
+func (s *Store) locked(path string, fn func() error) error {
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	unlock, err := s.lock(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
 }
 
 // Get reads the state of (session, epic), fresh when none; a corrupt file is moved aside.
@@ -235,18 +239,25 @@ func (s *Store) readLocked(path, session, epic string) (State, error) {
 	return State{Session: session, Epic: epic}, nil
 }
 
-// writeFileAtomic writes data to path, which the caller has locked, through
-// a temp file (one name: the next writer replaces a killed one's) and a
-// rename, so a killed process leaves the old file or the new one. Only a
-// durable write (a binding) syncs: a state is rewritten at every stop and
-// an fsync costs more than the stop; a power cut may leave it corrupt, and
-// it is moved aside (docs/state.md).
-func writeFileAtomic(path string, data []byte, durable bool) error {
-	name := path + tmpInfix + "w"
-	tmp, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+// writeFileAtomic writes data to path through a temp file and a rename, so
+// a killed process leaves the old file or the new one. The caller holds
+// path's lock and the temp file has one name (the next writer replaces a
+// killed one's), unless shared: unlocked writers each write their own and
+// the last rename wins. Only a durable write (a binding) syncs: a state is
+// rewritten at every stop and an fsync costs more than the stop; a power
+// cut may leave it corrupt, and it is moved aside (docs/state.md).
+func writeFileAtomic(path string, data []byte, durable, shared bool) error {
+	var tmp *os.File
+	var err error
+	if shared {
+		tmp, err = os.CreateTemp(filepath.Dir(path), filepath.Base(path)+tmpInfix+"*")
+	} else {
+		tmp, err = os.OpenFile(path+tmpInfix+"w", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
+	name := tmp.Name()
 	_, werr := tmp.Write(data)
 	if werr == nil {
 		werr = tmp.Chmod(0o644) // whatever the umask or a leftover file's mode
@@ -285,10 +296,7 @@ func removeTemps(path string) {
 // lock takes the exclusive flock on <state>.lock, waiting at most LockWait;
 // a lock file removed meanwhile (Clear) is locked afresh.
 func (s *Store) lock(path string) (unlock func(), err error) {
-	wait := s.LockWait
-	if wait <= 0 {
-		wait = DefaultLockWait
-	}
+	wait := cmp.Or(s.LockWait, DefaultLockWait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	lockPath := strings.TrimSuffix(path, stateExt) + lockExt
@@ -329,58 +337,53 @@ func (s *Store) lock(path string) (unlock func(), err error) {
 	}
 }
 
-// stateFiles names the state files in dir (no temp files).
-func stateFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.Type().IsRegular() && strings.HasSuffix(name, stateExt) && !strings.Contains(name, tmpInfix) {
-			names = append(names, name)
-		}
-	}
-	return names, nil
-}
-
 // List reads every state, most recently updated first, skipping (Warn) bad files.
 func (s *Store) List() ([]State, error) {
-	dir, err := s.sessions()
+	out, err := listFiles(s, sessionsDir, "state", func(st State, name string) bool {
+		return st.Session != "" && stateName(st.Session, st.Epic) == name
+	})
+	slices.SortStableFunc(out, func(a, b State) int {
+		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.Session, b.Session), cmp.Compare(a.Epic, b.Epic))
+	})
+	return out, err
+}
+
+// listFiles reads the files of sub (no temp files), reading them without
+// the lock (a rename replaces one whole) and skipping (Warn) one that does
+// not decode or is not the file its name says.
+func listFiles[T any](s *Store, sub, what string, named func(v T, name string) bool) ([]T, error) {
+	dir, err := s.sub(sub)
 	if err != nil {
 		return nil, err
 	}
-	names, err := stateFiles(dir)
-	if err != nil {
-		return nil, fmt.Errorf("list states: %w", err)
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list %ss: %w", what, err)
 	}
-	var out []State
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		data, err := os.ReadFile(path) // without the lock: a rename replaces it whole
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // reset meanwhile
-		} else if err != nil {
-			s.Warnf("read state %s: %v", name, err)
+	var out []T
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, stateExt) || strings.Contains(name, tmpInfix) {
 			continue
 		}
-		var st State
-		if err = json.Unmarshal(data, &st); err == nil && (st.Session == "" || stateName(st.Session, st.Epic) != name) {
-			err = errors.New("not the state its name says")
+		var v T
+		path := filepath.Join(dir, name)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // reset meanwhile
+		}
+		if err == nil {
+			err = json.Unmarshal(data, &v)
+		}
+		if err == nil && !named(v, name) {
+			err = errors.New("not the " + what + " its name says")
 		}
 		if err != nil {
 			s.Warnf("%v %s: %v; skipped", errCorrupt, path, err)
 			continue
 		}
-		out = append(out, st)
+		out = append(out, v)
 	}
-	slices.SortStableFunc(out, func(a, b State) int {
-		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.Session, b.Session), cmp.Compare(a.Epic, b.Epic))
-	})
 	return out, nil
 }
 

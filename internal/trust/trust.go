@@ -121,6 +121,15 @@ func (s *Store) Check(root string, content []byte) (State, error) {
 	return s.CheckSum(root, Sum(content))
 }
 
+// CheckFile is Check for the project.yaml at file, read as an agent's file.
+func (s *Store) CheckFile(root, file string) (State, error) {
+	data, err := agentfile.Read(file, agentfile.MaxText)
+	if err != nil {
+		return Untrusted, err
+	}
+	return s.Check(root, data)
+}
+
 // CheckSum is Check for the content whose Sum is sum.
 func (s *Store) CheckSum(root, sum string) (State, error) {
 	rec, ok, err := s.Get(root)

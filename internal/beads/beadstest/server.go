@@ -13,17 +13,6 @@ import (
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
-// RealDolt returns the dolt CLI on PATH (`make dolt`), failing the test
-// when it is missing: integration tests never skip.
-func RealDolt(t testing.TB) string {
-	t.Helper()
-	bin, err := exec.LookPath("dolt")
-	if err != nil {
-		t.Fatalf("the dolt CLI is not on PATH (run `make dolt`, or test with `make test`): %v", err)
-	}
-	return bin
-}
-
 // DoltServer is a `dolt sql-server` on 127.0.0.1 for one test: its own
 // port, data directory (Dir) and HOME, in a process group the test's
 // cleanup kills.
@@ -149,8 +138,8 @@ func freePort(t testing.TB) int {
 func NewServerStore(t testing.TB, prefix string, srv *DoltServer) *Store {
 	t.Helper()
 	s := newStore(t, "TMPDIR="+t.TempDir(), "BEADS_DOLT_SERVER_PORT="+strconv.Itoa(srv.Port))
-	s.BD("init", "--server", "--server-host", srv.Host, "--server-port", strconv.Itoa(srv.Port), "--external",
-		"--prefix", prefix, "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
+	s.BD(append([]string{"init", "--server", "--server-host", srv.Host, "--server-port", strconv.Itoa(srv.Port), "--external",
+		"--prefix", prefix}, initFlags...)...)
 	if meta, err := os.ReadFile(filepath.Join(s.Root, ".beads", "metadata.json")); err != nil || !strings.Contains(string(meta), `"dolt_mode": "server"`) {
 		t.Fatalf("bd init --server did not write a server-mode store: %v\n%s", err, meta)
 	}

@@ -20,20 +20,28 @@ type Store struct {
 
 // RealBD returns the real bd on PATH (`make bd`), failing the test when it
 // is missing: integration tests never skip.
-func RealBD(t testing.TB) string {
+func RealBD(t testing.TB) string { t.Helper(); return onPath(t, "bd", "the real bd") }
+
+// RealDolt returns the dolt CLI on PATH (`make dolt`), likewise.
+func RealDolt(t testing.TB) string { t.Helper(); return onPath(t, "dolt", "the dolt CLI") }
+
+func onPath(t testing.TB, name, what string) string {
 	t.Helper()
-	bin, err := exec.LookPath("bd")
+	bin, err := exec.LookPath(name)
 	if err != nil {
-		t.Fatalf("the real bd is not on PATH (run `make bd`, or test with `make test`): %v", err)
+		t.Fatalf("%s is not on PATH (run `make %s`, or test with `make test`): %v", what, name, err)
 	}
 	return bin
 }
+
+// initFlags are bd init's flags for a throwaway store.
+var initFlags = []string{"--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q"}
 
 // NewStore initialises a stealth store with the given prefix.
 func NewStore(t testing.TB, prefix string) *Store {
 	t.Helper()
 	s := newStore(t)
-	s.BD("init", "--prefix", prefix, "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
+	s.BD(append([]string{"init", "--prefix", prefix}, initFlags...)...)
 	return s
 }
 
