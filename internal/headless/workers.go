@@ -293,7 +293,13 @@ func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err e
 	if len(inProgress) > 0 {
 		wts, _ := w.repo.Worktrees(ctx)
 		// The stuck rule decides; bd reclaim gives back the expired leases.
-		_, stuck := engine.ClassifyInProgress(inProgress, wts, nil, nil, w.cfg, w.o.Now())
+		// Every task a worker holds was in a worktree (seen), here or on
+		// another machine, even when this repository has none left.
+		var held []string
+		for _, is := range inProgress {
+			held = append(held, is.ID)
+		}
+		_, stuck := engine.ClassifyInProgress(inProgress, wts, nil, held, w.cfg, w.o.Now())
 		var ids []string
 		for _, t := range stuck {
 			if i := slices.IndexFunc(inProgress, func(is beads.Issue) bool { return is.ID == t.ID }); i >= 0 && engine.LeaseExpired(inProgress[i], w.o.Now()) {

@@ -32,6 +32,8 @@ type fakeClaims struct {
 	late    map[string]bool // its first claim lands but times out
 	// stolen: its first heartbeat finds it reclaimed and taken by "thief".
 	stolen   map[string]bool
+	expired  map[string]bool // held by a machine that stopped: its lease lapsed
+	reclaims []string
 	beats    int
 	releases []string
 	claims   []string
@@ -57,6 +59,9 @@ func (f *fakeClaims) issue(id string) beads.Issue {
 	case f.holder[id] != "":
 		is.Status, is.Assignee = beads.StatusInProgress, f.holder[id]
 		is.LeaseExpiresAt = time.Now().Add(5 * time.Minute)
+		if f.expired[id] {
+			is.LeaseExpiresAt = time.Now().Add(-time.Minute)
+		}
 	}
 	return is
 }
@@ -149,7 +154,20 @@ func (f *fakeClaims) Heartbeat(_ context.Context, id, actor string) error {
 	return nil
 }
 
-func (f *fakeClaims) Reclaim(context.Context, ...string) ([]string, error) { return nil, nil }
+func (f *fakeClaims) Reclaim(_ context.Context, ids ...string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var got []string
+	for _, id := range ids {
+		if f.expired[id] {
+			delete(f.holder, id)
+			delete(f.expired, id)
+			got = append(got, id)
+		}
+	}
+	f.reclaims = append(f.reclaims, got...)
+	return got, nil
+}
 
 func (f *fakeClaims) Release(_ context.Context, id, actor, note string) (beads.Issue, error) {
 	f.mu.Lock()
@@ -452,3 +470,29 @@ func (b *syncBuffer) String() string {
 }
 
 func (b *syncBuffer) Contains(s string) bool { return strings.Contains(b.String(), s) }
+
+// A task another machine held until it stopped (its lease lapsed) is
+// reclaimed and worked here, though this repository has no worktree left
+// (a closed task's worktree is removed).
+func TestRunWorkersReclaimsLapsedLease(t *testing.T) {
+	cfg, _, _ := setup(t, "close", "")
+	root := cfg.Root
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	fc := &fakeClaims{ids: []string{"E.1", "E.2"}, holder: map[string]string{"E.2": "gone@host3"}, notes: map[string]string{},
+		closes: os.Getenv("HEADLESS_CLOSES"), expired: map[string]bool{"E.2": true}}
+	out := &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // without the reclaim, the worker waits for ever
+	defer cancel()
+	res, err := RunWorkers(ctx, Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: out, RunID: "rl"},
+		WorkerOptions{N: 1, Actor: "me", Heartbeat: 50 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
+	if err != nil || res.Code != ExitComplete {
+		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
+	}
+	if !slices.Equal(fc.reclaims, []string{"E.2"}) || !strings.Contains(out.String(), "reclaimed expired lease(s): E.2") {
+		t.Errorf("reclaims %v; want E.2 reclaimed\n%s", fc.reclaims, out.String())
+	}
+}
