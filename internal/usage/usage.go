@@ -152,9 +152,9 @@ const PricesDate = "2026-11-27"
 // Prices is the shipped price table: the providers' list prices, first
 // match wins. A project's usage.prices are checked before it.
 var Prices = []Price{
+	{"claude-opus-5-5*", 4, 20, 0.2, 5},
 	{"claude-opus-5*", 5, 25, 0.5, 6.25},
-	{"claude-sonnet-5*", 3, 15, 0.3, 3.75},
-	{"claude-haiku-5*", 1, 5, 0.1, 1.25},
+	{"claude-sonnet-5*", 2, 10, 0.2, 2.5},
 	{"claude-opus-4-5*", 5, 25, 0.5, 6.25},
 	{"claude-opus-4*", 15, 75, 1.5, 18.75},
 	{"claude-sonnet-4*", 3, 15, 0.3, 3.75},
