@@ -42,10 +42,25 @@ func MergesTask(line, id string) bool {
 	return false
 }
 
-// program drops a simple command's assignments and prefix words.
+// program drops a simple command's assignments and prefix words, and the
+// wrappers timeout (its options and duration) and nice (its options).
 func program(w []string) []string {
-	for len(w) > 0 && (assignment.MatchString(w[0]) || slices.Contains([]string{"env", "command", "exec", "time", "nohup", "!", "{", "then", "do", "else", "if", "while", "until"}, w[0])) {
-		w = w[1:]
+	for len(w) > 0 {
+		switch first := w[0]; {
+		case assignment.MatchString(first) || slices.Contains([]string{"env", "command", "exec", "time", "nohup", "!", "{", "then", "do", "else", "if", "while", "until"}, first):
+			w = w[1:]
+		case first == "timeout" || first == "nice":
+			for w = w[1:]; len(w) > 0 && strings.HasPrefix(w[0], "-"); w = w[1:] {
+				if slices.Contains([]string{"-s", "-k", "-n", "--signal", "--kill-after", "--adjustment"}, w[0]) && len(w) > 1 {
+					w = w[1:]
+				}
+			}
+			if first == "timeout" && len(w) > 0 {
+				w = w[1:] // the duration
+			}
+		default:
+			return w
+		}
 	}
 	return w
 }

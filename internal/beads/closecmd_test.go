@@ -12,6 +12,10 @@ func TestClosedBy(t *testing.T) {
 	}{
 		{"bd close T-1", []string{"T-1"}},
 		{"bd close T-1 T-2", []string{"T-1", "T-2"}},
+		{"timeout 60 bd close T-1", []string{"T-1"}},
+		{"timeout -k 5 -s KILL 2m bd close T-1", []string{"T-1"}},
+		{"nice -n 10 bd close T-1", []string{"T-1"}},
+		{"timeout 60 echo bd close T-1", nil},
 		{"bd done T-1", []string{"T-1"}},
 		{"bd close T-1 --reason 'fixed it'", []string{"T-1"}},
 		{"bd close --reason fixed T-1", []string{"T-1"}},

@@ -34,6 +34,9 @@ func (m Moment) Subtree(epic string) []Issue {
 	return descendants(open, m.All, epic)
 }
 
+// Descendants is Client.All's answer for epic: its subtree, closed issues too.
+func (m Moment) Descendants(epic string) []Issue { return descendants(m.All, m.All, epic) }
+
 // Tally is Client.Tally's answer for epic.
 func (m Moment) Tally(epic string) (Tally, error) { return tally(m.All, epic) }
 

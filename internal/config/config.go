@@ -117,6 +117,9 @@ type Verify struct {
 	Overrides    []VerifyOverride `koanf:"overrides"`
 	OnUnverified string           `koanf:"on_unverified" rule:"reopen|block|warn"`
 	MaxPerStop   int              `koanf:"max_per_stop" rule:"1..100"`
+	// TaskCommands runs each task's own check (bd metadata verify): whoever
+	// can write the beads store then chooses a command that runs here.
+	TaskCommands bool `koanf:"task_commands"`
 }
 
 // VerifyOverride replaces workflow.verify.checks for tasks of IssueType or with Label.

@@ -170,7 +170,7 @@ func TestLoadEveryKeyFromFile(t *testing.T) {
 			Notify: []Notify{{Run: "notify-send runtasks \"$RUNTASKS_EVENT\"", Events: []string{"needs_person", "complete"}},
 				{Run: "true", Events: []string{"budget"}, Timeout: 5 * time.Second}},
 			Verify: Verify{Checks: []CheckSpec{{Type: "command", Name: "tests", Run: "make test", Timeout: time.Minute, TailLines: 20}},
-				Overrides: []VerifyOverride{{Label: "docs", Checks: []CheckSpec{}}}, OnUnverified: "warn", MaxPerStop: 2},
+				Overrides: []VerifyOverride{{Label: "docs", Checks: []CheckSpec{}}}, OnUnverified: "warn", MaxPerStop: 2, TaskCommands: true},
 		},
 		Usage: UsageConfig{Prices: []usage.Price{{Model: "fake-*", Input: 1, Output: 2, CacheRead: 0.1, CacheWrite: 1.25}}},
 		Claim: Claim{Patterns: []string{`^take (?P<id>\S+)$`}, ArmPatterns: []string{`^drive (?P<id>\S+)$`},
@@ -864,8 +864,8 @@ func TestConfigKeysCoverTheStruct(t *testing.T) {
 			t.Errorf("ConfigKeys lacks %s", want)
 		}
 	}
-	if len(keys) != 52 {
-		t.Errorf("ConfigKeys has %d keys, want 52 (a new field? give it its default in Defaults() and document it in project.yaml.example and docs/configuration.md): %v", len(keys), keys)
+	if len(keys) != 53 {
+		t.Errorf("ConfigKeys has %d keys, want 53 (a new field? give it its default in Defaults() and document it in project.yaml.example and docs/configuration.md): %v", len(keys), keys)
 	}
 }
 

@@ -87,6 +87,7 @@ var cfgOtherValues = map[string]struct{ yaml, env string }{
 	"workflow.verify.overrides":                    {`[{issue_type: docs, checks: []}]`, ""},
 	"workflow.verify.on_unverified":                {"warn", "block"},
 	"workflow.verify.max_per_stop":                 {"5", "9"},
+	"workflow.verify.task_commands":                {"true", "1"},
 	"beads.bin":                                    {"/opt/bd", "/env/bd"},
 	"beads.dir":                                    {"../store/.beads", "store"},
 	"beads.timeout":                                {"1m30s", "30s"},

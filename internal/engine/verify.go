@@ -19,7 +19,8 @@ type Lister interface {
 
 // VerifyChecks are the checks a task must pass (workflow.verify): the
 // first override naming its issue type or one of its labels, else
-// workflow.verify.checks; then its own command (bd metadata verify).
+// workflow.verify.checks; then, with task_commands, its own command (bd
+// metadata verify).
 func VerifyChecks(cfg *config.Config, is beads.Issue) []config.CheckSpec {
 	specs := cfg.Workflow.Verify.Checks
 	for _, o := range cfg.Workflow.Verify.Overrides {
@@ -28,7 +29,7 @@ func VerifyChecks(cfg *config.Config, is beads.Issue) []config.CheckSpec {
 			break
 		}
 	}
-	if run := is.VerifyCommand(); run != "" {
+	if run := is.VerifyCommand(); run != "" && cfg.Workflow.Verify.TaskCommands {
 		specs = append(slices.Clip(specs), config.CheckSpec{Type: "command", Name: "task " + is.ID, Run: run,
 			Timeout: config.DefaultCheckTimeout, TailLines: 20})
 	}
@@ -227,6 +228,8 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 	}
 	lister, ok := p.Beads.(Lister)
 	if !ok {
+		s.Warnf("verify: this beads client lists no closed tasks; closes are not audited")
+		a.from = from
 		return a
 	}
 	tasks, err := lister.All(ctx, in.Epic)

@@ -70,8 +70,14 @@ func TestVerifyChecks(t *testing.T) {
 		{beads.Issue{ID: "e", Labels: []string{"docs"}, Metadata: []byte(`{"verify":"true"}`)}, "readme:,task e:true"},
 		{beads.Issue{ID: "f", Metadata: []byte(`{"verify":42}`)}, "tests:make test"},
 	} {
+		cfg.Workflow.Verify.TaskCommands = true
 		if got := names(tc.is); got != tc.want {
 			t.Errorf("%s: checks %q, want %q", tc.is.ID, got, tc.want)
+		}
+		// Without task_commands, what the store says is never run.
+		cfg.Workflow.Verify.TaskCommands = false
+		if got := names(tc.is); strings.Contains(got, "task "+tc.is.ID) {
+			t.Errorf("%s without task_commands: checks %q", tc.is.ID, got)
 		}
 	}
 	if len(cfg.Workflow.Verify.Checks) != 1 {

@@ -58,11 +58,12 @@ func (r Repo) Reset(ctx context.Context, rev string) error {
 	return err
 }
 
-// RemoveBranch removes the worktree at path ("" for none), whatever it
-// holds, then branch unless it holds commits HEAD lacks.
+// RemoveBranch removes the worktree at path ("" for none) unless it holds
+// changes not committed (git refuses), then branch unless it holds commits
+// HEAD lacks.
 func (r Repo) RemoveBranch(ctx context.Context, path, branch string) error {
 	if path != "" {
-		if _, err := r.run(ctx, "worktree", "remove", "--force", "--", path); err != nil {
+		if _, err := r.run(ctx, "worktree", "remove", "--", path); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -85,6 +86,19 @@ func TestIntegrationBranches(t *testing.T) {
 	if got, _ := repo.Branches(ctx, "agent/"); !slices.Equal(got, []string{"agent/x"}) {
 		t.Fatalf("Branches = %v", got)
 	}
+	// A worktree on another branch is someone else's: never taken over.
+	if err := repo.AddWorktree(ctx, wtDir, "agent/y"); err == nil || !strings.Contains(err.Error(), "is on agent/x, not agent/y") {
+		t.Fatalf("AddWorktree on another branch's worktree = %v", err)
+	}
+	// A worktree holding changes not committed is kept.
+	write(filepath.Join(wtDir, "wip.txt"), "not committed\n")
+	if err := repo.RemoveBranch(ctx, wtDir, "agent/x"); err == nil {
+		t.Fatal("RemoveBranch removed a worktree with changes not committed")
+	}
+	if _, err := os.Stat(filepath.Join(wtDir, "wip.txt")); err != nil {
+		t.Fatalf("the uncommitted file is gone: %v", err)
+	}
+	os.Remove(filepath.Join(wtDir, "wip.txt"))
 	if err := repo.RemoveBranch(ctx, wtDir, "agent/x"); err != nil {
 		t.Fatal(err)
 	}

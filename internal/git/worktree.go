@@ -1,8 +1,10 @@
 package git
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,13 +53,17 @@ func ParseWorktrees(out []byte) []Worktree {
 }
 
 // AddWorktree makes path a worktree on branch, new from HEAD or existing (a
-// task a dead worker had); a path that is a worktree already is kept.
+// task a dead worker had); a worktree on branch at path already is kept,
+// one on another branch is an error (someone else's work).
 func (r Repo) AddWorktree(ctx context.Context, path, branch string) error {
 	wts, err := r.Worktrees(ctx)
 	if err != nil {
 		return err
 	}
-	if slices.ContainsFunc(wts, func(wt Worktree) bool { return wt.Path == path && !wt.Prunable }) {
+	if i := slices.IndexFunc(wts, func(wt Worktree) bool { return wt.Path == path && !wt.Prunable }); i >= 0 {
+		if wts[i].Branch != branch {
+			return fmt.Errorf("the worktree %s is on %s, not %s: runtasks leaves it as it is", path, cmp.Or(wts[i].Branch, "a detached HEAD"), branch)
+		}
 		return nil
 	}
 	if _, err := r.run(ctx, "worktree", "prune"); err != nil {

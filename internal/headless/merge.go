@@ -46,8 +46,12 @@ func (w *worker) prepare(ctx context.Context, id, path, branch string) (note str
 	} else if stashed {
 		note = "An earlier agent left uncommitted changes in this worktree. runtasks stashed them, unverified (git stash list, git stash show -p): use them only after checking them.\n\n"
 	}
-	if ahead, err := w.repo.Ahead(ctx, w.base, branch); err != nil || ahead == 0 {
-		return note, cmp.Or(err, wt.Reset(ctx, w.base))
+	ahead, err := w.repo.Ahead(ctx, w.base, branch)
+	if err != nil {
+		return note, err
+	}
+	if ahead == 0 {
+		return note, wt.Reset(ctx, w.base)
 	}
 	files, err := wt.Merge(ctx, w.base)
 	if len(files) > 0 {
@@ -62,6 +66,7 @@ func (w *worker) closed(ctx context.Context, id string) {
 	if ahead, err := w.repo.Ahead(ctx, w.base, "agent/"+id); err == nil && ahead == 0 {
 		if err := w.repo.RemoveBranch(ctx, w.wtPath(id), "agent/"+id); err != nil {
 			w.log.Warn("worktree not removed", "task", id, "err", err)
+			w.book.set(id, "closed, with changes not committed")
 		}
 	}
 }

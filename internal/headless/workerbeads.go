@@ -18,8 +18,9 @@ import (
 // bd. Only its worker's goroutine uses it.
 type moments struct {
 	WorkerBeads
-	epic string
-	m    *beads.Moment
+	epic    string
+	m       *beads.Moment
+	omitted []string // the tasks Ready added to bd's ready list
 }
 
 func (v *moments) refresh(ctx context.Context) error {
@@ -47,12 +48,31 @@ func (v *moments) now(epic string) *beads.Moment {
 // Ready is bd's ready list, and the tasks it omits though their blockers
 // are closed: the engine and the claim count them alike.
 func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error) {
+	v.omitted = nil
 	if m := v.now(epic); m != nil {
 		if in, ok := m.ReadyUnder(epic); ok {
-			return append(in, unlisted(m.Subtree(epic), in)...), nil
+			extra := unlisted(m.Subtree(epic), in)
+			for _, is := range extra {
+				v.omitted = append(v.omitted, is.ID)
+			}
+			return append(in, extra...), nil
 		}
 	}
 	return v.WorkerBeads.Ready(ctx, epic)
+}
+
+// All answers the engine's stop audit (engine.Lister): the epic's subtree,
+// closed tasks too.
+func (v *moments) All(ctx context.Context, epic string) ([]beads.Issue, error) {
+	if m := v.now(epic); m != nil {
+		return m.Descendants(epic), nil
+	}
+	if l, ok := v.WorkerBeads.(interface {
+		All(context.Context, string) ([]beads.Issue, error)
+	}); ok {
+		return l.All(ctx, epic)
+	}
+	return nil, errors.New("this beads client lists no closed tasks")
 }
 
 func (v *moments) Subtree(ctx context.Context, epic string) ([]beads.Issue, error) {
@@ -92,9 +112,12 @@ func notTheTasks(err error) bool {
 		func(w string) bool { return strings.Contains(s, w) })
 }
 
-// transient reports whether a bd failure may pass: a timeout, no slot, the server away.
+// transient reports whether a bd failure may pass: a timeout, no slot, the
+// server away, or a write that lost to another client's (Dolt's
+// serialization failure, which writes nothing).
 func transient(err error) bool {
-	return beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable)
+	return beads.IsKind(err, beads.KindTimeout) || beads.IsKind(err, beads.KindBusy) || beads.IsKind(err, beads.KindUnavailable) ||
+		strings.Contains(err.Error(), "serialization failure")
 }
 
 // failedMark is in the note of each failed agent run of a task: the notes

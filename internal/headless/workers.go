@@ -343,9 +343,9 @@ func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err e
 			case shown.Status != beads.StatusOpen:
 				lost = true // taken or closed meanwhile
 				continue
-			case transient(err):
+			case transient(err) || !slices.Contains(w.view.omitted, is.ID):
 				return nil, false, err
-			default: // bd will not hand out a task it does not hold
+			default: // bd will not hand out a task its ready list omits
 				return nil, false, omitted(shown, err)
 			}
 		}
@@ -430,11 +430,18 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	w.blocked = false
 	_ = w.view.refresh(ctx)
 	is, err := w.view.Show(ctx, task.ID)
-	if err == nil && is.Status == beads.StatusClosed {
+	switch {
+	case err != nil:
+		// Unread, it is not given back blindly (the agent may have closed
+		// it): its lease lapses and another worker reclaims it.
+		w.p.Printf("%s · %s could not be read (%s): left to its lease", w.p.head(), task.ID, oneLine(err.Error(), 200))
+		w.book.set(task.ID, "unread")
+		return false
+	case is.Status == beads.StatusClosed:
 		w.closed(ctx, task.ID)
 		return true
 	}
-	if lost, _ := w.lostLease.Load().(string); lost != "" {
+	if lost, _ := w.lostLease.Load().(string); lost != "" || is.Assignee != w.actor {
 		// Someone else holds it now: nothing to give back.
 		return false
 	}
