@@ -31,6 +31,9 @@ func (v *moments) refresh(ctx context.Context) error {
 		return nil
 	}
 	m, err := r.Moment(ctx)
+	if err == nil && straddles(m, v.epic) {
+		m, err = r.Moment(ctx)
+	}
 	v.m = nil
 	if err == nil {
 		v.m = &m
@@ -141,4 +144,17 @@ var errOmitted = errors.New("a task bd will not hand out")
 func omitted(is beads.Issue, err error) error {
 	return fmt.Errorf("%w: %s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
 		errOmitted, is.ID, err, is.Status, is.Assignee)
+}
+
+// straddles reports whether a task of epic changed between the moment's two
+// reads: open in the list, with no blocker, yet not in the ready list read
+// first (given back meanwhile). Counted as it stands, it would look
+// blocked, and the loop could end needing a person while work is ready.
+func straddles(m beads.Moment, epic string) bool {
+	ready, ok := m.ReadyUnder(epic)
+	return ok && slices.ContainsFunc(m.Subtree(epic), func(is beads.Issue) bool {
+		return is.Status == beads.StatusOpen && is.IssueType != beads.TypeEpic &&
+			!slices.ContainsFunc(is.Dependencies, func(d beads.Dependency) bool { return d.Type == beads.DepBlocks }) &&
+			!slices.ContainsFunc(ready, func(r beads.Issue) bool { return r.ID == is.ID })
+	})
 }

@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -45,5 +46,37 @@ func TestNotTheTasks(t *testing.T) {
 		if got := notTheTasks(c.err); got != c.want {
 			t.Errorf("notTheTasks(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// twoMoments answers its first Moment as a task given back between bd's two
+// reads (in progress for bd ready, open for bd list), then consistently.
+type twoMoments struct {
+	WorkerBeads
+	reads int
+}
+
+func (f *twoMoments) Moment(context.Context) (beads.Moment, error) {
+	f.reads++
+	epic := beads.Issue{ID: "E", Status: beads.StatusOpen, IssueType: beads.TypeEpic}
+	task := beads.Issue{ID: "E.1", Status: beads.StatusOpen, Parent: "E"}
+	if f.reads == 1 {
+		return beads.Moment{All: []beads.Issue{epic, task}}, nil
+	}
+	return beads.Moment{All: []beads.Issue{epic, task}, Ready: []beads.Issue{task}}, nil
+}
+
+// A moment in which an open task with no blocker is not ready changed
+// between its reads: it is read again, so the task counts ready, not
+// blocked (the loop would end needing a person while work is ready).
+func TestMomentReadAgainWhenStraddled(t *testing.T) {
+	f := &twoMoments{}
+	v := &moments{WorkerBeads: f, epic: "E"}
+	if err := v.refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ready, err := v.Ready(context.Background(), "E")
+	if f.reads != 2 || err != nil || len(ready) != 1 || ready[0].ID != "E.1" {
+		t.Errorf("reads %d, ready %v, %v; want E.1 ready after a second read", f.reads, ready, err)
 	}
 }
