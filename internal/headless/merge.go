@@ -23,6 +23,8 @@ type book struct {
 	mu       sync.Mutex
 	failures map[string]int    // failed merges of a conflicting branch, per task
 	kept     map[string]string // task not closed → how it ended (its worktree is kept)
+	// notify hears each task parked for a person (not once per run).
+	notify func(engine.Input, engine.Decision)
 }
 
 func (b *book) set(id, ended string) {
@@ -96,8 +98,8 @@ func (w *worker) conflicted(ctx context.Context, task beads.Issue) (note string,
 	}
 	w.book.set(task.ID, "blocked: needs a person")
 	w.p.Printf("%s · %s", w.p.head(), oneLine(why, 300))
-	if w.ports.Notify != nil {
-		w.ports.Notify(engine.Input{Agent: w.agent, Epic: w.epic, Event: "run", SessionID: w.state.EngineSession},
+	if w.book.notify != nil {
+		w.book.notify(engine.Input{Agent: w.agent, Epic: w.epic, Event: "run", SessionID: w.state.EngineSession},
 			engine.Decision{Outcome: state.OutcomeEscalated, Epic: w.epic, Why: why, Cycle: len(w.state.Cycles)})
 	}
 	return "", true

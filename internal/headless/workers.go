@@ -89,6 +89,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	}
 	wo.Actor = cmp.Or(wo.Actor, "runtasks")
 	o = o.withDefaults()
+	bk := &book{failures: map[string]int{}, kept: map[string]string{}, notify: o.Ports.Notify}
 	o.Ports.Notify = onceEach(o.Ports.Notify)
 	o.RunID = cmp.Or(o.RunID, o.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(os.Getpid()))
 	cfg := o.Config
@@ -108,7 +109,6 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if paths, err := repo.Changed(ctx); (err != nil || len(paths) > 0) && !wo.AllowDirty {
 		return Result{Code: ExitSetup}, cmp.Or(err, fmt.Errorf("the main work tree %s has changes to tracked files, and the workers' merges into it would fail: %s; commit or stash them, or give --allow-dirty to go on", cfg.Root, strings.Join(paths, ", ")))
 	}
-	bk := &book{failures: map[string]int{}, kept: map[string]string{}}
 	// The worktrees live under the project: keep them out of git status.
 	pattern := cfg.Workflow.Worktrees.Pattern
 	if dir, _, _ := strings.Cut(pattern, "{id}"); !filepath.IsAbs(pattern) && strings.Contains(dir, "/") {
