@@ -108,7 +108,8 @@ every 3 seconds; without a terminal, a new table on each change
 	setExitStatus(cmd, `  0  shown (also when the configuration is broken: a warning names it
      and the default state directory is read)
   1  failed: the state directory could not be read
-  4  usage error: bad flags, a bad --jq expression`)
+  4  usage error: bad flags, a bad --jq expression, an --epic beads does
+     not know (asked only when nothing is recorded for it)`)
 	return cmd
 }
 
@@ -153,6 +154,12 @@ func runStatusOnce(ctx context.Context, o *statusOptions) error {
 	rep, err := status.Collect(&o.Options)
 	if err != nil {
 		return err
+	}
+	if o.Epic != "" && len(rep.Sessions) == 0 && len(rep.History) == 0 && o.Tasks != nil {
+		// Nothing recorded: a typo and an epic not yet driven differ.
+		if _, err := o.Tasks(o.Epic); beads.IsKind(err, beads.KindNotFound) {
+			return exitCode(engine.ExitUsage, fmt.Errorf("unknown epic %s: beads has no such issue", o.Epic))
+		}
 	}
 	return printStatus(ctx, o, rep)
 }
