@@ -475,18 +475,6 @@ func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
 	return descendants(open, links, epic), nil
 }
 
-// All lists every descendant of the epic, closed ones too, with their
-// labels and metadata (one bd list --all).
-func (c *Client) All(ctx context.Context, epic string) ([]Issue, error) {
-	var all []Issue
-	args := []string{"list", "--json", "--limit", "0", "--all"}
-	if err := checkID(args, epic); err != nil {
-		return nil, err
-	}
-	err := c.query(ctx, &all, args...)
-	return descendants(all, all, epic), err
-}
-
 // unlisted reports whether an issue of list names a parent that list does
 // not hold (other than root).
 func unlisted(list []Issue, root string) bool {

@@ -34,8 +34,8 @@ func (m Moment) Subtree(epic string) []Issue {
 	return descendants(open, m.All, epic)
 }
 
-// Descendants is Client.All's answer for epic: its subtree, closed issues too.
-func (m Moment) Descendants(epic string) []Issue { return descendants(m.All, m.All, epic) }
+// Descendants is Client.Descendants' answer for epic.
+func (m Moment) Descendants(epic string) (Issue, []Issue, error) { return subtree(m.All, epic) }
 
 // Tally is Client.Tally's answer for epic.
 func (m Moment) Tally(epic string) (Tally, error) { return tally(m.All, epic) }

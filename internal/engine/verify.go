@@ -12,9 +12,9 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// Lister lists every descendant of an epic, closed ones too (*beads.Client).
+// Lister reads an epic and every descendant, closed ones too (*beads.Client).
 type Lister interface {
-	All(ctx context.Context, epic string) ([]beads.Issue, error)
+	Descendants(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error)
 }
 
 // VerifyChecks are the checks a task must pass (workflow.verify): the
@@ -155,7 +155,7 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 		if !ok {
 			return "", fmt.Errorf("cannot list the epic's tasks")
 		}
-		if tasks, err = lister.All(ctx, in.Epic); err != nil {
+		if _, tasks, err = lister.Descendants(ctx, in.Epic); err != nil {
 			return "", err
 		}
 	}
@@ -232,7 +232,7 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 		a.from = from
 		return a
 	}
-	tasks, err := lister.All(ctx, in.Epic)
+	_, tasks, err := lister.Descendants(ctx, in.Epic)
 	if err != nil {
 		s.Warnf("verify: could not list the epic's tasks; audited at the next stop: %v", err)
 		a.from = from

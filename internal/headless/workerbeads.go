@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 // moments answers a worker's queries, the engine's and the tally from one
@@ -31,8 +32,10 @@ func (v *moments) refresh(ctx context.Context) error {
 		return nil
 	}
 	m, err := r.Moment(ctx)
-	if err == nil && straddles(m, v.epic) {
-		m, err = r.Moment(ctx)
+	if ready, ok := m.ReadyUnder(v.epic); err == nil && ok {
+		if _, straddled := unready(m.Subtree(v.epic), ready); len(straddled) > 0 {
+			m, err = r.Moment(ctx) // read again
+		}
 	}
 	v.m = nil
 	if err == nil {
@@ -54,7 +57,7 @@ func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error)
 	v.omitted = nil
 	if m := v.now(epic); m != nil {
 		if in, ok := m.ReadyUnder(epic); ok {
-			extra := unlisted(m.Subtree(epic), in)
+			extra, _ := unready(m.Subtree(epic), in)
 			for _, is := range extra {
 				v.omitted = append(v.omitted, is.ID)
 			}
@@ -64,18 +67,16 @@ func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error)
 	return v.WorkerBeads.Ready(ctx, epic)
 }
 
-// All answers the engine's stop audit (engine.Lister): the epic's subtree,
-// closed tasks too.
-func (v *moments) All(ctx context.Context, epic string) ([]beads.Issue, error) {
+// Descendants answers the engine's stop audit (engine.Lister): the epic
+// and its subtree, closed tasks too.
+func (v *moments) Descendants(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error) {
 	if m := v.now(epic); m != nil {
-		return m.Descendants(epic), nil
+		return m.Descendants(epic)
 	}
-	if l, ok := v.WorkerBeads.(interface {
-		All(context.Context, string) ([]beads.Issue, error)
-	}); ok {
-		return l.All(ctx, epic)
+	if l, ok := v.WorkerBeads.(engine.Lister); ok {
+		return l.Descendants(ctx, epic)
 	}
-	return nil, errors.New("this beads client lists no closed tasks")
+	return beads.Issue{}, nil, errors.New("this beads client lists no closed tasks")
 }
 
 func (v *moments) Subtree(ctx context.Context, epic string) ([]beads.Issue, error) {
@@ -127,15 +128,25 @@ func transient(err error) bool {
 // count a task's failures, across workers and machines.
 const failedMark = "the agent failed: "
 
-// unlisted are the tasks of sub that bd ready omits though their blockers
-// are closed (bd v1.3.0 can leave such a task marked blocked): open, with
-// blocking dependencies all closed, not in ready.
-func unlisted(sub, ready []beads.Issue) []beads.Issue {
-	return slices.DeleteFunc(slices.Clone(sub), func(is beads.Issue) bool {
-		return is.Status != beads.StatusOpen || is.IssueType == beads.TypeEpic || len(is.BlockedBy) > 0 ||
-			!slices.ContainsFunc(is.Dependencies, func(d beads.Dependency) bool { return d.Type == beads.DepBlocks }) ||
-			slices.ContainsFunc(ready, func(r beads.Issue) bool { return r.ID == is.ID })
-	})
+// unready are the open tasks of sub with no open blocker that bd's ready
+// list lacks. With blocking dependencies (all closed), bd v1.3.0 can leave
+// such a task marked blocked: omitted, it counts ready. Without, it changed
+// between the moment's two reads (given back after bd ready): straddled;
+// counted as it stands it would look blocked, and the loop could end
+// needing a person while work is ready.
+func unready(sub, ready []beads.Issue) (omitted, straddled []beads.Issue) {
+	for _, is := range sub {
+		if is.Status != beads.StatusOpen || is.IssueType == beads.TypeEpic || len(is.BlockedBy) > 0 ||
+			slices.ContainsFunc(ready, func(r beads.Issue) bool { return r.ID == is.ID }) {
+			continue
+		}
+		if slices.ContainsFunc(is.Dependencies, func(d beads.Dependency) bool { return d.Type == beads.DepBlocks }) {
+			omitted = append(omitted, is)
+		} else {
+			straddled = append(straddled, is)
+		}
+	}
+	return omitted, straddled
 }
 
 // errOmitted: a task counted ready that bd will not hand out.
@@ -144,17 +155,4 @@ var errOmitted = errors.New("a task bd will not hand out")
 func omitted(is beads.Issue, err error) error {
 	return fmt.Errorf("%w: %s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
 		errOmitted, is.ID, err, is.Status, is.Assignee)
-}
-
-// straddles reports whether a task of epic changed between the moment's two
-// reads: open in the list, with no blocker, yet not in the ready list read
-// first (given back meanwhile). Counted as it stands, it would look
-// blocked, and the loop could end needing a person while work is ready.
-func straddles(m beads.Moment, epic string) bool {
-	ready, ok := m.ReadyUnder(epic)
-	return ok && slices.ContainsFunc(m.Subtree(epic), func(is beads.Issue) bool {
-		return is.Status == beads.StatusOpen && is.IssueType != beads.TypeEpic &&
-			!slices.ContainsFunc(is.Dependencies, func(d beads.Dependency) bool { return d.Type == beads.DepBlocks }) &&
-			!slices.ContainsFunc(ready, func(r beads.Issue) bool { return r.ID == is.ID })
-	})
 }

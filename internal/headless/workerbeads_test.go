@@ -11,24 +11,31 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 )
 
-// Ready counts an open task whose blockers are all closed though bd's
-// ready list omits it; nothing else.
-func TestUnlisted(t *testing.T) {
+// Of the open tasks bd's ready list lacks, one whose blockers are all
+// closed is omitted (Ready counts it); one never blocked straddled the
+// moment's reads (read again); no other.
+func TestUnready(t *testing.T) {
 	blocks := []beads.Dependency{{Type: beads.DepBlocks, DependsOnID: "E.0"}}
 	sub := []beads.Issue{
 		{ID: "E.1", Status: beads.StatusOpen, Dependencies: blocks},                             // omitted by bd ready
 		{ID: "E.2", Status: beads.StatusOpen, Dependencies: blocks},                             // listed
 		{ID: "E.3", Status: beads.StatusOpen, Dependencies: blocks, BlockedBy: []string{"E.0"}}, // a blocker open
-		{ID: "E.4", Status: beads.StatusOpen},                                                   // never blocked: bd omits it for another reason
+		{ID: "E.4", Status: beads.StatusOpen},                                                   // never blocked: changed between the reads
 		{ID: "E.5", Status: beads.StatusBlocked, Dependencies: blocks},                          // quarantined
 		{ID: "E.6", Status: beads.StatusOpen, IssueType: beads.TypeEpic, Dependencies: blocks},
 	}
-	var got []string
-	for _, is := range unlisted(sub, []beads.Issue{{ID: "E.2"}}) {
-		got = append(got, is.ID)
+	ids := func(list []beads.Issue) (out []string) {
+		for _, is := range list {
+			out = append(out, is.ID)
+		}
+		return out
 	}
-	if !slices.Equal(got, []string{"E.1"}) {
-		t.Errorf("unlisted = %v, want [E.1]", got)
+	omitted, straddled := unready(sub, []beads.Issue{{ID: "E.2"}})
+	if got := ids(omitted); !slices.Equal(got, []string{"E.1"}) {
+		t.Errorf("omitted = %v, want [E.1]", got)
+	}
+	if got := ids(straddled); !slices.Equal(got, []string{"E.4"}) {
+		t.Errorf("straddled = %v, want [E.4]", got)
 	}
 }
 
