@@ -112,10 +112,8 @@ func runReport(ctx context.Context, o *reportOptions) error {
 		}
 	}
 	epic, tasks, err := o.Tree(ctx, o.Epic)
-	if beads.IsKind(err, beads.KindNotFound) {
-		return exitCode(engine.ExitUsage, fmt.Errorf("unknown epic %s: beads has no such issue", o.Epic))
-	} else if err != nil {
-		return exitCode(engine.ExitFailed, err)
+	if err != nil {
+		return cmp.Or(unknownEpic(o.Epic, err), exitCode(engine.ExitFailed, err))
 	}
 	rep := report.Build(report.Input{Epic: o.Epic, Title: epic.Title, Tasks: tasks, Records: recs, Runs: runs, Now: o.Now(), Loc: o.Loc})
 	if len(rep.Cycles) == 0 {
@@ -149,4 +147,13 @@ func localZone() *time.Location {
 		return loc
 	}
 	return time.Local
+}
+
+// unknownEpic is the error (exit 4) when beads answered that it has no
+// such epic: a typo, told apart from an epic nothing was recorded for.
+func unknownEpic(epic string, err error) error {
+	if beads.IsKind(err, beads.KindNotFound) {
+		return exitCode(engine.ExitUsage, fmt.Errorf("unknown epic %s: beads has no such issue", epic))
+	}
+	return nil
 }
