@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	kmaps "github.com/knadh/koanf/maps"
 	"github.com/knadh/koanf/parsers/yaml"
 )
 
@@ -34,17 +35,7 @@ func Review(root string, data []byte) ([]Exec, error) {
 		return nil, err
 	}
 	var out []Exec
-	at := func(path ...string) any {
-		var v any = raw
-		for _, p := range path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil
-			}
-			v = m[p]
-		}
-		return v
-	}
+	at := func(key string) any { return kmaps.Search(raw, strings.Split(key, ".")) }
 	run := func(key string, v any, dflt string) {
 		if s, ok := v.(string); ok && s != "" && s != dflt {
 			out = append(out, Exec{Key: key, Value: s, Runs: true})
@@ -65,7 +56,7 @@ func Review(root string, data []byte) ([]Exec, error) {
 			out = append(out, Exec{Key: key, Value: s})
 		}
 	}
-	run("beads.bin", at("beads", "bin"), "bd")
+	run("beads.bin", at("beads.bin"), "bd")
 	var checks func(key string, v any)
 	checks = func(key string, v any) {
 		list, _ := v.([]any)
@@ -75,24 +66,22 @@ func Review(root string, data []byte) ([]Exec, error) {
 			if !ok {
 				continue
 			}
-			if m["run"] != nil {
-				run(k+".run", m["run"], "")
-			}
+			run(k+".run", m["run"], "")
 			outside(k+".dir", m["dir"])
 			checks(k+".checks", m["checks"])
 		}
 	}
-	checks("workflow.checks", at("workflow", "checks"))
-	notify, _ := at("workflow", "notify").([]any)
+	checks("workflow.checks", at("workflow.checks"))
+	notify, _ := at("workflow.notify").([]any)
 	for i, item := range notify {
 		if m, ok := item.(map[string]any); ok {
 			run(fmt.Sprintf("workflow.notify[%d].run", i), m["run"], "")
 		}
 	}
-	run("run.claude_bin", at("run", "claude_bin"), "claude")
-	run("run.codex_bin", at("run", "codex_bin"), "codex")
+	run("run.claude_bin", at("run.claude_bin"), "claude")
+	run("run.codex_bin", at("run.codex_bin"), "codex")
 	for _, key := range []string{"prompts.run_tasks", "claim.templates", "log.file", "state.dir", "beads.dir", "claim.runs_dir"} {
-		outside(key, at(strings.Split(key, ".")...))
+		outside(key, at(key))
 	}
 	return out, nil
 }
