@@ -60,10 +60,6 @@ type RecordFilter struct {
 	Limit   int // keep only the last Limit matching records (0 = all)
 }
 
-func (f RecordFilter) match(r *Record) bool {
-	return (f.Session == "" || r.Session == f.Session) && (f.Epic == "" || r.Epic == f.Epic)
-}
-
 // Warnf passes a problem recovered from to Warn, when it is set.
 func (s *Store) Warnf(format string, args ...any) {
 	if s.Warn != nil {
@@ -176,7 +172,7 @@ func (s *Store) Get(session, epic string) (State, error) {
 		return State{}, err
 	}
 	st, err := readState(path, session, epic)
-	if err == nil || !errors.Is(err, errCorrupt) {
+	if !errors.Is(err, errCorrupt) {
 		return st, err
 	}
 	// Corrupt: re-read under the lock, so that a good file written
@@ -221,7 +217,7 @@ func readFile[T any](path, what string, fresh T, ids func(T) string) (T, error) 
 // readLocked reads the state under the lock, moving a corrupt file aside.
 func (s *Store) readLocked(path, session, epic string) (State, error) {
 	st, err := readState(path, session, epic)
-	if err == nil || !errors.Is(err, errCorrupt) {
+	if !errors.Is(err, errCorrupt) {
 		return st, err
 	}
 	aside := fmt.Sprintf("%s%s%d", path, corruptExt, s.now().Unix())
@@ -398,11 +394,7 @@ func (s *Store) Clear(session, epic string) ([]State, error) {
 		if (session != "" && st.Session != session) || (epic != "" && st.Epic != epic) {
 			continue
 		}
-		path, err := s.StatePath(st.Session, st.Epic)
-		if err != nil {
-			return cleared, err
-		}
-		old, removed, err := s.remove(path, st.Session, st.Epic)
+		old, removed, err := s.remove(st.Session, st.Epic)
 		if err != nil {
 			return cleared, err
 		}
@@ -413,8 +405,9 @@ func (s *Store) Clear(session, epic string) ([]State, error) {
 	return cleared, nil
 }
 
-// remove deletes one state file, its temp files and its lock file.
-func (s *Store) remove(path, session, epic string) (State, bool, error) {
+// remove deletes one listed state's file, its temp files and its lock file.
+func (s *Store) remove(session, epic string) (State, bool, error) {
+	path := filepath.Join(s.Dir, sessionsDir, stateName(session, epic))
 	unlock, err := s.lock(path)
 	if err != nil {
 		return State{}, false, err
@@ -499,7 +492,7 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 			bad, firstOff, firstErr = bad+1, sc.Offset(), err
 			continue
 		}
-		if f.match(&r) {
+		if (f.Session == "" || r.Session == f.Session) && (f.Epic == "" || r.Epic == f.Epic) {
 			out = append(out, r)
 		}
 	}
