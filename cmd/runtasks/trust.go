@@ -53,7 +53,7 @@ func (f *Factory) LoadTrustedConfig(cmd *cobra.Command, startDir string) (*confi
 // brokenTrust is a trust store that cannot be read: nothing is trusted.
 type brokenTrust struct{ err error }
 
-func (b brokenTrust) CheckSum(string, string) (trust.State, error) { return trust.Untrusted, b.err }
+func (b brokenTrust) Check(string, []byte) (trust.State, error) { return trust.Untrusted, b.err }
 
 // LoadHookConfig loads the configuration for a hook command (stop-hook,
 // prompt-hook, session-hook): as LoadConfig does, except that a

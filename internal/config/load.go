@@ -18,7 +18,6 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-	"github.com/runtasks/runtasks/internal/trust"
 )
 
 // LoadOptions says where Load finds each configuration layer.
@@ -67,7 +66,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("read configuration: %w", err)
 		}
-		if cfg.Untrusted = cfgTrust(opts, root, path, trust.Sum(data)); cfg.Untrusted == nil {
+		if cfg.Untrusted = cfgTrust(opts, root, path, data); cfg.Untrusted == nil {
 			cfg.File, layers = path, append(layers, cfgFileLayer(path, data))
 		}
 	}

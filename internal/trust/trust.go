@@ -118,7 +118,16 @@ func (s *Store) Get(root string) (rec Record, ok bool, err error) {
 // Check says whether the project at root with this project.yaml content
 // is trusted.
 func (s *Store) Check(root string, content []byte) (State, error) {
-	return s.CheckSum(root, Sum(content))
+	rec, ok, err := s.Get(root)
+	switch {
+	case err != nil:
+		return Untrusted, err
+	case !ok:
+		return Untrusted, nil
+	case rec.SHA256 != Sum(content):
+		return Changed, nil
+	}
+	return Trusted, nil
 }
 
 // CheckFile is Check for the project.yaml at file, read as an agent's file.
@@ -128,20 +137,6 @@ func (s *Store) CheckFile(root, file string) (State, error) {
 		return Untrusted, err
 	}
 	return s.Check(root, data)
-}
-
-// CheckSum is Check for the content whose Sum is sum.
-func (s *Store) CheckSum(root, sum string) (State, error) {
-	rec, ok, err := s.Get(root)
-	switch {
-	case err != nil:
-		return Untrusted, err
-	case !ok:
-		return Untrusted, nil
-	case rec.SHA256 != sum:
-		return Changed, nil
-	}
-	return Trusted, nil
 }
 
 // Trust records root as trusted with this project.yaml content (file is
