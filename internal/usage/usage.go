@@ -138,11 +138,11 @@ func (s Spent) Plus(o Spent) Spent {
 // Price is what one model's tokens cost, in US dollars per million tokens
 // (usage.prices). Model is a glob (path.Match: "claude-sonnet-4*").
 type Price struct {
-	Model      string  `koanf:"model" json:"model"`
-	Input      float64 `koanf:"input" json:"input"`
-	Output     float64 `koanf:"output" json:"output"`
-	CacheRead  float64 `koanf:"cache_read" json:"cache_read"`
-	CacheWrite float64 `koanf:"cache_write" json:"cache_write"`
+	Model      string  `koanf:"model" json:"model" rule:"glob"`
+	Input      float64 `koanf:"input" json:"input" rule:"0..1e+06"`
+	Output     float64 `koanf:"output" json:"output" rule:"0..1e+06"`
+	CacheRead  float64 `koanf:"cache_read" json:"cache_read" rule:"0..1e+06"`
+	CacheWrite float64 `koanf:"cache_write" json:"cache_write" rule:"0..1e+06"`
 }
 
 // PricesDate is when the shipped table was last checked against the
