@@ -133,7 +133,6 @@ type cfgLayer struct {
 	errs   ErrorList               // the provider's own
 }
 
-// cfgFileLayer parses a project.yaml with koanf's YAML parser.
 func cfgFileLayer(src string, data []byte) cfgLayer {
 	raw, err := yaml.Parser().Unmarshal(data)
 	l := cfgLayer{raw: raw, source: func(string) string { return src }, yaml: data}

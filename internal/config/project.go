@@ -96,7 +96,6 @@ func cfgProjectAt(dir string) (root, path string, err error) {
 	return dir, candidate, nil
 }
 
-// cfgDir checks that dir exists and is a directory.
 func cfgDir(dir string) error {
 	fi, err := os.Stat(dir)
 	switch {

@@ -128,7 +128,6 @@ func cfgRule(tag string, v any) (probs ErrorList) {
 	return probs
 }
 
-// cfgLists are the lists a rule may name.
 var cfgLists = map[string][]string{"condition": Conditions, "event": NotifyEvents}
 
 // cfgNumber is a range's end: a duration or a number.

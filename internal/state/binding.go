@@ -31,10 +31,8 @@ type Binding struct {
 	UpdatedAt time.Time    `json:"updated_at,omitzero"`
 }
 
-// Empty reports whether the binding holds nothing worth keeping.
 func (b Binding) Empty() bool { return b.Epic == "" && len(b.Claims) == 0 }
 
-// Claim returns the session's claim of task, if any.
 func (b Binding) Claim(task string) (ClaimedRun, bool) {
 	if i := b.claim(task); i >= 0 {
 		return b.Claims[i], true

@@ -58,7 +58,6 @@ func writeGitignore(dir string) error {
 	return nil
 }
 
-// mkdir makes sub, a directory inside the state directory.
 func (s *Store) mkdir(sub string) error {
 	if err := EnsureStateDir(s.Dir); err != nil {
 		return err

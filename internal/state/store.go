@@ -36,9 +36,6 @@ const (
 	corruptExt = ".corrupt-"
 )
 
-// DefaultLockWait bounds the wait for another process holding a session's lock.
-const DefaultLockWait = 20 * time.Second
-
 // ErrNoSession is returned for an empty session id (callers leave it alone).
 var ErrNoSession = errors.New("empty session id")
 
@@ -50,7 +47,7 @@ type Store struct {
 	Dir      string           // the state directory, created on demand
 	Warn     func(msg string) // receives problems recovered from (nil: none)
 	Now      func() time.Time // stamps a zero UpdatedAt (default time.Now)
-	LockWait time.Duration    // default DefaultLockWait
+	LockWait time.Duration    // bounds the wait for another process's lock (default 20s)
 }
 
 // RecordFilter selects decision-log records. Empty fields match any value.
@@ -60,7 +57,6 @@ type RecordFilter struct {
 	Limit   int // keep only the last Limit matching records (0 = all)
 }
 
-// Warnf passes a problem recovered from to Warn, when it is set.
 func (s *Store) Warnf(format string, args ...any) {
 	if s.Warn != nil {
 		s.Warn(fmt.Sprintf(format, args...))
@@ -74,7 +70,6 @@ func (s *Store) now() time.Time {
 	return time.Now()
 }
 
-// sub is a directory inside the state directory.
 func (s *Store) sub(name string) (string, error) {
 	if s.Dir == "" {
 		return "", errors.New("state directory not set")
@@ -82,7 +77,6 @@ func (s *Store) sub(name string) (string, error) {
 	return filepath.Join(s.Dir, name), nil
 }
 
-// LogPath is the decision log's path.
 func (s *Store) LogPath() string { return filepath.Join(s.Dir, DecisionLog) }
 
 // StatePath is the state file of (session, epic), always directly inside Dir/sessions.
@@ -292,7 +286,7 @@ func removeTemps(path string) {
 // lock takes the exclusive flock on <state>.lock, waiting at most LockWait;
 // a lock file removed meanwhile (Clear) is locked afresh.
 func (s *Store) lock(path string) (unlock func(), err error) {
-	wait := cmp.Or(s.LockWait, DefaultLockWait)
+	wait := cmp.Or(s.LockWait, 20*time.Second)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	lockPath := strings.TrimSuffix(path, stateExt) + lockExt

@@ -44,7 +44,6 @@ func (s State) String() string {
 // maxRecord bounds a record file's size: a record is a few hundred bytes.
 const maxRecord = 64 << 10
 
-// Record is one trusted project.
 type Record struct {
 	Root   string    `json:"root"`   // absolute and cleaned
 	SHA256 string    `json:"sha256"` // of the trusted project.yaml
@@ -71,7 +70,6 @@ func DefaultDir(getenv func(string) string) (string, error) {
 	return "", errors.New("trust: neither XDG_CONFIG_HOME nor HOME is set")
 }
 
-// Sum is the hex sha256 of a project.yaml's content.
 func Sum(content []byte) string {
 	s := sha256.Sum256(content)
 	return hex.EncodeToString(s[:])
@@ -85,7 +83,6 @@ func cleanRoot(root string) (string, error) {
 	return filepath.Clean(abs), nil
 }
 
-// path is the record file of a root.
 func (s *Store) path(root string) string {
 	h := sha256.Sum256([]byte(root))
 	return filepath.Join(s.Dir, "trusted", hex.EncodeToString(h[:16])+".json")
