@@ -379,7 +379,7 @@ func Defaults() Config {
 			Verify:           Verify{Checks: []CheckSpec{}, Overrides: []VerifyOverride{}, OnUnverified: "reopen", MaxPerStop: 3},
 		},
 		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second, MaxProcesses: 4, QueueTimeout: time.Minute},
-		State: StateDir{Dir: ".runtasks"},
+		State: StateDir{Dir: DefaultStateDir},
 		Log:   Log{Level: "warn"},
 		Claim: Claim{
 			Patterns:    []string{`(?i)^\s*/?(?:claim|select|start|work on|pick up)\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
