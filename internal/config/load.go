@@ -18,6 +18,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
+	"github.com/runtasks/runtasks/internal/trust"
 )
 
 // LoadOptions says where Load finds each configuration layer.
@@ -32,9 +33,10 @@ type LoadOptions struct {
 	// so that every linked worktree is one project; nil: the upward search.
 	MainWorktree func(dir string) (root string, ok bool, err error)
 	// RequireTrust (the hooks: nobody typed them) leaves out a found
-	// project.yaml the store does not trust as it is now (Config.Untrusted);
-	// a file named by --config or RUNTASKS_CONFIG is read as named.
-	RequireTrust TrustChecker
+	// project.yaml the store does not trust as it is now, given the bytes
+	// Load read (trust.Store.Check; Config.Untrusted); a file named by
+	// --config or RUNTASKS_CONFIG is read as named.
+	RequireTrust func(root string, content []byte) (trust.State, error)
 	// Warn receives problems that do not stop the load (nil drops them).
 	Warn func(msg string)
 }

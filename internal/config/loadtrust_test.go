@@ -63,7 +63,7 @@ func TestLoadRequireTrust(t *testing.T) {
 			for _, e := range tt.env {
 				env = append(env, strings.ReplaceAll(e, "ROOT", root))
 			}
-			opts := LoadOptions{StartDir: root, Environ: env, RequireTrust: tt.store}
+			opts := LoadOptions{StartDir: root, Environ: env, RequireTrust: tt.store.Check}
 			if tt.config {
 				opts.ConfigFile = filepath.Join(root, ProjectFile)
 			}
@@ -113,7 +113,7 @@ func TestLoadRequireTrust(t *testing.T) {
 // variables still set checks and beads.bin.
 func TestLoadRequireTrustEnvironmentApplies(t *testing.T) {
 	root := cfgProject(t, "workflow:\n  checks: [beads]\n")
-	cfg, _, err := Load(LoadOptions{StartDir: root, RequireTrust: fakeTrust{},
+	cfg, _, err := Load(LoadOptions{StartDir: root, RequireTrust: fakeTrust{}.Check,
 		Environ: []string{"RUNTASKS_WORKFLOW__CHECKS=beads,promise", "RUNTASKS_EPIC=env-e"}})
 	if err != nil {
 		t.Fatal(err)

@@ -127,12 +127,6 @@ func LookupEnv(env []string, key string) string {
 	return ""
 }
 
-// TrustChecker says whether a project's project.yaml is trusted as it is
-// (content: the bytes Load read).
-type TrustChecker interface {
-	Check(root string, content []byte) (trust.State, error)
-}
-
 // UntrustedFile is a project.yaml Load left out for want of trust.
 type UntrustedFile struct {
 	Root, Path string
@@ -167,7 +161,7 @@ func cfgTrust(opts LoadOptions, root, path string, content []byte) *UntrustedFil
 	if opts.RequireTrust == nil || opts.ConfigFile != "" || LookupEnv(opts.Environ, EnvConfig) != "" {
 		return nil
 	}
-	st, err := opts.RequireTrust.Check(root, content)
+	st, err := opts.RequireTrust(root, content)
 	if err == nil && st == trust.Trusted {
 		return nil
 	}
