@@ -31,15 +31,9 @@ const (
 	Trusted
 )
 
-func (s State) String() string {
-	switch s {
-	case Trusted:
-		return "trusted"
-	case Changed:
-		return "changed since trusted"
-	}
-	return "untrusted"
-}
+var stateNames = [...]string{Untrusted: "untrusted", Changed: "changed since trusted", Trusted: "trusted"}
+
+func (s State) String() string { return stateNames[s] }
 
 // maxRecord bounds a record file's size: a record is a few hundred bytes.
 const maxRecord = 64 << 10
