@@ -255,9 +255,7 @@ func writeFileAtomic(path string, data []byte, durable, shared bool) error {
 	if werr == nil && durable {
 		werr = tmp.Sync()
 	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
+	werr = errors.Join(werr, tmp.Close())
 	if werr == nil {
 		werr = os.Rename(name, path)
 	}
@@ -436,9 +434,7 @@ func (s *Store) Append(r Record) error {
 	f, err := os.OpenFile(s.LogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err == nil {
 		_, err = f.Write(line)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err = errors.Join(err, f.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("decision log: %w", err)
