@@ -204,7 +204,7 @@ func installLimits(f *Factory, cmd *cobra.Command, o *install.Options) {
 	load := func() (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, "") }
 	if o.Global {
 		load = func() (*config.Config, *config.Sources, error) {
-			return config.Load(config.LoadOptions{StartDir: o.Home, Environ: f.Environ(), RequireTrust: brokenTrust{}})
+			return config.Load(config.LoadOptions{StartDir: o.Home, Environ: f.Environ(), RequireTrust: brokenTrust(nil)})
 		}
 	}
 	if cfg, _, err := load(); err == nil {

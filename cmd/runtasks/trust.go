@@ -51,9 +51,9 @@ func (f *Factory) LoadTrustedConfig(cmd *cobra.Command, startDir string) (*confi
 }
 
 // brokenTrust is a trust store that cannot be read: nothing is trusted.
-type brokenTrust struct{ err error }
-
-func (b brokenTrust) CheckSum(string, string) (trust.State, error) { return trust.Untrusted, b.err }
+func brokenTrust(err error) func(string, []byte) (trust.State, error) {
+	return func(string, []byte) (trust.State, error) { return trust.Untrusted, err }
+}
 
 // LoadHookConfig loads the configuration for a hook command (stop-hook,
 // prompt-hook, session-hook): as LoadConfig does, except that a
@@ -66,9 +66,9 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.C
 		return nil, nil, err
 	}
 	if st, err := f.trustStore(); err != nil {
-		opts.RequireTrust = brokenTrust{err}
+		opts.RequireTrust = brokenTrust(err)
 	} else {
-		opts.RequireTrust = st
+		opts.RequireTrust = st.Check
 	}
 	return config.Load(opts)
 }

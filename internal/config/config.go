@@ -265,7 +265,6 @@ var NotifyEnvNames = []string{"RUNTASKS_EVENT", "RUNTASKS_OUTCOME", "RUNTASKS_SE
 // NotifyTimeout is a notify command's time limit when none is given.
 const NotifyTimeout = 30 * time.Second
 
-// CheckTypes names the built-in completion checkers.
 var CheckTypes = []string{"beads", "promise", "done_token", "command", "files", "plan", "results", "composite"}
 
 // checkOptions lists each checker's options besides type and name;
@@ -355,7 +354,6 @@ func EnvKey(name string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, cfgEnvPrefix), "__", "."))
 }
 
-// Conditions lists the promise conditions.
 var Conditions = []string{CondAllComplete, CondAllBlocked, CondContextCheckpoint, CondAlways}
 
 // Defaults is the lowest layer and the only statement of the defaults (a
@@ -381,7 +379,7 @@ func Defaults() Config {
 			Verify:           Verify{Checks: []CheckSpec{}, Overrides: []VerifyOverride{}, OnUnverified: "reopen", MaxPerStop: 3},
 		},
 		Beads: Beads{Bin: "bd", Timeout: 10 * time.Second, MaxProcesses: 4, QueueTimeout: time.Minute},
-		State: StateDir{Dir: ".runtasks"},
+		State: StateDir{Dir: DefaultStateDir},
 		Log:   Log{Level: "warn"},
 		Claim: Claim{
 			Patterns:    []string{`(?i)^\s*/?(?:claim|select|start|work on|pick up)\s+(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9][A-Za-z0-9._-]*)\b`},
@@ -423,7 +421,6 @@ var cfgKnownPromises = map[string]string{
 	"CONTEXT LIMIT - CHECKPOINT": CondContextCheckpoint,
 }
 
-// AllowsExitOn reports whether allow_exit_on lists the condition.
 func (c *Config) AllowsExitOn(cond string) bool {
 	return slices.Contains(c.Workflow.StopHook.AllowExitOn, cond)
 }
@@ -440,7 +437,6 @@ func ConfigKeys() []string {
 	return slices.Clone(cfgKeys)
 }
 
-// Value is the value of one key, as the Config holds it.
 func (c *Config) Value(key string) (any, bool) {
 	if !slices.Contains(cfgKeys, key) {
 		return nil, false

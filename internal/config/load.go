@@ -33,9 +33,10 @@ type LoadOptions struct {
 	// so that every linked worktree is one project; nil: the upward search.
 	MainWorktree func(dir string) (root string, ok bool, err error)
 	// RequireTrust (the hooks: nobody typed them) leaves out a found
-	// project.yaml the store does not trust as it is now (Config.Untrusted);
-	// a file named by --config or RUNTASKS_CONFIG is read as named.
-	RequireTrust TrustChecker
+	// project.yaml the store does not trust as it is now, given the bytes
+	// Load read (trust.Store.Check; Config.Untrusted); a file named by
+	// --config or RUNTASKS_CONFIG is read as named.
+	RequireTrust func(root string, content []byte) (trust.State, error)
 	// Warn receives problems that do not stop the load (nil drops them).
 	Warn func(msg string)
 }
@@ -67,7 +68,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("read configuration: %w", err)
 		}
-		if cfg.Untrusted = cfgTrust(opts, root, path, trust.Sum(data)); cfg.Untrusted == nil {
+		if cfg.Untrusted = cfgTrust(opts, root, path, data); cfg.Untrusted == nil {
 			cfg.File, layers = path, append(layers, cfgFileLayer(path, data))
 		}
 	}
@@ -134,7 +135,6 @@ type cfgLayer struct {
 	errs   ErrorList               // the provider's own
 }
 
-// cfgFileLayer parses a project.yaml with koanf's YAML parser.
 func cfgFileLayer(src string, data []byte) cfgLayer {
 	raw, err := yaml.Parser().Unmarshal(data)
 	l := cfgLayer{raw: raw, source: func(string) string { return src }, yaml: data}

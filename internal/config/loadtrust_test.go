@@ -16,7 +16,7 @@ type fakeTrust struct {
 	err     error
 }
 
-func (f fakeTrust) CheckSum(root, sum string) (trust.State, error) {
+func (f fakeTrust) Check(root string, content []byte) (trust.State, error) {
 	if f.err != nil {
 		return trust.Untrusted, f.err
 	}
@@ -24,7 +24,7 @@ func (f fakeTrust) CheckSum(root, sum string) (trust.State, error) {
 	switch {
 	case !ok:
 		return trust.Untrusted, nil
-	case trust.Sum([]byte(c)) != sum:
+	case c != string(content):
 		return trust.Changed, nil
 	}
 	return trust.Trusted, nil
@@ -63,7 +63,7 @@ func TestLoadRequireTrust(t *testing.T) {
 			for _, e := range tt.env {
 				env = append(env, strings.ReplaceAll(e, "ROOT", root))
 			}
-			opts := LoadOptions{StartDir: root, Environ: env, RequireTrust: tt.store}
+			opts := LoadOptions{StartDir: root, Environ: env, RequireTrust: tt.store.Check}
 			if tt.config {
 				opts.ConfigFile = filepath.Join(root, ProjectFile)
 			}
@@ -113,7 +113,7 @@ func TestLoadRequireTrust(t *testing.T) {
 // variables still set checks and beads.bin.
 func TestLoadRequireTrustEnvironmentApplies(t *testing.T) {
 	root := cfgProject(t, "workflow:\n  checks: [beads]\n")
-	cfg, _, err := Load(LoadOptions{StartDir: root, RequireTrust: fakeTrust{},
+	cfg, _, err := Load(LoadOptions{StartDir: root, RequireTrust: fakeTrust{}.Check,
 		Environ: []string{"RUNTASKS_WORKFLOW__CHECKS=beads,promise", "RUNTASKS_EPIC=env-e"}})
 	if err != nil {
 		t.Fatal(err)

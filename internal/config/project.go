@@ -96,7 +96,6 @@ func cfgProjectAt(dir string) (root, path string, err error) {
 	return dir, candidate, nil
 }
 
-// cfgDir checks that dir exists and is a directory.
 func cfgDir(dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
@@ -126,12 +125,6 @@ func LookupEnv(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-// TrustChecker says whether a project's project.yaml is trusted as it is
-// (sum: the trust.Sum of the bytes Load read).
-type TrustChecker interface {
-	CheckSum(root, sum string) (trust.State, error)
 }
 
 // UntrustedFile is a project.yaml Load left out for want of trust.
@@ -164,11 +157,11 @@ func ShellQuote(s string) string {
 
 // cfgTrust is nil when the project.yaml at path may be read (no trust
 // required, named explicitly, or trusted as it is); else what was left out.
-func cfgTrust(opts LoadOptions, root, path, sum string) *UntrustedFile {
+func cfgTrust(opts LoadOptions, root, path string, content []byte) *UntrustedFile {
 	if opts.RequireTrust == nil || opts.ConfigFile != "" || LookupEnv(opts.Environ, EnvConfig) != "" {
 		return nil
 	}
-	st, err := opts.RequireTrust.CheckSum(root, sum)
+	st, err := opts.RequireTrust(root, content)
 	if err == nil && st == trust.Trusted {
 		return nil
 	}

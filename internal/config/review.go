@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	kmaps "github.com/knadh/koanf/maps"
 	"github.com/knadh/koanf/parsers/yaml"
 )
 
@@ -34,19 +35,10 @@ func Review(root string, data []byte) ([]Exec, error) {
 		return nil, err
 	}
 	var out []Exec
-	at := func(path ...string) any {
-		var v any = raw
-		for _, p := range path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil
-			}
-			v = m[p]
-		}
-		return v
-	}
-	run := func(key string, v any, dflt string) {
-		if s, ok := v.(string); ok && s != "" && s != dflt {
+	def := cfgMap(new(Defaults()))
+	at := func(m map[string]any, key string) any { return kmaps.Search(m, strings.Split(key, ".")) }
+	run := func(key string, v any) {
+		if s, ok := v.(string); ok && s != "" && s != at(def, key) {
 			out = append(out, Exec{Key: key, Value: s, Runs: true})
 		} else if v != nil && !ok {
 			out = append(out, Exec{Key: key, Value: fmt.Sprint(v), Runs: true})
@@ -65,7 +57,7 @@ func Review(root string, data []byte) ([]Exec, error) {
 			out = append(out, Exec{Key: key, Value: s})
 		}
 	}
-	run("beads.bin", at("beads", "bin"), "bd")
+	run("beads.bin", at(raw, "beads.bin"))
 	var checks func(key string, v any)
 	checks = func(key string, v any) {
 		list, _ := v.([]any)
@@ -75,24 +67,22 @@ func Review(root string, data []byte) ([]Exec, error) {
 			if !ok {
 				continue
 			}
-			if m["run"] != nil {
-				run(k+".run", m["run"], "")
-			}
+			run(k+".run", m["run"])
 			outside(k+".dir", m["dir"])
 			checks(k+".checks", m["checks"])
 		}
 	}
-	checks("workflow.checks", at("workflow", "checks"))
-	notify, _ := at("workflow", "notify").([]any)
+	checks("workflow.checks", at(raw, "workflow.checks"))
+	notify, _ := at(raw, "workflow.notify").([]any)
 	for i, item := range notify {
 		if m, ok := item.(map[string]any); ok {
-			run(fmt.Sprintf("workflow.notify[%d].run", i), m["run"], "")
+			run(fmt.Sprintf("workflow.notify[%d].run", i), m["run"])
 		}
 	}
-	run("run.claude_bin", at("run", "claude_bin"), "claude")
-	run("run.codex_bin", at("run", "codex_bin"), "codex")
+	run("run.claude_bin", at(raw, "run.claude_bin"))
+	run("run.codex_bin", at(raw, "run.codex_bin"))
 	for _, key := range []string{"prompts.run_tasks", "claim.templates", "log.file", "state.dir", "beads.dir", "claim.runs_dir"} {
-		outside(key, at(strings.Split(key, ".")...))
+		outside(key, at(raw, key))
 	}
 	return out, nil
 }

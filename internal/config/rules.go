@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
-
-	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // cfgHook converts a value to its field's type, strictly: only in a weak
@@ -76,9 +74,9 @@ func cfgDescribe(v any) string {
 
 // cfgRule checks a value with its rule tag: a range "lo..hi" (">0s": more
 // than 0), "a|b" (one of them; "" too after a leading |), "condition",
-// "event", "nonempty" or "regexp". On a list, "required" says it must not
-// be empty and the rest applies to each item; a struct is checked by its
-// fields' tags.
+// "event", "nonempty", "glob" or "regexp". On a list, "required" says it
+// must not be empty and the rest applies to each item; a struct is checked
+// by its fields' tags.
 func cfgRule(tag string, v any) (probs ErrorList) {
 	rv, s := reflect.ValueOf(v), fmt.Sprint(v)
 	list := cfgLists[strings.Trim(tag, "|")]
@@ -89,14 +87,6 @@ func cfgRule(tag string, v any) (probs ErrorList) {
 	switch x := v.(type) {
 	case CheckSpec:
 		return x.problems()
-	case usage.Price:
-		if _, err := path.Match(x.Model, ""); err != nil || strings.TrimSpace(x.Model) == "" {
-			probs = cfgProblem(".model", "expected a glob such as claude-sonnet-4*, got %q", x.Model)
-		}
-		for i, n := range []float64{x.Input, x.Output, x.CacheRead, x.CacheWrite} {
-			probs = append(probs, cfgRule("0..1e+06", n).at("."+[]string{"input", "output", "cache_read", "cache_write"}[i])...)
-		}
-		return probs
 	case time.Duration:
 		s = FormatDuration(x)
 	}
@@ -115,6 +105,10 @@ func cfgRule(tag string, v any) (probs ErrorList) {
 		}
 	case tag == "nonempty" && strings.TrimSpace(s) == "":
 		return cfgProblem("", "must not be empty")
+	case tag == "glob":
+		if _, err := path.Match(s, ""); err != nil || strings.TrimSpace(s) == "" {
+			return cfgProblem("", "expected a glob such as claude-sonnet-4*, got %q", s)
+		}
 	case tag == "regexp":
 		if _, err := regexp.Compile(s); err != nil {
 			return cfgProblem("", "invalid regular expression: %v", err)
@@ -134,7 +128,6 @@ func cfgRule(tag string, v any) (probs ErrorList) {
 	return probs
 }
 
-// cfgLists are the lists a rule may name.
 var cfgLists = map[string][]string{"condition": Conditions, "event": NotifyEvents}
 
 // cfgNumber is a range's end: a duration or a number.

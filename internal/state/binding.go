@@ -31,10 +31,8 @@ type Binding struct {
 	UpdatedAt time.Time    `json:"updated_at,omitzero"`
 }
 
-// Empty reports whether the binding holds nothing worth keeping.
 func (b Binding) Empty() bool { return b.Epic == "" && len(b.Claims) == 0 }
 
-// Claim returns the session's claim of task, if any.
 func (b Binding) Claim(task string) (ClaimedRun, bool) {
 	if i := b.claim(task); i >= 0 {
 		return b.Claims[i], true
@@ -71,16 +69,18 @@ func (s *Store) Binding(session string) (Binding, error) {
 	if err != nil {
 		return Binding{}, err
 	}
-	b, err := readBinding(path, session)
+	return s.readBinding(path, session, "ignored")
+}
+
+// readBinding reads session's binding at path; a corrupt file is reported
+// (Warn, saying what becomes of it) and read as none.
+func (s *Store) readBinding(path, session, fate string) (Binding, error) {
+	b, err := readFile(path, "binding", Binding{Session: session}, func(b Binding) string { return fmt.Sprintf("session %q", b.Session) })
 	if errors.Is(err, errCorrupt) {
-		s.Warnf("%v; ignored", err)
+		s.Warnf("%v; %s", err, fate)
 		return Binding{Session: session}, nil
 	}
 	return b, err
-}
-
-func readBinding(path, session string) (Binding, error) {
-	return readFile(path, "binding", Binding{Session: session}, func(b Binding) string { return fmt.Sprintf("session %q", b.Session) })
 }
 
 // UpdateBinding is Update for session's binding; an empty binding is removed.
@@ -91,12 +91,7 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (b Bindin
 	}
 	err = s.locked(path, func() error {
 		removeTemps(path)
-		b, err = readBinding(path, session)
-		if errors.Is(err, errCorrupt) {
-			s.Warnf("%v; replaced", err)
-			b, err = Binding{Session: session}, nil
-		}
-		if err != nil {
+		if b, err = s.readBinding(path, session, "replaced"); err != nil {
 			return err
 		}
 		if err := fn(&b); err != nil {

@@ -31,14 +31,7 @@ func (s *Store) ReadyLinks(epic string) []string {
 	if s.Dir == "" {
 		return nil
 	}
-	data, err := os.ReadFile(s.linksPath(epic))
-	if err != nil {
-		return nil
-	}
-	var l readyLinks
-	if json.Unmarshal(data, &l) != nil || l.Epic != epic {
-		return nil
-	}
+	l, _ := readFile(s.linksPath(epic), "links", readyLinks{Epic: epic}, func(l readyLinks) string { return l.Epic })
 	return l.IDs
 }
 

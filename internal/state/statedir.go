@@ -48,9 +48,7 @@ func writeGitignore(dir string) error {
 	}
 	if err == nil {
 		_, err = f.WriteString(Gitignore)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err = errors.Join(err, f.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
@@ -58,7 +56,6 @@ func writeGitignore(dir string) error {
 	return nil
 }
 
-// mkdir makes sub, a directory inside the state directory.
 func (s *Store) mkdir(sub string) error {
 	if err := EnsureStateDir(s.Dir); err != nil {
 		return err

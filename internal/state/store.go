@@ -36,9 +36,6 @@ const (
 	corruptExt = ".corrupt-"
 )
 
-// DefaultLockWait bounds the wait for another process holding a session's lock.
-const DefaultLockWait = 20 * time.Second
-
 // ErrNoSession is returned for an empty session id (callers leave it alone).
 var ErrNoSession = errors.New("empty session id")
 
@@ -50,7 +47,7 @@ type Store struct {
 	Dir      string           // the state directory, created on demand
 	Warn     func(msg string) // receives problems recovered from (nil: none)
 	Now      func() time.Time // stamps a zero UpdatedAt (default time.Now)
-	LockWait time.Duration    // default DefaultLockWait
+	LockWait time.Duration    // bounds the wait for another process's lock (default 20s)
 }
 
 // RecordFilter selects decision-log records. Empty fields match any value.
@@ -60,11 +57,6 @@ type RecordFilter struct {
 	Limit   int // keep only the last Limit matching records (0 = all)
 }
 
-func (f RecordFilter) match(r *Record) bool {
-	return (f.Session == "" || r.Session == f.Session) && (f.Epic == "" || r.Epic == f.Epic)
-}
-
-// Warnf passes a problem recovered from to Warn, when it is set.
 func (s *Store) Warnf(format string, args ...any) {
 	if s.Warn != nil {
 		s.Warn(fmt.Sprintf(format, args...))
@@ -78,7 +70,6 @@ func (s *Store) now() time.Time {
 	return time.Now()
 }
 
-// sub is a directory inside the state directory.
 func (s *Store) sub(name string) (string, error) {
 	if s.Dir == "" {
 		return "", errors.New("state directory not set")
@@ -86,7 +77,6 @@ func (s *Store) sub(name string) (string, error) {
 	return filepath.Join(s.Dir, name), nil
 }
 
-// LogPath is the decision log's path.
 func (s *Store) LogPath() string { return filepath.Join(s.Dir, DecisionLog) }
 
 // StatePath is the state file of (session, epic), always directly inside Dir/sessions.
@@ -176,7 +166,7 @@ func (s *Store) Get(session, epic string) (State, error) {
 		return State{}, err
 	}
 	st, err := readState(path, session, epic)
-	if err == nil || !errors.Is(err, errCorrupt) {
+	if !errors.Is(err, errCorrupt) {
 		return st, err
 	}
 	// Corrupt: re-read under the lock, so that a good file written
@@ -221,7 +211,7 @@ func readFile[T any](path, what string, fresh T, ids func(T) string) (T, error) 
 // readLocked reads the state under the lock, moving a corrupt file aside.
 func (s *Store) readLocked(path, session, epic string) (State, error) {
 	st, err := readState(path, session, epic)
-	if err == nil || !errors.Is(err, errCorrupt) {
+	if !errors.Is(err, errCorrupt) {
 		return st, err
 	}
 	aside := fmt.Sprintf("%s%s%d", path, corruptExt, s.now().Unix())
@@ -265,9 +255,7 @@ func writeFileAtomic(path string, data []byte, durable, shared bool) error {
 	if werr == nil && durable {
 		werr = tmp.Sync()
 	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
+	werr = errors.Join(werr, tmp.Close())
 	if werr == nil {
 		werr = os.Rename(name, path)
 	}
@@ -296,7 +284,7 @@ func removeTemps(path string) {
 // lock takes the exclusive flock on <state>.lock, waiting at most LockWait;
 // a lock file removed meanwhile (Clear) is locked afresh.
 func (s *Store) lock(path string) (unlock func(), err error) {
-	wait := cmp.Or(s.LockWait, DefaultLockWait)
+	wait := cmp.Or(s.LockWait, 20*time.Second)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	lockPath := strings.TrimSuffix(path, stateExt) + lockExt
@@ -398,11 +386,7 @@ func (s *Store) Clear(session, epic string) ([]State, error) {
 		if (session != "" && st.Session != session) || (epic != "" && st.Epic != epic) {
 			continue
 		}
-		path, err := s.StatePath(st.Session, st.Epic)
-		if err != nil {
-			return cleared, err
-		}
-		old, removed, err := s.remove(path, st.Session, st.Epic)
+		old, removed, err := s.remove(st.Session, st.Epic)
 		if err != nil {
 			return cleared, err
 		}
@@ -413,8 +397,9 @@ func (s *Store) Clear(session, epic string) ([]State, error) {
 	return cleared, nil
 }
 
-// remove deletes one state file, its temp files and its lock file.
-func (s *Store) remove(path, session, epic string) (State, bool, error) {
+// remove deletes one listed state's file, its temp files and its lock file.
+func (s *Store) remove(session, epic string) (State, bool, error) {
+	path := filepath.Join(s.Dir, sessionsDir, stateName(session, epic))
 	unlock, err := s.lock(path)
 	if err != nil {
 		return State{}, false, err
@@ -438,9 +423,6 @@ func (s *Store) remove(path, session, epic string) (State, bool, error) {
 // Append adds one record to the decision log with a single O_APPEND write,
 // so records appended concurrently never interleave.
 func (s *Store) Append(r Record) error {
-	if s.Dir == "" {
-		return errors.New("state directory not set")
-	}
 	line, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
@@ -452,9 +434,7 @@ func (s *Store) Append(r Record) error {
 	f, err := os.OpenFile(s.LogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err == nil {
 		_, err = f.Write(line)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err = errors.Join(err, f.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("decision log: %w", err)
@@ -499,7 +479,7 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 			bad, firstOff, firstErr = bad+1, sc.Offset(), err
 			continue
 		}
-		if f.match(&r) {
+		if (f.Session == "" || r.Session == f.Session) && (f.Epic == "" || r.Epic == f.Epic) {
 			out = append(out, r)
 		}
 	}

@@ -31,20 +31,13 @@ const (
 	Trusted
 )
 
-func (s State) String() string {
-	switch s {
-	case Trusted:
-		return "trusted"
-	case Changed:
-		return "changed since trusted"
-	}
-	return "untrusted"
-}
+var stateNames = [...]string{Untrusted: "untrusted", Changed: "changed since trusted", Trusted: "trusted"}
+
+func (s State) String() string { return stateNames[s] }
 
 // maxRecord bounds a record file's size: a record is a few hundred bytes.
 const maxRecord = 64 << 10
 
-// Record is one trusted project.
 type Record struct {
 	Root   string    `json:"root"`   // absolute and cleaned
 	SHA256 string    `json:"sha256"` // of the trusted project.yaml
@@ -71,7 +64,6 @@ func DefaultDir(getenv func(string) string) (string, error) {
 	return "", errors.New("trust: neither XDG_CONFIG_HOME nor HOME is set")
 }
 
-// Sum is the hex sha256 of a project.yaml's content.
 func Sum(content []byte) string {
 	s := sha256.Sum256(content)
 	return hex.EncodeToString(s[:])
@@ -85,7 +77,6 @@ func cleanRoot(root string) (string, error) {
 	return filepath.Clean(abs), nil
 }
 
-// path is the record file of a root.
 func (s *Store) path(root string) string {
 	h := sha256.Sum256([]byte(root))
 	return filepath.Join(s.Dir, "trusted", hex.EncodeToString(h[:16])+".json")
@@ -118,7 +109,16 @@ func (s *Store) Get(root string) (rec Record, ok bool, err error) {
 // Check says whether the project at root with this project.yaml content
 // is trusted.
 func (s *Store) Check(root string, content []byte) (State, error) {
-	return s.CheckSum(root, Sum(content))
+	rec, ok, err := s.Get(root)
+	switch {
+	case err != nil:
+		return Untrusted, err
+	case !ok:
+		return Untrusted, nil
+	case rec.SHA256 != Sum(content):
+		return Changed, nil
+	}
+	return Trusted, nil
 }
 
 // CheckFile is Check for the project.yaml at file, read as an agent's file.
@@ -128,20 +128,6 @@ func (s *Store) CheckFile(root, file string) (State, error) {
 		return Untrusted, err
 	}
 	return s.Check(root, data)
-}
-
-// CheckSum is Check for the content whose Sum is sum.
-func (s *Store) CheckSum(root, sum string) (State, error) {
-	rec, ok, err := s.Get(root)
-	switch {
-	case err != nil:
-		return Untrusted, err
-	case !ok:
-		return Untrusted, nil
-	case rec.SHA256 != sum:
-		return Changed, nil
-	}
-	return Trusted, nil
 }
 
 // Trust records root as trusted with this project.yaml content (file is

@@ -18,16 +18,13 @@ type Tokens struct {
 	CacheWrite int64 `json:"cache_write"`
 }
 
-// Total is every token counted.
 func (t Tokens) Total() int64 { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
 
-// Plus adds u to t.
 func (t Tokens) Plus(u Tokens) Tokens {
 	return Tokens{Input: t.Input + u.Input, Output: t.Output + u.Output,
 		CacheRead: t.CacheRead + u.CacheRead, CacheWrite: t.CacheWrite + u.CacheWrite}
 }
 
-// ModelUsage is one model's tokens.
 type ModelUsage struct {
 	Model string `json:"model"`
 	Tokens
@@ -100,7 +97,6 @@ func (u Usage) Since(cursor string) (counted Usage, next string) {
 	return out, u.Entries[0].ID
 }
 
-// Add counts t under model.
 func (u *Usage) Add(model string, t Tokens) {
 	if i := slices.IndexFunc(u.Models, func(m ModelUsage) bool { return m.Model == model }); i >= 0 {
 		u.Models[i].Tokens = u.Models[i].Tokens.Plus(t)
@@ -118,12 +114,10 @@ type Spent struct {
 	Partial  bool     `json:"partial,omitempty"`         // a lower bound
 }
 
-// IsZero reports whether nothing was spent or recorded.
 func (s Spent) IsZero() bool {
 	return s.Tokens == (Tokens{}) && s.Cost == 0 && s.Unpriced == 0 && len(s.Models) == 0 && !s.Partial
 }
 
-// Plus adds o to s.
 func (s Spent) Plus(o Spent) Spent {
 	out := Spent{Tokens: s.Tokens.Plus(o.Tokens), Cost: s.Cost + o.Cost, Unpriced: s.Unpriced + o.Unpriced,
 		Models: slices.Clone(s.Models), Partial: s.Partial || o.Partial}
@@ -138,11 +132,11 @@ func (s Spent) Plus(o Spent) Spent {
 // Price is what one model's tokens cost, in US dollars per million tokens
 // (usage.prices). Model is a glob (path.Match: "claude-sonnet-4*").
 type Price struct {
-	Model      string  `koanf:"model" json:"model"`
-	Input      float64 `koanf:"input" json:"input"`
-	Output     float64 `koanf:"output" json:"output"`
-	CacheRead  float64 `koanf:"cache_read" json:"cache_read"`
-	CacheWrite float64 `koanf:"cache_write" json:"cache_write"`
+	Model      string  `koanf:"model" json:"model" rule:"glob"`
+	Input      float64 `koanf:"input" json:"input" rule:"0..1e+06"`
+	Output     float64 `koanf:"output" json:"output" rule:"0..1e+06"`
+	CacheRead  float64 `koanf:"cache_read" json:"cache_read" rule:"0..1e+06"`
+	CacheWrite float64 `koanf:"cache_write" json:"cache_write" rule:"0..1e+06"`
 }
 
 // PricesDate is when the shipped table was last checked against the
@@ -226,5 +220,4 @@ func FormatCost(c float64) string {
 	return fmt.Sprintf("$%.0f", c)
 }
 
-// trimZero drops a fraction's trailing zeros (and a bare point).
 func trimZero(s string) string { return strings.TrimSuffix(strings.TrimRight(s, "0"), ".") }
