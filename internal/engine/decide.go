@@ -197,12 +197,12 @@ func (d *decider) withChecks() Decision {
 		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
 		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
-	checks := Checkers(d.cfg)
-	if len(checks) == 0 { // runtasks check without workflow.checks: the stop hook's rules
-		checks = []Checker{beadsCheck{name: "beads"}}
+	specs := d.cfg.Workflow.Checks
+	if len(specs) == 0 { // runtasks check without workflow.checks: the stop hook's rules
+		specs = []config.CheckSpec{{Type: "beads"}}
 	}
 	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, d: d}
-	top := compositeCheck{name: "checks", checks: checks}.Check(d.ctx, cc)
+	top := checkAll(d.ctx, cc, Verdict{Check: "checks"}, false, specs, "workflow.checks")
 	dec := d.checked(top, cc)
 	dec.Verdicts = top.Children
 	return dec

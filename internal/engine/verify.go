@@ -80,17 +80,13 @@ func VerifyTask(ctx context.Context, cfg *config.Config, env Env, is beads.Issue
 	dir, commit, worktree := taskPlace(ctx, cfg, env.Worktrees, is.ID)
 	c := *cfg
 	c.Root, v.Commit = dir, commit
-	cc := &CheckContext{Config: &c, Env: env}
-	if env.Runner != nil {
-		cc.Env.Runner = taskRunner{env.Runner, fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
-			config.ShellQuote(is.ID), config.ShellQuote(is.Title), config.ShellQuote(worktree))}
-	}
-	all := compositeCheck{name: "verify"}
-	for _, s := range VerifyChecks(cfg, is) {
-		all.checks = append(all.checks, buildCheck(s))
+	cc := &CheckContext{Config: &c, Env: env, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
+		config.ShellQuote(is.ID), config.ShellQuote(is.Title), config.ShellQuote(worktree))}
+	specs := VerifyChecks(cfg, is)
+	for _, s := range specs {
 		v.Checks = append(v.Checks, s.Name+"="+s.Type)
 	}
-	v.Verdict = all.Check(ctx, cc)
+	v.Verdict = checkAll(ctx, cc, Verdict{Check: "verify"}, false, specs, "")
 	return v
 }
 
@@ -108,16 +104,6 @@ func taskPlace(ctx context.Context, cfg *config.Config, wl WorktreeLister, id st
 		}
 	}
 	return dir, commit, ""
-}
-
-// taskRunner runs commands after exporting the task's variables.
-type taskRunner struct {
-	CommandRunner
-	exports string
-}
-
-func (r taskRunner) Run(ctx context.Context, dir, command string, timeout time.Duration) (CommandResult, error) {
-	return r.CommandRunner.Run(ctx, dir, r.exports+command, timeout)
 }
 
 // GateRequest is a shell command a driven session's agent is about to run
