@@ -19,8 +19,8 @@ func (d *decider) budget() (Decision, bool) {
 	}
 	s := d.st.Spent
 	epic := s
-	if d.epic() != "" {
-		epic = s.Plus(d.in.OthersSpent[d.epic()])
+	if d.in.Epic != "" {
+		epic = s.Plus(d.in.OthersSpent[d.in.Epic])
 	}
 	var spent string
 	switch {
@@ -28,10 +28,10 @@ func (d *decider) budget() (Decision, bool) {
 		spent = fmt.Sprintf("session budget spent: %s of %s tokens", usage.FormatTokens(s.Total()), usage.FormatTokens(int64(b.SessionTokens)))
 	case b.SessionCost > 0 && s.Cost >= b.SessionCost:
 		spent = fmt.Sprintf("session budget spent: %s of %s", usage.FormatCost(s.Cost), usage.FormatCost(b.SessionCost))
-	case d.epic() != "" && b.EpicTokens > 0 && epic.Total() >= int64(b.EpicTokens):
-		spent = fmt.Sprintf("epic %s budget spent: %s of %s tokens", d.epic(), usage.FormatTokens(epic.Total()), usage.FormatTokens(int64(b.EpicTokens)))
-	case d.epic() != "" && b.EpicCost > 0 && epic.Cost >= b.EpicCost:
-		spent = fmt.Sprintf("epic %s budget spent: %s of %s", d.epic(), usage.FormatCost(epic.Cost), usage.FormatCost(b.EpicCost))
+	case d.in.Epic != "" && b.EpicTokens > 0 && epic.Total() >= int64(b.EpicTokens):
+		spent = fmt.Sprintf("epic %s budget spent: %s of %s tokens", d.in.Epic, usage.FormatTokens(epic.Total()), usage.FormatTokens(int64(b.EpicTokens)))
+	case d.in.Epic != "" && b.EpicCost > 0 && epic.Cost >= b.EpicCost:
+		spent = fmt.Sprintf("epic %s budget spent: %s of %s", d.in.Epic, usage.FormatCost(epic.Cost), usage.FormatCost(b.EpicCost))
 	default:
 		return Decision{}, false
 	}
