@@ -53,7 +53,7 @@ func TestFilesCheckTargetsNotRegular(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var v Verdict
-			returnsWithin(t, "the files check", func() { v = check(context.Background(), &CheckContext{Config: &config.Config{Root: dir}}, tc.c) })
+			returnsWithin(t, "the files check", func() { v = (&decider{ctx: context.Background(), cfg: &config.Config{Root: dir}}).check(tc.c) })
 			all := v.Summary + " " + strings.Join(v.Feedback, " ")
 			if v.Status == VerdictComplete || !strings.Contains(all, tc.want) {
 				t.Errorf("verdict %s: %s; want it to say %q", v.Status, all, tc.want)

@@ -48,38 +48,26 @@ type CommandResult struct {
 	TimedOut bool
 }
 
-// CheckContext is what a checker may look at: the stop, the configuration
-// (its Root is the project directory) and the environment.
-type CheckContext struct {
-	Input  Input
-	Config *config.Config
-	Env    Env
-
-	exports          string    // shell exports run before a command check's command (VerifyTask)
-	d                *decider  // runs the stop-hook rules for the beads checker
-	completeDecision *Decision // the beads checker's decision, the answer when every check passes
-}
-
 // check runs the checker a spec of workflow.checks or workflow.verify names.
-func check(ctx context.Context, cc *CheckContext, s config.CheckSpec) Verdict {
+func (d *decider) check(s config.CheckSpec) Verdict {
 	v := Verdict{Check: cmp.Or(s.Name, s.Type)}
 	switch s.Type {
 	case "beads":
-		return checkBeads(ctx, cc, v)
+		return d.checkBeads(v)
 	case "promise":
-		return checkPromise(cc, s.Texts, v)
+		return d.checkPromise(s.Texts, v)
 	case "done_token":
-		return checkDoneToken(cc, s.Prefix, v)
+		return d.checkDoneToken(s.Prefix, v)
 	case "command":
-		return checkCommand(ctx, cc, s, v)
+		return d.checkCommand(s, v)
 	case "files":
-		return checkFiles(cc, s, v)
+		return d.checkFiles(s, v)
 	case "plan":
-		return checkPlan(cc, s.Required, v)
+		return d.checkPlan(s.Required, v)
 	case "results":
-		return checkResults(cc, v)
+		return d.checkResults(v)
 	case "composite":
-		return checkAll(ctx, cc, v, s.Mode == "any", s.Checks, "")
+		return d.checkAll(v, s.Mode == "any", s.Checks, "")
 	}
 	return v.as(VerdictError, fmt.Sprintf("unknown checker %q", s.Type))
 }
@@ -95,11 +83,7 @@ func FeedbackText(items []string, limit int) []string {
 // checkBeads is the stop hook's rules as a checker: complete when the rules
 // accept the end, incomplete when they block; any other end is carried as
 // the hook's decision.
-func checkBeads(ctx context.Context, cc *CheckContext, v Verdict) Verdict {
-	if cc.d == nil {
-		cc.d = &decider{ctx: ctx, in: cc.Input, cfg: cc.Config, env: cc.Env}
-	}
-	d := cc.d
+func (d *decider) checkBeads(v Verdict) Verdict {
 	if d.in.Epic == "" && !d.cfg.Workflow.DoneToken.Required {
 		return v.as(VerdictSkipped, "no epic to judge")
 	}
@@ -129,23 +113,23 @@ func checkBeads(ctx context.Context, cc *CheckContext, v Verdict) Verdict {
 	if v.Status != VerdictComplete {
 		v.stop = &dec
 	}
-	cc.completeDecision = &dec
+	d.beadsDecision = &dec
 	return v
 }
 
 // checkPromise: the final message holds an allowed promise, or one of texts.
-func checkPromise(cc *CheckContext, texts []string, v Verdict) Verdict {
-	if strings.TrimSpace(cc.Input.FinalMessage) == "" {
+func (d *decider) checkPromise(texts []string, v Verdict) Verdict {
+	if strings.TrimSpace(d.in.FinalMessage) == "" {
 		return v.as(VerdictSkipped, "no final message")
 	}
-	promises := slices.DeleteFunc(cc.Config.Promises(), func(p config.Promise) bool { return !cc.Config.AllowsExitOn(p.Condition) })
+	promises := slices.DeleteFunc(d.cfg.Promises(), func(p config.Promise) bool { return !d.cfg.AllowsExitOn(p.Condition) })
 	if len(texts) > 0 {
 		promises = nil
 		for _, t := range texts {
 			promises = append(promises, config.Promise{Text: t, Condition: config.CondAlways})
 		}
 	}
-	if found := FindPromises(cc.Input.FinalMessage, promises); len(found) > 0 {
+	if found := FindPromises(d.in.FinalMessage, promises); len(found) > 0 {
 		return v.as(VerdictComplete, fmt.Sprintf("promise %q made", found[0].Text))
 	}
 	texts = nil
@@ -157,12 +141,12 @@ func checkPromise(cc *CheckContext, texts []string, v Verdict) Verdict {
 }
 
 // checkDoneToken: the final message holds this session's done line.
-func checkDoneToken(cc *CheckContext, prefix string, v Verdict) Verdict {
-	prefix = cmp.Or(prefix, cc.Config.Workflow.DoneToken.Prefix)
+func (d *decider) checkDoneToken(prefix string, v Verdict) Verdict {
+	prefix = cmp.Or(prefix, d.cfg.Workflow.DoneToken.Prefix)
 	switch {
-	case cc.Input.SessionID == "":
+	case d.in.SessionID == "":
 		return v.as(VerdictSkipped, "no session id")
-	case HasDoneToken(cc.Input.FinalMessage, prefix, cc.Input.SessionID):
+	case HasDoneToken(d.in.FinalMessage, prefix, d.in.SessionID):
 		return v.as(VerdictComplete, "done token printed")
 	}
 	v.Feedback = []string{"print " + prefix + "::<session id> on a line of its own when everything is done"}
@@ -170,11 +154,11 @@ func checkDoneToken(cc *CheckContext, prefix string, v Verdict) Verdict {
 }
 
 // checkCommand runs a shell command; incomplete with its output's tail when it fails.
-func checkCommand(ctx context.Context, cc *CheckContext, s config.CheckSpec, v Verdict) Verdict {
-	if cc.Env.Runner == nil {
+func (d *decider) checkCommand(s config.CheckSpec, v Verdict) Verdict {
+	if d.env.Runner == nil {
 		return v.as(VerdictError, "no command runner")
 	}
-	res, err := cc.Env.Runner.Run(ctx, cmp.Or(cc.Config.Path(s.Dir), cc.Config.Root), cc.exports+s.Run, s.Timeout)
+	res, err := d.env.Runner.Run(d.ctx, cmp.Or(d.cfg.Path(s.Dir), d.cfg.Root), d.exports+s.Run, s.Timeout)
 	switch {
 	case err != nil:
 		return v.as(VerdictError, fmt.Sprintf("`%s` could not run: %s", s.Run, oneLine(err.Error(), 200)))
@@ -194,17 +178,17 @@ func checkCommand(ctx context.Context, cc *CheckContext, s config.CheckSpec, v V
 }
 
 // checkFiles: paths must exist, optionally non-empty or changed from a template.
-func checkFiles(cc *CheckContext, s config.CheckSpec, v Verdict) Verdict {
+func (d *decider) checkFiles(s config.CheckSpec, v Verdict) Verdict {
 	var tmpl []byte
 	if s.Template != "" {
-		b, err := agentfile.Read(cc.Config.Path(s.Template), agentfile.MaxText)
+		b, err := agentfile.Read(d.cfg.Path(s.Template), agentfile.MaxText)
 		if err != nil {
 			return v.as(VerdictError, "template unreadable: "+oneLine(err.Error(), 200))
 		}
 		tmpl = b
 	}
 	for _, p := range s.Paths {
-		b, err := agentfile.Read(cc.Config.Path(p), agentfile.MaxText)
+		b, err := agentfile.Read(d.cfg.Path(p), agentfile.MaxText)
 		switch {
 		case err != nil && os.IsNotExist(err):
 			v.Feedback = append(v.Feedback, p+" is missing")
@@ -235,7 +219,7 @@ func judged(v Verdict, incomplete, complete string) Verdict {
 
 // checkPlan: the agent's own plan in its transcript must be all completed.
 // Nothing to read is skipped, or incomplete when a plan is required.
-func checkPlan(cc *CheckContext, required bool, v Verdict) Verdict {
+func (d *decider) checkPlan(required bool, v Verdict) Verdict {
 	nothing := func(summary, feedback string) Verdict {
 		if required {
 			v.Feedback = []string{feedback}
@@ -243,10 +227,10 @@ func checkPlan(cc *CheckContext, required bool, v Verdict) Verdict {
 		}
 		return v.as(VerdictSkipped, summary)
 	}
-	if cc.Input.TranscriptPath == "" {
+	if d.in.TranscriptPath == "" {
 		return nothing("no transcript", "no transcript to read a plan from")
 	}
-	items, found, err := ReadPlan(cc.Input.TranscriptPath)
+	items, found, err := ReadPlan(d.in.TranscriptPath)
 	switch {
 	case err != nil:
 		return v.as(VerdictError, "transcript: "+oneLine(err.Error(), 200))
@@ -263,11 +247,11 @@ func checkPlan(cc *CheckContext, required bool, v Verdict) Verdict {
 }
 
 // checkResults: every claimed task's RESULTS.md must be written.
-func checkResults(cc *CheckContext, v Verdict) Verdict {
-	if len(cc.Input.Claims) == 0 {
+func (d *decider) checkResults(v Verdict) Verdict {
+	if len(d.in.Claims) == 0 {
 		return v.as(VerdictSkipped, "no claimed tasks")
 	}
-	for _, u := range state.UntouchedResults(cc.Input.Claims) {
+	for _, u := range state.UntouchedResults(d.in.Claims) {
 		v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, state.ResultsFile)+" (task "+u.Task+") is not written")
 	}
 	return judged(v, fmt.Sprintf("%d result file(s) not written", len(v.Feedback)), "results written")
@@ -277,14 +261,14 @@ func checkResults(cc *CheckContext, v Verdict) Verdict {
 // incomplete or failing check; any stops at the first complete one. where
 // names the specs in the configuration to validate each first (workflow.checks:
 // a Config made by hand may hold an invalid one); "" runs them as they are.
-func checkAll(ctx context.Context, cc *CheckContext, v Verdict, any bool, specs []config.CheckSpec, where string) Verdict {
+func (d *decider) checkAll(v Verdict, any bool, specs []config.CheckSpec, where string) Verdict {
 	judged := 0
 	for i, s := range specs {
 		var sub Verdict
 		if err := s.Validate(); where != "" && err != nil {
 			sub = Verdict{Check: cmp.Or(s.Name, s.Type), Status: VerdictError, Summary: fmt.Sprintf("%s[%d]%v", where, i, err)}
 		} else {
-			sub = check(ctx, cc, s)
+			sub = d.check(s)
 		}
 		v.Children = append(v.Children, sub)
 		if v.stop == nil {

@@ -130,6 +130,9 @@ type decider struct {
 	live  []LiveTask   // in-progress tasks whose worktree exists
 	stuck []StuckTask  // in-progress tasks found stuck, with their action
 	task  *beads.Issue // the driven issue when it is not an epic (readRest)
+
+	beadsDecision *Decision // the beads checker's decision, the answer when every check passes
+	exports       string    // shell exports run before a command check's command (VerifyTask)
 }
 
 // withStuck adds the stuck tasks, and what happens to them, to the
@@ -199,21 +202,20 @@ func (d *decider) withChecks() Decision {
 	if len(specs) == 0 { // runtasks check without workflow.checks: the stop hook's rules
 		specs = []config.CheckSpec{{Type: "beads"}}
 	}
-	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, d: d}
-	top := checkAll(d.ctx, cc, Verdict{Check: "checks"}, false, specs, "workflow.checks")
-	dec := d.checked(top, cc)
+	top := d.checkAll(Verdict{Check: "checks"}, false, specs, "workflow.checks")
+	dec := d.checked(top)
 	dec.Verdicts = top.Children
 	return dec
 }
 
 // checked turns the checks' overall verdict into the decision.
-func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
+func (d *decider) checked(top Verdict) Decision {
 	if top.stop != nil && top.Status != VerdictComplete {
 		return *top.stop
 	}
 	var counts state.Counts
-	if cc.completeDecision != nil {
-		counts = cc.completeDecision.Counts
+	if d.beadsDecision != nil {
+		counts = d.beadsDecision.Counts
 	}
 	switch top.Status {
 	case VerdictError:
@@ -235,8 +237,8 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 	case VerdictSkipped:
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
 	}
-	if cc.completeDecision != nil {
-		dec := *cc.completeDecision
+	if d.beadsDecision != nil {
+		dec := *d.beadsDecision
 		dec.Why += "; all checks passed"
 		return dec
 	}

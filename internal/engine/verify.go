@@ -80,13 +80,13 @@ func VerifyTask(ctx context.Context, cfg *config.Config, env Env, is beads.Issue
 	dir, commit, worktree := taskPlace(ctx, cfg, env.Worktrees, is.ID)
 	c := *cfg
 	c.Root, v.Commit = dir, commit
-	cc := &CheckContext{Config: &c, Env: env, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
+	d := &decider{ctx: ctx, cfg: &c, env: env, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
 		config.ShellQuote(is.ID), config.ShellQuote(is.Title), config.ShellQuote(worktree))}
 	specs := VerifyChecks(cfg, is)
 	for _, s := range specs {
 		v.Checks = append(v.Checks, s.Name+"="+s.Type)
 	}
-	v.Verdict = checkAll(ctx, cc, Verdict{Check: "verify"}, false, specs, "")
+	v.Verdict = d.checkAll(Verdict{Check: "verify"}, false, specs, "")
 	return v
 }
 
