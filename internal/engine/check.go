@@ -56,16 +56,30 @@ func (d *decider) check(s config.CheckSpec) Verdict {
 		return d.checkBeads(v)
 	case "promise":
 		return d.checkPromise(s.Texts, v)
-	case "done_token":
-		return d.checkDoneToken(s.Prefix, v)
+	case "done_token": // the final message holds this session's done line
+		prefix := cmp.Or(s.Prefix, d.cfg.Workflow.DoneToken.Prefix)
+		switch {
+		case d.in.SessionID == "":
+			return v.as(VerdictSkipped, "no session id")
+		case HasDoneToken(d.in.FinalMessage, prefix, d.in.SessionID):
+			return v.as(VerdictComplete, "done token printed")
+		}
+		v.Feedback = []string{"print " + prefix + "::<session id> on a line of its own when everything is done"}
+		return v.as(VerdictIncomplete, "done token not printed")
 	case "command":
 		return d.checkCommand(s, v)
 	case "files":
 		return d.checkFiles(s, v)
 	case "plan":
 		return d.checkPlan(s.Required, v)
-	case "results":
-		return d.checkResults(v)
+	case "results": // every claimed task's RESULTS.md is written
+		if len(d.in.Claims) == 0 {
+			return v.as(VerdictSkipped, "no claimed tasks")
+		}
+		for _, u := range state.UntouchedResults(d.in.Claims) {
+			v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, state.ResultsFile)+" (task "+u.Task+") is not written")
+		}
+		return judged(v, fmt.Sprintf("%d result file(s) not written", len(v.Feedback)), "results written")
 	case "composite":
 		return d.checkAll(v, s.Mode == "any", s.Checks, "")
 	}
@@ -87,12 +101,7 @@ func (d *decider) checkBeads(v Verdict) Verdict {
 	if d.in.Epic == "" && !d.cfg.Workflow.DoneToken.Required {
 		return v.as(VerdictSkipped, "no epic to judge")
 	}
-	var dec Decision
-	if d.in.Epic == "" {
-		dec = d.tokenOnly()
-	} else {
-		dec = d.withEpic()
-	}
+	dec := d.rules()
 	v.Summary = dec.Why
 	switch {
 	case dec.Outcome == state.OutcomeComplete || dec.Outcome == state.OutcomeTokenDone || dec.Outcome == state.OutcomeAccepted:
@@ -138,19 +147,6 @@ func (d *decider) checkPromise(texts []string, v Verdict) Verdict {
 	}
 	v.Feedback = []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}
 	return v.as(VerdictIncomplete, "no completion promise in the final message")
-}
-
-// checkDoneToken: the final message holds this session's done line.
-func (d *decider) checkDoneToken(prefix string, v Verdict) Verdict {
-	prefix = cmp.Or(prefix, d.cfg.Workflow.DoneToken.Prefix)
-	switch {
-	case d.in.SessionID == "":
-		return v.as(VerdictSkipped, "no session id")
-	case HasDoneToken(d.in.FinalMessage, prefix, d.in.SessionID):
-		return v.as(VerdictComplete, "done token printed")
-	}
-	v.Feedback = []string{"print " + prefix + "::<session id> on a line of its own when everything is done"}
-	return v.as(VerdictIncomplete, "done token not printed")
 }
 
 // checkCommand runs a shell command; incomplete with its output's tail when it fails.
@@ -244,17 +240,6 @@ func (d *decider) checkPlan(required bool, v Verdict) Verdict {
 	}
 	return judged(v, fmt.Sprintf("%d of %d plan item(s) not completed", len(v.Feedback), len(items)),
 		fmt.Sprintf("all %d plan item(s) completed", len(items)))
-}
-
-// checkResults: every claimed task's RESULTS.md must be written.
-func (d *decider) checkResults(v Verdict) Verdict {
-	if len(d.in.Claims) == 0 {
-		return v.as(VerdictSkipped, "no claimed tasks")
-	}
-	for _, u := range state.UntouchedResults(d.in.Claims) {
-		v.Feedback = append(v.Feedback, filepath.Join(u.RunDir, state.ResultsFile)+" (task "+u.Task+") is not written")
-	}
-	return judged(v, fmt.Sprintf("%d result file(s) not written", len(v.Feedback)), "results written")
 }
 
 // checkAll runs specs as a composite: all_must_pass stops at the first

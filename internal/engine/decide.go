@@ -184,6 +184,12 @@ func (d *decider) decide() Decision {
 	if len(d.cfg.Workflow.Checks) > 0 || d.env.Verdicts {
 		return d.withChecks()
 	}
+	return d.rules()
+}
+
+// rules are the stop hook's rules: the done-token contract without an
+// epic, else the epic's work in beads.
+func (d *decider) rules() Decision {
 	if d.in.Epic == "" {
 		return d.tokenOnly()
 	}
