@@ -268,14 +268,12 @@ func (d *decider) withEpic() Decision {
 	dt := d.cfg.Workflow.DoneToken
 	token := dt.Required && HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID)
 
-	ready, err := d.env.Beads.Ready(d.ctx, d.in.Epic)
-	if err != nil {
+	var err error
+	if d.ready, err = d.env.Beads.Ready(d.ctx, d.in.Epic); err != nil {
 		return d.beadsError(err)
 	}
-	d.ready = ready
-
 	// The common case: ready work remains, nothing is claimed. One query decides.
-	if len(ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
+	if len(d.ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
 		return d.keepGoing(nil)
 	}
 
@@ -287,11 +285,9 @@ func (d *decider) withEpic() Decision {
 	if c.Ready+c.InProgress == 0 && c.Open > 0 {
 		// Open work neither ready nor waiting: the two reads raced a change
 		// (a blocker closed in between). Ask again rather than escalate.
-		ready, err := d.env.Beads.Ready(d.ctx, d.in.Epic)
-		if err != nil {
+		if d.ready, err = d.env.Beads.Ready(d.ctx, d.in.Epic); err != nil {
 			return d.beadsError(err)
 		}
-		d.ready = ready
 		c = d.counts()
 	}
 
