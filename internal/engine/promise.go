@@ -119,15 +119,15 @@ func maskCode(msg string) string {
 		}
 		line := msg[start:end]
 		trimmed := strings.TrimLeft(line, " \t")
-		switch {
+		switch c, n := fenceRun(trimmed); {
 		case fence != 0:
-			if c, n := fenceRun(trimmed); c == fence && n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
+			if c == fence && n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
 				fence = 0
 			}
 			blank(b, start, end)
-		case isFenceOpen(trimmed):
+		case c != 0:
 			endPara(start)
-			fence, fenceLen = fenceRun(trimmed)
+			fence, fenceLen = c, n
 			blank(b, start, end)
 		case strings.HasPrefix(trimmed, ">"):
 			endPara(start)
@@ -145,27 +145,19 @@ func maskCode(msg string) string {
 	return string(b)
 }
 
-// fenceRun returns the fence character and run length at the start of s,
-// if s starts with three or more backticks or tildes.
+// fenceRun returns the fence character and run length at the start of a
+// left-trimmed line that opens or closes a fenced block: three or more
+// backticks or tildes. As in CommonMark, a backtick fence's info string
+// holds no backtick (so "```x```" is inline code, not a fence).
 func fenceRun(s string) (byte, int) {
 	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
 		return 0, 0
 	}
-	if n := len(s) - len(strings.TrimLeft(s, s[:1])); n >= 3 {
-		return s[0], n
+	n := len(s) - len(strings.TrimLeft(s, s[:1]))
+	if n < 3 || s[0] == '`' && strings.Contains(s[n:], "`") {
+		return 0, 0
 	}
-	return 0, 0
-}
-
-// isFenceOpen reports whether a left-trimmed line opens a fenced block. As
-// in CommonMark, a backtick fence's info string holds no backtick (so
-// "```x```" is inline code, not a fence).
-func isFenceOpen(s string) bool {
-	c, n := fenceRun(s)
-	if c == 0 {
-		return false
-	}
-	return c == '~' || !strings.Contains(s[n:], "`")
+	return s[0], n
 }
 
 // maskInlineCode blanks the inline code spans of one paragraph: a run of n
