@@ -18,10 +18,7 @@ func (d *decider) budget() (Decision, bool) {
 		return Decision{}, false
 	}
 	s := d.st.Spent
-	epic := s
-	if d.in.Epic != "" {
-		epic = s.Plus(d.in.OthersSpent[d.in.Epic])
-	}
+	epic := s.Plus(d.in.OthersSpent[d.in.Epic]) // read only with an epic
 	var spent string
 	switch {
 	case b.SessionTokens > 0 && s.Total() >= int64(b.SessionTokens):

@@ -274,7 +274,7 @@ func (d *decider) withEpic() Decision {
 	}
 	// The common case: ready work remains, nothing is claimed. One query decides.
 	if len(d.ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
-		return d.keepGoing(nil)
+		return d.keepGoing(state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1})
 	}
 
 	if err := d.readRest(); err != nil {
@@ -378,7 +378,7 @@ func (d *decider) noClaim(c state.Counts) Decision {
 	case c.Remaining == 0:
 		return d.complete(c, "no work remains")
 	case (c.Ready > 0 && sh.CheckReadyTasks) || (c.InProgress > 0 && sh.CheckInProgress):
-		return d.keepGoing(&c)
+		return d.keepGoing(c)
 	case c.Ready+c.InProgress == 0:
 		return d.escalate(c, "all remaining work is blocked or deferred")
 	default:
@@ -387,11 +387,8 @@ func (d *decider) noClaim(c state.Counts) Decision {
 	}
 }
 
-func (d *decider) keepGoing(c *state.Counts) Decision {
-	counts := state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
-	if c != nil {
-		counts = *c
-	}
+// keepGoing blocks while work remains (counts -1: not read).
+func (d *decider) keepGoing(counts state.Counts) Decision {
 	why := fmt.Sprintf("%d ready", counts.Ready)
 	if counts.InProgress > 0 {
 		why += fmt.Sprintf(", %d in progress", counts.InProgress)
