@@ -291,12 +291,11 @@ func (a audit) apply(cfg *config.Config, dec Decision, next *state.State, prev s
 			dec.Actions = append(dec.Actions, "reopened "+id+": closed without passing its checks")
 		}
 	}
+	warn := cfg.Workflow.Verify.OnUnverified == "warn"
 	switch {
-	case cfg.Workflow.Verify.OnUnverified == "warn":
-		dec.SystemMessage = joinLines(dec.SystemMessage, "runtasks: "+msg)
-	case dec.Block:
+	case !warn && dec.Block:
 		dec.Outcome, dec.Reason, dec.Why = outcome, msg+"\n\n"+dec.Reason, oneLine(msg, 300)
-	case (dec.Outcome.Done() || dec.Outcome == state.OutcomeEscalated) && (dec.Max == 0 || prev.Cycles+1 < dec.Max):
+	case !warn && (dec.Outcome.Done() || dec.Outcome == state.OutcomeEscalated) && (dec.Max == 0 || prev.Cycles+1 < dec.Max):
 		// The stop would end the loop on work that fails its checks.
 		spent, cursor := next.Spent, next.UsageCursor
 		*next = prev
