@@ -93,7 +93,6 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	var (
 		dec Decision
 		rec state.Record
-		dup bool
 	)
 	thisStop := stopMark(in)
 	_, err := s.Update(in.SessionID, key, func(st *state.State) error {
@@ -104,7 +103,6 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		// it goes on), or the transcript has not grown since. It answers
 		// nothing (the first answer stands) and is not counted.
 		if duplicate(st.LastStop, thisStop, began) {
-			dup = true
 			dec = Decision{Outcome: state.OutcomeDuplicate, Epic: in.Epic, Cycle: st.Cycles,
 				Why: "a second runtasks stop hook answered the same stop: counted once (runtasks doctor lists the hooks)"}
 			return nil
@@ -167,7 +165,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		err = fmt.Errorf("state: %w", err)
 		return failed(in.Epic, err), in, err
 	}
-	if dup {
+	if dec.Outcome == state.OutcomeDuplicate {
 		s.Warnf("session %s: %s", in.SessionID, dec.Why)
 		return dec, in, nil
 	}
