@@ -676,13 +676,7 @@ func fingerprint(issues []beads.Issue) string {
 func firstN[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 
 // upTo3 joins the first three items with sep, then says how many more there are.
-func upTo3(items []string, sep string) string {
-	s := strings.Join(firstN(items, 3), sep)
-	if len(items) > 3 {
-		s += fmt.Sprintf("%sand %d more", sep, len(items)-3)
-	}
-	return s
-}
+func upTo3(items []string, sep string) string { return strings.Join(FeedbackText(items, 3), sep) }
 
 // oneLine collapses whitespace and cuts s to at most n runes.
 func oneLine(s string, n int) string {
