@@ -146,10 +146,8 @@ func (d *decider) withStuck(dec Decision) Decision {
 	sum := fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 	dec.Stuck = d.stuck
 	dec.Why += " · " + sum
-	if dec.SystemMessage != "" {
-		dec.SystemMessage += " runtasks: " + sum + "."
-	} else if !dec.Block {
-		dec.SystemMessage = "runtasks: " + sum + "."
+	if dec.SystemMessage != "" || !dec.Block {
+		dec.SystemMessage = strings.TrimSpace(dec.SystemMessage + " runtasks: " + sum + ".")
 	}
 	if dec.Block && dec.Reason != "" {
 		dec.Reason = "runtasks: " + sum + ".\n\n" + dec.Reason
