@@ -101,7 +101,7 @@ type Workflow struct {
 	StuckAction      string        `koanf:"stuck_action" rule:"block|reopen|report"`
 	Worktrees        Worktrees     `koanf:"worktrees"`
 	// Checks are the completion checkers as written (empty: the built-in
-	// chain beads, promise, done_token); engine.Checkers builds them.
+	// chain beads, promise, done_token); the engine runs them.
 	Checks        []CheckSpec `koanf:"checks"`
 	FeedbackLimit int         `koanf:"feedback_limit" rule:"0..1000"`
 	Budget        Budget      `koanf:"budget"`

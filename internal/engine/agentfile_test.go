@@ -44,16 +44,16 @@ func TestFilesCheckTargetsNotRegular(t *testing.T) {
 	fifo, zero := agentFiles(t, dir)
 	for _, tc := range []struct {
 		name string
-		c    filesCheck
+		c    config.CheckSpec
 		want string
 	}{
-		{"FIFO target", filesCheck{name: "files", paths: []string{fifo}}, "is a FIFO, not a regular file"},
-		{"/dev/zero target", filesCheck{name: "files", paths: []string{zero}}, "is a character device, not a regular file"},
-		{"FIFO template", filesCheck{name: "files", paths: []string{"x"}, template: fifo}, "template unreadable"},
+		{"FIFO target", config.CheckSpec{Type: "files", Paths: []string{fifo}}, "is a FIFO, not a regular file"},
+		{"/dev/zero target", config.CheckSpec{Type: "files", Paths: []string{zero}}, "is a character device, not a regular file"},
+		{"FIFO template", config.CheckSpec{Type: "files", Paths: []string{"x"}, Template: fifo}, "template unreadable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var v Verdict
-			returnsWithin(t, "the files check", func() { v = tc.c.Check(context.Background(), &CheckContext{Config: &config.Config{Root: dir}}) })
+			returnsWithin(t, "the files check", func() { v = (&decider{ctx: context.Background(), cfg: &config.Config{Root: dir}}).check(tc.c) })
 			all := v.Summary + " " + strings.Join(v.Feedback, " ")
 			if v.Status == VerdictComplete || !strings.Contains(all, tc.want) {
 				t.Errorf("verdict %s: %s; want it to say %q", v.Status, all, tc.want)

@@ -18,20 +18,17 @@ func (d *decider) budget() (Decision, bool) {
 		return Decision{}, false
 	}
 	s := d.st.Spent
-	epic := s
-	if d.epic() != "" {
-		epic = s.Plus(d.in.OthersSpent[d.epic()])
-	}
+	epic := s.Plus(d.in.OthersSpent[d.in.Epic]) // read only with an epic
 	var spent string
 	switch {
 	case b.SessionTokens > 0 && s.Total() >= int64(b.SessionTokens):
 		spent = fmt.Sprintf("session budget spent: %s of %s tokens", usage.FormatTokens(s.Total()), usage.FormatTokens(int64(b.SessionTokens)))
 	case b.SessionCost > 0 && s.Cost >= b.SessionCost:
 		spent = fmt.Sprintf("session budget spent: %s of %s", usage.FormatCost(s.Cost), usage.FormatCost(b.SessionCost))
-	case d.epic() != "" && b.EpicTokens > 0 && epic.Total() >= int64(b.EpicTokens):
-		spent = fmt.Sprintf("epic %s budget spent: %s of %s tokens", d.epic(), usage.FormatTokens(epic.Total()), usage.FormatTokens(int64(b.EpicTokens)))
-	case d.epic() != "" && b.EpicCost > 0 && epic.Cost >= b.EpicCost:
-		spent = fmt.Sprintf("epic %s budget spent: %s of %s", d.epic(), usage.FormatCost(epic.Cost), usage.FormatCost(b.EpicCost))
+	case d.in.Epic != "" && b.EpicTokens > 0 && epic.Total() >= int64(b.EpicTokens):
+		spent = fmt.Sprintf("epic %s budget spent: %s of %s tokens", d.in.Epic, usage.FormatTokens(epic.Total()), usage.FormatTokens(int64(b.EpicTokens)))
+	case d.in.Epic != "" && b.EpicCost > 0 && epic.Cost >= b.EpicCost:
+		spent = fmt.Sprintf("epic %s budget spent: %s of %s", d.in.Epic, usage.FormatCost(epic.Cost), usage.FormatCost(b.EpicCost))
 	default:
 		return Decision{}, false
 	}

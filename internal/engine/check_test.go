@@ -136,7 +136,6 @@ func TestCheckers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.Workflow.Checks = cfgCheckSpecs(t, tt.spec)
-			checks := Checkers(cfg)
 			cfg.Root = dir
 			in := Input{SessionID: tt.session, FinalMessage: tt.msg}
 			if strings.HasSuffix(tt.msg, ".jsonl") {
@@ -147,8 +146,8 @@ func TestCheckers(t *testing.T) {
 			if tr == nil {
 				tr = epic(nil)
 			}
-			cc := &CheckContext{Input: in, Config: cfg, Env: Env{Beads: tr, Now: time.Now(), Runner: tt.runner}}
-			vs, status := runChecks(context.Background(), checks, cc)
+			d := &decider{in: in, cfg: cfg, env: Env{Beads: tr, Now: time.Now(), Runner: tt.runner}}
+			vs, status := runChecks(context.Background(), cfg.Workflow.Checks, d)
 			if status != tt.status || len(vs) != 1 {
 				t.Fatalf("status %s (%+v), want %s", status, vs, tt.status)
 			}
@@ -162,8 +161,9 @@ func TestCheckers(t *testing.T) {
 
 // runChecks runs checks in order as one all_must_pass composite, as the
 // stop hook does: each verdict run and the overall status.
-func runChecks(ctx context.Context, checks []Checker, cc *CheckContext) ([]Verdict, string) {
-	v := compositeCheck{name: "checks", checks: checks}.Check(ctx, cc)
+func runChecks(ctx context.Context, specs []config.CheckSpec, d *decider) ([]Verdict, string) {
+	d.ctx = ctx
+	v := d.checkAll(Verdict{Check: "checks"}, false, specs, "workflow.checks")
 	return v.Children, v.Status
 }
 
@@ -176,18 +176,27 @@ func allFeedback(v Verdict) []string {
 }
 
 // TestCheckersOfConfig: workflow.checks as Load decodes them (see
-// config's TestLoadEveryKeyFromFile) become their checkers; no checks,
-// no checkers.
+// config's TestLoadEveryKeyFromFile) run as their checkers, each with its
+// options; a spec Load would refuse (in a Config made by hand) is an error
+// naming its place; no checks, nothing judged.
 func TestCheckersOfConfig(t *testing.T) {
-	cfg := &config.Config{Workflow: config.Workflow{Checks: []config.CheckSpec{{Type: "beads"},
-		{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}}}}
-	want := []Checker{beadsCheck{name: "beads"},
-		commandCheck{name: "command", run: "go test ./...", timeout: 10 * time.Minute, tail: 20}}
-	if got := Checkers(cfg); !reflect.DeepEqual(got, want) {
-		t.Errorf("checkers = %#v, want %#v", got, want)
+	ctx := context.Background()
+	r := &fakeRunner{res: CommandResult{ExitCode: 1, Output: []byte(strings.Repeat("line\n", 25))}}
+	cfg := testConfig()
+	cfg.Workflow.Checks = []config.CheckSpec{{Type: "beads"},
+		{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}}
+	d := &decider{in: Input{Epic: cfg.Workflow.Epic}, cfg: cfg, env: Env{Beads: epic(nil), Runner: r}}
+	vs, st := runChecks(ctx, cfg.Workflow.Checks, d)
+	if st != VerdictIncomplete || len(vs) != 2 || vs[0].Check != "beads" || vs[1].Check != "command" ||
+		!reflect.DeepEqual(r.calls, []string{"/proj|go test ./...|10m0s"}) || strings.Count(vs[1].Feedback[0], "line") != 20 {
+		t.Errorf("checks = %s %+v, runs %v", st, vs, r.calls)
 	}
-	if got := Checkers(&config.Config{}); got != nil {
-		t.Errorf("no checks: checkers = %#v, want none", got)
+	vs, st = runChecks(ctx, []config.CheckSpec{{Type: "files"}}, d)
+	if st != VerdictError || len(vs) != 1 || vs[0].Check != "files" || !strings.HasPrefix(vs[0].Summary, "workflow.checks[0].paths") {
+		t.Errorf("invalid spec: %s %+v", st, vs)
+	}
+	if vs, st := runChecks(ctx, nil, d); st != VerdictSkipped || len(vs) != 0 {
+		t.Errorf("no checks: %s %+v", st, vs)
 	}
 }
 
@@ -196,7 +205,7 @@ func TestCheckShortCircuit(t *testing.T) {
 	cfg := testConfig()
 	cfg.Root = t.TempDir()
 	cfg.Workflow.Checks = cfgCheckSpecs(t, map[string]any{"type": "files", "paths": []any{"nope"}}, map[string]any{"type": "command", "run": "x"})
-	vs, st := runChecks(context.Background(), Checkers(cfg), &CheckContext{Config: cfg, Env: Env{Beads: epic(nil), Runner: r}})
+	vs, st := runChecks(context.Background(), cfg.Workflow.Checks, &decider{cfg: cfg, env: Env{Beads: epic(nil), Runner: r}})
 	if st != VerdictIncomplete || len(vs) != 1 || len(r.calls) != 0 {
 		t.Fatalf("all_must_pass did not stop at the first failure: %s %+v %v", st, vs, r.calls)
 	}

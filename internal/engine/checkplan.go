@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
@@ -109,16 +110,12 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 		if json.Unmarshal(raw.Message.Content, &blocks) != nil {
 			return nil, false
 		}
-		var out []PlanItem
-		ok := false
-		for _, b := range blocks {
-			if b.Type == "tool_use" && b.Name == "TodoWrite" {
-				if it, k := b.Input.items(); k {
-					out, ok = it, true
-				}
+		for _, b := range slices.Backward(blocks) {
+			if it, ok := b.Input.items(); ok && b.Type == "tool_use" && b.Name == "TodoWrite" {
+				return it, true
 			}
 		}
-		return out, ok
+		return nil, false
 	case raw.Payload != nil && raw.Payload.Type == "function_call" && raw.Payload.Name == "update_plan":
 		// Codex rollout: the arguments are a JSON string.
 		var p planTodos

@@ -78,7 +78,7 @@ func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, e
 			dec.Deadline = d.st.FirstBlockAt.Add(md)
 		}
 	}
-	dec.Cycle, dec.Max = d.st.Cycles, d.maxCycles()
+	dec.Cycle, dec.Max = d.st.Cycles, MaxCycles(d.cfg, d.in.Epic)
 	if !dec.Block && dec.Outcome.Ends() {
 		d.st = state.State{Session: st.Session, Epic: st.Epic, Spent: d.st.Spent, UsageCursor: d.st.UsageCursor,
 			LastReason: d.st.LastReason}
@@ -130,6 +130,9 @@ type decider struct {
 	live  []LiveTask   // in-progress tasks whose worktree exists
 	stuck []StuckTask  // in-progress tasks found stuck, with their action
 	task  *beads.Issue // the driven issue when it is not an epic (readRest)
+
+	beadsDecision *Decision // the beads checker's decision, the answer when every check passes
+	exports       string    // shell exports run before a command check's command (VerifyTask)
 }
 
 // withStuck adds the stuck tasks, and what happens to them, to the
@@ -143,18 +146,14 @@ func (d *decider) withStuck(dec Decision) Decision {
 	sum := fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 	dec.Stuck = d.stuck
 	dec.Why += " · " + sum
-	if dec.SystemMessage != "" {
-		dec.SystemMessage += " runtasks: " + sum + "."
-	} else if !dec.Block {
-		dec.SystemMessage = "runtasks: " + sum + "."
+	if dec.SystemMessage != "" || !dec.Block {
+		dec.SystemMessage = strings.TrimSpace(dec.SystemMessage + " runtasks: " + sum + ".")
 	}
 	if dec.Block && dec.Reason != "" {
 		dec.Reason = "runtasks: " + sum + ".\n\n" + dec.Reason
 	}
 	return dec
 }
-
-func (d *decider) epic() string { return d.in.Epic }
 
 func (d *decider) decide() Decision {
 	sh := d.cfg.Workflow.StopHook
@@ -183,7 +182,13 @@ func (d *decider) decide() Decision {
 	if len(d.cfg.Workflow.Checks) > 0 || d.env.Verdicts {
 		return d.withChecks()
 	}
-	if d.epic() == "" {
+	return d.rules()
+}
+
+// rules are the stop hook's rules: the done-token contract without an
+// epic, else the epic's work in beads.
+func (d *decider) rules() Decision {
+	if d.in.Epic == "" {
 		return d.tokenOnly()
 	}
 	return d.withEpic()
@@ -193,29 +198,28 @@ func (d *decider) decide() Decision {
 // checker's own block, escalation or error is the answer as without checks;
 // another checker's incomplete verdict blocks with its feedback.
 func (d *decider) withChecks() Decision {
-	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
+	if max := MaxCycles(d.cfg, d.in.Epic); max > 0 && d.st.Cycles >= max {
 		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
 		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
-	checks := Checkers(d.cfg)
-	if len(checks) == 0 { // runtasks check without workflow.checks: the stop hook's rules
-		checks = []Checker{beadsCheck{name: "beads"}}
+	specs := d.cfg.Workflow.Checks
+	if len(specs) == 0 { // runtasks check without workflow.checks: the stop hook's rules
+		specs = []config.CheckSpec{{Type: "beads"}}
 	}
-	cc := &CheckContext{Input: d.in, Config: d.cfg, Env: d.env, d: d}
-	top := compositeCheck{name: "checks", checks: checks}.Check(d.ctx, cc)
-	dec := d.checked(top, cc)
+	top := d.checkAll(Verdict{Check: "checks"}, false, specs, "workflow.checks")
+	dec := d.checked(top)
 	dec.Verdicts = top.Children
 	return dec
 }
 
 // checked turns the checks' overall verdict into the decision.
-func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
+func (d *decider) checked(top Verdict) Decision {
 	if top.stop != nil && top.Status != VerdictComplete {
 		return *top.stop
 	}
 	var counts state.Counts
-	if cc.completeDecision != nil {
-		counts = cc.completeDecision.Counts
+	if d.beadsDecision != nil {
+		counts = d.beadsDecision.Counts
 	}
 	switch top.Status {
 	case VerdictError:
@@ -227,9 +231,9 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 			reason += ":\n- " + strings.Join(fb, "\n- ")
 		}
 		switch { // the prompt, or the done-token instructions
-		case d.epic() != "" && d.env.Prompt != "":
+		case d.in.Epic != "" && d.env.Prompt != "":
 			reason += "\n\n" + d.env.Prompt
-		case d.epic() == "" && d.cfg.Workflow.DoneToken.Required:
+		case d.in.Epic == "" && d.cfg.Workflow.DoneToken.Required:
 			reason += "\n\n" + d.tokenInstructions()
 		}
 		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
@@ -237,8 +241,8 @@ func (d *decider) checked(top Verdict, cc *CheckContext) Decision {
 	case VerdictSkipped:
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
 	}
-	if cc.completeDecision != nil {
-		dec := *cc.completeDecision
+	if d.beadsDecision != nil {
+		dec := *d.beadsDecision
 		dec.Why += "; all checks passed"
 		return dec
 	}
@@ -262,15 +266,13 @@ func (d *decider) withEpic() Decision {
 	dt := d.cfg.Workflow.DoneToken
 	token := dt.Required && HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID)
 
-	ready, err := d.env.Beads.Ready(d.ctx, d.epic())
-	if err != nil {
+	var err error
+	if d.ready, err = d.env.Beads.Ready(d.ctx, d.in.Epic); err != nil {
 		return d.beadsError(err)
 	}
-	d.ready = ready
-
 	// The common case: ready work remains, nothing is claimed. One query decides.
-	if len(ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
-		return d.keepGoing(nil)
+	if len(d.ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
+		return d.keepGoing(state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1})
 	}
 
 	if err := d.readRest(); err != nil {
@@ -281,11 +283,9 @@ func (d *decider) withEpic() Decision {
 	if c.Ready+c.InProgress == 0 && c.Open > 0 {
 		// Open work neither ready nor waiting: the two reads raced a change
 		// (a blocker closed in between). Ask again rather than escalate.
-		ready, err := d.env.Beads.Ready(d.ctx, d.epic())
-		if err != nil {
+		if d.ready, err = d.env.Beads.Ready(d.ctx, d.in.Epic); err != nil {
 			return d.beadsError(err)
 		}
-		d.ready = ready
 		c = d.counts()
 	}
 
@@ -342,9 +342,9 @@ func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
 
 func (d *decider) judgeToken(token bool, c state.Counts) Decision {
 	if !token {
-		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.epic())
+		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.in.Epic)
 		if c.Remaining == 0 {
-			status = "beads shows " + d.epic() + " complete; the done line has not been printed"
+			status = "beads shows " + d.in.Epic + " complete; the done line has not been printed"
 		}
 		return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed", Counts: c,
 			Reason: d.tokenReason(status)})
@@ -376,7 +376,7 @@ func (d *decider) noClaim(c state.Counts) Decision {
 	case c.Remaining == 0:
 		return d.complete(c, "no work remains")
 	case (c.Ready > 0 && sh.CheckReadyTasks) || (c.InProgress > 0 && sh.CheckInProgress):
-		return d.keepGoing(&c)
+		return d.keepGoing(c)
 	case c.Ready+c.InProgress == 0:
 		return d.escalate(c, "all remaining work is blocked or deferred")
 	default:
@@ -385,11 +385,8 @@ func (d *decider) noClaim(c state.Counts) Decision {
 	}
 }
 
-func (d *decider) keepGoing(c *state.Counts) Decision {
-	counts := state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1}
-	if c != nil {
-		counts = *c
-	}
+// keepGoing blocks while work remains (counts -1: not read).
+func (d *decider) keepGoing(counts state.Counts) Decision {
 	why := fmt.Sprintf("%d ready", counts.Ready)
 	if counts.InProgress > 0 {
 		why += fmt.Sprintf(", %d in progress", counts.InProgress)
@@ -417,7 +414,7 @@ func (d *decider) complete(c state.Counts, why string) Decision {
 			SystemMessage: fmt.Sprintf("runtasks: task %s is closed.", d.task.ID)}
 	}
 	return Decision{Outcome: state.OutcomeComplete, Why: why, Counts: c,
-		SystemMessage: fmt.Sprintf("runtasks: epic %s complete: every task is closed.", d.epic())}
+		SystemMessage: fmt.Sprintf("runtasks: epic %s complete: every task is closed.", d.in.Epic)}
 }
 
 // checkpoint accepts a context checkpoint: the person resumes the session;
@@ -428,7 +425,7 @@ func (d *decider) checkpoint(c state.Counts, why string) Decision {
 			Fresh: true, Reason: d.env.Prompt + "\n\n" + d.stateLine(c)})
 	}
 	return Decision{Outcome: state.OutcomeCheckpoint, Why: why, Counts: c,
-		SystemMessage: "runtasks: " + why + "; resume the session to continue " + d.epic() + "."}
+		SystemMessage: "runtasks: " + why + "; resume the session to continue " + d.in.Epic + "."}
 }
 
 func (d *decider) escalate(c state.Counts, why string) Decision {
@@ -444,7 +441,7 @@ func (d *decider) escalate(c state.Counts, why string) Decision {
 		names = append(names, s)
 	}
 	return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: fmt.Sprintf(
-		"runtasks: %s needs a person: %d task(s) blocked or deferred: %s", d.epic(), len(waiting), upTo3(names, "; "))}
+		"runtasks: %s needs a person: %d task(s) blocked or deferred: %s", d.in.Epic, len(waiting), upTo3(names, "; "))}
 }
 
 func (d *decider) beadsError(err error) Decision {
@@ -452,8 +449,8 @@ func (d *decider) beadsError(err error) Decision {
 	why := "beads error: " + msg
 	if d.cfg.Workflow.StopHook.OnBeadsError == "block" {
 		return d.block(Decision{Outcome: state.OutcomeBeadsError, Why: why,
-			Reason: "runtasks could not read beads for " + d.epic() + ": " + msg +
-				"\nFix the tracker (run `bd ready --parent " + d.epic() + "` to see the error), then go on.\n\n" +
+			Reason: "runtasks could not read beads for " + d.in.Epic + ": " + msg +
+				"\nFix the tracker (run `bd ready --parent " + d.in.Epic + "` to see the error), then go on.\n\n" +
 				d.env.Prompt + "\n\nruntasks: " + d.cycleLabel() + " · beads error"})
 	}
 	return Decision{Outcome: state.OutcomeBeadsError, Why: why,
@@ -463,14 +460,14 @@ func (d *decider) beadsError(err error) Decision {
 // block enforces the cycle caps and the no-progress rule on an intended block.
 func (d *decider) block(dec Decision) Decision {
 	dec.Block = true
-	if max := d.maxCycles(); max > 0 && d.st.Cycles >= max {
+	if max := MaxCycles(d.cfg, d.in.Epic); max > 0 && d.st.Cycles >= max {
 		why := fmt.Sprintf("max cycles reached (%d/%d)", d.st.Cycles, max)
 		return Decision{Outcome: state.OutcomeCapReached, Why: why, Counts: dec.Counts,
 			SystemMessage: fmt.Sprintf("runtasks: %s; stop allowed with work left (%s).", why, dec.Why)}
 	}
 	// The no-progress rule watches beads; a failing check (tests being
 	// fixed) is bounded by max_cycles and max_duration instead.
-	if dec.Outcome == state.OutcomeBeadsError || dec.Outcome == state.OutcomeIncomplete || d.epic() == "" {
+	if dec.Outcome == state.OutcomeBeadsError || dec.Outcome == state.OutcomeIncomplete || d.in.Epic == "" {
 		return dec
 	}
 	return d.progress(dec)
@@ -519,15 +516,13 @@ func (d *decider) progress(dec Decision) Decision {
 		dec.Reason = fmt.Sprintf("runtasks: no progress: the beads state of %s has not changed for %d cycles.\n"+
 			"If you are stuck, say so now: for each task you cannot move, run "+
 			"`bd update <id> --status blocked --append-notes \"<what it needs>\"` and report the blockers. "+
-			"If you can move, close or update a task now.\n\n%s", d.epic(), d.st.Unchanged, d.stateLine(dec.Counts))
+			"If you can move, close or update a task now.\n\n%s", d.in.Epic, d.st.Unchanged, d.stateLine(dec.Counts))
 		return dec
 	}
 	why := fmt.Sprintf("no progress: beads unchanged for %d blocks after a warning", d.st.Unchanged)
 	return Decision{Outcome: state.OutcomeNoProgress, Why: why, Counts: dec.Counts,
-		SystemMessage: "runtasks: " + why + "; stop allowed. " + d.epic() + " needs a look from a person."}
+		SystemMessage: "runtasks: " + why + "; stop allowed. " + d.in.Epic + " needs a look from a person."}
 }
-
-func (d *decider) maxCycles() int { return MaxCycles(d.cfg, d.epic()) }
 
 // MaxCycles is the cap of a loop on epic ("" for the done-token contract
 // without an epic): max_cycles, or the done token's smaller cap; 0 = none.
@@ -546,16 +541,16 @@ func (d *decider) readRest() error {
 	if d.restRead {
 		return nil
 	}
-	rest, err := d.env.Beads.Subtree(d.ctx, d.epic())
+	rest, err := d.env.Beads.Subtree(d.ctx, d.in.Epic)
 	if err != nil {
 		return err
 	}
 	if len(rest) == 0 && len(d.ready) == 0 {
 		// ready --parent returns [] for an unknown epic and for a task. A
 		// task (/run-tasks <task>) is done when it is closed itself.
-		is, err := d.env.Beads.Show(d.ctx, d.epic())
+		is, err := d.env.Beads.Show(d.ctx, d.in.Epic)
 		if err != nil {
-			return fmt.Errorf("epic %s: %w", d.epic(), err)
+			return fmt.Errorf("epic %s: %w", d.in.Epic, err)
 		}
 		if is.IssueType != beads.TypeEpic {
 			d.task = &is
@@ -578,9 +573,9 @@ func (d *decider) readRest() error {
 }
 
 // class sorts one unclosed issue into a Counts bucket.
-func class(is beads.Issue, ready map[string]bool) string {
+func (d *decider) class(is beads.Issue) string {
 	switch {
-	case ready[is.ID]:
+	case slices.ContainsFunc(d.ready, func(r beads.Issue) bool { return r.ID == is.ID }):
 		return "ready"
 	case is.Status == beads.StatusInProgress || is.Status == beads.StatusHooked:
 		return "in_progress"
@@ -594,11 +589,7 @@ func class(is beads.Issue, ready map[string]bool) string {
 
 // restOf lists the unclosed issues of the subtree in the given classes.
 func (d *decider) restOf(classes ...string) []beads.Issue {
-	ready := make(map[string]bool, len(d.ready))
-	for _, is := range d.ready {
-		ready[is.ID] = true
-	}
-	return slices.DeleteFunc(slices.Clone(d.rest), func(is beads.Issue) bool { return !slices.Contains(classes, class(is, ready)) })
+	return slices.DeleteFunc(slices.Clone(d.rest), func(is beads.Issue) bool { return !slices.Contains(classes, d.class(is)) })
 }
 
 func (d *decider) counts() state.Counts {
@@ -620,7 +611,7 @@ func (d *decider) waitingIssues() []beads.Issue { return d.restOf("blocked", "de
 
 // cycleLabel is "cycle N/MAX" for the block being made ("cycle N" uncapped).
 func (d *decider) cycleLabel() string {
-	if max := d.maxCycles(); max > 0 {
+	if max := MaxCycles(d.cfg, d.in.Epic); max > 0 {
 		return fmt.Sprintf("cycle %d/%d", d.st.Cycles+1, max)
 	}
 	return fmt.Sprintf("cycle %d", d.st.Cycles+1)
@@ -650,17 +641,15 @@ func (d *decider) stateLine(c state.Counts) string {
 // tokenReason is the brief TASKMASTER block reason. It never contains the
 // done line, so an echo of it in the transcript cannot satisfy the contract.
 func (d *decider) tokenReason(status string) string {
-	var b strings.Builder
-	b.WriteString("TASKMASTER (" + strings.TrimPrefix(d.cycleLabel(), "cycle ") + "): stop blocked. ")
+	s := "TASKMASTER (" + strings.TrimPrefix(d.cycleLabel(), "cycle ") + "): stop blocked. "
 	if d.in.ToolErrors {
-		b.WriteString("Errors were detected in the latest tool results. ")
+		s += "Errors were detected in the latest tool results. "
 	}
-	b.WriteString("Status: " + status + ".\n")
-	b.WriteString(d.tokenInstructions())
-	if d.epic() != "" {
-		b.WriteString("\n\n" + d.env.Prompt)
+	s += "Status: " + status + ".\n" + d.tokenInstructions()
+	if d.in.Epic != "" {
+		s += "\n\n" + d.env.Prompt
 	}
-	return b.String()
+	return s
 }
 
 // tokenInstructions tell the agent how to end, never spelling the done line.
@@ -675,27 +664,17 @@ func (d *decider) tokenInstructions() string {
 func fingerprint(issues []beads.Issue) string {
 	rows := make([]string, 0, len(issues))
 	for _, is := range issues {
-		rows = append(rows, is.ID+"\x00"+is.Status+"\x00"+is.UpdatedAt.UTC().Format(time.RFC3339Nano))
+		rows = append(rows, is.ID+"\x00"+is.Status+"\x00"+is.UpdatedAt.UTC().Format(time.RFC3339Nano)+"\n")
 	}
 	slices.Sort(rows)
-	h := sha256.New()
-	for _, r := range rows {
-		h.Write([]byte(r))
-		h.Write([]byte{'\n'})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	sum := sha256.Sum256([]byte(strings.Join(rows, "")))
+	return hex.EncodeToString(sum[:8])
 }
 
 func firstN[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 
 // upTo3 joins the first three items with sep, then says how many more there are.
-func upTo3(items []string, sep string) string {
-	s := strings.Join(firstN(items, 3), sep)
-	if len(items) > 3 {
-		s += fmt.Sprintf("%sand %d more", sep, len(items)-3)
-	}
-	return s
-}
+func upTo3(items []string, sep string) string { return strings.Join(FeedbackText(items, 3), sep) }
 
 // oneLine collapses whitespace and cuts s to at most n runes.
 func oneLine(s string, n int) string {

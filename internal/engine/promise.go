@@ -22,7 +22,7 @@ func FindPromises(msg string, promises []config.Promise) []config.Promise {
 	claimed := promiseTexts(maskCode(msg))
 	var out []config.Promise
 	for _, p := range promises {
-		if want := normalizeSpace(p.Text); want != "" && slices.ContainsFunc(claimed, func(c string) bool { return strings.EqualFold(c, want) }) {
+		if want := strings.Join(strings.Fields(p.Text), " "); want != "" && slices.ContainsFunc(claimed, func(c string) bool { return strings.EqualFold(c, want) }) {
 			out = append(out, p)
 		}
 	}
@@ -50,49 +50,36 @@ func HasDoneToken(msg, prefix, sessionID string) bool {
 	return false
 }
 
-// normalizeSpace trims s and collapses each run of whitespace to a space.
-func normalizeSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// tag forms that make a promise element: raw and XML-escaped.
-var promiseTags = []struct {
-	open, close string
-	escaped     bool
-}{
-	{"<promise>", "</promise>", false},
-	{"&lt;promise&gt;", "&lt;/promise&gt;", true},
-}
-
-// promiseTexts lists the normalised inner texts of the promise elements in
-// s, in one pass per tag form.
+// promiseTexts lists the inner texts, whitespace collapsed, of the promise
+// elements in s, in one pass per tag form (raw, then XML-escaped).
 func promiseTexts(s string) []string {
 	lower := asciiLower(s)
 	var out []string
-	for _, t := range promiseTags {
+	for _, open := range []string{"<promise>", "&lt;promise&gt;"} {
+		close := strings.Replace(open, "promise", "/promise", 1)
 		pos := 0
 		for {
-			o := strings.Index(lower[pos:], t.open)
+			o := strings.Index(lower[pos:], open)
 			if o < 0 {
 				break
 			}
-			start := pos + o + len(t.open)
-			c := strings.Index(lower[start:], t.close)
+			start := pos + o + len(open)
+			c := strings.Index(lower[start:], close)
 			if c < 0 {
 				break
 			}
 			end := start + c
 			// Of several opening tags before one closing tag, the last one
 			// makes the element.
-			if k := strings.LastIndex(lower[start:end], t.open); k >= 0 {
-				start += k + len(t.open)
+			if k := strings.LastIndex(lower[start:end], open); k >= 0 {
+				start += k + len(open)
 			}
 			inner := s[start:end]
-			if t.escaped {
+			if open[0] == '&' {
 				inner = html.UnescapeString(inner)
 			}
-			out = append(out, normalizeSpace(inner))
-			pos = end + len(t.close)
+			out = append(out, strings.Join(strings.Fields(inner), " "))
+			pos = end + len(close)
 		}
 	}
 	return out
@@ -132,15 +119,15 @@ func maskCode(msg string) string {
 		}
 		line := msg[start:end]
 		trimmed := strings.TrimLeft(line, " \t")
-		switch {
+		switch c, n := fenceRun(trimmed); {
 		case fence != 0:
-			if c, n := fenceRun(trimmed); c == fence && n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
+			if c == fence && n >= fenceLen && strings.TrimSpace(trimmed[n:]) == "" {
 				fence = 0
 			}
 			blank(b, start, end)
-		case isFenceOpen(trimmed):
+		case c != 0:
 			endPara(start)
-			fence, fenceLen = fenceRun(trimmed)
+			fence, fenceLen = c, n
 			blank(b, start, end)
 		case strings.HasPrefix(trimmed, ">"):
 			endPara(start)
@@ -158,30 +145,19 @@ func maskCode(msg string) string {
 	return string(b)
 }
 
-// masked replaces the bytes maskCode hides.
-const masked = 0
-
-// fenceRun returns the fence character and run length at the start of s,
-// if s starts with three or more backticks or tildes.
+// fenceRun returns the fence character and run length at the start of a
+// left-trimmed line that opens or closes a fenced block: three or more
+// backticks or tildes. As in CommonMark, a backtick fence's info string
+// holds no backtick (so "```x```" is inline code, not a fence).
 func fenceRun(s string) (byte, int) {
 	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
 		return 0, 0
 	}
-	if n := len(s) - len(strings.TrimLeft(s, s[:1])); n >= 3 {
-		return s[0], n
+	n := len(s) - len(strings.TrimLeft(s, s[:1]))
+	if n < 3 || s[0] == '`' && strings.Contains(s[n:], "`") {
+		return 0, 0
 	}
-	return 0, 0
-}
-
-// isFenceOpen reports whether a left-trimmed line opens a fenced block. As
-// in CommonMark, a backtick fence's info string holds no backtick (so
-// "```x```" is inline code, not a fence).
-func isFenceOpen(s string) bool {
-	c, n := fenceRun(s)
-	if c == 0 {
-		return false
-	}
-	return c == '~' || !strings.Contains(s[n:], "`")
+	return s[0], n
 }
 
 // maskInlineCode blanks the inline code spans of one paragraph: a run of n
@@ -205,11 +181,11 @@ func maskInlineCode(p []byte) {
 
 var backticks = regexp.MustCompile("`+")
 
-// blank masks b[from:to], keeping newlines.
+// blank masks b[from:to] with NULs, keeping newlines.
 func blank(b []byte, from, to int) {
 	for i := from; i < to; i++ {
 		if b[i] != '\n' {
-			b[i] = masked
+			b[i] = 0
 		}
 	}
 }

@@ -173,7 +173,7 @@ func FuzzFindPromises(f *testing.F) {
 			t.Fatalf("quoted message still claims %v", q)
 		}
 		// Without code markers, an element appended on its own line counts.
-		norm := normalizeSpace(text)
+		norm := strings.Join(strings.Fields(text), " ")
 		if norm != "" && !strings.ContainsAny(msg, "`~") && !strings.ContainsAny(text, "<>&`~") {
 			claim := msg + "\n<promise>" + text + "</promise>"
 			if got := FindPromises(claim, ps[:1]); len(got) != 1 {

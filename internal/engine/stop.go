@@ -55,11 +55,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 
 func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, Input, error) {
 	in := req.Input
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
-	}
-	began := now()
+	began := nowOf(p)
 	if !cfg.Workflow.StopHook.Enabled {
 		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, in, nil
 	}
@@ -80,7 +76,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	}
 
 	env := Env{Beads: p.Beads, Workspace: p.Workspace, Worktrees: p.Worktrees, Runner: p.Runner,
-		Now: now(), Verdicts: req.DryRun}
+		Now: nowOf(p), Verdicts: req.DryRun}
 	if in.Epic != "" {
 		prompt, err := RenderPrompt(cfg, in.Epic, in.SessionID)
 		if err != nil {
@@ -97,7 +93,6 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	var (
 		dec Decision
 		rec state.Record
-		dup bool
 	)
 	thisStop := stopMark(in)
 	_, err := s.Update(in.SessionID, key, func(st *state.State) error {
@@ -108,7 +103,6 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		// it goes on), or the transcript has not grown since. It answers
 		// nothing (the first answer stands) and is not counted.
 		if duplicate(st.LastStop, thisStop, began) {
-			dup = true
 			dec = Decision{Outcome: state.OutcomeDuplicate, Epic: in.Epic, Cycle: st.Cycles,
 				Why: "a second runtasks stop hook answered the same stop: counted once (runtasks doctor lists the hooks)"}
 			return nil
@@ -162,7 +156,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 		rec = NewRecord(in, key, dec, env.Now)
 		next.Last = &rec
-		thisStop.DecidedAt = now()
+		thisStop.DecidedAt = nowOf(p)
 		next.LastStop = &thisStop
 		*st = next
 		return nil
@@ -171,7 +165,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		err = fmt.Errorf("state: %w", err)
 		return failed(in.Epic, err), in, err
 	}
-	if dup {
+	if dec.Outcome == state.OutcomeDuplicate {
 		s.Warnf("session %s: %s", in.SessionID, dec.Why)
 		return dec, in, nil
 	}
@@ -184,12 +178,8 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 // stopMark identifies a stop as the agent made it: its event, transcript
 // and final message, and the transcript's size now (-1 without one).
 func stopMark(in Input) state.StopMark {
-	h := sha256.New()
-	for _, f := range []string{in.Event, in.TranscriptPath, in.FinalMessage} {
-		h.Write([]byte(f))
-		h.Write([]byte{0})
-	}
-	m := state.StopMark{Key: hex.EncodeToString(h.Sum(nil)[:12]), Size: -1}
+	sum := sha256.Sum256([]byte(in.Event + "\x00" + in.TranscriptPath + "\x00" + in.FinalMessage + "\x00"))
+	m := state.StopMark{Key: hex.EncodeToString(sum[:12]), Size: -1}
 	if fi, err := os.Stat(in.TranscriptPath); in.TranscriptPath != "" && err == nil {
 		m.Size = fi.Size()
 	}

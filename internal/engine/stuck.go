@@ -45,13 +45,9 @@ type Reclaimer interface {
 	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
-// LiveTask is an in-progress task someone may still be working on.
-type LiveTask struct {
-	ID, Worktree string
-	// Holder and LeaseExpiresAt: a task live by its bd lease alone.
-	Holder         string
-	LeaseExpiresAt time.Time
-}
+// LiveTask is an in-progress task someone may still be working on, and
+// where: in its worktree, or held by its bd lease's holder.
+type LiveTask struct{ ID, Where string }
 
 // LeaseExpired reports whether the task's bd lease has expired at now.
 func LeaseExpired(is beads.Issue, now time.Time) bool {
@@ -105,13 +101,13 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 				if old {
 					stuck = append(stuck, StuckTask{ID: is.ID, Reason: oldWhy, Action: action})
 				} else {
-					live = append(live, LiveTask{ID: is.ID, Worktree: wt.Path})
+					live = append(live, LiveTask{ID: is.ID, Where: "in " + wt.Path})
 				}
 				continue
 			}
 		}
 		if !is.LeaseExpiresAt.IsZero() && now.Before(is.LeaseExpiresAt) && !old { // its holder renews it
-			live = append(live, LiveTask{ID: is.ID, Holder: is.Assignee, LeaseExpiresAt: is.LeaseExpiresAt})
+			live = append(live, LiveTask{ID: is.ID, Where: fmt.Sprintf("held by %s (bd lease until %s)", is.Assignee, is.LeaseExpiresAt.UTC().Format(time.RFC3339))})
 			continue
 		}
 		var why string
@@ -231,11 +227,7 @@ func (d *decider) liveLines() string {
 	}
 	var lines []string
 	for _, l := range d.live {
-		line := l.ID + " in " + l.Worktree
-		if l.Worktree == "" {
-			line = fmt.Sprintf("%s held by %s (bd lease until %s)", l.ID, l.Holder, l.LeaseExpiresAt.UTC().Format(time.RFC3339))
-		}
-		lines = append(lines, line)
+		lines = append(lines, l.ID+" "+l.Where)
 	}
 	return "In progress in their worktrees (wait for each, then verify its work and merge it):\n- " + upTo3(lines, "\n- ")
 }

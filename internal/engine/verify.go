@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -77,47 +78,32 @@ func (v Verification) Record(in Input, epic string, now time.Time) state.Record 
 // in the task's worktree when it has one.
 func VerifyTask(ctx context.Context, cfg *config.Config, env Env, is beads.Issue) Verification {
 	v := Verification{Task: is}
-	dir, commit, worktree := taskPlace(ctx, cfg, env.Worktrees, is.ID)
+	commit, worktree := taskPlace(ctx, cfg, env.Worktrees, is.ID)
 	c := *cfg
-	c.Root, v.Commit = dir, commit
-	cc := &CheckContext{Config: &c, Env: env}
-	if env.Runner != nil {
-		cc.Env.Runner = taskRunner{env.Runner, fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
-			config.ShellQuote(is.ID), config.ShellQuote(is.Title), config.ShellQuote(worktree))}
-	}
-	all := compositeCheck{name: "verify"}
-	for _, s := range VerifyChecks(cfg, is) {
-		all.checks = append(all.checks, buildCheck(s))
+	c.Root, v.Commit = cmp.Or(worktree, cfg.Root), commit
+	d := &decider{ctx: ctx, cfg: &c, env: env, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
+		config.ShellQuote(is.ID), config.ShellQuote(is.Title), config.ShellQuote(worktree))}
+	specs := VerifyChecks(cfg, is)
+	for _, s := range specs {
 		v.Checks = append(v.Checks, s.Name+"="+s.Type)
 	}
-	v.Verdict = all.Check(ctx, cc)
+	v.Verdict = d.checkAll(Verdict{Check: "verify"}, false, specs, "")
 	return v
 }
 
-// taskPlace is where a task is worked: its worktree, else the project
-// root; and the commit checked out there.
-func taskPlace(ctx context.Context, cfg *config.Config, wl WorktreeLister, id string) (dir, commit, worktree string) {
-	dir = cfg.Root
+// taskPlace is the commit checked out where a task is worked, and its
+// worktree ("": it is worked in the project root).
+func taskPlace(ctx context.Context, cfg *config.Config, wl WorktreeLister, id string) (commit, worktree string) {
 	if wl == nil {
-		return dir, "", ""
+		return "", ""
 	}
 	if wts, err := wl.Worktrees(ctx); err == nil && len(wts) > 0 {
-		commit = wts[0].Head
 		if wt, ok := findWorktree(wts, cfg.Root, cfg.Workflow.Worktrees.Pattern, id); ok {
-			return wt.Path, wt.Head, wt.Path
+			return wt.Head, wt.Path
 		}
+		return wts[0].Head, ""
 	}
-	return dir, commit, ""
-}
-
-// taskRunner runs commands after exporting the task's variables.
-type taskRunner struct {
-	CommandRunner
-	exports string
-}
-
-func (r taskRunner) Run(ctx context.Context, dir, command string, timeout time.Duration) (CommandResult, error) {
-	return r.CommandRunner.Run(ctx, dir, r.exports+command, timeout)
+	return "", ""
 }
 
 // GateRequest is a shell command a driven session's agent is about to run
@@ -250,7 +236,7 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 	}
 	todo := 0
 	for _, is := range tasks {
-		_, commit, _ := taskPlace(ctx, cfg, env.Worktrees, is.ID)
+		commit, _ := taskPlace(ctx, cfg, env.Worktrees, is.ID)
 		if slices.ContainsFunc(recs, func(r state.Record) bool {
 			return r.Outcome == state.OutcomeVerified && r.Task == is.ID && r.Commit == commit
 		}) {
@@ -305,12 +291,11 @@ func (a audit) apply(cfg *config.Config, dec Decision, next *state.State, prev s
 			dec.Actions = append(dec.Actions, "reopened "+id+": closed without passing its checks")
 		}
 	}
+	warn := cfg.Workflow.Verify.OnUnverified == "warn"
 	switch {
-	case cfg.Workflow.Verify.OnUnverified == "warn":
-		dec.SystemMessage = joinLines(dec.SystemMessage, "runtasks: "+msg)
-	case dec.Block:
+	case !warn && dec.Block:
 		dec.Outcome, dec.Reason, dec.Why = outcome, msg+"\n\n"+dec.Reason, oneLine(msg, 300)
-	case (dec.Outcome.Done() || dec.Outcome == state.OutcomeEscalated) && (dec.Max == 0 || prev.Cycles+1 < dec.Max):
+	case !warn && (dec.Outcome.Done() || dec.Outcome == state.OutcomeEscalated) && (dec.Max == 0 || prev.Cycles+1 < dec.Max):
 		// The stop would end the loop on work that fails its checks.
 		spent, cursor := next.Spent, next.UsageCursor
 		*next = prev
