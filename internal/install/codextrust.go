@@ -2,6 +2,7 @@ package install
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,11 +39,7 @@ type codexHook struct {
 // Trust runs the exchange for the hooks of settings.
 func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(string) bool) (TrustReport, error) {
 	var rep TrustReport
-	timeout := c.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(c.Timeout, 30*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Bin, "app-server")
 	cmd.Env = c.Env
@@ -63,14 +60,9 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	}
 	defer func() {
 		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			g.Kill()
-			<-done
-		}
+		t := time.AfterFunc(3*time.Second, g.Kill)
+		cmd.Wait()
+		t.Stop()
 		g.Reap()
 	}()
 

@@ -1,8 +1,6 @@
 package install
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -136,11 +134,5 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 
 // backupPath is the one backup of a settings file, in the records' directory.
 func (o Options) backupPath(path string) string {
-	s := sha256.Sum256([]byte(path))
-	return filepath.Join(o.manifestDir(), "backups", hex.EncodeToString(s[:8])+"-"+filepath.Base(path)+".bak")
-}
-
-func fileExists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
+	return filepath.Join(o.manifestDir(), "backups", digest([]byte(path))[:16]+"-"+filepath.Base(path)+".bak")
 }

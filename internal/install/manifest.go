@@ -39,15 +39,9 @@ func digest(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// manifestPath is the record's file for a root.
-func manifestPath(dir, root string) string {
-	s := sha256.Sum256([]byte(root))
-	return filepath.Join(dir, hex.EncodeToString(s[:8])+".json")
-}
-
 // openManifest locks and reads the root's record; close must be called.
 func openManifest(dir, root string, write bool) (*manifest, error) {
-	m := &manifest{Version: 1, Root: root, path: manifestPath(dir, root)}
+	m := &manifest{Version: 1, Root: root, path: filepath.Join(dir, digest([]byte(root))[:16]+".json")}
 	if write {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("install record: %w", err)

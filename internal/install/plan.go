@@ -225,10 +225,9 @@ func (p *plan) settings(path string, remove bool) error {
 	}
 	fc.backup = !remove && fc.before != nil && fc.Action != Unchanged
 	p.res.Files = append(p.res.Files, fc)
-	if remove {
-		if b := p.o.backupPath(path); fileExists(b) {
-			p.res.Files = append(p.res.Files, FileChange{Path: b, target: b, Action: Removed})
-		}
+	b := p.o.backupPath(path)
+	if _, err := os.Lstat(b); remove && err == nil {
+		p.res.Files = append(p.res.Files, FileChange{Path: b, target: b, Action: Removed})
 	}
 	return nil
 }
