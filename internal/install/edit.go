@@ -49,28 +49,9 @@ type wantEntry struct {
 	grouped bool
 }
 
-// ordered is a JSON object that marshals its keys in order.
-type ordered []kv
-
 type kv struct {
 	k string
 	v any
-}
-
-func (o ordered) MarshalJSON() ([]byte, error) {
-	b := []byte{'{'}
-	for i, e := range o {
-		k, _ := marshal(e.k)
-		v, err := marshal(e.v)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, k...), ':'), v...)
-	}
-	return append(b, '}'), nil
 }
 
 // marshal is json.Marshal without HTML escaping (commands hold & and <).
@@ -169,8 +150,6 @@ func (d *doc) lineIndent(off int) string {
 }
 
 func leadingSpace(b []byte) []byte { return b[:len(b)-len(bytes.TrimLeft(b, " \t"))] }
-
-func (d *doc) pack() []byte { return d.root.Pack() }
 
 // memberIndex is the index of the first member named name, or -1.
 func memberIndex(obj *hujson.Object, name string) int {
@@ -497,7 +476,7 @@ func (d *doc) create(path []string, x any, rec *settingsRecord) error {
 		// Build the rest of the path as one value: {"a": {"b": [x]}}.
 		var val any = []any{x}
 		for k := len(path) - 1; k > i; k-- {
-			val = ordered{{path[k], val}}
+			val = map[string]any{path[k]: val}
 		}
 		for k := i; k < len(path); k++ {
 			rec.Created = append(rec.Created, createdMember{Path: slices.Clone(path[:k+1])})
@@ -580,5 +559,3 @@ func isEmpty(v hujson.Value) bool {
 	}
 	return false
 }
-
-func (d *doc) rootEmpty() bool { return isEmpty(d.root) }

@@ -56,9 +56,9 @@ func openManifest(dir, root string, write bool) (*manifest, error) {
 		}
 		m.lock = lf
 	}
-	b, _, err := readRegular(m.path)
-	if err == nil && b != nil {
-		err = json.Unmarshal(b, m)
+	fc, err := readFile(m.path)
+	if err == nil && fc.before != nil {
+		err = json.Unmarshal(fc.before, m)
 	}
 	if err != nil {
 		m.close()

@@ -1,9 +1,11 @@
 package install
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,9 +14,26 @@ import (
 	"github.com/runtasks/runtasks/internal/hook"
 )
 
-// handler is the hook entry install writes for one event, keys in the
-// order each agent's documentation shows them.
-func handler(o Options, ev eventSpec) ordered {
+// hookHandler is a hook entry, its keys in the order each agent's
+// documentation shows them.
+type hookHandler struct {
+	Name        string `json:"name,omitempty"`
+	Type        string `json:"type,omitempty"`
+	Command     string `json:"command"`
+	Timeout     int    `json:"timeout,omitempty"`
+	Description string `json:"description,omitempty"`
+	// LoopLimit is Cursor's, on its stop hook only (null: no limit, runtasks' cap holds).
+	LoopLimit json.RawMessage `json:"loop_limit,omitempty"`
+}
+
+// hookGroup is a grouped agent's list item.
+type hookGroup struct {
+	Matcher string        `json:"matcher,omitempty"`
+	Hooks   []hookHandler `json:"hooks"`
+}
+
+// handler is the hook entry install writes for one event.
+func handler(o Options, ev eventSpec) hookHandler {
 	cmd := Command(o, ev.sub)
 	timeout := DefaultTimeout
 	if (ev.sub == StopHook || ev.sub == PreToolHook) && o.StopTimeout > timeout {
@@ -23,25 +42,24 @@ func handler(o Options, ev eventSpec) ordered {
 	secs := int((timeout + time.Second - 1) / time.Second)
 	switch o.Agent {
 	case hook.Cursor:
-		h := ordered{{"command", cmd}}
+		h := hookHandler{Command: cmd}
 		if ev.event == hook.EventStop {
+			h.LoopLimit = json.RawMessage("null")
 			if o.LoopLimit > 0 {
-				h = append(h, kv{"loop_limit", o.LoopLimit})
-			} else {
-				h = append(h, kv{"loop_limit", nil}) // no limit: runtasks' cap holds
+				h.LoopLimit = strconv.AppendInt(nil, int64(o.LoopLimit), 10)
 			}
 		}
 		return h
 	case hook.Gemini:
-		return ordered{
-			{"name", "runtasks-" + strings.TrimSuffix(ev.sub, "-hook")},
-			{"type", "command"},
-			{"command", cmd},
-			{"timeout", secs * 1000}, // milliseconds
-			{"description", "runtasks " + ev.sub},
+		return hookHandler{
+			Name:        "runtasks-" + strings.TrimSuffix(ev.sub, "-hook"),
+			Type:        "command",
+			Command:     cmd,
+			Timeout:     secs * 1000, // milliseconds
+			Description: "runtasks " + ev.sub,
 		}
 	default: // Claude Code, Codex: seconds
-		return ordered{{"type", "command"}, {"command", cmd}, {"timeout", secs}}
+		return hookHandler{Type: "command", Command: cmd, Timeout: secs}
 	}
 }
 
