@@ -2,6 +2,7 @@ package install
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -75,27 +76,15 @@ var (
 	lineBreak    = regexp.MustCompile(`\n\t*`)
 )
 
-// shapeError is a value of the wrong kind where install must edit.
-type shapeError struct {
-	line int
-	key  string
-	got  hujson.Kind
-	want string
-}
-
-func (e *shapeError) Error() string {
-	return fmt.Sprintf("line %d: %q is %s, want %s", e.line, e.key, kindName(e.got), e.want)
+// shapeError is v, at path, of the wrong kind where install must edit.
+func (d *doc) shapeError(v *hujson.Value, path []string, want string) error {
+	return fmt.Errorf("line %d: %q is %s, want %s", lineAt(d.src, v.StartOffset), strings.Join(path, "."), kindName(v.Value.Kind()), want)
 }
 
 var kindNames = map[hujson.Kind]string{'n': "null", 't': "a boolean", 'f': "a boolean", '"': "a string",
 	'0': "a number", '{': "an object", '[': "a list"}
 
-func kindName(k hujson.Kind) string {
-	if s, ok := kindNames[k]; ok {
-		return s
-	}
-	return "a value"
-}
+func kindName(k hujson.Kind) string { return cmp.Or(kindNames[k], "a value") }
 
 // doc is a parsed settings file being edited.
 type doc struct {
@@ -168,7 +157,7 @@ func (d *doc) lookup(path []string) (*hujson.Value, error) {
 	for i, name := range path {
 		obj, ok := v.Value.(*hujson.Object)
 		if !ok {
-			return nil, &shapeError{lineAt(d.src, v.StartOffset), strings.Join(path[:i], "."), v.Value.Kind(), "an object"}
+			return nil, d.shapeError(v, path[:i], "an object")
 		}
 		j := memberIndex(obj, name)
 		if j < 0 {
@@ -371,13 +360,12 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		val, _ := marshal(s.v)
 		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(val)})
 	}
-	wanted := map[string]bool{}
 	for _, w := range wants {
 		want, _ := marshal(w.value) // strings and numbers: no error
-		wanted[pathKey(w.path)] = true
-		mine := func(e hujson.Value) bool {
+		// owned is the index in old.Owned of the entry e is (-1: none).
+		owned := func(e hujson.Value) int {
 			m := minified(e)
-			return slices.ContainsFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
+			return slices.IndexFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
 		}
 		v, err := d.lookup(w.path)
 		if err != nil {
@@ -393,20 +381,13 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		arr := v.Value.(*hujson.Array)
 		found, replaced := -1, ""
 		for i := 0; i < len(arr.Elements); i++ {
-			if !mine(arr.Elements[i]) {
-				continue
-			}
-			if found >= 0 { // a second copy of ours: one is enough
+			switch k := owned(arr.Elements[i]); {
+			case k < 0:
+			case found >= 0: // a second copy of ours: one is enough
 				removeAt(arr, i)
 				i--
-				continue
-			}
-			found = i
-			m := minified(arr.Elements[i])
-			for _, o := range old.Owned {
-				if o.Value == m && slices.Equal(o.Path, w.path) {
-					replaced = o.Replaced
-				}
+			default:
+				found, replaced = i, old.Owned[k].Replaced
 			}
 		}
 		exact := slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == string(want) })
@@ -414,7 +395,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		// the first is replaced in place, the others go.
 		for i := 0; i < len(arr.Elements); i++ {
 			e := arr.Elements[i]
-			if i == found || mine(e) || minified(e) == string(want) || !foreignEntry(e, w) {
+			if i == found || owned(e) >= 0 || minified(e) == string(want) || !foreignEntry(e, w) {
 				continue
 			}
 			if found >= 0 || exact {
@@ -449,7 +430,9 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want), Replaced: replaced})
 	}
 	// Entries an earlier install wrote for events no longer wanted.
-	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool { return wanted[pathKey(o.Path)] })
+	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool {
+		return slices.ContainsFunc(wants, func(w wantEntry) bool { return slices.Equal(w.path, o.Path) })
+	})
 	d.remove(&settingsRecord{Owned: stale})
 	return rec, nil
 }
@@ -458,7 +441,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 func (d *doc) checkList(path []string) error {
 	v, err := d.lookup(path)
 	if err == nil && v != nil && v.Value.Kind() != '[' {
-		err = &shapeError{lineAt(d.src, v.StartOffset), strings.Join(path, "."), v.Value.Kind(), "a list"}
+		err = d.shapeError(v, path, "a list")
 	}
 	return err
 }
@@ -508,31 +491,23 @@ func (d *doc) remove(rec *settingsRecord) int {
 	created := slices.Clone(rec.Created)
 	slices.SortStableFunc(created, func(a, b createdMember) int { return len(b.Path) - len(a.Path) })
 	for _, c := range created {
-		parentPath := c.Path[:len(c.Path)-1]
-		pv, _ := d.lookup(parentPath)
-		if pv == nil {
-			continue
-		}
-		obj, ok := pv.Value.(*hujson.Object)
-		j := -1
-		if ok {
-			j = memberIndex(obj, c.Path[len(c.Path)-1])
-		}
-		if j < 0 {
-			continue
-		}
-		mv := obj.Members[j].Value
+		mv, _ := d.lookup(c.Path)
 		switch {
+		case mv == nil:
+			continue
 		case c.Value != "":
 			// A scalar install added goes with the last entry.
-			if n == 0 || minified(mv) != c.Value {
+			if n == 0 || minified(*mv) != c.Value {
 				continue
 			}
-		case !touched[pathKey(c.Path)] || !isEmpty(mv):
+		case !touched[pathKey(c.Path)] || !isEmpty(*mv):
 			continue
 		}
-		removeAt(obj, j)
-		touched[pathKey(parentPath)] = true
+		parent := c.Path[:len(c.Path)-1]
+		pv, _ := d.lookup(parent)
+		obj := pv.Value.(*hujson.Object)
+		removeAt(obj, memberIndex(obj, c.Path[len(c.Path)-1]))
+		touched[pathKey(parent)] = true
 	}
 	for _, r := range rec.Restore {
 		if v, _ := d.lookup(r.Path); touched[pathKey(r.Path)] && v != nil && isEmpty(*v) {
