@@ -75,8 +75,7 @@ type FileChange struct {
 	target        string // path with its symlinks followed
 	before, after []byte
 	perm          fs.FileMode
-	// backup: save before first; settings: the agent's settings file.
-	backup, settings bool
+	backup        bool // save before first
 }
 
 // Result is what Install or Uninstall did (or, in a dry run, would do).
@@ -164,19 +163,16 @@ func codexHome(o Options) string {
 // Bare is the program a project's hooks run, from PATH.
 const Bare = "runtasks"
 
-// Program is the program installed hooks run: Bare for a project's shared
-// settings (so they work on every machine), Executable for the user's.
-func (o Options) Program() string {
-	if o.Global {
-		return o.Executable
-	}
-	return Bare
-}
-
-// Command is the hook command for a subcommand; only the stop and pre-tool
-// hooks name their agent and epic (the others detect the agent from their input).
+// Command is the hook command for a subcommand. It runs Bare in a project's
+// shared settings (so they work on every machine), Executable in the user's.
+// Only the stop and pre-tool hooks name their agent and epic (the others
+// detect the agent from their input).
 func Command(o Options, sub string) string {
-	cmd := shellQuote(o.Program()) + " " + sub
+	prog := Bare
+	if o.Global {
+		prog = o.Executable
+	}
+	cmd := shellQuote(prog) + " " + sub
 	if sub == StopHook || sub == PreToolHook {
 		cmd += " --agent " + o.Agent
 		if o.Epic != "" {

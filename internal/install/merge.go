@@ -95,16 +95,24 @@ func installShaped(cmd, sub string) bool {
 
 // foreignEntry reports whether e is an entry any install wrote for w's subcommand.
 func foreignEntry(e hujson.Value, w wantEntry) bool {
-	h := e
-	if w.grouped {
-		hs := elements(member(e, "hooks"))
-		if len(hs) != 1 {
-			return false
-		}
-		h = hs[0]
+	hs := handlers(e, w.grouped)
+	return len(hs) == 1 && installShaped(command(hs[0]), w.sub)
+}
+
+// handlers are a hooks list item's handlers (grouped: {hooks: [handler]}).
+func handlers(item hujson.Value, grouped bool) []hujson.Value {
+	if grouped {
+		return elements(member(item, "hooks"))
 	}
-	lit, ok := member(h, "command").Value.(hujson.Literal)
-	return ok && lit.Kind() == '"' && installShaped(lit.String(), w.sub)
+	return []hujson.Value{item}
+}
+
+// command is a handler's command ("" for none).
+func command(h hujson.Value) string {
+	if lit, ok := member(h, "command").Value.(hujson.Literal); ok && lit.Kind() == '"' {
+		return lit.String()
+	}
+	return ""
 }
 
 // Entry is one runtasks hook found in a settings file.
@@ -148,13 +156,8 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 	for _, m := range hooks.Members {
 		ev := m.Name.Value.(hujson.Literal).String()
 		for _, item := range elements(m.Value) {
-			handlers := []hujson.Value{item}
-			if sp.grouped {
-				handlers = elements(member(item, "hooks"))
-			}
-			for _, h := range handlers {
-				lit, ok := member(h, "command").Value.(hujson.Literal)
-				if cmd := lit.String(); ok && lit.Kind() == '"' && ours(cmd) {
+			for _, h := range handlers(item, sp.grouped) {
+				if cmd := command(h); ours(cmd) {
 					words := shellWords(cmd)
 					out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
 				}

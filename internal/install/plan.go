@@ -68,9 +68,6 @@ func newPlan(o Options, remove bool) (*plan, error) {
 		m.close()
 		return nil, err
 	}
-	if o.DryRun {
-		p.diffs()
-	}
 	return p, nil
 }
 
@@ -152,7 +149,6 @@ func (p *plan) settings(path string, remove bool) error {
 		return err
 	}
 	before := fc.before
-	fc.settings = true
 	rec := p.m.Settings[path]
 	if remove && rec == nil {
 		fc.Action = Unchanged
@@ -211,6 +207,16 @@ func (p *plan) settings(path string, remove bool) error {
 		fc.Action = Updated
 	}
 	fc.backup = !remove && fc.before != nil && fc.Action != Unchanged
+	if p.o.DryRun && fc.Action != Unchanged {
+		from, to := "a/"+strings.TrimPrefix(path, "/"), "b/"+strings.TrimPrefix(path, "/")
+		if fc.before == nil {
+			from = "/dev/null"
+		}
+		if fc.after == nil {
+			to = "/dev/null"
+		}
+		fc.Diff = udiff.Unified(from, to, string(fc.before), string(fc.after))
+	}
 	p.res.Files = append(p.res.Files, fc)
 	b := p.o.backupPath(path)
 	if _, err := os.Lstat(b); remove && err == nil {
@@ -335,24 +341,6 @@ func (p *plan) releaseDirs() {
 	slices.SortFunc(p.dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 }
 
-// diffs fills in the unified diff of the settings file's change.
-func (p *plan) diffs() {
-	for i := range p.res.Files {
-		fc := &p.res.Files[i]
-		if fc.Action == Unchanged || !fc.settings {
-			continue
-		}
-		from, to := "a/"+strings.TrimPrefix(fc.Path, "/"), "b/"+strings.TrimPrefix(fc.Path, "/")
-		if fc.before == nil {
-			from = "/dev/null"
-		}
-		if fc.after == nil {
-			to = "/dev/null"
-		}
-		fc.Diff = udiff.Unified(from, to, string(fc.before), string(fc.after))
-	}
-}
-
 // apply checks that every file can be written, then writes: for install
 // the record first (it may name entries a kill kept out of the file, which
 // does no harm), then each file after its backup; for uninstall the files
@@ -396,10 +384,11 @@ func (p *plan) apply(remove bool) error {
 		}
 		if fc.backup {
 			b := p.o.backupPath(fc.Path)
-			if err := os.MkdirAll(filepath.Dir(b), 0o700); err != nil {
-				return fmt.Errorf("backup of %s: %w (nothing was changed)", fc.Path, err)
+			err := os.MkdirAll(filepath.Dir(b), 0o700)
+			if err == nil {
+				err = writeAtomic(b, fc.before, fc.perm)
 			}
-			if err := writeAtomic(b, fc.before, fc.perm); err != nil {
+			if err != nil {
 				return fmt.Errorf("backup of %s: %w (nothing was changed)", fc.Path, err)
 			}
 			fc.Backup = b
