@@ -128,15 +128,11 @@ func threeEvents(sessionMatcher string) []eventSpec {
 		{hook.EventSessionStart, SessionHook, sessionMatcher}}
 }
 
-func unknownAgent(agent string) error {
-	return fmt.Errorf("unknown agent %q (want %s)", agent, strings.Join(hook.Agents, ", "))
-}
-
 // SettingsPath is the file install edits for agent: the project's or, with Global, the user's.
 func SettingsPath(o Options) (string, error) {
 	sp, ok := specs[o.Agent]
 	if !ok {
-		return "", unknownAgent(o.Agent)
+		return "", fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
 	}
 	if o.Global {
 		if o.Agent == hook.Codex {
@@ -182,10 +178,8 @@ func Command(o Options, sub string) string {
 	return cmd
 }
 
+// check refuses options Install cannot honour (an unknown agent: SettingsPath).
 func (o Options) check() error {
-	if _, ok := specs[o.Agent]; !ok {
-		return unknownAgent(o.Agent)
-	}
 	if o.Global && !filepath.IsAbs(o.Executable) {
 		return fmt.Errorf("the runtasks binary must be an absolute path, not %q", o.Executable)
 	}
