@@ -121,14 +121,11 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 			continue
 		}
 		seen[h.Key] = true
-		switch h.TrustStatus {
-		case "trusted":
+		switch {
+		case h.TrustStatus == "trusted":
 			rep.Already = append(rep.Already, h.Key)
 			continue
-		case "managed":
-			continue
-		}
-		if h.CurrentHash == "" {
+		case h.TrustStatus == "managed" || h.CurrentHash == "":
 			continue
 		}
 		edits = append(edits, map[string]any{
