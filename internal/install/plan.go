@@ -327,9 +327,6 @@ func (p *plan) needDirs(target string) {
 // releaseDirs drops this install from the recorded directories.
 func (p *plan) releaseDirs() {
 	for dir, holders := range p.m.Dirs {
-		if !slices.Contains(holders, p.holder) {
-			continue
-		}
 		if holders = dropHolder(holders, p.holder); len(holders) > 0 {
 			p.m.Dirs[dir] = holders
 			continue
