@@ -343,9 +343,14 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 	}
 	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
 		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
-	// Check every shape first, so that the message names the first problem.
+	// Check every shape first (objects on the way, a list at the end), so
+	// that the message names the first problem.
 	for _, w := range wants {
-		if err := d.checkList(w.path); err != nil {
+		v, err := d.lookup(w.path)
+		if err == nil && v != nil && v.Value.Kind() != '[' {
+			err = d.shapeError(v, w.path, "a list")
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -435,15 +440,6 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 	})
 	d.remove(&settingsRecord{Owned: stale})
 	return rec, nil
-}
-
-// checkList checks path holds objects on the way and a list at the end.
-func (d *doc) checkList(path []string) error {
-	v, err := d.lookup(path)
-	if err == nil && v != nil && v.Value.Kind() != '[' {
-		err = d.shapeError(v, path, "a list")
-	}
-	return err
 }
 
 // create adds the missing members on path, the last one a list holding x.
