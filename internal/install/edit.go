@@ -56,19 +56,19 @@ type kv struct {
 }
 
 // marshal is json.Marshal without HTML escaping (commands hold & and <).
-func marshal(v any) ([]byte, error) {
+func marshal(v any) []byte {
 	return marshalIndent(v, "", "")
 }
 
-func marshalIndent(v any, prefix, indent string) ([]byte, error) {
+// marshalIndent encodes what install writes: strings, numbers, null, and
+// structs, maps and lists of them, which always encode.
+func marshalIndent(v any, prefix, indent string) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent(prefix, indent)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 var (
@@ -176,28 +176,22 @@ func minified(v hujson.Value) string {
 	return string(c.Pack())
 }
 
-// newValue parses x formatted at indent ind (or on one line when compact).
-func (d *doc) newValue(x any, ind string, compact bool) (hujson.Value, error) {
-	var (
-		b   []byte
-		err error
-	)
+// newValue is x formatted at indent ind (or on one line when compact).
+func (d *doc) newValue(x any, ind string, compact bool) hujson.Value {
+	var b []byte
 	switch {
 	case compact && d.compact:
-		b, err = marshal(x)
+		b = marshal(x)
 	case compact:
 		// One line with the spaces of a pretty file: {"a": 1, "b": 2}.
 		// (JSON strings hold no raw line break or tab.)
-		b, err = marshalIndent(x, "", "\t")
-		b = oneLineSpace.ReplaceAll(b, []byte(", "))
+		b = oneLineSpace.ReplaceAll(marshalIndent(x, "", "\t"), []byte(", "))
 		b = lineBreak.ReplaceAll(b, nil)
 	default:
-		b, err = marshalIndent(x, ind, d.unit)
+		b = marshalIndent(x, ind, d.unit)
 	}
-	if err != nil {
-		return hujson.Value{}, err
-	}
-	return hujson.Parse(b)
+	v, _ := hujson.Parse(b) // standard JSON
+	return v
 }
 
 // siblingStyle is how a non-empty container's elements start.
@@ -213,7 +207,7 @@ func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string
 }
 
 // appendElement adds x at the end of the list v in its style.
-func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) error {
+func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) {
 	arr := v.Value.(*hujson.Array)
 	var (
 		before, ind        string
@@ -229,16 +223,12 @@ func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settings
 	} else {
 		before, ind, multiline = d.emptyContainer(v, path, rec)
 	}
-	nv, err := d.newValue(x, ind, !multiline || oneLine)
-	if err != nil {
-		return err
-	}
+	nv := d.newValue(x, ind, !multiline || oneLine)
 	nv.BeforeExtra = hujson.Extra(before)
 	if n := len(arr.Elements); n > 0 {
 		followComma(&arr.Elements[n-1], &nv)
 	}
 	arr.Elements = append(arr.Elements, nv)
-	return nil
 }
 
 // followComma puts nv after last: nv takes over last's trailing comma, if any.
@@ -251,7 +241,7 @@ func followComma(last, nv *hujson.Value) {
 }
 
 // appendMember adds "name": x at the end of the object at path.
-func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, rec *settingsRecord) error {
+func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, rec *settingsRecord) {
 	obj := v.Value.(*hujson.Object)
 	var (
 		before, colon = "", " "
@@ -268,18 +258,13 @@ func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, r
 	} else if before, ind, multiline = d.emptyContainer(v, path, rec); !multiline {
 		colon = ""
 	}
-	nv, err := d.newValue(x, ind, !multiline)
-	if err != nil {
-		return err
-	}
+	nv := d.newValue(x, ind, !multiline)
 	nv.BeforeExtra = hujson.Extra(colon)
-	key, _ := marshal(name)
-	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(key)}, Value: nv}
+	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(marshal(name))}, Value: nv}
 	if n := len(obj.Members); n > 0 {
 		followComma(&obj.Members[n-1].Value, &m.Value)
 	}
 	obj.Members = append(obj.Members, m)
-	return nil
 }
 
 // emptyContainer prepares an empty container for its first element,
@@ -359,28 +344,20 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		if memberIndex(root, s.k) >= 0 {
 			continue
 		}
-		if err := d.appendMember(&d.root, nil, s.k, s.v, rec); err != nil {
-			return nil, err
-		}
-		val, _ := marshal(s.v)
-		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(val)})
+		d.appendMember(&d.root, nil, s.k, s.v, rec)
+		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(marshal(s.v))})
 	}
 	for _, w := range wants {
-		want, _ := marshal(w.value) // strings and numbers: no error
+		want := string(marshal(w.value))
 		// owned is the index in old.Owned of the entry e is (-1: none).
 		owned := func(e hujson.Value) int {
 			m := minified(e)
 			return slices.IndexFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
 		}
-		v, err := d.lookup(w.path)
-		if err != nil {
-			return nil, err
-		}
+		v, _ := d.lookup(w.path) // its shape is checked above
 		if v == nil {
-			if err := d.create(w.path, w.value, rec); err != nil {
-				return nil, err
-			}
-			rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want)})
+			d.create(w.path, w.value, rec)
+			rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want})
 			continue
 		}
 		arr := v.Value.(*hujson.Array)
@@ -395,12 +372,12 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 				found, replaced = i, old.Owned[k].Replaced
 			}
 		}
-		exact := slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == string(want) })
+		exact := slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == want })
 		// Foreign runtasks entries (another machine, epic, or no record):
 		// the first is replaced in place, the others go.
 		for i := 0; i < len(arr.Elements); i++ {
 			e := arr.Elements[i]
-			if i == found || owned(e) >= 0 || minified(e) == string(want) || !foreignEntry(e, w) {
+			if i == found || owned(e) >= 0 || minified(e) == want || !foreignEntry(e, w) {
 				continue
 			}
 			if found >= 0 || exact {
@@ -416,23 +393,17 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		switch {
 		case found >= 0:
 			el := &arr.Elements[found]
-			if minified(*el) != string(want) {
+			if minified(*el) != want {
 				multiline := el.EndOffset > el.StartOffset && el.EndOffset <= len(d.src) &&
 					bytes.Contains(d.src[el.StartOffset:el.EndOffset], []byte("\n"))
-				nv, err := d.newValue(w.value, d.lineIndent(el.StartOffset), !multiline)
-				if err != nil {
-					return nil, err
-				}
-				el.Value = nv.Value
+				el.Value = d.newValue(w.value, d.lineIndent(el.StartOffset), !multiline).Value
 			}
 		case exact:
 			continue // the user's own copy (or the team's): not ours, not added twice
 		default:
-			if err := d.appendElement(v, w.path, w.value, rec); err != nil {
-				return nil, err
-			}
+			d.appendElement(v, w.path, w.value, rec)
 		}
-		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want), Replaced: replaced})
+		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want, Replaced: replaced})
 	}
 	// Entries an earlier install wrote for events no longer wanted.
 	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool {
@@ -443,7 +414,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 }
 
 // create adds the missing members on path, the last one a list holding x.
-func (d *doc) create(path []string, x any, rec *settingsRecord) error {
+func (d *doc) create(path []string, x any, rec *settingsRecord) {
 	v := &d.root
 	for i, name := range path {
 		obj := v.Value.(*hujson.Object)
@@ -460,9 +431,9 @@ func (d *doc) create(path []string, x any, rec *settingsRecord) error {
 		for k := i; k < len(path); k++ {
 			rec.Created = append(rec.Created, createdMember{Path: slices.Clone(path[:k+1])})
 		}
-		return d.appendMember(v, path[:i], name, val, rec)
+		d.appendMember(v, path[:i], name, val, rec)
+		return
 	}
-	return nil
 }
 
 // remove takes out rec's entries and the emptied members it created; it
