@@ -76,21 +76,19 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 		}
 		for {
 			line, err := rd.ReadBytes('\n')
-			if len(line) > 0 {
-				var msg struct {
-					ID     *json.RawMessage `json:"id"`
-					Method string           `json:"method"`
-					Result json.RawMessage  `json:"result"`
-					Error  *struct {
-						Message string `json:"message"`
-					} `json:"error"`
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(line, &msg) == nil && msg.Method == "" && string(msg.ID) == fmt.Sprint(id) {
+				if msg.Error != nil {
+					return nil, fmt.Errorf("codex app-server %s: %s", method, msg.Error.Message)
 				}
-				if json.Unmarshal(line, &msg) == nil && msg.ID != nil && msg.Method == "" && string(*msg.ID) == fmt.Sprint(id) {
-					if msg.Error != nil {
-						return nil, fmt.Errorf("codex app-server %s: %s", method, msg.Error.Message)
-					}
-					return msg.Result, nil
-				}
+				return msg.Result, nil
 			}
 			if err != nil {
 				if ctx.Err() != nil {

@@ -278,8 +278,7 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	if !slices.ContainsFunc(rec.Restore, func(r restoreExtra) bool { return slices.Equal(r.Path, path) }) {
 		rec.Restore = append(rec.Restore, restoreExtra{Path: slices.Clone(path), Extra: string(*after)})
 	}
-	trimmed := bytes.TrimRight(*after, " \t")
-	if !bytes.HasSuffix(trimmed, []byte("\n")) {
+	if !bytes.HasSuffix(bytes.TrimRight(*after, " \t"), []byte("\n")) {
 		*after = append(append(hujson.Extra(nil), *after...), "\n"+outer...)
 	}
 	return "\n" + outer + d.unit, outer + d.unit, true
