@@ -5,6 +5,7 @@
 package install
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -150,10 +151,7 @@ func SettingsPath(o Options) (string, error) {
 }
 
 func codexHome(o Options) string {
-	if o.CodexHome != "" {
-		return o.CodexHome
-	}
-	return filepath.Join(o.Home, ".codex")
+	return cmp.Or(o.CodexHome, filepath.Join(o.Home, ".codex"))
 }
 
 // Bare is the program a project's hooks run, from PATH.

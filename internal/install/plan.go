@@ -2,6 +2,7 @@ package install
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,10 +30,7 @@ type plan struct {
 }
 
 func (o Options) manifestDir() string {
-	if o.ManifestDir != "" {
-		return o.ManifestDir
-	}
-	return filepath.Join(o.Home, ".local", "state", "runtasks", "install")
+	return cmp.Or(o.ManifestDir, filepath.Join(o.Home, ".local", "state", "runtasks", "install"))
 }
 
 // root is the directory a scope's shared files and record belong to.
