@@ -2,6 +2,7 @@ package install
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,11 +39,7 @@ type codexHook struct {
 // Trust runs the exchange for the hooks of settings.
 func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(string) bool) (TrustReport, error) {
 	var rep TrustReport
-	timeout := c.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(c.Timeout, 30*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Bin, "app-server")
 	cmd.Env = c.Env
@@ -63,14 +60,9 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	}
 	defer func() {
 		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			g.Kill()
-			<-done
-		}
+		t := time.AfterFunc(3*time.Second, g.Kill)
+		cmd.Wait()
+		t.Stop()
 		g.Reap()
 	}()
 
@@ -84,21 +76,19 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 		}
 		for {
 			line, err := rd.ReadBytes('\n')
-			if len(line) > 0 {
-				var msg struct {
-					ID     *json.RawMessage `json:"id"`
-					Method string           `json:"method"`
-					Result json.RawMessage  `json:"result"`
-					Error  *struct {
-						Message string `json:"message"`
-					} `json:"error"`
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(line, &msg) == nil && msg.Method == "" && string(msg.ID) == fmt.Sprint(id) {
+				if msg.Error != nil {
+					return nil, fmt.Errorf("codex app-server %s: %s", method, msg.Error.Message)
 				}
-				if json.Unmarshal(line, &msg) == nil && msg.ID != nil && msg.Method == "" && string(*msg.ID) == fmt.Sprint(id) {
-					if msg.Error != nil {
-						return nil, fmt.Errorf("codex app-server %s: %s", method, msg.Error.Message)
-					}
-					return msg.Result, nil
-				}
+				return msg.Result, nil
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -129,14 +119,11 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 			continue
 		}
 		seen[h.Key] = true
-		switch h.TrustStatus {
-		case "trusted":
+		switch {
+		case h.TrustStatus == "trusted":
 			rep.Already = append(rep.Already, h.Key)
 			continue
-		case "managed":
-			continue
-		}
-		if h.CurrentHash == "" {
+		case h.TrustStatus == "managed" || h.CurrentHash == "":
 			continue
 		}
 		edits = append(edits, map[string]any{

@@ -2,6 +2,7 @@ package install
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -49,44 +50,25 @@ type wantEntry struct {
 	grouped bool
 }
 
-// ordered is a JSON object that marshals its keys in order.
-type ordered []kv
-
 type kv struct {
 	k string
 	v any
 }
 
-func (o ordered) MarshalJSON() ([]byte, error) {
-	b := []byte{'{'}
-	for i, e := range o {
-		k, _ := marshal(e.k)
-		v, err := marshal(e.v)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, k...), ':'), v...)
-	}
-	return append(b, '}'), nil
-}
-
 // marshal is json.Marshal without HTML escaping (commands hold & and <).
-func marshal(v any) ([]byte, error) {
+func marshal(v any) []byte {
 	return marshalIndent(v, "", "")
 }
 
-func marshalIndent(v any, prefix, indent string) ([]byte, error) {
+// marshalIndent encodes what install writes: strings, numbers, null, and
+// structs, maps and lists of them, which always encode.
+func marshalIndent(v any, prefix, indent string) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent(prefix, indent)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 var (
@@ -94,27 +76,15 @@ var (
 	lineBreak    = regexp.MustCompile(`\n\t*`)
 )
 
-// shapeError is a value of the wrong kind where install must edit.
-type shapeError struct {
-	line int
-	key  string
-	got  hujson.Kind
-	want string
-}
-
-func (e *shapeError) Error() string {
-	return fmt.Sprintf("line %d: %q is %s, want %s", e.line, e.key, kindName(e.got), e.want)
+// shapeError is v, at path, of the wrong kind where install must edit.
+func (d *doc) shapeError(v *hujson.Value, path []string, want string) error {
+	return fmt.Errorf("line %d: %q is %s, want %s", lineAt(d.src, v.StartOffset), strings.Join(path, "."), kindName(v.Value.Kind()), want)
 }
 
 var kindNames = map[hujson.Kind]string{'n': "null", 't': "a boolean", 'f': "a boolean", '"': "a string",
 	'0': "a number", '{': "an object", '[': "a list"}
 
-func kindName(k hujson.Kind) string {
-	if s, ok := kindNames[k]; ok {
-		return s
-	}
-	return "a value"
-}
+func kindName(k hujson.Kind) string { return cmp.Or(kindNames[k], "a value") }
 
 // doc is a parsed settings file being edited.
 type doc struct {
@@ -170,8 +140,6 @@ func (d *doc) lineIndent(off int) string {
 
 func leadingSpace(b []byte) []byte { return b[:len(b)-len(bytes.TrimLeft(b, " \t"))] }
 
-func (d *doc) pack() []byte { return d.root.Pack() }
-
 // memberIndex is the index of the first member named name, or -1.
 func memberIndex(obj *hujson.Object, name string) int {
 	for i, m := range obj.Members {
@@ -189,7 +157,7 @@ func (d *doc) lookup(path []string) (*hujson.Value, error) {
 	for i, name := range path {
 		obj, ok := v.Value.(*hujson.Object)
 		if !ok {
-			return nil, &shapeError{lineAt(d.src, v.StartOffset), strings.Join(path[:i], "."), v.Value.Kind(), "an object"}
+			return nil, d.shapeError(v, path[:i], "an object")
 		}
 		j := memberIndex(obj, name)
 		if j < 0 {
@@ -208,28 +176,22 @@ func minified(v hujson.Value) string {
 	return string(c.Pack())
 }
 
-// newValue parses x formatted at indent ind (or on one line when compact).
-func (d *doc) newValue(x any, ind string, compact bool) (hujson.Value, error) {
-	var (
-		b   []byte
-		err error
-	)
+// newValue is x formatted at indent ind (or on one line when compact).
+func (d *doc) newValue(x any, ind string, compact bool) hujson.Value {
+	var b []byte
 	switch {
 	case compact && d.compact:
-		b, err = marshal(x)
+		b = marshal(x)
 	case compact:
 		// One line with the spaces of a pretty file: {"a": 1, "b": 2}.
 		// (JSON strings hold no raw line break or tab.)
-		b, err = marshalIndent(x, "", "\t")
-		b = oneLineSpace.ReplaceAll(b, []byte(", "))
+		b = oneLineSpace.ReplaceAll(marshalIndent(x, "", "\t"), []byte(", "))
 		b = lineBreak.ReplaceAll(b, nil)
 	default:
-		b, err = marshalIndent(x, ind, d.unit)
+		b = marshalIndent(x, ind, d.unit)
 	}
-	if err != nil {
-		return hujson.Value{}, err
-	}
-	return hujson.Parse(b)
+	v, _ := hujson.Parse(b) // standard JSON
+	return v
 }
 
 // siblingStyle is how a non-empty container's elements start.
@@ -245,7 +207,7 @@ func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string
 }
 
 // appendElement adds x at the end of the list v in its style.
-func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) error {
+func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) {
 	arr := v.Value.(*hujson.Array)
 	var (
 		before, ind        string
@@ -261,16 +223,12 @@ func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settings
 	} else {
 		before, ind, multiline = d.emptyContainer(v, path, rec)
 	}
-	nv, err := d.newValue(x, ind, !multiline || oneLine)
-	if err != nil {
-		return err
-	}
+	nv := d.newValue(x, ind, !multiline || oneLine)
 	nv.BeforeExtra = hujson.Extra(before)
 	if n := len(arr.Elements); n > 0 {
 		followComma(&arr.Elements[n-1], &nv)
 	}
 	arr.Elements = append(arr.Elements, nv)
-	return nil
 }
 
 // followComma puts nv after last: nv takes over last's trailing comma, if any.
@@ -283,7 +241,7 @@ func followComma(last, nv *hujson.Value) {
 }
 
 // appendMember adds "name": x at the end of the object at path.
-func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, rec *settingsRecord) error {
+func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, rec *settingsRecord) {
 	obj := v.Value.(*hujson.Object)
 	var (
 		before, colon = "", " "
@@ -300,18 +258,13 @@ func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, r
 	} else if before, ind, multiline = d.emptyContainer(v, path, rec); !multiline {
 		colon = ""
 	}
-	nv, err := d.newValue(x, ind, !multiline)
-	if err != nil {
-		return err
-	}
+	nv := d.newValue(x, ind, !multiline)
 	nv.BeforeExtra = hujson.Extra(colon)
-	key, _ := marshal(name)
-	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(key)}, Value: nv}
+	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(marshal(name))}, Value: nv}
 	if n := len(obj.Members); n > 0 {
 		followComma(&obj.Members[n-1].Value, &m.Value)
 	}
 	obj.Members = append(obj.Members, m)
-	return nil
 }
 
 // emptyContainer prepares an empty container for its first element,
@@ -325,8 +278,7 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	if !slices.ContainsFunc(rec.Restore, func(r restoreExtra) bool { return slices.Equal(r.Path, path) }) {
 		rec.Restore = append(rec.Restore, restoreExtra{Path: slices.Clone(path), Extra: string(*after)})
 	}
-	trimmed := bytes.TrimRight(*after, " \t")
-	if !bytes.HasSuffix(trimmed, []byte("\n")) {
+	if !bytes.HasSuffix(bytes.TrimRight(*after, " \t"), []byte("\n")) {
 		*after = append(append(hujson.Extra(nil), *after...), "\n"+outer...)
 	}
 	return "\n" + outer + d.unit, outer + d.unit, true
@@ -375,9 +327,14 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 	}
 	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
 		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
-	// Check every shape first, so that the message names the first problem.
+	// Check every shape first (objects on the way, a list at the end), so
+	// that the message names the first problem.
 	for _, w := range wants {
-		if err := d.checkList(w.path); err != nil {
+		v, err := d.lookup(w.path)
+		if err == nil && v != nil && v.Value.Kind() != '[' {
+			err = d.shapeError(v, w.path, "a list")
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -386,56 +343,40 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		if memberIndex(root, s.k) >= 0 {
 			continue
 		}
-		if err := d.appendMember(&d.root, nil, s.k, s.v, rec); err != nil {
-			return nil, err
-		}
-		val, _ := marshal(s.v)
-		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(val)})
+		d.appendMember(&d.root, nil, s.k, s.v, rec)
+		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(marshal(s.v))})
 	}
-	wanted := map[string]bool{}
 	for _, w := range wants {
-		want, _ := marshal(w.value) // strings and numbers: no error
-		wanted[pathKey(w.path)] = true
-		mine := func(e hujson.Value) bool {
+		want := string(marshal(w.value))
+		// owned is the index in old.Owned of the entry e is (-1: none).
+		owned := func(e hujson.Value) int {
 			m := minified(e)
-			return slices.ContainsFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
+			return slices.IndexFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
 		}
-		v, err := d.lookup(w.path)
-		if err != nil {
-			return nil, err
-		}
+		v, _ := d.lookup(w.path) // its shape is checked above
 		if v == nil {
-			if err := d.create(w.path, w.value, rec); err != nil {
-				return nil, err
-			}
-			rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want)})
+			d.create(w.path, w.value, rec)
+			rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want})
 			continue
 		}
 		arr := v.Value.(*hujson.Array)
 		found, replaced := -1, ""
 		for i := 0; i < len(arr.Elements); i++ {
-			if !mine(arr.Elements[i]) {
-				continue
-			}
-			if found >= 0 { // a second copy of ours: one is enough
+			switch k := owned(arr.Elements[i]); {
+			case k < 0:
+			case found >= 0: // a second copy of ours: one is enough
 				removeAt(arr, i)
 				i--
-				continue
-			}
-			found = i
-			m := minified(arr.Elements[i])
-			for _, o := range old.Owned {
-				if o.Value == m && slices.Equal(o.Path, w.path) {
-					replaced = o.Replaced
-				}
+			default:
+				found, replaced = i, old.Owned[k].Replaced
 			}
 		}
-		exact := slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == string(want) })
+		exact := slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == want })
 		// Foreign runtasks entries (another machine, epic, or no record):
 		// the first is replaced in place, the others go.
 		for i := 0; i < len(arr.Elements); i++ {
 			e := arr.Elements[i]
-			if i == found || mine(e) || minified(e) == string(want) || !foreignEntry(e, w) {
+			if i == found || owned(e) >= 0 || minified(e) == want || !foreignEntry(e, w) {
 				continue
 			}
 			if found >= 0 || exact {
@@ -451,41 +392,28 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		switch {
 		case found >= 0:
 			el := &arr.Elements[found]
-			if minified(*el) != string(want) {
+			if minified(*el) != want {
 				multiline := el.EndOffset > el.StartOffset && el.EndOffset <= len(d.src) &&
 					bytes.Contains(d.src[el.StartOffset:el.EndOffset], []byte("\n"))
-				nv, err := d.newValue(w.value, d.lineIndent(el.StartOffset), !multiline)
-				if err != nil {
-					return nil, err
-				}
-				el.Value = nv.Value
+				el.Value = d.newValue(w.value, d.lineIndent(el.StartOffset), !multiline).Value
 			}
 		case exact:
 			continue // the user's own copy (or the team's): not ours, not added twice
 		default:
-			if err := d.appendElement(v, w.path, w.value, rec); err != nil {
-				return nil, err
-			}
+			d.appendElement(v, w.path, w.value, rec)
 		}
-		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: string(want), Replaced: replaced})
+		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want, Replaced: replaced})
 	}
 	// Entries an earlier install wrote for events no longer wanted.
-	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool { return wanted[pathKey(o.Path)] })
+	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool {
+		return slices.ContainsFunc(wants, func(w wantEntry) bool { return slices.Equal(w.path, o.Path) })
+	})
 	d.remove(&settingsRecord{Owned: stale})
 	return rec, nil
 }
 
-// checkList checks path holds objects on the way and a list at the end.
-func (d *doc) checkList(path []string) error {
-	v, err := d.lookup(path)
-	if err == nil && v != nil && v.Value.Kind() != '[' {
-		err = &shapeError{lineAt(d.src, v.StartOffset), strings.Join(path, "."), v.Value.Kind(), "a list"}
-	}
-	return err
-}
-
 // create adds the missing members on path, the last one a list holding x.
-func (d *doc) create(path []string, x any, rec *settingsRecord) error {
+func (d *doc) create(path []string, x any, rec *settingsRecord) {
 	v := &d.root
 	for i, name := range path {
 		obj := v.Value.(*hujson.Object)
@@ -497,14 +425,14 @@ func (d *doc) create(path []string, x any, rec *settingsRecord) error {
 		// Build the rest of the path as one value: {"a": {"b": [x]}}.
 		var val any = []any{x}
 		for k := len(path) - 1; k > i; k-- {
-			val = ordered{{path[k], val}}
+			val = map[string]any{path[k]: val}
 		}
 		for k := i; k < len(path); k++ {
 			rec.Created = append(rec.Created, createdMember{Path: slices.Clone(path[:k+1])})
 		}
-		return d.appendMember(v, path[:i], name, val, rec)
+		d.appendMember(v, path[:i], name, val, rec)
+		return
 	}
-	return nil
 }
 
 // remove takes out rec's entries and the emptied members it created; it
@@ -529,31 +457,23 @@ func (d *doc) remove(rec *settingsRecord) int {
 	created := slices.Clone(rec.Created)
 	slices.SortStableFunc(created, func(a, b createdMember) int { return len(b.Path) - len(a.Path) })
 	for _, c := range created {
-		parentPath := c.Path[:len(c.Path)-1]
-		pv, _ := d.lookup(parentPath)
-		if pv == nil {
-			continue
-		}
-		obj, ok := pv.Value.(*hujson.Object)
-		j := -1
-		if ok {
-			j = memberIndex(obj, c.Path[len(c.Path)-1])
-		}
-		if j < 0 {
-			continue
-		}
-		mv := obj.Members[j].Value
+		mv, _ := d.lookup(c.Path)
 		switch {
+		case mv == nil:
+			continue
 		case c.Value != "":
 			// A scalar install added goes with the last entry.
-			if n == 0 || minified(mv) != c.Value {
+			if n == 0 || minified(*mv) != c.Value {
 				continue
 			}
-		case !touched[pathKey(c.Path)] || !isEmpty(mv):
+		case !touched[pathKey(c.Path)] || !isEmpty(*mv):
 			continue
 		}
-		removeAt(obj, j)
-		touched[pathKey(parentPath)] = true
+		parent := c.Path[:len(c.Path)-1]
+		pv, _ := d.lookup(parent)
+		obj := pv.Value.(*hujson.Object)
+		removeAt(obj, memberIndex(obj, c.Path[len(c.Path)-1]))
+		touched[pathKey(parent)] = true
 	}
 	for _, r := range rec.Restore {
 		if v, _ := d.lookup(r.Path); touched[pathKey(r.Path)] && v != nil && isEmpty(*v) {
@@ -580,5 +500,3 @@ func isEmpty(v hujson.Value) bool {
 	}
 	return false
 }
-
-func (d *doc) rootEmpty() bool { return isEmpty(d.root) }

@@ -1,8 +1,6 @@
 package install
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,22 +43,28 @@ func resolve(path string) (string, error) {
 	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
 }
 
-// readRegular reads a regular file of at most maxSettings bytes (nil for a
-// missing file).
-func readRegular(path string) ([]byte, fs.FileMode, error) {
-	fi, err := os.Stat(path)
+// readFile reads path, its symlinks followed, into a FileChange (before nil
+// for a missing file): a regular file of at most maxSettings bytes.
+func readFile(path string) (FileChange, error) {
+	target, err := resolve(path)
+	if err != nil {
+		return FileChange{}, err
+	}
+	fc := FileChange{Path: path, target: target, perm: 0o644}
+	fi, err := os.Stat(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, 0o644, nil
+		return fc, nil
 	case err != nil:
-		return nil, 0, err
+		return fc, err
 	case !fi.Mode().IsRegular():
-		return nil, 0, fmt.Errorf("%s is not a regular file", path)
+		return fc, fmt.Errorf("%s is not a regular file", target)
 	case fi.Size() > maxSettings:
-		return nil, 0, fmt.Errorf("%s is larger than %d MiB", path, maxSettings>>20)
+		return fc, fmt.Errorf("%s is larger than %d MiB", target, maxSettings>>20)
 	}
-	b, err := os.ReadFile(path)
-	return b, fi.Mode().Perm(), err
+	fc.before, err = os.ReadFile(target)
+	fc.after, fc.perm = fc.before, fi.Mode().Perm()
+	return fc, err
 }
 
 // checkWritable refuses a file (or the directory it would go into) that
@@ -136,11 +140,5 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 
 // backupPath is the one backup of a settings file, in the records' directory.
 func (o Options) backupPath(path string) string {
-	s := sha256.Sum256([]byte(path))
-	return filepath.Join(o.manifestDir(), "backups", hex.EncodeToString(s[:8])+"-"+filepath.Base(path)+".bak")
-}
-
-func fileExists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
+	return filepath.Join(o.manifestDir(), "backups", digest([]byte(path))[:16]+"-"+filepath.Base(path)+".bak")
 }

@@ -26,7 +26,7 @@ func FuzzInstallUninstall(f *testing.F) {
 		}
 		for _, agent := range hook.Agents {
 			o := Options{Agent: agent, Executable: exe, Epic: "bd-1", LoopLimit: 5}
-			ws, scalars, _ := wants(o)
+			ws, scalars := wants(o)
 			d, err := parseDoc(data)
 			if err != nil {
 				return
@@ -35,7 +35,7 @@ func FuzzInstallUninstall(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			installed := d.pack()
+			installed := d.root.Pack()
 			d2, err := parseDoc(installed)
 			if err != nil {
 				t.Fatalf("%s: install wrote a file it cannot read: %v\n%s", agent, err, installed)
@@ -44,12 +44,12 @@ func FuzzInstallUninstall(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%s: second install: %v", agent, err)
 			}
-			if again := d2.pack(); !bytes.Equal(again, installed) {
+			if again := d2.root.Pack(); !bytes.Equal(again, installed) {
 				t.Fatalf("%s: second install changed the file:\n%s\n---\n%s", agent, installed, again)
 			}
 			d3, _ := parseDoc(installed)
 			d3.remove(rec2)
-			if got := d3.pack(); !bytes.Equal(got, data) {
+			if got := d3.root.Pack(); !bytes.Equal(got, data) {
 				t.Fatalf("%s: round trip:\n%q\ninstalled:\n%q\nuninstalled:\n%q", agent, data, installed, got)
 			}
 		}

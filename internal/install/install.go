@@ -5,6 +5,7 @@
 package install
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,8 +76,7 @@ type FileChange struct {
 	target        string // path with its symlinks followed
 	before, after []byte
 	perm          fs.FileMode
-	// backup: save before first; settings: the agent's settings file.
-	backup, settings bool
+	backup        bool // save before first
 }
 
 // Result is what Install or Uninstall did (or, in a dry run, would do).
@@ -129,15 +129,11 @@ func threeEvents(sessionMatcher string) []eventSpec {
 		{hook.EventSessionStart, SessionHook, sessionMatcher}}
 }
 
-func unknownAgent(agent string) error {
-	return fmt.Errorf("unknown agent %q (want %s)", agent, strings.Join(hook.Agents, ", "))
-}
-
 // SettingsPath is the file install edits for agent: the project's or, with Global, the user's.
 func SettingsPath(o Options) (string, error) {
 	sp, ok := specs[o.Agent]
 	if !ok {
-		return "", unknownAgent(o.Agent)
+		return "", fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
 	}
 	if o.Global {
 		if o.Agent == hook.Codex {
@@ -155,28 +151,22 @@ func SettingsPath(o Options) (string, error) {
 }
 
 func codexHome(o Options) string {
-	if o.CodexHome != "" {
-		return o.CodexHome
-	}
-	return filepath.Join(o.Home, ".codex")
+	return cmp.Or(o.CodexHome, filepath.Join(o.Home, ".codex"))
 }
 
 // Bare is the program a project's hooks run, from PATH.
 const Bare = "runtasks"
 
-// Program is the program installed hooks run: Bare for a project's shared
-// settings (so they work on every machine), Executable for the user's.
-func (o Options) Program() string {
-	if o.Global {
-		return o.Executable
-	}
-	return Bare
-}
-
-// Command is the hook command for a subcommand; only the stop and pre-tool
-// hooks name their agent and epic (the others detect the agent from their input).
+// Command is the hook command for a subcommand. It runs Bare in a project's
+// shared settings (so they work on every machine), Executable in the user's.
+// Only the stop and pre-tool hooks name their agent and epic (the others
+// detect the agent from their input).
 func Command(o Options, sub string) string {
-	cmd := shellQuote(o.Program()) + " " + sub
+	prog := Bare
+	if o.Global {
+		prog = o.Executable
+	}
+	cmd := shellQuote(prog) + " " + sub
 	if sub == StopHook || sub == PreToolHook {
 		cmd += " --agent " + o.Agent
 		if o.Epic != "" {
@@ -186,10 +176,8 @@ func Command(o Options, sub string) string {
 	return cmd
 }
 
+// check refuses options Install cannot honour (an unknown agent: SettingsPath).
 func (o Options) check() error {
-	if _, ok := specs[o.Agent]; !ok {
-		return unknownAgent(o.Agent)
-	}
 	if o.Global && !filepath.IsAbs(o.Executable) {
 		return fmt.Errorf("the runtasks binary must be an absolute path, not %q", o.Executable)
 	}

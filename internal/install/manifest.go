@@ -39,32 +39,25 @@ func digest(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// manifestPath is the record's file for a root.
-func manifestPath(dir, root string) string {
-	s := sha256.Sum256([]byte(root))
-	return filepath.Join(dir, hex.EncodeToString(s[:8])+".json")
-}
-
 // openManifest locks and reads the root's record; close must be called.
 func openManifest(dir, root string, write bool) (*manifest, error) {
-	m := &manifest{Version: 1, Root: root, path: manifestPath(dir, root)}
+	m := &manifest{Version: 1, Root: root, path: filepath.Join(dir, digest([]byte(root))[:16]+".json")}
 	if write {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("install record: %w", err)
+		err := os.MkdirAll(dir, 0o700)
+		if err == nil {
+			m.lock, err = os.OpenFile(m.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 		}
-		lf, err := os.OpenFile(m.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+		if err == nil {
+			err = unix.Flock(int(m.lock.Fd()), unix.LOCK_EX)
+		}
 		if err != nil {
+			m.close()
 			return nil, fmt.Errorf("install record: %w", err)
 		}
-		if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
-			lf.Close()
-			return nil, fmt.Errorf("install record: %w", err)
-		}
-		m.lock = lf
 	}
-	b, _, err := readRegular(m.path)
-	if err == nil && b != nil {
-		err = json.Unmarshal(b, m)
+	fc, err := readFile(m.path)
+	if err == nil && fc.before != nil {
+		err = json.Unmarshal(fc.before, m)
 	}
 	if err != nil {
 		m.close()

@@ -1,9 +1,11 @@
 package install
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,9 +14,26 @@ import (
 	"github.com/runtasks/runtasks/internal/hook"
 )
 
-// handler is the hook entry install writes for one event, keys in the
-// order each agent's documentation shows them.
-func handler(o Options, ev eventSpec) ordered {
+// hookHandler is a hook entry, its keys in the order each agent's
+// documentation shows them.
+type hookHandler struct {
+	Name        string `json:"name,omitempty"`
+	Type        string `json:"type,omitempty"`
+	Command     string `json:"command"`
+	Timeout     int    `json:"timeout,omitempty"`
+	Description string `json:"description,omitempty"`
+	// LoopLimit is Cursor's, on its stop hook only (null: no limit, runtasks' cap holds).
+	LoopLimit json.RawMessage `json:"loop_limit,omitempty"`
+}
+
+// hookGroup is a grouped agent's list item.
+type hookGroup struct {
+	Matcher string        `json:"matcher,omitempty"`
+	Hooks   []hookHandler `json:"hooks"`
+}
+
+// handler is the hook entry install writes for one event.
+func handler(o Options, ev eventSpec) hookHandler {
 	cmd := Command(o, ev.sub)
 	timeout := DefaultTimeout
 	if (ev.sub == StopHook || ev.sub == PreToolHook) && o.StopTimeout > timeout {
@@ -23,25 +42,24 @@ func handler(o Options, ev eventSpec) ordered {
 	secs := int((timeout + time.Second - 1) / time.Second)
 	switch o.Agent {
 	case hook.Cursor:
-		h := ordered{{"command", cmd}}
+		h := hookHandler{Command: cmd}
 		if ev.event == hook.EventStop {
+			h.LoopLimit = json.RawMessage("null")
 			if o.LoopLimit > 0 {
-				h = append(h, kv{"loop_limit", o.LoopLimit})
-			} else {
-				h = append(h, kv{"loop_limit", nil}) // no limit: runtasks' cap holds
+				h.LoopLimit = strconv.AppendInt(nil, int64(o.LoopLimit), 10)
 			}
 		}
 		return h
 	case hook.Gemini:
-		return ordered{
-			{"name", "runtasks-" + strings.TrimSuffix(ev.sub, "-hook")},
-			{"type", "command"},
-			{"command", cmd},
-			{"timeout", secs * 1000}, // milliseconds
-			{"description", "runtasks " + ev.sub},
+		return hookHandler{
+			Name:        "runtasks-" + strings.TrimSuffix(ev.sub, "-hook"),
+			Type:        "command",
+			Command:     cmd,
+			Timeout:     secs * 1000, // milliseconds
+			Description: "runtasks " + ev.sub,
 		}
 	default: // Claude Code, Codex: seconds
-		return ordered{{"type", "command"}, {"command", cmd}, {"timeout", secs}}
+		return hookHandler{Type: "command", Command: cmd, Timeout: secs}
 	}
 }
 
@@ -77,16 +95,24 @@ func installShaped(cmd, sub string) bool {
 
 // foreignEntry reports whether e is an entry any install wrote for w's subcommand.
 func foreignEntry(e hujson.Value, w wantEntry) bool {
-	h := e
-	if w.grouped {
-		hs := elements(member(e, "hooks"))
-		if len(hs) != 1 {
-			return false
-		}
-		h = hs[0]
+	hs := handlers(e, w.grouped)
+	return len(hs) == 1 && installShaped(command(hs[0]), w.sub)
+}
+
+// handlers are a hooks list item's handlers (grouped: {hooks: [handler]}).
+func handlers(item hujson.Value, grouped bool) []hujson.Value {
+	if grouped {
+		return elements(member(item, "hooks"))
 	}
-	lit, ok := member(h, "command").Value.(hujson.Literal)
-	return ok && lit.Kind() == '"' && installShaped(lit.String(), w.sub)
+	return []hujson.Value{item}
+}
+
+// command is a handler's command ("" for none).
+func command(h hujson.Value) string {
+	if lit, ok := member(h, "command").Value.(hujson.Literal); ok && lit.Kind() == '"' {
+		return lit.String()
+	}
+	return ""
 }
 
 // Entry is one runtasks hook found in a settings file.
@@ -130,13 +156,8 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 	for _, m := range hooks.Members {
 		ev := m.Name.Value.(hujson.Literal).String()
 		for _, item := range elements(m.Value) {
-			handlers := []hujson.Value{item}
-			if sp.grouped {
-				handlers = elements(member(item, "hooks"))
-			}
-			for _, h := range handlers {
-				lit, ok := member(h, "command").Value.(hujson.Literal)
-				if cmd := lit.String(); ok && lit.Kind() == '"' && ours(cmd) {
+			for _, h := range handlers(item, sp.grouped) {
+				if cmd := command(h); ours(cmd) {
 					words := shellWords(cmd)
 					out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
 				}

@@ -2,6 +2,7 @@ package install
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,15 +27,10 @@ type plan struct {
 	holder string
 	// dirs: directories to create, in order.
 	dirs []string
-	// commands are the hook commands install writes (Codex trust).
-	commands []string
 }
 
 func (o Options) manifestDir() string {
-	if o.ManifestDir != "" {
-		return o.ManifestDir
-	}
-	return filepath.Join(o.Home, ".local", "state", "runtasks", "install")
+	return cmp.Or(o.ManifestDir, filepath.Join(o.Home, ".local", "state", "runtasks", "install"))
 }
 
 // root is the directory a scope's shared files and record belong to.
@@ -70,9 +66,6 @@ func newPlan(o Options, remove bool) (*plan, error) {
 		m.close()
 		return nil, err
 	}
-	if o.DryRun {
-		p.diffs()
-	}
 	return p, nil
 }
 
@@ -96,7 +89,7 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 			return res, err
 		}
 		if o.Agent == hook.Codex && o.Trust != nil {
-			r, err := o.Trust(ctx, res.Settings, func(cmd string) bool { return slices.Contains(p.commands, cmd) })
+			r, err := o.Trust(ctx, res.Settings, o.installs)
 			tr, trErr = &r, err
 		}
 	}
@@ -123,23 +116,20 @@ func Uninstall(ctx context.Context, o Options) (*Result, error) {
 	return p.res, nil
 }
 
+// installs reports whether cmd is one of the hook commands install writes.
+func (o Options) installs(cmd string) bool {
+	return slices.ContainsFunc(specs[o.Agent].events, func(ev eventSpec) bool { return Command(o, ev.sub) == cmd })
+}
+
 // wants are the entries install writes for the agent.
-func wants(o Options) ([]wantEntry, []kv, []string) {
+func wants(o Options) ([]wantEntry, []kv) {
 	sp := specs[o.Agent]
-	var (
-		out  []wantEntry
-		cmds []string
-	)
+	var out []wantEntry
 	for _, ev := range sp.events {
 		h := handler(o, ev)
-		cmds = append(cmds, Command(o, ev.sub))
 		var entry any = h
 		if sp.grouped {
-			g := ordered{}
-			if ev.matcher != "" {
-				g = append(g, kv{"matcher", ev.matcher})
-			}
-			entry = append(g, kv{"hooks", []any{h}})
+			entry = hookGroup{ev.matcher, []hookHandler{h}}
 		}
 		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry, sub: ev.sub, grouped: sp.grouped})
 	}
@@ -147,23 +137,16 @@ func wants(o Options) ([]wantEntry, []kv, []string) {
 	if o.Agent == hook.Cursor {
 		scalars = []kv{{"version", 1}}
 	}
-	return out, scalars, cmds
+	return out, scalars
 }
 
 // settings plans the settings file.
 func (p *plan) settings(path string, remove bool) error {
-	target, err := resolve(path)
+	fc, err := readFile(path)
 	if err != nil {
 		return err
 	}
-	before, perm, err := readRegular(target)
-	if err != nil {
-		return err
-	}
-	refuse := func(err error) error {
-		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
-	}
-	fc := FileChange{Path: path, target: target, before: before, after: before, perm: perm, settings: true}
+	before := fc.before
 	rec := p.m.Settings[path]
 	if remove && rec == nil {
 		fc.Action = Unchanged
@@ -175,14 +158,13 @@ func (p *plan) settings(path string, remove bool) error {
 	}
 	d, err := parseDoc(before)
 	if err != nil {
-		return refuse(err)
+		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
 	}
 	if !remove {
-		ws, scalars, cmds := wants(p.o)
-		p.commands = cmds
+		ws, scalars := wants(p.o)
 		nr, err := d.install(ws, scalars, rec)
 		if err != nil {
-			return refuse(err)
+			return fmt.Errorf("%s: %w (nothing was changed)", path, err)
 		}
 		nr.Agent = p.o.Agent
 		if rec == nil {
@@ -193,25 +175,24 @@ func (p *plan) settings(path string, remove bool) error {
 			}
 		}
 		p.m.Settings[path] = nr
-		fc.after = d.pack()
 		if before == nil {
-			p.needDirs(target)
+			p.needDirs(fc.target)
 		}
 	} else {
 		found := d.remove(rec)
 		if found < len(rec.Owned) {
 			p.res.Notes = append(p.res.Notes, fmt.Sprintf("%s: %d of the %d entries install wrote were changed since (or removed) and are left as they are.", path, len(rec.Owned)-found, len(rec.Owned)))
 		}
-		fc.after = d.pack()
-		if d.rootEmpty() && before != nil {
-			switch {
-			case rec.NewFile:
-				fc.after = nil
-			case rec.Blank != nil:
-				fc.after = []byte(*rec.Blank)
-			}
-		}
 		delete(p.m.Settings, path)
+	}
+	fc.after = d.root.Pack()
+	if remove && before != nil && isEmpty(d.root) {
+		switch {
+		case rec.NewFile:
+			fc.after = nil
+		case rec.Blank != nil:
+			fc.after = []byte(*rec.Blank)
+		}
 	}
 	switch {
 	case (fc.before == nil) == (fc.after == nil) && bytes.Equal(fc.before, fc.after):
@@ -224,11 +205,20 @@ func (p *plan) settings(path string, remove bool) error {
 		fc.Action = Updated
 	}
 	fc.backup = !remove && fc.before != nil && fc.Action != Unchanged
-	p.res.Files = append(p.res.Files, fc)
-	if remove {
-		if b := p.o.backupPath(path); fileExists(b) {
-			p.res.Files = append(p.res.Files, FileChange{Path: b, target: b, Action: Removed})
+	if p.o.DryRun && fc.Action != Unchanged {
+		from, to := "a/"+strings.TrimPrefix(path, "/"), "b/"+strings.TrimPrefix(path, "/")
+		if fc.before == nil {
+			from = "/dev/null"
 		}
+		if fc.after == nil {
+			to = "/dev/null"
+		}
+		fc.Diff = udiff.Unified(from, to, string(fc.before), string(fc.after))
+	}
+	p.res.Files = append(p.res.Files, fc)
+	b := p.o.backupPath(path)
+	if _, err := os.Lstat(b); remove && err == nil {
+		p.res.Files = append(p.res.Files, FileChange{Path: b, target: b, Action: Removed})
 	}
 	return nil
 }
@@ -262,21 +252,17 @@ func (p *plan) sharedFiles(remove bool) error {
 }
 
 func (p *plan) addShared(path string, content []byte) error {
-	target, err := resolve(path)
+	fc, err := readFile(path)
 	if err != nil {
 		return err
 	}
-	before, perm, err := readRegular(target)
-	if err != nil {
-		return err
-	}
-	rec := p.m.Files[path]
-	fc := FileChange{Path: path, target: target, before: before, after: content, perm: perm}
+	before, rec := fc.before, p.m.Files[path]
+	fc.after = content
 	switch {
 	case before == nil:
 		fc.Action = Created
 		p.m.Files[path] = &sharedFile{SHA256: digest(content), Holders: []string{p.holder}}
-		p.needDirs(target)
+		p.needDirs(fc.target)
 	case rec != nil && digest(before) == rec.SHA256:
 		rec.Holders = addHolder(rec.Holders, p.holder)
 		fc.Action = Unchanged
@@ -306,16 +292,15 @@ func (p *plan) removeShared(path string) error {
 		return nil
 	}
 	delete(p.m.Files, path)
-	target, err := resolve(path)
-	if err != nil {
-		return err
+	fc, err := readFile(path)
+	if err != nil && fc.target == "" {
+		return err // its symlinks cannot be followed
 	}
-	before, _, err := readRegular(target)
-	if err != nil || before == nil || digest(before) != rec.SHA256 {
-		return nil // gone, or changed by the user since: theirs now
+	if err == nil && fc.before != nil && digest(fc.before) == rec.SHA256 {
+		fc.Action = Removed
+		p.res.Files = append(p.res.Files, fc)
 	}
-	p.res.Files = append(p.res.Files, FileChange{Path: path, target: target, before: before, Action: Removed})
-	return nil
+	return nil // else gone, or changed by the user since: theirs now
 }
 
 // needDirs records the directories that must be created for target.
@@ -340,9 +325,6 @@ func (p *plan) needDirs(target string) {
 // releaseDirs drops this install from the recorded directories.
 func (p *plan) releaseDirs() {
 	for dir, holders := range p.m.Dirs {
-		if !slices.Contains(holders, p.holder) {
-			continue
-		}
 		if holders = dropHolder(holders, p.holder); len(holders) > 0 {
 			p.m.Dirs[dir] = holders
 			continue
@@ -352,24 +334,6 @@ func (p *plan) releaseDirs() {
 	}
 	// Deepest first.
 	slices.SortFunc(p.dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
-}
-
-// diffs fills in the unified diff of the settings file's change.
-func (p *plan) diffs() {
-	for i := range p.res.Files {
-		fc := &p.res.Files[i]
-		if fc.Action == Unchanged || !fc.settings {
-			continue
-		}
-		from, to := "a/"+strings.TrimPrefix(fc.Path, "/"), "b/"+strings.TrimPrefix(fc.Path, "/")
-		if fc.before == nil {
-			from = "/dev/null"
-		}
-		if fc.after == nil {
-			to = "/dev/null"
-		}
-		fc.Diff = udiff.Unified(from, to, string(fc.before), string(fc.after))
-	}
 }
 
 // apply checks that every file can be written, then writes: for install
@@ -415,10 +379,11 @@ func (p *plan) apply(remove bool) error {
 		}
 		if fc.backup {
 			b := p.o.backupPath(fc.Path)
-			if err := os.MkdirAll(filepath.Dir(b), 0o700); err != nil {
-				return fmt.Errorf("backup of %s: %w (nothing was changed)", fc.Path, err)
+			err := os.MkdirAll(filepath.Dir(b), 0o700)
+			if err == nil {
+				err = writeAtomic(b, fc.before, fc.perm)
 			}
-			if err := writeAtomic(b, fc.before, fc.perm); err != nil {
+			if err != nil {
 				return fmt.Errorf("backup of %s: %w (nothing was changed)", fc.Path, err)
 			}
 			fc.Backup = b
