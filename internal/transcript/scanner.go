@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 )
@@ -47,15 +48,8 @@ func NewReverseScanner(r io.ReaderAt, size int64) *ReverseScanner {
 // Buffer sets the read size and the longest line kept, before the first
 // Scan; values below 1 keep the defaults.
 func (s *ReverseScanner) Buffer(chunk, maxLine int) {
-	if s.started {
-		panic("transcript: Buffer called after Scan")
-	}
-	if chunk > 0 {
-		s.chunk = chunk
-	}
-	if maxLine > 0 {
-		s.max = maxLine
-	}
+	s.chunk = cmp.Or(max(chunk, 0), s.chunk)
+	s.max = cmp.Or(max(maxLine, 0), s.max)
 }
 
 // Scan advances to the previous line; false at the start of the file or on

@@ -34,19 +34,16 @@ var UsageMaxLine = 1 << 20
 // returns false or UsageLookback is spent; capped says it was.
 type usageWalk func(fn func(line []byte) bool) (capped bool)
 
-// usageFormat reads one client's usage from a walk. In a region (the bytes
+// UsageReader reads one client's usage from a walk. In a region (the bytes
 // after a mark) every response is new and model is the one in use at its
 // start. It returns the usage and the model in use at the end.
-type usageFormat func(walk usageWalk, region bool, model string) (usage.Usage, string)
-
-// UsageReader reads one client's transcripts.
-type UsageReader struct{ format usageFormat }
+type UsageReader func(walk usageWalk, region bool, model string) (usage.Usage, string)
 
 // The readers of the clients whose transcripts carry usage.
 var (
-	ClaudeUsageReader = UsageReader{claudeUsage}
-	CodexUsageReader  = UsageReader{codexUsage}
-	GeminiUsageReader = UsageReader{geminiUsage}
+	ClaudeUsageReader UsageReader = claudeUsage
+	CodexUsageReader  UsageReader = codexUsage
+	GeminiUsageReader UsageReader = geminiUsage
 )
 
 // Read reads the usage of the responses written after from (the previous
@@ -68,7 +65,7 @@ func (r UsageReader) Read(path string, from usage.UsageMark) (usage.Usage, usage
 	if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
 		from = usage.UsageMark{} // not the transcript marked (rewritten, or replaced)
 	}
-	u, mark, err := usageFrom(f, size, from, r.format)
+	u, mark, err := usageFrom(f, size, from, r)
 	if err != nil {
 		return usage.Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
 	}
@@ -85,7 +82,7 @@ func lineEndAt(r io.ReaderAt, off int64) bool {
 
 // usageFrom reads the usage in r (size bytes) after from, within the last
 // UsageLookback bytes (a line cut by their start is not JSON: skipped).
-func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageFormat) (usage.Usage, usage.UsageMark, error) {
+func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format UsageReader) (usage.Usage, usage.UsageMark, error) {
 	start := max(size-UsageLookback, from.Offset, 0)
 	end := size // the end of the last whole line, once scanned
 	var scanErr error
