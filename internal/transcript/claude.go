@@ -28,7 +28,7 @@ type claudeLine struct {
 	feedback       bool     // a user line holding a Stop hook's block reason
 }
 
-// rawClaudeLine holds the fields the readers need (Claude Code 1.0.x to 2.1.x).
+// rawClaudeLine holds the fields the readers and a usage read need (Claude Code 1.0.x to 2.1.x).
 type rawClaudeLine struct {
 	Type                      string `json:"type"`
 	Subtype                   string `json:"subtype"`
@@ -38,7 +38,14 @@ type rawClaudeLine struct {
 	IsVisibleInTranscriptOnly bool   `json:"isVisibleInTranscriptOnly"`
 	Message                   struct {
 		ID      string  `json:"id"`
+		Model   string  `json:"model"`
 		Content content `json:"content"`
+		Usage   *struct {
+			InputTokens              int64 `json:"input_tokens"`
+			OutputTokens             int64 `json:"output_tokens"`
+			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		} `json:"usage"`
 	} `json:"message"`
 }
 

@@ -22,12 +22,17 @@ type codexLine struct {
 }
 
 // rawCodexItem holds the fields of a rollout payload (or of an old
-// envelope-less line) that LastAgentMessage reads.
+// envelope-less line) that LastAgentMessage and a usage read use.
 type rawCodexItem struct {
 	Type             string          `json:"type"`
 	Role             string          `json:"role"`
+	Model            string          `json:"model"`
 	Content          json.RawMessage `json:"content"`
 	LastAgentMessage *string         `json:"last_agent_message"`
+	Info             *struct {
+		Total codexTokenUsage `json:"total_token_usage"`
+		Last  codexTokenUsage `json:"last_token_usage"`
+	} `json:"info"`
 }
 
 // rawCodexLine is a rollout line.
