@@ -144,7 +144,6 @@ func sanitize(s string, max int) string {
 	return string(b)
 }
 
-// Request is one claim.
 type Request struct {
 	Task      string
 	Session   string
@@ -156,7 +155,6 @@ type Request struct {
 	Store     *state.Store // records the claim in the session's binding (nil: not recorded)
 }
 
-// Result is a successful claim.
 type Result struct {
 	Hierarchy
 	Session   string    `json:"session,omitempty"`

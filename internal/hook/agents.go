@@ -10,7 +10,6 @@ import (
 // Agents lists the agents runtasks has adapters for.
 var Agents = []string{Claude, Codex, Gemini, Cursor}
 
-// Known reports whether agent names an adapter.
 func Known(agent string) bool { return slices.Contains(Agents, agent) }
 
 // Events, by runtasks' names for them (Claude Code's; see NativeEvent).
@@ -126,19 +125,16 @@ func EncodeContext(agent, event, text string) []byte {
 		return marshalLine(struct {
 			AdditionalContext string `json:"additional_context"`
 		}{text})
-	case Claude, Codex, Gemini:
-		type specific struct {
-			HookEventName     string `json:"hookEventName"`
-			AdditionalContext string `json:"additionalContext"`
-		}
-		return marshalLine(struct {
-			HookSpecificOutput specific `json:"hookSpecificOutput"`
-		}{specific{native, text}})
 	}
-	return nil
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	return marshalLine(struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+	}{specific{native, text}})
 }
 
-// marshalLine is v's JSON and a newline.
 func marshalLine(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

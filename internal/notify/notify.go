@@ -80,7 +80,6 @@ type Event struct {
 	Time    time.Time     `json:"time"`
 }
 
-// NewEvent describes one decision's event.
 func NewEvent(event string, in engine.Input, d engine.Decision, project string, now time.Time) Event {
 	e := Event{Event: event, Outcome: string(d.Outcome), Session: in.SessionID, Epic: d.Epic, Agent: in.Agent,
 		Cycle: d.Cycle, Why: d.Why, Message: d.SystemMessage, Usage: d.Usage, Project: project, Time: now.UTC()}

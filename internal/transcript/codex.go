@@ -35,7 +35,6 @@ type rawCodexItem struct {
 	} `json:"info"`
 }
 
-// rawCodexLine is a rollout line.
 type rawCodexLine struct {
 	rawCodexItem
 	Payload *rawCodexItem `json:"payload"`

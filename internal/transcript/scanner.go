@@ -169,7 +169,6 @@ func (s *ReverseScanner) readAt(p []byte, off int64) bool {
 // Bytes returns the current line, valid until the next Scan.
 func (s *ReverseScanner) Bytes() []byte { return s.line }
 
-// Offset returns the file offset at which the current line starts.
 func (s *ReverseScanner) Offset() int64 { return s.off }
 
 // Partial reports whether the current line is the unterminated last one
@@ -179,5 +178,4 @@ func (s *ReverseScanner) Partial() bool { return s.partial }
 // Skipped returns how many over-long lines were skipped so far.
 func (s *ReverseScanner) Skipped() int { return s.skipped }
 
-// Err returns the first read error.
 func (s *ReverseScanner) Err() error { return s.err }

@@ -21,7 +21,6 @@ func LiveRuns(dir string) ([]headless.RunState, error) {
 	return slices.DeleteFunc(runs, func(r headless.RunState) bool { return r.Status != "running" && r.Status != headless.StatusDead }), err
 }
 
-// runLine is a run's line in the view.
 func runLine(r headless.RunState, now time.Time, width int) string {
 	mark, state := " ", "running "+ago(now.Sub(r.StartedAt))
 	if r.Status == headless.StatusDead {
