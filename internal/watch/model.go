@@ -172,7 +172,7 @@ func (m Model) reasonView(sel Row, width int) tea.View {
 	if sel.Given {
 		head = "Prompt " + sel.Session + "'s agent was given:"
 	}
-	text := strings.ReplaceAll(headless.Clean(cmp.Or(sel.Reason, "(none: runtasks has not blocked this session)")), "\t", "    ")
+	text := strings.ReplaceAll(headless.Clean(cmp.Or(sel.LastReason, "(none: runtasks has not blocked this session)")), "\t", "    ")
 	lines := strings.Split(ansi.Wrap(strings.TrimRight(text, "\n"), width, ""), "\n")
 	lines = lines[min(m.scroll, len(lines)-1):]
 	return m.screen(append(strings.Split(ansi.Wrap(styleTitle.Render(headless.Clean(head)), width, ""), "\n"), lines...), "w or esc back · ↑↓ scroll · q quit", width)
@@ -183,7 +183,8 @@ func (m Model) reasonView(sel Row, width int) tea.View {
 //	! s1  bd-a  [#####-----] 3/6  cycle 2/50  114.7k $0.04
 //	  escalated · all remaining work is blocked · 3m ago · 1h2m · bd-a.1
 func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
-	mark, outcome := " ", string(r.Outcome)
+	l := r.last()
+	mark, outcome := " ", string(l.Outcome)
 	if r.NeedsPerson {
 		mark, outcome = styleAlert.Render("!"), styleAlert.Render(outcome)
 	}
@@ -198,13 +199,13 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 		}
 	}
 	id := idWidth(width)
-	line1 := fmt.Sprintf("%s %-*s %-10s %s  %s  %s", mark, id, middle(r.Session, id), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Cycles, r.Max), spent)
-	parts := []string{outcome, r.Why}
-	if !r.LastStop.IsZero() {
-		parts = append(parts, ago(now.Sub(r.LastStop))+" ago")
+	line1 := fmt.Sprintf("%s %-*s %-10s %s  %s  %s", mark, id, middle(r.Session, id), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Count()), spent)
+	parts := []string{outcome, l.Why}
+	if !l.Time.IsZero() {
+		parts = append(parts, ago(now.Sub(l.Time))+" ago")
 	}
-	if !r.Started.IsZero() {
-		parts = append(parts, "running "+ago(now.Sub(r.Started)))
+	if !r.FirstBlockAt.IsZero() {
+		parts = append(parts, "running "+ago(now.Sub(r.FirstBlockAt)))
 	}
 	if len(r.Claims) > 0 {
 		parts = append(parts, "claimed "+strings.Join(r.Claims, ","))

@@ -36,7 +36,7 @@ func GivenPrompts(snap *Snapshot, runsDir string) {
 	for i, r := range snap.Rows {
 		if id, ok := strings.CutPrefix(r.Session, "run-"); ok && runsDir != "" {
 			if b, err := agentfile.Read(filepath.Join(runsDir, id, headless.PromptFile), agentfile.MaxText); err == nil {
-				snap.Rows[i].Reason, snap.Rows[i].Given = string(b), true
+				snap.Rows[i].LastReason, snap.Rows[i].Given = string(b), true
 			}
 		}
 	}
