@@ -318,27 +318,28 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings, install
 const baseHookTimeout = 30 * time.Second
 
 // HookTimeout is the Stop hook timeout covering every command check in
-// sequence plus the base; an agent kills a hook that outlives it.
+// sequence plus the base; an agent kills a hook that outlives it. The stop
+// audit runs workflow.verify's checks for up to max_per_stop tasks.
 func HookTimeout(cfg *config.Config) time.Duration {
 	var sum time.Duration
-	var walk func(specs []config.CheckSpec)
-	walk = func(specs []config.CheckSpec) {
-		for _, sp := range specs {
-			switch sp.Type {
-			case "command":
-				sum += cmp.Or(sp.Timeout, config.DefaultCheckTimeout) + shell.DefaultGrace
-			case "composite":
-				walk(sp.Checks)
-			}
-		}
-	}
 	if cfg != nil {
-		walk(cfg.Workflow.Checks)
-		before := sum
-		walk(cfg.Workflow.Verify.Checks) // the stop audit runs them for up to max_per_stop tasks
-		sum += (sum - before) * time.Duration(max(cfg.Workflow.Verify.MaxPerStop, 1)-1)
+		v := cfg.Workflow.Verify
+		sum = commandTime(cfg.Workflow.Checks) + commandTime(v.Checks)*time.Duration(max(v.MaxPerStop, 1))
 	}
 	return (baseHookTimeout + sum).Round(time.Second)
+}
+
+// commandTime is the most the command checks among specs take in sequence.
+func commandTime(specs []config.CheckSpec) (sum time.Duration) {
+	for _, sp := range specs {
+		switch sp.Type {
+		case "command":
+			sum += cmp.Or(sp.Timeout, config.DefaultCheckTimeout) + shell.DefaultGrace
+		case "composite":
+			sum += commandTime(sp.Checks)
+		}
+	}
+	return sum
 }
 
 // stopHookTimeouts reads the timeouts of runtasks' stop-hook entries (none: 0).

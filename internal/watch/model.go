@@ -143,13 +143,11 @@ func (m Model) View() tea.View {
 			b.WriteString(cutStyled(runLine(r, now, width), width) + "\n")
 		}
 	}
-	if m.selected < len(m.snap.Rows) {
-		switch sel := m.snap.Rows[m.selected]; {
-		case m.showHistory && m.History != nil:
-			b.WriteString("\n" + styleTitle.Render("History of "+cut(sel.Session, 30)+" on "+sel.Epic+":") + "\n")
-			for _, rec := range m.History(sel.Session, sel.Epic) {
-				b.WriteString(cut(fmt.Sprintf("%s  %-13s %s  %s", rec.Time.In(time.Local).Format("15:04:05"), rec.Outcome, status.StopCell(rec.Block), rec.Why), width) + "\n")
-			}
+	if m.showHistory && m.History != nil && m.selected < len(m.snap.Rows) {
+		sel := m.snap.Rows[m.selected]
+		b.WriteString("\n" + styleTitle.Render("History of "+cut(sel.Session, 30)+" on "+sel.Epic+":") + "\n")
+		for _, rec := range m.History(sel.Session, sel.Epic) {
+			b.WriteString(cut(fmt.Sprintf("%s  %-13s %s  %s", rec.Time.In(time.Local).Format("15:04:05"), rec.Outcome, status.StopCell(rec.Block), rec.Why), width) + "\n")
 		}
 	}
 	return m.screen(strings.Split(strings.TrimRight(b.String(), "\n"), "\n"), "q quit · ↑↓ select · enter history · w full reason", width)
