@@ -28,7 +28,7 @@ type rawCodexItem struct {
 	Role             string          `json:"role"`
 	Model            string          `json:"model"`
 	Content          json.RawMessage `json:"content"`
-	LastAgentMessage *string         `json:"last_agent_message"`
+	LastAgentMessage string          `json:"last_agent_message"`
 	Info             *struct {
 		Total codexTokenUsage `json:"total_token_usage"`
 		Last  codexTokenUsage `json:"last_token_usage"`
@@ -54,8 +54,8 @@ func parseCodex(line []byte) codexLine {
 		case "task_started":
 			return codexLine{kind: codexTurnStart}
 		case "task_complete", "turn_complete": // Codex reads turn_complete as task_complete
-			if item.LastAgentMessage != nil && strings.TrimSpace(*item.LastAgentMessage) != "" {
-				return codexLine{kind: codexComplete, text: *item.LastAgentMessage}
+			if strings.TrimSpace(item.LastAgentMessage) != "" {
+				return codexLine{kind: codexComplete, text: item.LastAgentMessage}
 			}
 		}
 		return codexLine{}
