@@ -91,10 +91,10 @@ func readSettings(in *Inputs, agent string) agentSettings {
 	return s
 }
 
-// checkAgent checks that each runtasks entry runs this runtasks; n counts them.
-func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
+// checkAgent checks that each runtasks entry runs this runtasks.
+func checkAgent(in *Inputs, agent string, s agentSettings) Finding {
 	if s.bad != nil {
-		return *s.bad, 0
+		return *s.bad
 	}
 	var problems, fixes []string
 	seen := map[string]bool{}
@@ -106,7 +106,6 @@ func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
 	}
 	for _, file := range s.files {
 		for _, e := range file.entries {
-			n++
 			key := fmt.Sprint(file.user, e.Program)
 			if seen[key] {
 				continue
@@ -126,12 +125,12 @@ func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
 	}
 	found := strings.Join(s.found, ", ")
 	switch {
-	case n == 0:
-		return Finding{OK, agent, "not installed", ""}, 0
+	case len(s.entries) == 0:
+		return Finding{OK, agent, "not installed", ""}
 	case len(problems) > 0:
-		return Finding{Error, agent, fmt.Sprintf("%s: the hooks do not run this runtasks: %s", found, strings.Join(problems, "; ")), strings.Join(fixes, "; ")}, n
+		return Finding{Error, agent, fmt.Sprintf("%s: the hooks do not run this runtasks: %s", found, strings.Join(problems, "; ")), strings.Join(fixes, "; ")}
 	}
-	return Finding{OK, agent, "installed: " + found + ", running this runtasks", ""}, n
+	return Finding{OK, agent, "installed: " + found + ", running this runtasks", ""}
 }
 
 func programFix(in *Inputs, agent string, file settingsFile, program string) string {
@@ -276,7 +275,7 @@ func checkFires(in *Inputs, agent string, s agentSettings) *Finding {
 
 // checkBlockCap compares Claude Code's consecutive-block cap, from the
 // environment or the "env" of Claude Code's settings, with max_cycles.
-func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings, installed bool) Finding {
+func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding {
 	maxCycles := cfg.Workflow.StopHook.MaxCycles
 	val, src := in.Getenv(EnvBlockCap), "environment"
 	for _, f := range claude.files {
@@ -294,7 +293,7 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings, install
 	}
 	fix := fmt.Sprintf("export %s=%d (or 0 for none; runtasks' max_cycles then caps), or set it in the env of .claude/settings.json", EnvBlockCap, max(maxCycles, 1))
 	if val == "" {
-		if !installed {
+		if len(claude.entries) == 0 {
 			return Finding{OK, "block-cap", EnvBlockCap + " unset (Claude Code not installed)", ""}
 		}
 		return Finding{Warning, "block-cap", fmt.Sprintf("%s unset: Claude Code (2.1.143+) ends a turn after 8 blocks in a row without a tool call, below max_cycles %d", EnvBlockCap, maxCycles), fix}

@@ -118,18 +118,15 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 		emit(checkConfig(in))
 	}
 	emit(checkTrust(in))
-	claude := false
 	for _, agent := range hook.Agents {
-		f, n := checkAgent(in, agent, settings[agent])
-		claude = claude || (agent == hook.Claude && n > 0)
-		emit(f)
+		emit(checkAgent(in, agent, settings[agent]))
 		for _, f := range []*Finding{checkDoubleStop(agent, settings[agent]), checkFires(in, agent, settings[agent])} {
 			if f != nil {
 				emit(*f)
 			}
 		}
 	}
-	emit(checkBlockCap(in, cfg, settings[hook.Claude], claude))
+	emit(checkBlockCap(in, cfg, settings[hook.Claude]))
 	emit(checkTimeouts(cfg, settings))
 	emit(checkState(cfg.StateDir()))
 	if f := checkPrices(cfg); f != nil {
