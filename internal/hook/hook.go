@@ -56,7 +56,6 @@ type Payload struct {
 	} `json:"tool_input"`
 }
 
-// ErrEmpty is returned for empty stdin.
 var ErrEmpty = errors.New("empty hook input")
 
 func Parse(r io.Reader) (Payload, error) {

@@ -175,7 +175,6 @@ func (s *ReverseScanner) Offset() int64 { return s.off }
 // (a writer may still be writing it).
 func (s *ReverseScanner) Partial() bool { return s.partial }
 
-// Skipped returns how many over-long lines were skipped so far.
 func (s *ReverseScanner) Skipped() int { return s.skipped }
 
 func (s *ReverseScanner) Err() error { return s.err }

@@ -15,7 +15,6 @@ import (
 	"github.com/runtasks/runtasks/internal/agentfile"
 )
 
-// ErrEmpty is returned for a transcript file with no bytes.
 var ErrEmpty = errors.New("transcript is empty")
 
 // lookback bounds how far back a reader looks (bytes): a turn that long

@@ -34,7 +34,6 @@ type Snapshot struct {
 	Read time.Time
 }
 
-// NeedsPerson counts the rows that need a person.
 func (s Snapshot) NeedsPerson() int {
 	n := 0
 	for _, r := range s.Rows {
