@@ -75,7 +75,7 @@ type Inputs struct {
 	// LookPath finds a program on PATH ("" = not found).
 	LookPath func(string) string
 	Beads    func(*config.Config) Beads
-	// ReadFile reads the agents' settings files.
+	// ReadFile reads the agents' settings files and project.yaml.
 	ReadFile func(string) ([]byte, error)
 	// TrustState is the trust of the project's project.yaml; nil when the
 	// user's trust store cannot be found (TrustErr says why).
@@ -264,11 +264,7 @@ func checkTrust(in *Inputs) Finding {
 // wouldRun says what an untrusted project.yaml would make runtasks run
 // (config.Review), for doctor: doctor runs none of it.
 func wouldRun(in *Inputs, file string) string {
-	read := in.ReadFile
-	if read == nil {
-		read = os.ReadFile
-	}
-	data, err := read(file)
+	data, err := in.ReadFile(file)
 	if err != nil {
 		return ""
 	}

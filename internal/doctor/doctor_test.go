@@ -253,7 +253,7 @@ func TestCheckTrust(t *testing.T) {
 		{"changed", root, "", state(trust.Changed, nil), Warning, "is changed since trusted", "runtasks trust"},
 		{"unreadable", root, "", state(trust.Untrusted, errors.New("bad record")), Warning, "bad record: runtasks ignores", "review"},
 	} {
-		in := &Inputs{Root: tt.root, TrustState: tt.state, TrustErr: errors.New("no HOME"),
+		in := &Inputs{Root: tt.root, TrustState: tt.state, TrustErr: errors.New("no HOME"), ReadFile: os.ReadFile,
 			Getenv: func(k string) string {
 				if k == config.EnvConfig {
 					return tt.env
