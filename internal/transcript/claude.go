@@ -62,14 +62,10 @@ type block struct {
 }
 
 func (c *content) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	switch {
-	case len(b) > 0 && b[0] == '"':
+	if len(b) > 0 && b[0] == '"' {
 		return json.Unmarshal(b, &c.str)
-	case bytes.HasPrefix(b, []byte("null")):
-		return nil
 	}
-	return json.Unmarshal(b, &c.blocks)
+	return json.Unmarshal(b, &c.blocks) // null leaves none
 }
 
 // notPrompts start user text a person did not ask: hook feedback and
