@@ -11,7 +11,9 @@ import (
 	"github.com/runtasks/runtasks/internal/agentfile"
 )
 
-//go:embed run-tasks.md skills
+// files are the skills and the run-folder templates (run/).
+//
+//go:embed skills run
 var files embed.FS
 
 // runTasks is the embedded orchestration prompt template.
