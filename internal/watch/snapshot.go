@@ -6,7 +6,6 @@ package watch
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
@@ -31,7 +30,6 @@ func (r Row) last() *state.Record { return cmp.Or(r.Last, &state.Record{}) }
 type Snapshot struct {
 	Rows []Row
 	Runs []headless.RunState // LiveRuns
-	Read time.Time
 }
 
 func (s Snapshot) NeedsPerson() int {
@@ -48,12 +46,12 @@ func (s Snapshot) NeedsPerson() int {
 const historyWindow = 2000
 
 // Load reads every session's state, its claims and its epic's progress.
-func Load(store *state.Store, now time.Time) (Snapshot, error) {
+func Load(store *state.Store) (Snapshot, error) {
 	states, err := store.List()
 	if err != nil {
 		return Snapshot{}, err
 	}
-	snap := Snapshot{Read: now}
+	var snap Snapshot
 	seen := map[string]int{}
 	for _, st := range states {
 		r := Row{State: st}

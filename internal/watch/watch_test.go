@@ -58,7 +58,7 @@ func TestLoadOrder(t *testing.T) {
 	put("older", state.OutcomeContinue, true, now.Add(-time.Hour), 4)
 	put("capped", state.OutcomeCapReached, false, now.Add(-2*time.Hour), 3)
 	put("warned", state.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3) // the warning block: goes on
-	snap, err := Load(store, now)
+	snap, err := Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}
