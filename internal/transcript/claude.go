@@ -11,11 +11,10 @@ import (
 type kind int
 
 const (
-	kindOther      kind = iota // not a message, or a line to skip
+	kindOther      kind = iota // not a message, a line to skip, or a user line that is not a prompt (meta, hook feedback, …)
 	kindBoundary               // a real user prompt or a compaction: a turn starts after it
 	kindAssistant              // an assistant line (one content block of one API message)
 	kindToolResult             // a user line holding tool results
-	kindUserOther              // a user line that is not a prompt: meta, hook feedback, …
 )
 
 // claudeLine is the part of a transcript line the readers use.
@@ -28,7 +27,7 @@ type claudeLine struct {
 	feedback       bool     // a user line holding a Stop hook's block reason
 }
 
-// rawClaudeLine holds the fields the readers and a usage read need (Claude Code 1.0.x to 2.1.x).
+// rawClaudeLine holds the fields the readers need (Claude Code 1.0.x to 2.1.x).
 type rawClaudeLine struct {
 	Type                      string `json:"type"`
 	Subtype                   string `json:"subtype"`
@@ -105,7 +104,6 @@ func parseClaude(line []byte) claudeLine {
 			}
 		}
 	case "user":
-		l.kind = kindUserOther
 		text, other := c.str, false
 		for _, b := range c.blocks {
 			switch b.Type {
