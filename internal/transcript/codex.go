@@ -12,8 +12,7 @@ type codexKind int
 const (
 	codexOther     codexKind = iota
 	codexTurnStart           // event_msg task_started, or a user message that is not a hook prompt
-	codexComplete            // event_msg task_complete with a last_agent_message
-	codexAssistant           // an assistant message with text
+	codexFinal               // task_complete's last_agent_message, or an assistant message's text
 )
 
 type codexLine struct {
@@ -55,7 +54,7 @@ func parseCodex(line []byte) codexLine {
 			return codexLine{kind: codexTurnStart}
 		case "task_complete", "turn_complete": // Codex reads turn_complete as task_complete
 			if strings.TrimSpace(item.LastAgentMessage) != "" {
-				return codexLine{kind: codexComplete, text: item.LastAgentMessage}
+				return codexLine{kind: codexFinal, text: item.LastAgentMessage}
 			}
 		}
 		return codexLine{}
@@ -81,7 +80,7 @@ func parseCodex(line []byte) codexLine {
 			}
 		}
 		if text := joinText(texts); text != "" {
-			return codexLine{kind: codexAssistant, text: text}
+			return codexLine{kind: codexFinal, text: text}
 		}
 	case "user":
 		for _, b := range blocks {
@@ -110,7 +109,7 @@ func lastAgentMessage(walk walker) (string, error) {
 		switch l.kind {
 		case codexTurnStart:
 			return false
-		case codexComplete, codexAssistant:
+		case codexFinal:
 			out = l.text
 			return false
 		}
