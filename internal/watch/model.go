@@ -27,7 +27,7 @@ type loaded struct {
 type tick time.Time
 
 // Model is the full-screen view: Load reads a snapshot, History a
-// session's last decisions (enter).
+// session's last decisions (enter), Now the time (the times since).
 type Model struct {
 	Load    func() (Snapshot, error)
 	History func(session, epic string) []state.Record
@@ -111,10 +111,7 @@ func (m Model) View() tea.View {
 	if width <= 0 {
 		width = 80
 	}
-	now := time.Now()
-	if m.Now != nil {
-		now = m.Now()
-	}
+	now := m.Now()
 	if m.showReason && m.selected < len(m.snap.Rows) {
 		return m.reasonView(m.snap.Rows[m.selected], width)
 	}

@@ -118,7 +118,7 @@ func TestReasonWrappedAndGivenPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(runs, "R-w2", headless.PromptFile), []byte("You are worker 2 of 2. Your task is bd-e.2: \x1b]0;t\x07Test it"), 0o600)
-	m := Model{width: 40, height: 10}
+	m := Model{width: 40, height: 10, Now: time.Now}
 	m.snap.Rows = []Row{{State: state.State{Session: "s1", LastReason: reason}}, {State: state.State{Session: "run-R-w2", LastReason: "You are the orchestrator"}}}
 	GivenPrompts(&m.snap, runs)
 	key := func(k string) { mm, _ := m.Update(tea.KeyPressMsg{Code: []rune(k)[0], Text: k}); m = mm.(Model) }
