@@ -79,7 +79,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	}
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
-			snap, err := watch.Load(o.Store, o.Now())
+			snap, err := watch.Load(o.Store)
 			if err == nil {
 				progress.Apply(ctx, &snap, time.Now())
 				snap.Runs, err = watch.LiveRuns(o.RunsDir)

@@ -35,7 +35,6 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Path + " " + e.why + ": not read" }
 
-// Is matches the kind.
 func (e *Error) Is(target error) bool { return target == e.Kind }
 
 // describe names a non-regular file mode.

@@ -132,22 +132,18 @@ func Actor(base string, getenv func(string) string, session string) string {
 	return base + suffix
 }
 
-// sanitize keeps [A-Za-z0-9._-] and replaces anything else with '_'.
+// sanitize cuts s to max bytes and replaces each byte not in
+// [A-Za-z0-9._-] with '_'.
 func sanitize(s string, max int) string {
-	var b strings.Builder
-	for i := 0; i < len(s) && b.Len() < max; i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_':
-			b.WriteByte(c)
-		default:
-			b.WriteByte('_')
+	b := []byte(s[:min(len(s), max)])
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			b[i] = '_'
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
-// Request is one claim.
 type Request struct {
 	Task      string
 	Session   string
@@ -159,7 +155,6 @@ type Request struct {
 	Store     *state.Store // records the claim in the session's binding (nil: not recorded)
 }
 
-// Result is a successful claim.
 type Result struct {
 	Hierarchy
 	Session   string    `json:"session,omitempty"`

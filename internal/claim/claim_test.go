@@ -155,7 +155,7 @@ func TestIntegrationClaimHierarchyRunFolderAndContext(t *testing.T) {
 	norm := strings.NewReplacer(f.task, "cl-T.1.1", f.plan, "cl-T.1", f.goal, "cl-T").Replace(text)
 	norm = regexp.MustCompile(`cl-[a-z0-9]+`).ReplaceAllString(norm, "cl-ID")
 	for _, agent := range []string{hook.Claude, hook.Codex} {
-		golden(t, "context-"+agent+".golden", hook.EncodeContext(agent, hook.EventPromptSubmit, norm))
+		golden(t, "context-"+agent+".golden", hook.EncodeContextMessage(agent, hook.EventPromptSubmit, norm, ""))
 	}
 
 	// Claiming again in the same session reuses the run folder.

@@ -12,7 +12,6 @@ import (
 	"github.com/runtasks/runtasks/internal/config"
 )
 
-// Intent kinds.
 const (
 	KindClaim = "claim" // the prompt claims a task ("claim bd-x7y8.3")
 	KindArm   = "arm"   // the prompt arms the session for an epic ("/run-tasks bd-x7y8")

@@ -3,12 +3,10 @@ package doctor
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -93,10 +91,10 @@ func readSettings(in *Inputs, agent string) agentSettings {
 	return s
 }
 
-// checkAgent checks that each runtasks entry runs this runtasks; n counts them.
-func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
+// checkAgent checks that each runtasks entry runs this runtasks.
+func checkAgent(in *Inputs, agent string, s agentSettings) Finding {
 	if s.bad != nil {
-		return *s.bad, 0
+		return *s.bad
 	}
 	var problems, fixes []string
 	seen := map[string]bool{}
@@ -108,7 +106,6 @@ func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
 	}
 	for _, file := range s.files {
 		for _, e := range file.entries {
-			n++
 			key := fmt.Sprint(file.user, e.Program)
 			if seen[key] {
 				continue
@@ -128,12 +125,12 @@ func checkAgent(in *Inputs, agent string, s agentSettings) (f Finding, n int) {
 	}
 	found := strings.Join(s.found, ", ")
 	switch {
-	case n == 0:
-		return Finding{OK, agent, "not installed", ""}, 0
+	case len(s.entries) == 0:
+		return Finding{OK, agent, "not installed", ""}
 	case len(problems) > 0:
-		return Finding{Error, agent, fmt.Sprintf("%s: the hooks do not run this runtasks: %s", found, strings.Join(problems, "; ")), strings.Join(fixes, "; ")}, n
+		return Finding{Error, agent, fmt.Sprintf("%s: the hooks do not run this runtasks: %s", found, strings.Join(problems, "; ")), strings.Join(fixes, "; ")}
 	}
-	return Finding{OK, agent, "installed: " + found + ", running this runtasks", ""}, n
+	return Finding{OK, agent, "installed: " + found + ", running this runtasks", ""}
 }
 
 func programFix(in *Inputs, agent string, file settingsFile, program string) string {
@@ -192,20 +189,9 @@ func hookProgram(in *Inputs, program string) (same bool, problem, other string) 
 
 // sameFile reports whether two files hold the same bytes (the same build).
 func sameFile(a, b string) bool {
-	sum := func(p string) []byte {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return nil
-		}
-		return h.Sum(nil)
-	}
-	x := sum(a)
-	return x != nil && bytes.Equal(x, sum(b))
+	x, err := os.ReadFile(a)
+	y, err2 := os.ReadFile(b)
+	return err == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // buildName is a runtasks build's module version and VCS revision.
@@ -289,7 +275,7 @@ func checkFires(in *Inputs, agent string, s agentSettings) *Finding {
 
 // checkBlockCap compares Claude Code's consecutive-block cap, from the
 // environment or the "env" of Claude Code's settings, with max_cycles.
-func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings, installed bool) Finding {
+func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding {
 	maxCycles := cfg.Workflow.StopHook.MaxCycles
 	val, src := in.Getenv(EnvBlockCap), "environment"
 	for _, f := range claude.files {
@@ -307,7 +293,7 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings, install
 	}
 	fix := fmt.Sprintf("export %s=%d (or 0 for none; runtasks' max_cycles then caps), or set it in the env of .claude/settings.json", EnvBlockCap, max(maxCycles, 1))
 	if val == "" {
-		if !installed {
+		if len(claude.entries) == 0 {
 			return Finding{OK, "block-cap", EnvBlockCap + " unset (Claude Code not installed)", ""}
 		}
 		return Finding{Warning, "block-cap", fmt.Sprintf("%s unset: Claude Code (2.1.143+) ends a turn after 8 blocks in a row without a tool call, below max_cycles %d", EnvBlockCap, maxCycles), fix}
@@ -331,27 +317,28 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings, install
 const baseHookTimeout = 30 * time.Second
 
 // HookTimeout is the Stop hook timeout covering every command check in
-// sequence plus the base; an agent kills a hook that outlives it.
+// sequence plus the base; an agent kills a hook that outlives it. The stop
+// audit runs workflow.verify's checks for up to max_per_stop tasks.
 func HookTimeout(cfg *config.Config) time.Duration {
 	var sum time.Duration
-	var walk func(specs []config.CheckSpec)
-	walk = func(specs []config.CheckSpec) {
-		for _, sp := range specs {
-			switch sp.Type {
-			case "command":
-				sum += cmp.Or(sp.Timeout, config.DefaultCheckTimeout) + shell.DefaultGrace
-			case "composite":
-				walk(sp.Checks)
-			}
-		}
-	}
 	if cfg != nil {
-		walk(cfg.Workflow.Checks)
-		before := sum
-		walk(cfg.Workflow.Verify.Checks) // the stop audit runs them for up to max_per_stop tasks
-		sum += (sum - before) * time.Duration(max(cfg.Workflow.Verify.MaxPerStop, 1)-1)
+		v := cfg.Workflow.Verify
+		sum = commandTime(cfg.Workflow.Checks) + commandTime(v.Checks)*time.Duration(max(v.MaxPerStop, 1))
 	}
 	return (baseHookTimeout + sum).Round(time.Second)
+}
+
+// commandTime is the most the command checks among specs take in sequence.
+func commandTime(specs []config.CheckSpec) (sum time.Duration) {
+	for _, sp := range specs {
+		switch sp.Type {
+		case "command":
+			sum += cmp.Or(sp.Timeout, config.DefaultCheckTimeout) + shell.DefaultGrace
+		case "composite":
+			sum += commandTime(sp.Checks)
+		}
+	}
+	return sum
 }
 
 // stopHookTimeouts reads the timeouts of runtasks' stop-hook entries (none: 0).

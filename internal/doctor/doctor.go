@@ -75,7 +75,7 @@ type Inputs struct {
 	// LookPath finds a program on PATH ("" = not found).
 	LookPath func(string) string
 	Beads    func(*config.Config) Beads
-	// ReadFile reads the agents' settings files.
+	// ReadFile reads the agents' settings files and project.yaml.
 	ReadFile func(string) ([]byte, error)
 	// TrustState is the trust of the project's project.yaml; nil when the
 	// user's trust store cannot be found (TrustErr says why).
@@ -118,18 +118,15 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 		emit(checkConfig(in))
 	}
 	emit(checkTrust(in))
-	claude := false
 	for _, agent := range hook.Agents {
-		f, n := checkAgent(in, agent, settings[agent])
-		claude = claude || (agent == hook.Claude && n > 0)
-		emit(f)
+		emit(checkAgent(in, agent, settings[agent]))
 		for _, f := range []*Finding{checkDoubleStop(agent, settings[agent]), checkFires(in, agent, settings[agent])} {
 			if f != nil {
 				emit(*f)
 			}
 		}
 	}
-	emit(checkBlockCap(in, cfg, settings[hook.Claude], claude))
+	emit(checkBlockCap(in, cfg, settings[hook.Claude]))
 	emit(checkTimeouts(cfg, settings))
 	emit(checkState(cfg.StateDir()))
 	if f := checkPrices(cfg); f != nil {
@@ -267,11 +264,7 @@ func checkTrust(in *Inputs) Finding {
 // wouldRun says what an untrusted project.yaml would make runtasks run
 // (config.Review), for doctor: doctor runs none of it.
 func wouldRun(in *Inputs, file string) string {
-	read := in.ReadFile
-	if read == nil {
-		read = os.ReadFile
-	}
-	data, err := read(file)
+	data, err := in.ReadFile(file)
 	if err != nil {
 		return ""
 	}

@@ -147,25 +147,26 @@ func TestCheckBlockCap(t *testing.T) {
 	claude := func(env string) files {
 		return files{"/p/.claude/settings.json": `{"env":{"` + EnvBlockCap + `":` + env + `}}`}
 	}
+	// A Claude Code settings file with runtasks' stop hook: Claude Code is installed.
+	hooked := files{"/p/.claude/settings.json": `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"runtasks stop-hook --agent claude"}]}]}}`}
 	for _, tt := range []struct {
 		name      string
 		env       string // the variable in the environment
 		fs        files
 		maxCycles int
-		installed bool
 		level     string
 		msg       string
 	}{
-		{"unset, no Claude", "", nil, 50, false, OK, "unset (Claude Code not installed)"},
-		{"unset, Claude", "", nil, 50, true, Warning, "unset: Claude Code (2.1.143+) ends a turn after 8 blocks"},
-		{"environment", "60", nil, 50, true, OK, EnvBlockCap + "=60 (environment), max_cycles 50"},
-		{"below max_cycles", "20", nil, 50, true, Warning, "=20 (environment) is below max_cycles 50"},
-		{"off", "0", nil, 50, true, OK, "=0 (environment): off; max_cycles 50 caps the loop"},
-		{"nothing caps", "0", nil, 0, true, Warning, "nothing caps the loop"},
-		{"not a number", "many", nil, 50, true, Warning, `="many" (environment) is not a number`},
-		{"settings env", "", claude("70"), 50, true, OK, "=70 (/p/.claude/settings.json)"},
-		{"settings string", "", claude(`"70"`), 50, true, OK, "=70 (/p/.claude/settings.json)"},
-		{"environment first", "80", claude("70"), 50, true, OK, "=80 (environment)"},
+		{"unset, no Claude", "", nil, 50, OK, "unset (Claude Code not installed)"},
+		{"unset, Claude", "", hooked, 50, Warning, "unset: Claude Code (2.1.143+) ends a turn after 8 blocks"},
+		{"environment", "60", nil, 50, OK, EnvBlockCap + "=60 (environment), max_cycles 50"},
+		{"below max_cycles", "20", nil, 50, Warning, "=20 (environment) is below max_cycles 50"},
+		{"off", "0", nil, 50, OK, "=0 (environment): off; max_cycles 50 caps the loop"},
+		{"nothing caps", "0", nil, 0, Warning, "nothing caps the loop"},
+		{"not a number", "many", nil, 50, Warning, `="many" (environment) is not a number`},
+		{"settings env", "", claude("70"), 50, OK, "=70 (/p/.claude/settings.json)"},
+		{"settings string", "", claude(`"70"`), 50, OK, "=70 (/p/.claude/settings.json)"},
+		{"environment first", "80", claude("70"), 50, OK, "=80 (environment)"},
 	} {
 		in := &Inputs{Root: "/p", Home: "/h", ReadFile: tt.fs.read, Getenv: func(k string) string {
 			if k == EnvBlockCap {
@@ -175,7 +176,7 @@ func TestCheckBlockCap(t *testing.T) {
 		}}
 		cfg := &config.Config{}
 		cfg.Workflow.StopHook.MaxCycles = tt.maxCycles
-		f := checkBlockCap(in, cfg, readSettings(in, hook.Claude), tt.installed)
+		f := checkBlockCap(in, cfg, readSettings(in, hook.Claude))
 		if f.Level != tt.level || !strings.Contains(f.Msg, tt.msg) {
 			t.Errorf("%s: %+v; want %s %q", tt.name, f, tt.level, tt.msg)
 		}
@@ -217,7 +218,8 @@ func TestCheckAgent(t *testing.T) {
 		{"unreadable", files{project: "unreadable", user: stop(self)}, Error, 0, "permission denied"},
 	} {
 		in := &Inputs{Root: "/p", Home: "/h", Executable: self, ReadFile: tt.fs.read, LookPath: func(string) string { return "" }}
-		f, n := checkAgent(in, hook.Claude, readSettings(in, hook.Claude))
+		s := readSettings(in, hook.Claude)
+		f, n := checkAgent(in, hook.Claude, s), len(s.entries)
 		if f.Level != tt.level || n != tt.n || !strings.Contains(f.Msg, tt.msg) {
 			t.Errorf("%s: %+v, %d; want %s, %d, %q", tt.name, f, n, tt.level, tt.n, tt.msg)
 		}
@@ -251,7 +253,7 @@ func TestCheckTrust(t *testing.T) {
 		{"changed", root, "", state(trust.Changed, nil), Warning, "is changed since trusted", "runtasks trust"},
 		{"unreadable", root, "", state(trust.Untrusted, errors.New("bad record")), Warning, "bad record: runtasks ignores", "review"},
 	} {
-		in := &Inputs{Root: tt.root, TrustState: tt.state, TrustErr: errors.New("no HOME"),
+		in := &Inputs{Root: tt.root, TrustState: tt.state, TrustErr: errors.New("no HOME"), ReadFile: os.ReadFile,
 			Getenv: func(k string) string {
 				if k == config.EnvConfig {
 					return tt.env

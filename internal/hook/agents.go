@@ -10,7 +10,6 @@ import (
 // Agents lists the agents runtasks has adapters for.
 var Agents = []string{Claude, Codex, Gemini, Cursor}
 
-// Known reports whether agent names an adapter.
 func Known(agent string) bool { return slices.Contains(Agents, agent) }
 
 // Events, by runtasks' names for them (Claude Code's; see NativeEvent).
@@ -102,14 +101,17 @@ func EncodeDeny(agent, reason string) []byte {
 	}{specific{EventPreTool, "deny", reason}})
 }
 
-// EncodeContext renders context for the model from a SessionStart or
-// UserPromptSubmit hook (event: runtasks' name or agent's own); nil when
-// text is empty or the agent cannot take it there. Claude Code, Codex and
-// Gemini CLI: {"hookSpecificOutput":{"hookEventName","additionalContext"}};
-// Cursor: {"additional_context"} at sessionStart only.
-func EncodeContext(agent, event, text string) []byte {
+// EncodeContextMessage renders context for the model from a SessionStart
+// or UserPromptSubmit hook (event: runtasks' name or agent's own), with a
+// systemMessage for the person ("" = none); without text, the message
+// alone (EncodeMessage). nil when the agent cannot take the context there.
+// Claude Code, Codex and Gemini CLI: {"hookSpecificOutput":
+// {"hookEventName","additionalContext"},"systemMessage"}; Cursor:
+// {"additional_context"} at sessionStart only, without the message (it has
+// no field for one).
+func EncodeContextMessage(agent, event, text, msg string) []byte {
 	if text == "" {
-		return nil
+		return EncodeMessage(agent, msg)
 	}
 	if c := CanonicalEvent(agent, event); c != "" {
 		event = c
@@ -118,51 +120,30 @@ func EncodeContext(agent, event, text string) []byte {
 	if native == "" || (event != EventSessionStart && event != EventPromptSubmit) {
 		return nil
 	}
-	switch agent {
-	case Cursor:
+	if agent == Cursor {
 		if event != EventSessionStart {
 			return nil
 		}
 		return marshalLine(struct {
 			AdditionalContext string `json:"additional_context"`
 		}{text})
-	case Claude, Codex, Gemini:
-		type specific struct {
-			HookEventName     string `json:"hookEventName"`
-			AdditionalContext string `json:"additionalContext"`
-		}
-		return marshalLine(struct {
-			HookSpecificOutput specific `json:"hookSpecificOutput"`
-		}{specific{native, text}})
 	}
-	return nil
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	return marshalLine(struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+		SystemMessage      string   `json:"systemMessage,omitempty"`
+	}{specific{native, text}, msg})
 }
 
-// marshalLine is v's JSON and a newline.
 func marshalLine(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil // strings always marshal
 	}
 	return append(b, '\n')
-}
-
-// EncodeContextMessage is EncodeContext with a systemMessage for the
-// person too ("" = none); Cursor, without such a field, gets the context.
-func EncodeContextMessage(agent, event, text, msg string) []byte {
-	out := EncodeContext(agent, event, text)
-	switch {
-	case text == "" && msg != "":
-		return EncodeMessage(agent, msg)
-	case msg == "" || out == nil || agent == Cursor:
-		return out
-	}
-	var m map[string]any
-	if json.Unmarshal(out, &m) != nil {
-		return out
-	}
-	m["systemMessage"] = msg
-	return marshalLine(m)
 }
 
 // ShellSession is the agent session whose shell runs this command, from

@@ -140,7 +140,7 @@ func TestEncodeContextGolden(t *testing.T) {
 	for _, agent := range Agents {
 		for _, ev := range []string{EventSessionStart, EventPromptSubmit} {
 			t.Run(agent+"/"+ev, func(t *testing.T) {
-				out := EncodeContext(agent, ev, text)
+				out := EncodeContextMessage(agent, ev, text, "")
 				golden(t, "context-"+agent+"-"+ev, out)
 				if agent == Cursor && ev == EventPromptSubmit {
 					if out != nil {
@@ -165,20 +165,35 @@ func TestEncodeContextGolden(t *testing.T) {
 					t.Errorf("hookSpecificOutput = %v", hso)
 				}
 				// The agent's own event name is accepted as input too.
-				if again := EncodeContext(agent, NativeEvent(agent, ev), text); !bytes.Equal(again, out) {
+				if again := EncodeContextMessage(agent, NativeEvent(agent, ev), text, ""); !bytes.Equal(again, out) {
 					t.Errorf("native event name gives %s", again)
 				}
 			})
 		}
 	}
-	if EncodeContext(Claude, EventSessionStart, "") != nil {
+	if EncodeContextMessage(Claude, EventSessionStart, "", "") != nil {
 		t.Error("empty context printed something")
 	}
-	if EncodeContext(Claude, EventStop, text) != nil {
+	if EncodeContextMessage(Claude, EventStop, text, "") != nil {
 		t.Error("context at Stop printed something")
 	}
-	if EncodeContext("vim", EventSessionStart, text) != nil {
+	if EncodeContextMessage("vim", EventSessionStart, text, "") != nil {
 		t.Error("unknown agent printed something")
+	}
+	// A message for the person rides along; alone, it is EncodeMessage; Cursor has no field for it.
+	var got struct {
+		HookSpecificOutput struct{ HookEventName, AdditionalContext string }
+		SystemMessage      string
+	}
+	if err := json.Unmarshal(EncodeContextMessage(Codex, "SessionStart", "ctx", "note"), &got); err != nil ||
+		got.HookSpecificOutput.HookEventName != "SessionStart" || got.HookSpecificOutput.AdditionalContext != "ctx" || got.SystemMessage != "note" {
+		t.Errorf("context with a message: %+v, %v", got, err)
+	}
+	if out := EncodeContextMessage(Gemini, EventPromptSubmit, "", "note"); !bytes.Equal(out, EncodeMessage(Gemini, "note")) {
+		t.Errorf("a message without context: %s", out)
+	}
+	if out := EncodeContextMessage(Cursor, EventSessionStart, "ctx", "note"); string(out) != `{"additional_context":"ctx"}`+"\n" {
+		t.Errorf("Cursor: %s", out)
 	}
 }
 

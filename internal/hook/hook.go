@@ -56,10 +56,8 @@ type Payload struct {
 	} `json:"tool_input"`
 }
 
-// ErrEmpty is returned for empty stdin.
 var ErrEmpty = errors.New("empty hook input")
 
-// Parse decodes one hook payload from r.
 func Parse(r io.Reader) (Payload, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {

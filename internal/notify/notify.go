@@ -80,7 +80,6 @@ type Event struct {
 	Time    time.Time     `json:"time"`
 }
 
-// NewEvent describes one decision's event.
 func NewEvent(event string, in engine.Input, d engine.Decision, project string, now time.Time) Event {
 	e := Event{Event: event, Outcome: string(d.Outcome), Session: in.SessionID, Epic: d.Epic, Agent: in.Agent,
 		Cycle: d.Cycle, Why: d.Why, Message: d.SystemMessage, Usage: d.Usage, Project: project, Time: now.UTC()}
@@ -132,14 +131,11 @@ func (e Event) Env() []string {
 	return env
 }
 
-// Gate decides whether workflow.notify may run commands: a hook runs them
-// with the person's rights, so they must come from a source the person
-// trusts.
-type Gate func(cfg *config.Config, src *config.Sources) bool
-
-// FromTrustedSource is the Gate: env and flags are the person's own; a file
-// counts when named by --config or trusted(file) says so.
-func FromTrustedSource(explicitFile string, trusted func(file string) bool) Gate {
+// FromTrustedSource decides whether workflow.notify may run commands: a
+// hook runs them with the person's rights, so they must come from a source
+// the person trusts. Env and flags are the person's own; a file counts
+// when named by --config or trusted(file) says so.
+func FromTrustedSource(explicitFile string, trusted func(file string) bool) func(*config.Config, *config.Sources) bool {
 	return func(cfg *config.Config, src *config.Sources) bool {
 		if src == nil {
 			return false

@@ -14,7 +14,7 @@ import (
 // Send dispatches a stop's event to the commands that ask for it, if gate
 // lets their source run them, and returns the event dispatched ("" for
 // none); self is looked up only when there are commands.
-func Send(cfg *config.Config, src *config.Sources, gate Gate, in engine.Input, dec engine.Decision, now time.Time,
+func Send(cfg *config.Config, src *config.Sources, gate func(*config.Config, *config.Sources) bool, in engine.Input, dec engine.Decision, now time.Time,
 	self func() (string, error), args, environ []string) (string, error) {
 	event := EventFor(dec)
 	if event == "" {

@@ -11,7 +11,9 @@ import (
 	"github.com/runtasks/runtasks/internal/agentfile"
 )
 
-//go:embed run-tasks.md skills
+// files are the skills and the run-folder templates (run/).
+//
+//go:embed skills run
 var files embed.FS
 
 // runTasks is the embedded orchestration prompt template.
@@ -54,18 +56,12 @@ func Load(path string) (string, error) {
 
 // Render fills tmpl with d. A template without Go template actions only
 // has {epic_id} replaced: parsing it, at every stop, would cost more than
-// the rest of the prompt's work.
+// the rest of the prompt's work. In one with actions, {epic_id} is {{.Epic}}.
 func Render(tmpl string, d Data) (string, error) {
 	if !strings.Contains(tmpl, "{{") {
 		return strings.TrimRight(strings.ReplaceAll(tmpl, "{epic_id}", d.Epic), "\n"), nil
 	}
-	return renderTemplate(tmpl, d)
-}
-
-// renderTemplate renders tmpl as a Go template, {epic_id} being {{.Epic}}.
-func renderTemplate(tmpl string, d Data) (string, error) {
-	tmpl = strings.ReplaceAll(tmpl, "{epic_id}", "{{.Epic}}")
-	t, err := template.New("prompt").Option("missingkey=error").Parse(tmpl)
+	t, err := template.New("prompt").Option("missingkey=error").Parse(strings.ReplaceAll(tmpl, "{epic_id}", "{{.Epic}}"))
 	var buf bytes.Buffer
 	if err == nil {
 		err = t.Execute(&buf, d)

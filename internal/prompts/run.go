@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,9 +8,6 @@ import (
 
 	"github.com/runtasks/runtasks/internal/agentfile"
 )
-
-//go:embed run
-var runFiles embed.FS
 
 // RunFiles are the run-folder templates (Go text/templates), in the order written.
 var RunFiles = []string{
@@ -31,7 +27,7 @@ func RunTemplate(dir, name string) (string, error) {
 			return "", fmt.Errorf("run template: %w", err)
 		}
 	}
-	b, err := runFiles.ReadFile("run/" + name)
+	b, err := files.ReadFile("run/" + name)
 	if err != nil {
 		return "", fmt.Errorf("run template %s: %w", name, err)
 	}

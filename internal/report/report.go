@@ -109,7 +109,6 @@ type Report struct {
 	Verified map[string]string
 }
 
-// Build computes the report of in.Epic.
 func Build(in Input) Report {
 	r := Report{Epic: in.Epic, Title: in.Title, Generated: in.Now, Loc: cmp.Or(in.Loc, time.Local), Total: len(in.Tasks),
 		Titles: map[string]string{in.Epic: in.Title}, Counts: map[Mark]int{}, Verified: map[string]string{}}

@@ -73,11 +73,10 @@ func (r Report) Timeline() Timeline {
 	tl := Timeline{Width: chartWidth}
 	for i, s := range r.Sessions {
 		y := float64(i)*rowHeight + rowHeight/2 + 6
-		row := Row{Label: short(s.ID, 18), Title: s.ID + " (" + s.Agent + ")", Y: y, X1: r.x(s.Start), X2: r.x(s.End)}
+		row := Row{Label: short(s.ID, 18), Title: s.ID + " (" + s.Agent + ")", Y: y, X1: rnd(r.x(s.Start)), X2: rnd(r.x(s.End))}
 		for _, c := range s.Cycles {
 			row.Ticks = append(row.Ticks, Tick{X: rnd(r.x(c.Time)), Y: y, Mark: c.Mark, Title: c.title(r.Loc)})
 		}
-		row.X1, row.X2 = rnd(row.X1), rnd(row.X2)
 		tl.Rows = append(tl.Rows, row)
 	}
 	tl.AxisY = float64(len(r.Sessions))*rowHeight + 12

@@ -76,7 +76,6 @@ func (s Session) spent() *usage.Spent {
 	return &s.Spent
 }
 
-// Collect reads what o asks for.
 func Collect(o *Options) (*Report, error) {
 	rep := &Report{StateDir: o.Store.Dir, ConfigError: o.ConfigError, Runs: []headless.RunState{}, Sessions: []Session{}, History: []state.Record{}}
 	if o.RunsDir != "" {
@@ -207,7 +206,6 @@ func Rollup(recs []state.Record) (sessions map[[2]string]*usage.Sum, epics, task
 	return ss.Of, epics, tasks
 }
 
-// tokens is a token total cell.
 func tokens(s *usage.Spent) string {
 	if s == nil {
 		return "not recorded"
@@ -273,7 +271,6 @@ func JQ(ctx context.Context, w io.Writer, expr string, rep *Report) error {
 	}
 }
 
-// Print writes rep as tables.
 func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Location) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "State: %s\n\n", rep.StateDir)

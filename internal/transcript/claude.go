@@ -11,11 +11,10 @@ import (
 type kind int
 
 const (
-	kindOther      kind = iota // not a message, or a line to skip
+	kindOther      kind = iota // not a message, a line to skip, or a user line that is not a prompt (meta, hook feedback, …)
 	kindBoundary               // a real user prompt or a compaction: a turn starts after it
 	kindAssistant              // an assistant line (one content block of one API message)
 	kindToolResult             // a user line holding tool results
-	kindUserOther              // a user line that is not a prompt: meta, hook feedback, …
 )
 
 // claudeLine is the part of a transcript line the readers use.
@@ -38,7 +37,14 @@ type rawClaudeLine struct {
 	IsVisibleInTranscriptOnly bool   `json:"isVisibleInTranscriptOnly"`
 	Message                   struct {
 		ID      string  `json:"id"`
+		Model   string  `json:"model"`
 		Content content `json:"content"`
+		Usage   *struct {
+			InputTokens              int64 `json:"input_tokens"`
+			OutputTokens             int64 `json:"output_tokens"`
+			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		} `json:"usage"`
 	} `json:"message"`
 }
 
@@ -55,14 +61,10 @@ type block struct {
 }
 
 func (c *content) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	switch {
-	case len(b) > 0 && b[0] == '"':
+	if len(b) > 0 && b[0] == '"' {
 		return json.Unmarshal(b, &c.str)
-	case bytes.HasPrefix(b, []byte("null")):
-		return nil
 	}
-	return json.Unmarshal(b, &c.blocks)
+	return json.Unmarshal(b, &c.blocks) // null leaves none
 }
 
 // notPrompts start user text a person did not ask: hook feedback and
@@ -102,7 +104,6 @@ func parseClaude(line []byte) claudeLine {
 			}
 		}
 	case "user":
-		l.kind = kindUserOther
 		text, other := c.str, false
 		for _, b := range c.blocks {
 			switch b.Type {

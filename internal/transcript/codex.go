@@ -12,8 +12,7 @@ type codexKind int
 const (
 	codexOther     codexKind = iota
 	codexTurnStart           // event_msg task_started, or a user message that is not a hook prompt
-	codexComplete            // event_msg task_complete with a last_agent_message
-	codexAssistant           // an assistant message with text
+	codexFinal               // task_complete's last_agent_message, or an assistant message's text
 )
 
 type codexLine struct {
@@ -22,15 +21,19 @@ type codexLine struct {
 }
 
 // rawCodexItem holds the fields of a rollout payload (or of an old
-// envelope-less line) that LastAgentMessage reads.
+// envelope-less line) that LastAgentMessage and a usage read use.
 type rawCodexItem struct {
 	Type             string          `json:"type"`
 	Role             string          `json:"role"`
+	Model            string          `json:"model"`
 	Content          json.RawMessage `json:"content"`
-	LastAgentMessage *string         `json:"last_agent_message"`
+	LastAgentMessage string          `json:"last_agent_message"`
+	Info             *struct {
+		Total codexTokenUsage `json:"total_token_usage"`
+		Last  codexTokenUsage `json:"last_token_usage"`
+	} `json:"info"`
 }
 
-// rawCodexLine is a rollout line.
 type rawCodexLine struct {
 	rawCodexItem
 	Payload *rawCodexItem `json:"payload"`
@@ -50,8 +53,8 @@ func parseCodex(line []byte) codexLine {
 		case "task_started":
 			return codexLine{kind: codexTurnStart}
 		case "task_complete", "turn_complete": // Codex reads turn_complete as task_complete
-			if item.LastAgentMessage != nil && strings.TrimSpace(*item.LastAgentMessage) != "" {
-				return codexLine{kind: codexComplete, text: *item.LastAgentMessage}
+			if strings.TrimSpace(item.LastAgentMessage) != "" {
+				return codexLine{kind: codexFinal, text: item.LastAgentMessage}
 			}
 		}
 		return codexLine{}
@@ -77,7 +80,7 @@ func parseCodex(line []byte) codexLine {
 			}
 		}
 		if text := joinText(texts); text != "" {
-			return codexLine{kind: codexAssistant, text: text}
+			return codexLine{kind: codexFinal, text: text}
 		}
 	case "user":
 		for _, b := range blocks {
@@ -106,7 +109,7 @@ func lastAgentMessage(walk walker) (string, error) {
 		switch l.kind {
 		case codexTurnStart:
 			return false
-		case codexComplete, codexAssistant:
+		case codexFinal:
 			out = l.text
 			return false
 		}

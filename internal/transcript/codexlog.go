@@ -48,7 +48,7 @@ type rawCodexEvent struct {
 	ID               string         `json:"id"`
 	SessionID        string         `json:"session_id"`
 	TurnID           string         `json:"turn_id"`
-	LastAgentMessage *string        `json:"last_agent_message"`
+	LastAgentMessage string         `json:"last_agent_message"`
 	Msg              *rawCodexEvent `json:"msg"` // TUI: the event sits under msg
 }
 
@@ -97,11 +97,7 @@ func (l *CodexLog) Add(line []byte) {
 	case "session_configured":
 		l.SessionID = cmp.Or(l.SessionID, ev.SessionID)
 	case "task_complete", "turn_complete": // an alias Codex accepts
-		t := CodexTurn{TurnID: ev.TurnID}
-		if ev.LastAgentMessage != nil {
-			t.LastAgentMessage = *ev.LastAgentMessage
-		}
-		l.Completes = append(l.Completes, t)
+		l.Completes = append(l.Completes, CodexTurn{TurnID: ev.TurnID, LastAgentMessage: ev.LastAgentMessage})
 	}
 }
 

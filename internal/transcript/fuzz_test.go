@@ -91,7 +91,7 @@ func forwardLastAgentMessage(data []byte) string {
 		switch l.kind {
 		case codexTurnStart:
 			out = ""
-		case codexComplete, codexAssistant:
+		case codexFinal:
 			out = l.text
 		}
 	}

@@ -13,8 +13,17 @@ var ErrNoMessages = errors.New("no message records in the transcript")
 // rawGeminiRecord is a Gemini CLI transcript line: message records have a
 // type ("user", "gemini"); the header and $set records have none.
 type rawGeminiRecord struct {
+	ID      string          `json:"id"`
 	Type    string          `json:"type"`
+	Model   string          `json:"model"`
 	Content json.RawMessage `json:"content"`
+	Tokens  *struct {
+		Input    int64 `json:"input"`
+		Output   int64 `json:"output"`
+		Cached   int64 `json:"cached"`
+		Thoughts int64 `json:"thoughts"`
+		Tool     int64 `json:"tool"`
+	} `json:"tokens"`
 }
 
 // geminiText is a record's content: a string or an array of {"text"} parts.

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 )
@@ -47,15 +48,8 @@ func NewReverseScanner(r io.ReaderAt, size int64) *ReverseScanner {
 // Buffer sets the read size and the longest line kept, before the first
 // Scan; values below 1 keep the defaults.
 func (s *ReverseScanner) Buffer(chunk, maxLine int) {
-	if s.started {
-		panic("transcript: Buffer called after Scan")
-	}
-	if chunk > 0 {
-		s.chunk = chunk
-	}
-	if maxLine > 0 {
-		s.max = maxLine
-	}
+	s.chunk = cmp.Or(max(chunk, 0), s.chunk)
+	s.max = cmp.Or(max(maxLine, 0), s.max)
 }
 
 // Scan advances to the previous line; false at the start of the file or on
@@ -175,15 +169,12 @@ func (s *ReverseScanner) readAt(p []byte, off int64) bool {
 // Bytes returns the current line, valid until the next Scan.
 func (s *ReverseScanner) Bytes() []byte { return s.line }
 
-// Offset returns the file offset at which the current line starts.
 func (s *ReverseScanner) Offset() int64 { return s.off }
 
 // Partial reports whether the current line is the unterminated last one
 // (a writer may still be writing it).
 func (s *ReverseScanner) Partial() bool { return s.partial }
 
-// Skipped returns how many over-long lines were skipped so far.
 func (s *ReverseScanner) Skipped() int { return s.skipped }
 
-// Err returns the first read error.
 func (s *ReverseScanner) Err() error { return s.err }

@@ -15,7 +15,6 @@ import (
 	"github.com/runtasks/runtasks/internal/agentfile"
 )
 
-// ErrEmpty is returned for a transcript file with no bytes.
 var ErrEmpty = errors.New("transcript is empty")
 
 // lookback bounds how far back a reader looks (bytes): a turn that long
@@ -25,7 +24,6 @@ var lookback int64 = 64 << 20
 // walker calls fn with lines from the last to the first until it returns false.
 type walker func(fn func(line []byte) bool) error
 
-// fromFile opens the transcript at path and runs read over its lines.
 func fromFile[T any](path string, read func(walker) (T, error)) (T, error) {
 	var zero T
 	f, fi, err := agentfile.Open(path)

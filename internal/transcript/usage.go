@@ -34,19 +34,16 @@ var UsageMaxLine = 1 << 20
 // returns false or UsageLookback is spent; capped says it was.
 type usageWalk func(fn func(line []byte) bool) (capped bool)
 
-// usageFormat reads one client's usage from a walk. In a region (the bytes
+// UsageReader reads one client's usage from a walk. In a region (the bytes
 // after a mark) every response is new and model is the one in use at its
 // start. It returns the usage and the model in use at the end.
-type usageFormat func(walk usageWalk, region bool, model string) (usage.Usage, string)
-
-// UsageReader reads one client's transcripts.
-type UsageReader struct{ format usageFormat }
+type UsageReader func(walk usageWalk, region bool, model string) (usage.Usage, string)
 
 // The readers of the clients whose transcripts carry usage.
 var (
-	ClaudeUsageReader = UsageReader{claudeUsage}
-	CodexUsageReader  = UsageReader{codexUsage}
-	GeminiUsageReader = UsageReader{geminiUsage}
+	ClaudeUsageReader UsageReader = claudeUsage
+	CodexUsageReader  UsageReader = codexUsage
+	GeminiUsageReader UsageReader = geminiUsage
 )
 
 // Read reads the usage of the responses written after from (the previous
@@ -68,7 +65,7 @@ func (r UsageReader) Read(path string, from usage.UsageMark) (usage.Usage, usage
 	if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
 		from = usage.UsageMark{} // not the transcript marked (rewritten, or replaced)
 	}
-	u, mark, err := usageFrom(f, size, from, r.format)
+	u, mark, err := usageFrom(f, size, from, r)
 	if err != nil {
 		return usage.Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
 	}
@@ -85,7 +82,7 @@ func lineEndAt(r io.ReaderAt, off int64) bool {
 
 // usageFrom reads the usage in r (size bytes) after from, within the last
 // UsageLookback bytes (a line cut by their start is not JSON: skipped).
-func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageFormat) (usage.Usage, usage.UsageMark, error) {
+func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format UsageReader) (usage.Usage, usage.UsageMark, error) {
 	start := max(size-UsageLookback, from.Offset, 0)
 	end := size // the end of the last whole line, once scanned
 	var scanErr error
@@ -108,23 +105,6 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format usageForm
 	return u, usage.UsageMark{Offset: end, Model: cmp.Or(model, from.Model)}, scanErr
 }
 
-// rawClaudeUsage is the part of a Claude Code line a usage read needs.
-type rawClaudeUsage struct {
-	Type        string `json:"type"`
-	Subtype     string `json:"subtype"`
-	IsSidechain bool   `json:"isSidechain"`
-	Message     struct {
-		ID    string `json:"id"`
-		Model string `json:"model"`
-		Usage *struct {
-			InputTokens              int64 `json:"input_tokens"`
-			OutputTokens             int64 `json:"output_tokens"`
-			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-		} `json:"usage"`
-	} `json:"message"`
-}
-
 // claudeUsage sums message.usage since the previous stop: back to the last
 // "Stop hook feedback" line (a blocked stop), real prompt or compaction. A
 // message's usage, repeated on each of its content-block lines, counts
@@ -144,7 +124,7 @@ func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 		if !hasUsage && bytes.Contains(line, []byte(`"tool_result"`)) {
 			return true
 		}
-		var r rawClaudeUsage
+		var r rawClaudeLine
 		if json.Unmarshal(line, &r) != nil {
 			return true
 		}
@@ -185,21 +165,6 @@ type codexTokenUsage struct {
 	TotalTokens      int64 `json:"total_tokens"`
 }
 
-// rawCodexUsage is the part of a rollout line a usage read needs.
-type rawCodexUsage struct {
-	Type    string `json:"type"`
-	Payload struct {
-		Type    string          `json:"type"`
-		Role    string          `json:"role"`
-		Model   string          `json:"model"`
-		Content json.RawMessage `json:"content"`
-		Info    *struct {
-			Total codexTokenUsage `json:"total_token_usage"`
-			Last  codexTokenUsage `json:"last_token_usage"`
-		} `json:"info"`
-	} `json:"payload"`
-}
-
 // codexUsage sums the token_count events (last_token_usage) since the
 // previous stop: back to the last user message (a prompt, or a Stop hook's
 // <hook_prompt>) or task_started. One repeating the cumulative total of the
@@ -223,8 +188,8 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, s
 			!bytes.Contains(line, []byte(`"task_started"`)) && !bytes.Contains(line, []byte(`"user"`)) {
 			return true
 		}
-		var r rawCodexUsage
-		if json.Unmarshal(line, &r) != nil {
+		var r rawCodexLine
+		if json.Unmarshal(line, &r) != nil || r.Payload == nil {
 			return true
 		}
 		p := r.Payload
@@ -271,20 +236,6 @@ func codexContext(raw json.RawMessage) bool {
 		strings.HasPrefix(t, "# AGENTS.md")
 }
 
-// rawGeminiUsage is the part of a Gemini CLI record a usage read needs.
-type rawGeminiUsage struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"`
-	Model  string `json:"model"`
-	Tokens *struct {
-		Input    int64 `json:"input"`
-		Output   int64 `json:"output"`
-		Cached   int64 `json:"cached"`
-		Thoughts int64 `json:"thoughts"`
-		Tool     int64 `json:"tool"`
-	} `json:"tokens"`
-}
-
 // geminiUsage sums the "gemini" records' tokens since the previous stop:
 // back to the last "user" record (the prompt, or an AfterAgent block
 // reason); a tool's result (functionResponse parts) is a user record but
@@ -304,7 +255,7 @@ func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 		if toolResult && !bytes.Contains(line, []byte(`"tokens"`)) {
 			return true
 		}
-		var r rawGeminiUsage
+		var r rawGeminiRecord
 		if json.Unmarshal(line, &r) != nil {
 			return true
 		}

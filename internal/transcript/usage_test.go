@@ -255,7 +255,7 @@ func (c *holeReader) ReadAt(p []byte, off int64) (int, error) {
 // UsageLookback and a little: the stop's cost is flat.
 func TestUsageReadIsBounded(t *testing.T) {
 	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
-	for _, read := range []usageFormat{claudeUsage, codexUsage, geminiUsage} {
+	for _, read := range []UsageReader{claudeUsage, codexUsage, geminiUsage} {
 		r := &holeReader{size: 1 << 40, tail: tail}
 		u, _, err := usageFrom(r, r.size, usage.UsageMark{}, read)
 		if err != nil {

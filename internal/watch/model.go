@@ -27,7 +27,7 @@ type loaded struct {
 type tick time.Time
 
 // Model is the full-screen view: Load reads a snapshot, History a
-// session's last decisions (enter).
+// session's last decisions (enter), Now the time (the times since).
 type Model struct {
 	Load    func() (Snapshot, error)
 	History func(session, epic string) []state.Record
@@ -111,10 +111,7 @@ func (m Model) View() tea.View {
 	if width <= 0 {
 		width = 80
 	}
-	now := time.Now()
-	if m.Now != nil {
-		now = m.Now()
-	}
+	now := m.Now()
 	if m.showReason && m.selected < len(m.snap.Rows) {
 		return m.reasonView(m.snap.Rows[m.selected], width)
 	}
@@ -143,13 +140,11 @@ func (m Model) View() tea.View {
 			b.WriteString(cutStyled(runLine(r, now, width), width) + "\n")
 		}
 	}
-	if m.selected < len(m.snap.Rows) {
-		switch sel := m.snap.Rows[m.selected]; {
-		case m.showHistory && m.History != nil:
-			b.WriteString("\n" + styleTitle.Render("History of "+cut(sel.Session, 30)+" on "+sel.Epic+":") + "\n")
-			for _, rec := range m.History(sel.Session, sel.Epic) {
-				b.WriteString(cut(fmt.Sprintf("%s  %-13s %s  %s", rec.Time.In(time.Local).Format("15:04:05"), rec.Outcome, status.StopCell(rec.Block), rec.Why), width) + "\n")
-			}
+	if m.showHistory && m.History != nil && m.selected < len(m.snap.Rows) {
+		sel := m.snap.Rows[m.selected]
+		b.WriteString("\n" + styleTitle.Render("History of "+cut(sel.Session, 30)+" on "+sel.Epic+":") + "\n")
+		for _, rec := range m.History(sel.Session, sel.Epic) {
+			b.WriteString(cut(fmt.Sprintf("%s  %-13s %s  %s", rec.Time.In(time.Local).Format("15:04:05"), rec.Outcome, status.StopCell(rec.Block), rec.Why), width) + "\n")
 		}
 	}
 	return m.screen(strings.Split(strings.TrimRight(b.String(), "\n"), "\n"), "q quit · ↑↓ select · enter history · w full reason", width)
@@ -172,7 +167,7 @@ func (m Model) reasonView(sel Row, width int) tea.View {
 	if sel.Given {
 		head = "Prompt " + sel.Session + "'s agent was given:"
 	}
-	text := strings.ReplaceAll(headless.Clean(cmp.Or(sel.Reason, "(none: runtasks has not blocked this session)")), "\t", "    ")
+	text := strings.ReplaceAll(headless.Clean(cmp.Or(sel.LastReason, "(none: runtasks has not blocked this session)")), "\t", "    ")
 	lines := strings.Split(ansi.Wrap(strings.TrimRight(text, "\n"), width, ""), "\n")
 	lines = lines[min(m.scroll, len(lines)-1):]
 	return m.screen(append(strings.Split(ansi.Wrap(styleTitle.Render(headless.Clean(head)), width, ""), "\n"), lines...), "w or esc back · ↑↓ scroll · q quit", width)
@@ -183,7 +178,8 @@ func (m Model) reasonView(sel Row, width int) tea.View {
 //	! s1  bd-a  [#####-----] 3/6  cycle 2/50  114.7k $0.04
 //	  escalated · all remaining work is blocked · 3m ago · 1h2m · bd-a.1
 func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
-	mark, outcome := " ", string(r.Outcome)
+	l := r.last()
+	mark, outcome := " ", string(l.Outcome)
 	if r.NeedsPerson {
 		mark, outcome = styleAlert.Render("!"), styleAlert.Render(outcome)
 	}
@@ -198,13 +194,13 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 		}
 	}
 	id := idWidth(width)
-	line1 := fmt.Sprintf("%s %-*s %-10s %s  %s  %s", mark, id, middle(r.Session, id), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Cycles, r.Max), spent)
-	parts := []string{outcome, r.Why}
-	if !r.LastStop.IsZero() {
-		parts = append(parts, ago(now.Sub(r.LastStop))+" ago")
+	line1 := fmt.Sprintf("%s %-*s %-10s %s  %s  %s", mark, id, middle(r.Session, id), cut(r.Epic, 10), bar(r.Closed, r.Seen, 10), cycles(r.Count()), spent)
+	parts := []string{outcome, l.Why}
+	if !l.Time.IsZero() {
+		parts = append(parts, ago(now.Sub(l.Time))+" ago")
 	}
-	if !r.Started.IsZero() {
-		parts = append(parts, "running "+ago(now.Sub(r.Started)))
+	if !r.FirstBlockAt.IsZero() {
+		parts = append(parts, "running "+ago(now.Sub(r.FirstBlockAt)))
 	}
 	if len(r.Claims) > 0 {
 		parts = append(parts, "claimed "+strings.Join(r.Claims, ","))

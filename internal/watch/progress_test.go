@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // The view reads bd at most once every Every (from a read's end; the fake
@@ -35,9 +36,9 @@ func TestProgressReadsBdAtMostOnceEvery(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
 	snapshot := func() Snapshot {
 		return Snapshot{Rows: []Row{
-			{Session: "s1", Epic: "bd-a", Closed: 1, Seen: 4},
-			{Session: "s2", Epic: "bd-broken", Closed: 0, Seen: 2},
-			{Session: "s3", Epic: "bd-a"},
+			{State: state.State{Session: "s1", Epic: "bd-a"}, Closed: 1, Seen: 4},
+			{State: state.State{Session: "s2", Epic: "bd-broken"}, Closed: 0, Seen: 2},
+			{State: state.State{Session: "s3", Epic: "bd-a"}},
 		}}
 	}
 	apply := func(at time.Duration) Snapshot {
@@ -90,7 +91,7 @@ func TestProgressReadsBdAtMostOnceEvery(t *testing.T) {
 // Without a tracker the bars are the decisions' and nothing is due.
 func TestProgressWithoutTally(t *testing.T) {
 	var p *Progress
-	s := Snapshot{Rows: []Row{{Epic: "bd-a", Closed: 1, Seen: 3}}}
+	s := Snapshot{Rows: []Row{{State: state.State{Epic: "bd-a"}, Closed: 1, Seen: 3}}}
 	p.Apply(context.Background(), &s, time.Now())
 	if s.Rows[0].Closed != 1 || p.Due(time.Now()) {
 		t.Errorf("nil progress: %+v", s.Rows[0])

@@ -21,7 +21,6 @@ func LiveRuns(dir string) ([]headless.RunState, error) {
 	return slices.DeleteFunc(runs, func(r headless.RunState) bool { return r.Status != "running" && r.Status != headless.StatusDead }), err
 }
 
-// runLine is a run's line in the view.
 func runLine(r headless.RunState, now time.Time, width int) string {
 	mark, state := " ", "running "+ago(now.Sub(r.StartedAt))
 	if r.Status == headless.StatusDead {
@@ -37,7 +36,7 @@ func GivenPrompts(snap *Snapshot, runsDir string) {
 	for i, r := range snap.Rows {
 		if id, ok := strings.CutPrefix(r.Session, "run-"); ok && runsDir != "" {
 			if b, err := agentfile.Read(filepath.Join(runsDir, id, headless.PromptFile), agentfile.MaxText); err == nil {
-				snap.Rows[i].Reason, snap.Rows[i].Given = string(b), true
+				snap.Rows[i].LastReason, snap.Rows[i].Given = string(b), true
 			}
 		}
 	}

@@ -6,41 +6,32 @@ package watch
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
-	"github.com/runtasks/runtasks/internal/usage"
 )
 
-// Row is one (session, epic) loop.
+// Row is one (session, epic) loop: its state and what the view adds.
 type Row struct {
-	Session, Epic     string
-	Cycles, Max       int
-	Started, LastStop time.Time // the first block, the last decision
-	Outcome           state.Outcome
-	Block             bool
-	Why               string
-	Reason            string // the full reason last fed back
-	Given             bool   // Reason is the prompt runtasks run gave the agent (GivenPrompts)
-	Counts            *state.Counts
+	state.State
+	Given bool // LastReason is the prompt runtasks run gave the agent (GivenPrompts)
 	// Seen is the most unclosed work a decision on the epic saw, Closed
 	// how much of it is gone now.
 	Closed, Seen int
-	Spent        usage.Spent
 	Claims       []string
 	// NeedsPerson: the loop stopped for a person or runtasks failed.
 	NeedsPerson bool
 }
 
+// last is the loop's last decision (zero before the first).
+func (r Row) last() *state.Record { return cmp.Or(r.Last, &state.Record{}) }
+
 // Snapshot is the state directory at one moment.
 type Snapshot struct {
 	Rows []Row
 	Runs []headless.RunState // LiveRuns
-	Read time.Time
 }
 
-// NeedsPerson counts the rows that need a person.
 func (s Snapshot) NeedsPerson() int {
 	n := 0
 	for _, r := range s.Rows {
@@ -55,25 +46,20 @@ func (s Snapshot) NeedsPerson() int {
 const historyWindow = 2000
 
 // Load reads every session's state, its claims and its epic's progress.
-func Load(store *state.Store, now time.Time) (Snapshot, error) {
+func Load(store *state.Store) (Snapshot, error) {
 	states, err := store.List()
 	if err != nil {
 		return Snapshot{}, err
 	}
-	snap := Snapshot{Read: now}
+	var snap Snapshot
 	seen := map[string]int{}
 	for _, st := range states {
-		r := Row{Session: st.Session, Epic: st.Epic, Started: st.FirstBlockAt, Reason: st.LastReason, Spent: st.Spent}
-		r.Cycles, r.Max = st.Count()
+		r := Row{State: st}
 		outcome := st.Ended
-		if l := st.Last; l != nil {
-			r.LastStop, r.Outcome, r.Block, r.Why, r.Counts = l.Time, l.Outcome, l.Block, l.Why, l.Counts
+		if l := st.Last; l != nil && l.Outcome != state.OutcomeEnded {
 			outcome = l.Outcome
 		}
-		if outcome == state.OutcomeEnded {
-			outcome = st.Ended
-		}
-		r.NeedsPerson = needsPerson(outcome) && !r.Block
+		r.NeedsPerson = needsPerson(outcome) && !r.last().Block
 		if b, err := store.Binding(st.Session); err == nil {
 			for _, c := range b.Claims {
 				r.Claims = append(r.Claims, c.Task)
@@ -84,8 +70,8 @@ func Load(store *state.Store, now time.Time) (Snapshot, error) {
 				seen[st.Epic] = mostRemaining(store, st.Epic)
 			}
 			r.Seen = seen[st.Epic]
-			if r.Counts != nil && r.Counts.Remaining >= 0 && r.Seen > 0 {
-				r.Closed = max(r.Seen-r.Counts.Remaining, 0)
+			if c := r.last().Counts; c != nil && c.Remaining >= 0 && r.Seen > 0 {
+				r.Closed = max(r.Seen-c.Remaining, 0)
 			}
 		}
 		snap.Rows = append(snap.Rows, r)
@@ -97,7 +83,7 @@ func Load(store *state.Store, now time.Time) (Snapshot, error) {
 			}
 			return 1
 		}
-		return cmp.Compare(b.LastStop.UnixNano(), a.LastStop.UnixNano())
+		return cmp.Compare(b.last().Time.UnixNano(), a.last().Time.UnixNano())
 	})
 	return snap, nil
 }

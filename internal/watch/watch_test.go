@@ -58,7 +58,7 @@ func TestLoadOrder(t *testing.T) {
 	put("older", state.OutcomeContinue, true, now.Add(-time.Hour), 4)
 	put("capped", state.OutcomeCapReached, false, now.Add(-2*time.Hour), 3)
 	put("warned", state.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3) // the warning block: goes on
-	snap, err := Load(store, now)
+	snap, err := Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +69,8 @@ func TestLoadOrder(t *testing.T) {
 	if got := strings.Join(order, " "); got != "capped newest older warned" {
 		t.Errorf("order = %s; want the capped loop first, then the latest stops", got)
 	}
-	if r := snap.Rows[1]; r.Seen != 4 || r.Closed != 2 || r.Max != 50 {
-		t.Errorf("progress of %s: %d/%d max %d; want 2/4 (the most work seen on bd-a is 4)", r.Session, r.Closed, r.Seen, r.Max)
+	if r := snap.Rows[1]; r.Seen != 4 || r.Closed != 2 || r.Last.Max != 50 {
+		t.Errorf("progress of %s: %d/%d max %d; want 2/4 (the most work seen on bd-a is 4)", r.Session, r.Closed, r.Seen, r.Last.Max)
 	}
 	if snap.NeedsPerson() != 1 {
 		t.Errorf("NeedsPerson = %d", snap.NeedsPerson())
@@ -83,7 +83,7 @@ func TestRowsDistinguishable(t *testing.T) {
 	now := time.Date(2026, 11, 27, 11, 45, 0, 0, time.UTC)
 	m := Model{Now: func() time.Time { return now }}
 	for _, w := range []string{"w1", "w2"} {
-		m.snap.Rows = append(m.snap.Rows, Row{Session: "run-20261127T114002Z-17ab3f-" + w, Epic: "bd-e", Max: 50, LastStop: now})
+		m.snap.Rows = append(m.snap.Rows, Row{State: state.State{Session: "run-20261127T114002Z-17ab3f-" + w, Epic: "bd-e", Last: &state.Record{Max: 50, Time: now}}})
 		m.snap.Runs = append(m.snap.Runs, headless.RunState{RunID: "20261127T114002Z-17ab3f-" + w, Epic: "bd-e", Status: "running", MaxCycles: 50, StartedAt: now})
 	}
 	for _, width := range []int{80, 140, 200} {
@@ -118,8 +118,8 @@ func TestReasonWrappedAndGivenPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(runs, "R-w2", headless.PromptFile), []byte("You are worker 2 of 2. Your task is bd-e.2: \x1b]0;t\x07Test it"), 0o600)
-	m := Model{width: 40, height: 10}
-	m.snap.Rows = []Row{{Session: "s1", Reason: reason}, {Session: "run-R-w2", Reason: "You are the orchestrator"}}
+	m := Model{width: 40, height: 10, Now: time.Now}
+	m.snap.Rows = []Row{{State: state.State{Session: "s1", LastReason: reason}}, {State: state.State{Session: "run-R-w2", LastReason: "You are the orchestrator"}}}
 	GivenPrompts(&m.snap, runs)
 	key := func(k string) { mm, _ := m.Update(tea.KeyPressMsg{Code: []rune(k)[0], Text: k}); m = mm.(Model) }
 	key("w")
@@ -161,7 +161,7 @@ func TestRowSpent(t *testing.T) {
 		{usage.Spent{Tokens: usage.Tokens{Input: 1200}, Cost: 0.04}, "1.2k $0.0400"},
 		{usage.Spent{Tokens: usage.Tokens{Input: 1200}, Unpriced: 1200}, "1.2k ?"},
 	} {
-		line, _ := m.rowLines(Row{Session: "s1", Epic: "bd-a", Max: 50, Spent: tc.spent}, 80, now)
+		line, _ := m.rowLines(Row{State: state.State{Session: "s1", Epic: "bd-a", Last: &state.Record{Max: 50}, Spent: tc.spent}}, 80, now)
 		if got := ansi.Strip(line); !strings.HasSuffix(strings.TrimSpace(got), tc.want) {
 			t.Errorf("spent %+v: %q, want it to end %q", tc.spent, got, tc.want)
 		}
