@@ -61,7 +61,7 @@ the newest decision's. The file is written whole or not at all.`,
 			}
 			opts.Epic = cmp.Or(opts.Epic, cfg.Workflow.Epic)
 			opts.RunsDir = headless.RunsDir(cfg)
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
 			opts.Tree = newBeadsClient(f, cfg).Descendants
 			if opts.Path != "-" && !filepath.IsAbs(opts.Path) {
 				wd, err := f.Getwd()

@@ -246,18 +246,14 @@ func execute(ctx context.Context, args []string, f *Factory) int {
 	if err == nil {
 		return 0
 	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		if ee.Err != nil && ee.Err != errSilent && ee.Err.Error() != "" {
-			fmt.Fprintln(f.Err, "runtasks:", ee.Err)
-		}
-		return ee.Code
+	code := engine.ExitFailed
+	if ee := (*ExitError)(nil); errors.As(err, &ee) {
+		code, err = ee.Code, ee.Err
+	} else if strings.HasPrefix(err.Error(), "unknown command") {
+		code = engine.ExitUsage
 	}
-	if err != errSilent {
+	if err != nil && err.Error() != "" {
 		fmt.Fprintln(f.Err, "runtasks:", err)
 	}
-	if strings.HasPrefix(err.Error(), "unknown command") {
-		return engine.ExitUsage
-	}
-	return engine.ExitFailed
+	return code
 }

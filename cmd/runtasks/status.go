@@ -27,12 +27,11 @@ type statusOptions struct {
 	Why      string // the session whose last reason is printed
 	Watch    bool
 	TTY      *statusTTY
-	// Tally reads an epic's tally from bd for the watch view's bars, at
-	// most once every TallyEvery (nil: the decisions' bars).
-	Tally      func(ctx context.Context, epic string) (beads.Tally, error)
-	TallyEvery time.Duration
-	Now        func() time.Time
-	Loc        *time.Location
+	// Tally reads an epic's tally from bd for the watch view's bars (nil:
+	// the decisions' bars).
+	Tally func(ctx context.Context, epic string) (beads.Tally, error)
+	Now   func() time.Time
+	Loc   *time.Location
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -80,11 +79,11 @@ every 3 seconds; without a terminal, a new table on each change
 				}
 				opts.ConfigError = err.Error()
 				fmt.Fprintf(f.Err, "runtasks: warning: the configuration is broken, so runtasks is off for this project until it is fixed:\n%s\n", err)
-				opts.Store = &state.Store{Dir: dir, Warn: statusWarn(f.Err)}
+				opts.Store = &state.Store{Dir: dir, Warn: f.warn}
 				return runStatus(cmd.Context(), opts)
 			}
 			opts.RunsDir, opts.Prices = headless.RunsDir(cfg), cfg.Usage.Prices
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
 			bd := newBeadsClient(f, cfg)
 			if opts.TTY != nil {
 				opts.Tally = bd.Tally
@@ -129,11 +128,6 @@ func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
 		dir = filepath.Join(root, dir)
 	}
 	return dir, nil
-}
-
-// statusWarn reports what the store recovered from on stderr.
-func statusWarn(w io.Writer) func(string) {
-	return func(msg string) { fmt.Fprintln(w, "runtasks: warning:", msg) }
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {

@@ -87,7 +87,7 @@ func statusRun(t testing.TB, o *statusOptions) (string, string, error) {
 		o.Loc = time.UTC
 	}
 	if o.Store.Warn == nil {
-		o.Store.Warn = statusWarn(&errOut)
+		o.Store.Warn = (&Factory{Err: &errOut}).warn
 	}
 	err := runStatus(context.Background(), o)
 	return out.String(), errOut.String(), err
