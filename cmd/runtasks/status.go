@@ -21,12 +21,12 @@ import (
 
 type statusOptions struct {
 	status.Options
-	Out, Err io.Writer
-	JSON     bool
-	JQ       string
-	Why      string // the session whose last reason is printed
-	Watch    bool
-	TTY      *statusTTY
+	Out   io.Writer
+	JSON  bool
+	JQ    string
+	Why   string // the session whose last reason is printed
+	Watch bool
+	TTY   *statusTTY
 	// Tally reads an epic's tally from bd for the watch view's bars (nil:
 	// the decisions' bars).
 	Tally func(ctx context.Context, epic string) (beads.Tally, error)
@@ -64,7 +64,7 @@ every 3 seconds; without a terminal, a new table on each change
   runtasks status --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Out, opts.Err, opts.Now, opts.Loc = f.Out, f.Err, f.Now, time.Local
+			opts.Out, opts.Now, opts.Loc = f.Out, f.Now, time.Local
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			if opts.Watch {
 				opts.TTY = ttyOf(f.In, f.Out)

@@ -79,7 +79,7 @@ func statusFixture(t testing.TB) *state.Store {
 func statusRun(t testing.TB, o *statusOptions) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	o.Out, o.Err = &out, &errOut
+	o.Out = &out
 	if o.Now == nil {
 		o.Now = func() time.Time { return statusNow }
 	}

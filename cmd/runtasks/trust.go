@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -85,9 +84,9 @@ func trustExit(err error) error {
 // make runtasks run, then gets the person's informed yes: given by flag
 // (--yes, install's --trust), else asked on a terminal. Without it the
 // error says what to do; nothing is trusted.
-func (f *Factory) confirmTrust(w io.Writer, root, file string, data []byte, yes bool, flag string) error {
+func (f *Factory) confirmTrust(root, file string, data []byte, yes bool, flag string) error {
 	execs, err := config.Review(root, data)
-	fmt.Fprint(w, config.ReviewText(file, execs, err))
+	fmt.Fprint(f.Out, config.ReviewText(file, execs, err))
 	if yes {
 		return nil
 	}
@@ -211,7 +210,7 @@ func runTrust(f *Factory, st *trust.Store, root, file string, yes bool) error {
 		fmt.Fprintf(f.Out, "%s is trusted already (%s as it is now)\n", root, file)
 		return nil
 	}
-	if err := f.confirmTrust(f.Out, root, file, data, yes, "--yes"); err != nil {
+	if err := f.confirmTrust(root, file, data, yes, "--yes"); err != nil {
 		return err
 	}
 	if _, err := st.Trust(root, file, data, f.Now()); err != nil {
