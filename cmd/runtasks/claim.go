@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,15 +18,8 @@ import (
 )
 
 type claimOptions struct {
-	Out     io.Writer
-	ID      string
-	Session string
-	Actor   string
-	JSON    bool
-	Cfg     *config.Config
-	Tracker claim.Tracker
-	Getenv  func(string) string
-	Now     func() time.Time
+	Session, Actor string
+	JSON           bool
 }
 
 func newClaimCmd(f *Factory) *cobra.Command {
@@ -53,11 +45,8 @@ The prompt hook does the same for "claim <id>", "work on <id>"…`,
 			if err != nil {
 				return err
 			}
-			opts.ID, opts.Out, opts.Cfg = args[0], f.Out, cfg
-			opts.Tracker = newBeadsClient(f, cfg)
-			opts.Getenv, opts.Now = f.Getenv, f.Now
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			return runClaim(cmd.Context(), opts)
+			return runClaim(cmd.Context(), f, cfg, args[0], opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Session, "session", "", "agent session the claim is for (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
@@ -88,26 +77,26 @@ func claimRequest(cfg *config.Config, id, session, actor string, getenv func(str
 		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: cfg.Path(cfg.Claim.Templates), Now: now, Store: &state.Store{Dir: cfg.StateDir()}}
 }
 
-func runClaim(ctx context.Context, o *claimOptions) error {
-	res, err := claim.Claim(ctx, o.Tracker, claimRequest(o.Cfg, o.ID, o.Session, o.Actor, o.Getenv, o.Now()))
+func runClaim(ctx context.Context, f *Factory, cfg *config.Config, id string, o *claimOptions) error {
+	res, err := claim.Claim(ctx, newBeadsClient(f, cfg), claimRequest(cfg, id, o.Session, o.Actor, f.Getenv, f.Now()))
 	switch {
 	case errors.As(err, new(*claim.EpicError)) || errors.Is(err, claim.ErrClosed):
 		return exitCode(engine.ExitUsage, err)
 	case errors.As(err, new(*claim.HeldError)):
 		return exitCode(engine.ExitWorkLeft, err)
 	case errors.Is(err, claim.ErrUnknown):
-		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", o.ID))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", id))
 	case err != nil:
 		return err
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Out)
+		enc := json.NewEncoder(f.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			claim.Result
 			Context string `json:"context"`
 		}{res, res.Text()})
 	}
-	fmt.Fprintln(o.Out, headless.Clean(res.Text()))
+	fmt.Fprintln(f.Out, headless.Clean(res.Text()))
 	return nil
 }
