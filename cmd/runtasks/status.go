@@ -141,10 +141,6 @@ func runStatus(ctx context.Context, o *statusOptions) error {
 	case o.Watch:
 		return statusWatch(ctx, o)
 	}
-	return runStatusOnce(ctx, o)
-}
-
-func runStatusOnce(ctx context.Context, o *statusOptions) error {
 	rep, err := status.Collect(&o.Options)
 	if err != nil {
 		return err
