@@ -177,8 +177,7 @@ Flags are not checked here; runtasks config show checks every layer.`,
 					path = filepath.Join(wd, path)
 				}
 			} else {
-				configFile, _ := cmd.Flags().GetString("config")
-				root, file, err := f.findProject(configFile, wd)
+				root, file, err := f.findProject(cmd, wd)
 				if err != nil {
 					return exitCode(engine.ExitUsage, err)
 				}

@@ -179,12 +179,7 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		bin = abs
 	}
 	o.Executable = bin
-	wd, err := f.Getwd()
-	if err != nil {
-		return err
-	}
-	configFile, _ := cmd.Flags().GetString("config")
-	root, _, err := f.findProject(configFile, wd)
+	root, _, err := f.findProject(cmd, "")
 	if err != nil {
 		return err
 	}

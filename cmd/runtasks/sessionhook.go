@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -153,10 +154,6 @@ func appendSessionEnv(path, session, actor string) error {
 		return err
 	}
 	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'" }
-	lines := "export RUNTASKS_SESSION=" + quote(session) + "\nexport BEADS_ACTOR=" + quote(actor) + "\n"
-	if _, err := f.WriteString(lines); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = fmt.Fprintf(f, "export RUNTASKS_SESSION=%s\nexport BEADS_ACTOR=%s\n", quote(session), quote(actor))
+	return errors.Join(err, f.Close())
 }

@@ -115,11 +115,7 @@ every 3 seconds; without a terminal, a new table on each change
 // statusFallbackDir is the state directory when the configuration cannot
 // be read: --state-dir, else the default.
 func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
-	wd, err := f.Getwd()
-	if err != nil {
-		return "", err
-	}
-	root, _, err := f.findProject("", wd)
+	root, _, err := f.findProject(nil, "")
 	if err != nil {
 		return "", err
 	}

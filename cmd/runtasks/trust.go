@@ -224,8 +224,12 @@ func runTrust(f *Factory, st *trust.Store, root, file string, yes bool) error {
 }
 
 // findProject finds the project as every command does
-// (config.FindProject): configFile ("" = RUNTASKS_CONFIG) or from dir, one project
-// per git repository.
-func (f *Factory) findProject(configFile, dir string) (root, file string, err error) {
-	return config.FindProject(config.LoadOptions{ConfigFile: configFile, StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
+// (config.FindProject): cmd's --config (nil: RUNTASKS_CONFIG), or from dir
+// ("" = the working directory), one project per git repository.
+func (f *Factory) findProject(cmd *cobra.Command, dir string) (root, file string, err error) {
+	opts, err := f.loadOptions(cmd, dir)
+	if err != nil {
+		return "", "", err
+	}
+	return config.FindProject(opts)
 }
