@@ -16,7 +16,6 @@ import (
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
-	"github.com/runtasks/runtasks/internal/notify"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -120,12 +119,7 @@ person) and sent to workflow.notify. Disarm from your own terminal.`,
 			if err != nil {
 				return err
 			}
-			explicit, _ := cmd.Flags().GetString("config")
-			opts.notify = func(in engine.Input, dec engine.Decision) (string, error) {
-				return notify.Send(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), in, dec, f.Now(),
-					selfPath, []string{notifyRunCommand}, f.Environ())
-			}
-			opts.f, opts.cfg = f, cfg
+			opts.f, opts.cfg, opts.notify = f, cfg, notifySender(f, cmd, cfg, src, hookFileTrusted(cfg))
 			return runDisarm(opts)
 		},
 	}

@@ -181,18 +181,14 @@ func recoverHook(h *hookCall) {
 		return
 	}
 	fmt.Fprintf(h.errw, "runtasks %s: panic: %v\n%s", h.spec.name, r, debug.Stack())
-	if b := hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)); b != nil {
-		h.out.Write(b)
-	}
+	h.out.Write(hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)))
 }
 
 // say tells the person msg: a systemMessage (Cursor has none) and a line
 // on stderr.
 func (h *hookCall) say(msg string) {
 	fmt.Fprintf(h.errw, "runtasks %s: %s\n", h.spec.name, strings.TrimPrefix(msg, "runtasks: "))
-	if b := hook.EncodeMessage(h.agent, msg); b != nil {
-		h.out.Write(b)
-	}
+	h.out.Write(hook.EncodeMessage(h.agent, msg)) // nil for Cursor: nothing
 }
 
 // answer gives the agent context text ("" for none) with the notice for

@@ -87,9 +87,7 @@ func runStopHook(ctx context.Context, o *hookOptions) error {
 		}
 		logDecision(logger, in.SessionID, dec)
 		dec.SystemMessage = joinMessages(h.notice, dec.SystemMessage)
-		if out := hook.EncodeStop(h.agent, dec); out != nil {
-			h.out.Write(out)
-		}
+		h.out.Write(hook.EncodeStop(h.agent, dec))
 		if notifyAfter != nil {
 			notifyAfter()
 		}
