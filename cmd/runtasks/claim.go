@@ -63,12 +63,7 @@ The prompt hook does the same for "claim <id>", "work on <id>"…`,
 
 // sessionFromEnv is the session a hand-run command acts for.
 func sessionFromEnv(getenv func(string) string) string {
-	for _, k := range []string{"RUNTASKS_SESSION", "CLAUDE_SESSION_ID"} {
-		if v := getenv(k); v != "" {
-			return v
-		}
-	}
-	return ""
+	return cmp.Or(getenv("RUNTASKS_SESSION"), getenv("CLAUDE_SESSION_ID"))
 }
 
 // claimRequest builds the claim of id for session from the configuration.

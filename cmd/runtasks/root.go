@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,11 +59,8 @@ func (f *Factory) Getenv(key string) string {
 
 // home is $HOME, else the user's home directory.
 func (f *Factory) home() string {
-	if h := f.Getenv("HOME"); h != "" {
-		return h
-	}
 	h, _ := os.UserHomeDir()
-	return h
+	return cmp.Or(f.Getenv("HOME"), h)
 }
 
 // executable is the running binary's path, symlinks resolved ("" on error).
