@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -109,11 +108,9 @@ func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engi
 		rep.Checks = []engine.Verdict{}
 	}
 	if o.JSON {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
+		if err := printJSON(out, rep); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s\n", b)
 	} else {
 		var b strings.Builder
 		for _, v := range dec.Verdicts {

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -85,9 +84,7 @@ func runClaim(ctx context.Context, f *Factory, cfg *config.Config, id string, o 
 		return err
 	}
 	if o.JSON {
-		enc := json.NewEncoder(f.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(f.Out, struct {
 			claim.Result
 			Context string `json:"context"`
 		}{res, res.Text()})

@@ -96,9 +96,7 @@ func runConfigShow(out io.Writer, cfg *config.Config, sources config.Sources, as
 		keys = append(keys, configKeyJSON{Key: key, Value: configWritten(v), Source: sources[key]})
 	}
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises(), PricesDate: usage.PricesDate})
+		return printJSON(out, configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises(), PricesDate: usage.PricesDate})
 	}
 
 	var b strings.Builder

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,6 +129,13 @@ func (f *Factory) loadOptions(cmd *cobra.Command, startDir string) (config.LoadO
 		opts.ConfigFile, _ = opts.Flags.GetString("config")
 	}
 	return opts, nil
+}
+
+// printJSON writes v as indented JSON, a command's --json output.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // ExitError carries a command's exit status to Main.

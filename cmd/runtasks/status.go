@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -158,9 +157,7 @@ func printStatus(ctx context.Context, o *statusOptions, rep *status.Report) erro
 	case o.JQ != "":
 		return status.JQ(ctx, o.Out, o.JQ, rep)
 	case o.JSON:
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(o.Out, rep)
 	}
 	return status.Print(o.Out, &o.Options, rep, o.Now(), o.Loc)
 }
