@@ -204,14 +204,11 @@ state: completion promises are claims, accepted only when beads agrees.`,
 	wrap = func(c *cobra.Command) {
 		if args := c.Args; args != nil {
 			c.Args = func(cmd *cobra.Command, a []string) error {
-				if err := args(cmd, a); err != nil {
-					var ee *ExitError
-					if errors.As(err, &ee) {
-						return err
-					}
-					return exitCode(engine.ExitUsage, err)
+				err := args(cmd, a)
+				if err == nil || errors.As(err, new(*ExitError)) {
+					return err
 				}
-				return nil
+				return exitCode(engine.ExitUsage, err)
 			}
 		}
 		for _, sub := range c.Commands() {
