@@ -16,21 +16,11 @@ import (
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
-	"github.com/runtasks/runtasks/internal/notify"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-type armOptions struct {
-	Out     io.Writer
-	Epic    string
-	Session string
-	Cfg     *config.Config
-	Tracker claim.Shower
-	Now     func() time.Time
-}
-
 func newArmCmd(f *Factory) *cobra.Command {
-	opts := &armOptions{}
+	var epic, session string
 	cmd := &cobra.Command{
 		Use:   "arm --epic E --session S",
 		Short: "Bind a session to an epic: its Stop hook then drives that epic",
@@ -47,21 +37,18 @@ in the state directory (state.dir/bindings).`,
   runtasks disarm --session "$SESSION"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			if opts.Session == "" {
+			if session = cmp.Or(session, sessionFromEnv(f.Getenv)); session == "" {
 				return errors.New("no session: give --session (or set RUNTASKS_SESSION)")
 			}
 			cfg, _, err := f.LoadConfig(cmd, "")
 			if err != nil {
 				return err
 			}
-			opts.Out, opts.Cfg, opts.Now = f.Out, cfg, f.Now
-			opts.Tracker = newBeadsClient(f, cfg)
-			return runArm(cmd.Context(), opts)
+			return runArm(cmd.Context(), f, cfg, epic, session)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Epic, "epic", "", "epic to drive (required)")
-	cmd.Flags().StringVar(&opts.Session, "session", "", "agent session to bind (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
+	cmd.Flags().StringVar(&epic, "epic", "", "epic to drive (required)")
+	cmd.Flags().StringVar(&session, "session", "", "agent session to bind (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
 	cmd.MarkFlagRequired("epic")
 	setExitStatus(cmd, `  0  armed
   1  error (no session, bd failed, state directory unusable)
@@ -70,14 +57,13 @@ in the state directory (state.dir/bindings).`,
 	return cmd
 }
 
-func runArm(ctx context.Context, o *armOptions) error {
-	store := &state.Store{Dir: o.Cfg.StateDir()}
-	is, b, err := claim.Arm(ctx, o.Tracker, store, o.Session, o.Epic, o.Now())
+func runArm(ctx context.Context, f *Factory, cfg *config.Config, epic, session string) error {
+	is, b, err := claim.Arm(ctx, newBeadsClient(f, cfg), &state.Store{Dir: cfg.StateDir()}, session, epic, f.Now())
 	switch {
 	case errors.Is(err, claim.ErrUnknown):
-		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing armed", o.Epic))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing armed", epic))
 	case errors.Is(err, claim.ErrClosed):
-		return exitCode(engine.ExitUsage, fmt.Errorf("%s is closed; nothing armed", o.Epic))
+		return exitCode(engine.ExitUsage, fmt.Errorf("%s is closed; nothing armed", epic))
 	case err != nil:
 		return err
 	}
@@ -85,20 +71,19 @@ func runArm(ctx context.Context, o *armOptions) error {
 	if is.IssueType != beads.TypeEpic {
 		kind = "task"
 	}
-	fmt.Fprintf(o.Out, "session %s armed for %s %s %q (since %s)\n", o.Session, kind, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))
+	fmt.Fprintf(f.Out, "session %s armed for %s %s %q (since %s)\n", session, kind, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))
 	return nil
 }
 
 type disarmOptions struct {
-	Out, Err io.Writer
-	Session  string
-	All      bool
+	Session string
+	All     bool
 	// Shell is the agent session whose shell runs the command (zero: a person's).
 	Shell engine.Shell
-	Cfg   *config.Config
-	Now   func() time.Time
-	// Notify sends a refused disarm's event to workflow.notify (nil: none).
-	Notify func(in engine.Input, dec engine.Decision) (string, error)
+	f     *Factory
+	cfg   *config.Config
+	// notify sends a refused disarm's event to workflow.notify.
+	notify func(in engine.Input, dec engine.Decision) (string, error)
 
 	released int
 }
@@ -134,12 +119,7 @@ person) and sent to workflow.notify. Disarm from your own terminal.`,
 			if err != nil {
 				return err
 			}
-			explicit, _ := cmd.Flags().GetString("config")
-			opts.Notify = func(in engine.Input, dec engine.Decision) (string, error) {
-				return notify.Send(cfg, src, notify.FromTrustedSource(explicit, hookFileTrusted(cfg)), in, dec, f.Now(),
-					selfPath, []string{notifyRunCommand}, f.Environ())
-			}
-			opts.Out, opts.Err, opts.Cfg, opts.Now = f.Out, f.Err, cfg, f.Now
+			opts.f, opts.cfg, opts.notify = f, cfg, notifySender(f, cmd, cfg, src, hookFileTrusted(cfg))
 			return runDisarm(opts)
 		},
 	}
@@ -154,7 +134,7 @@ person) and sent to workflow.notify. Disarm from your own terminal.`,
 }
 
 func runDisarm(o *disarmOptions) error {
-	store := &state.Store{Dir: o.Cfg.StateDir()}
+	store := &state.Store{Dir: o.cfg.StateDir()}
 	if o.All && o.Shell.Agent != "" {
 		// Only a person releases every loop; the agent's own session records the attempt.
 		if o.Shell.Session != "" {
@@ -165,7 +145,7 @@ func runDisarm(o *disarmOptions) error {
 		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("disarm --all from inside an agent's shell (%s) is refused; nothing released", o.Shell.Var))
 	}
 	if o.Session == "" && !o.All {
-		listArmed(o.Err, store)
+		listArmed(o.f.Err, store)
 		return exitCode(engine.ExitUsage, errors.New("disarm: no session given (--session S) and no --all; nothing released"))
 	}
 	sessions := []string{o.Session}
@@ -188,19 +168,17 @@ func runDisarm(o *disarmOptions) error {
 		}
 	}
 	if o.released == 0 {
-		fmt.Fprintln(o.Out, "no armed session")
+		fmt.Fprintln(o.f.Out, "no armed session")
 	}
 	return nil
 }
 
 // disarm releases one session, or reports (and notifies) a refusal.
 func (o *disarmOptions) disarm(store *state.Store, session string) error {
-	was, refused, err := engine.Disarm(store, o.Cfg, session, o.Shell, o.Now())
+	was, refused, err := engine.Disarm(store, o.cfg, session, o.Shell, o.f.Now())
 	if refused != nil {
-		if o.Notify != nil {
-			if _, nerr := o.Notify(engine.Input{SessionID: session, Agent: o.Shell.Agent}, *refused); nerr != nil {
-				fmt.Fprintf(o.Err, "runtasks: notify: %v\n", nerr)
-			}
+		if _, nerr := o.notify(engine.Input{SessionID: session, Agent: o.Shell.Agent}, *refused); nerr != nil {
+			fmt.Fprintf(o.f.Err, "runtasks: notify: %v\n", nerr)
 		}
 		if err == nil {
 			err = exitCode(engine.ExitNeedsPerson, fmt.Errorf("session %s stays armed for %s: a disarm from inside its own agent (%s) is refused; "+
@@ -208,7 +186,7 @@ func (o *disarmOptions) disarm(store *state.Store, session string) error {
 		}
 	}
 	if err == nil && was != "" {
-		fmt.Fprintf(o.Out, "session %s disarmed (was driving %s)\n", session, was)
+		fmt.Fprintf(o.f.Out, "session %s disarmed (was driving %s)\n", session, was)
 		o.released++
 	}
 	return err

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -18,9 +17,6 @@ import (
 )
 
 type checkOptions struct {
-	Out        io.Writer
-	Config     *config.Config
-	Ports      engine.Ports
 	Transcript string
 	Session    string
 	JSON       bool
@@ -58,11 +54,9 @@ tasks are not moved and no cycle is counted.`,
 			if err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
-			opts.Out, opts.Config = f.Out, cfg
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			opts.Ports = stopPorts(f, cfg)
 			opts.EpicFlag = cmd.Flags().Changed("epic")
-			return runCheck(cmd.Context(), opts)
+			return runCheck(cmd.Context(), f.Out, cfg, stopPorts(f, cfg), opts)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to judge (env RUNTASKS_EPIC, workflow.epic)")
@@ -90,8 +84,7 @@ type checkReport struct {
 
 // runCheck judges once through the stop transaction as a dry run and
 // prints each check's verdict.
-func runCheck(ctx context.Context, o *checkOptions) error {
-	cfg := o.Config
+func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engine.Ports, o *checkOptions) error {
 	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
 	if o.Transcript != "" {
 		msg, err := transcript.LastAssistantText(o.Transcript)
@@ -104,7 +97,7 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 		in.FinalMessage = msg
 	}
 	dec, err := engine.Stop(ctx, &state.Store{Dir: cfg.StateDir()}, cfg,
-		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, o.Ports)
+		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, ports)
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
@@ -115,18 +108,16 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 		rep.Checks = []engine.Verdict{}
 	}
 	if o.JSON {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
+		if err := printJSON(out, rep); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.Out, "%s\n", b)
 	} else {
 		var b strings.Builder
 		for _, v := range dec.Verdicts {
 			checkPrint(&b, v, "", cfg.Workflow.FeedbackLimit)
 		}
 		fmt.Fprintf(&b, "result: %s\n", status)
-		io.WriteString(o.Out, headless.Clean(b.String()))
+		io.WriteString(out, headless.Clean(b.String()))
 	}
 	if rep.Exit != 0 {
 		return exitCode(rep.Exit, errSilent)

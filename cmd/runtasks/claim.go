@@ -3,10 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,15 +17,8 @@ import (
 )
 
 type claimOptions struct {
-	Out     io.Writer
-	ID      string
-	Session string
-	Actor   string
-	JSON    bool
-	Cfg     *config.Config
-	Tracker claim.Tracker
-	Getenv  func(string) string
-	Now     func() time.Time
+	Session, Actor string
+	JSON           bool
 }
 
 func newClaimCmd(f *Factory) *cobra.Command {
@@ -53,11 +44,8 @@ The prompt hook does the same for "claim <id>", "work on <id>"…`,
 			if err != nil {
 				return err
 			}
-			opts.ID, opts.Out, opts.Cfg = args[0], f.Out, cfg
-			opts.Tracker = newBeadsClient(f, cfg)
-			opts.Getenv, opts.Now = f.Getenv, f.Now
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			return runClaim(cmd.Context(), opts)
+			return runClaim(cmd.Context(), f, cfg, args[0], opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Session, "session", "", "agent session the claim is for (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
@@ -74,12 +62,7 @@ The prompt hook does the same for "claim <id>", "work on <id>"…`,
 
 // sessionFromEnv is the session a hand-run command acts for.
 func sessionFromEnv(getenv func(string) string) string {
-	for _, k := range []string{"RUNTASKS_SESSION", "CLAUDE_SESSION_ID"} {
-		if v := getenv(k); v != "" {
-			return v
-		}
-	}
-	return ""
+	return cmp.Or(getenv("RUNTASKS_SESSION"), getenv("CLAUDE_SESSION_ID"))
 }
 
 // claimRequest builds the claim of id for session from the configuration.
@@ -88,26 +71,24 @@ func claimRequest(cfg *config.Config, id, session, actor string, getenv func(str
 		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: cfg.Path(cfg.Claim.Templates), Now: now, Store: &state.Store{Dir: cfg.StateDir()}}
 }
 
-func runClaim(ctx context.Context, o *claimOptions) error {
-	res, err := claim.Claim(ctx, o.Tracker, claimRequest(o.Cfg, o.ID, o.Session, o.Actor, o.Getenv, o.Now()))
+func runClaim(ctx context.Context, f *Factory, cfg *config.Config, id string, o *claimOptions) error {
+	res, err := claim.Claim(ctx, newBeadsClient(f, cfg), claimRequest(cfg, id, o.Session, o.Actor, f.Getenv, f.Now()))
 	switch {
 	case errors.As(err, new(*claim.EpicError)) || errors.Is(err, claim.ErrClosed):
 		return exitCode(engine.ExitUsage, err)
 	case errors.As(err, new(*claim.HeldError)):
 		return exitCode(engine.ExitWorkLeft, err)
 	case errors.Is(err, claim.ErrUnknown):
-		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", o.ID))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", id))
 	case err != nil:
 		return err
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(f.Out, struct {
 			claim.Result
 			Context string `json:"context"`
 		}{res, res.Text()})
 	}
-	fmt.Fprintln(o.Out, headless.Clean(res.Text()))
+	fmt.Fprintln(f.Out, headless.Clean(res.Text()))
 	return nil
 }

@@ -92,13 +92,8 @@ the status is 3. The log must be a regular file (else exit 4).`,
 			}
 			opts.Prefix = cfg.Workflow.DoneToken.Prefix
 			opts.Promises = cfg.Promises()
-			opts.Interval = time.Second
-			if v := f.Getenv("TASKMASTER_POLL_INTERVAL"); v != "" {
-				d, err := parsePollInterval(v)
-				if err != nil {
-					return exitCode(monitorUsage, err)
-				}
-				opts.Interval = d
+			if opts.Interval, err = parsePollInterval(f.Getenv("TASKMASTER_POLL_INTERVAL")); err != nil {
+				return exitCode(monitorUsage, err)
 			}
 			opts.Sleep, opts.Now = sleepCtx, f.Now
 			code, err := runCodexMonitor(cmd.Context(), opts)
@@ -122,8 +117,11 @@ the status is 3. The log must be a regular file (else exit 4).`,
 }
 
 // parsePollInterval reads TASKMASTER_POLL_INTERVAL: seconds ("2", "0.5")
-// or a Go duration ("500ms").
+// or a Go duration ("500ms"); unset, one second.
 func parsePollInterval(v string) (time.Duration, error) {
+	if v == "" {
+		return time.Second, nil
+	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
 		return time.Duration(s * float64(time.Second)), nil
 	}

@@ -40,15 +40,8 @@ project.yaml, .beads or .git. See docs/configuration.md.`,
 	return cmd
 }
 
-type configShowOptions struct {
-	Out     io.Writer
-	JSON    bool
-	Config  *config.Config
-	Sources config.Sources
-}
-
 func newConfigShowCmd(f *Factory) *cobra.Command {
-	opts := &configShowOptions{}
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Print the effective configuration and where each value came from",
@@ -69,11 +62,10 @@ you can see what a hook invocation with them would use.`,
 			if err != nil {
 				return configError(f.Err, err)
 			}
-			opts.Out, opts.Config, opts.Sources = f.Out, cfg, *src
-			return runConfigShow(opts)
+			return runConfigShow(f.Out, cfg, *src, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON: root, file, keys [{key, value, source}], promises, prices_date")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: root, file, keys [{key, value, source}], promises, prices_date")
 	cmd.Flags().String("epic", "", "as stop-hook --epic (workflow.epic)")
 	cmd.Flags().Int("max-cycles", 0, "as stop-hook --max-cycles (workflow.stop_hook.max_cycles)")
 	cmd.Flags().Bool("taskmaster", false, "as stop-hook --taskmaster (workflow.done_token.required)")
@@ -97,17 +89,14 @@ type configShowJSON struct {
 	PricesDate string `json:"prices_date"`
 }
 
-func runConfigShow(o *configShowOptions) error {
-	cfg := o.Config
+func runConfigShow(out io.Writer, cfg *config.Config, sources config.Sources, asJSON bool) error {
 	var keys []configKeyJSON
 	for _, key := range config.ConfigKeys() {
 		v, _ := cfg.Value(key)
-		keys = append(keys, configKeyJSON{Key: key, Value: configWritten(v), Source: o.Sources[key]})
+		keys = append(keys, configKeyJSON{Key: key, Value: configWritten(v), Source: sources[key]})
 	}
-	if o.JSON {
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises(), PricesDate: usage.PricesDate})
+	if asJSON {
+		return printJSON(out, configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises(), PricesDate: usage.PricesDate})
 	}
 
 	var b strings.Builder
@@ -134,7 +123,7 @@ func runConfigShow(o *configShowOptions) error {
 		}
 		fmt.Fprintf(&b, "#   %q -> %s%s\n", p.Text, p.Condition, state)
 	}
-	_, err := io.WriteString(o.Out, b.String())
+	_, err := io.WriteString(out, b.String())
 	return err
 }
 
@@ -158,15 +147,6 @@ func configWritten(v any) any {
 	return v
 }
 
-type configValidateOptions struct {
-	Out, Err io.Writer
-	// File is the file to check; "" = the one Load would read (Find).
-	File string
-	Find func() (root, file string, err error)
-	// Environ's RUNTASKS_* (and TASKMASTER_*) values are checked too.
-	Environ []string
-}
-
 func newConfigValidateCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate [FILE]",
@@ -188,48 +168,44 @@ Flags are not checked here; runtasks config show checks every layer.`,
 			if err != nil {
 				return err
 			}
-			opts := &configValidateOptions{Out: f.Out, Err: f.Err, Environ: f.Environ()}
+			path := ""
 			if len(args) == 1 {
-				opts.File = args[0]
-				if !filepath.IsAbs(opts.File) {
-					opts.File = filepath.Join(wd, opts.File)
+				path = args[0]
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(wd, path)
 				}
+			} else {
+				root, file, err := f.findProject(cmd, wd)
+				if err != nil {
+					return exitCode(engine.ExitUsage, err)
+				}
+				if file == "" {
+					return exitCode(engine.ExitUsage, fmt.Errorf("no %s in the project root %s (name a file: runtasks config validate FILE)", config.ProjectFile, root))
+				}
+				path = file
 			}
-			configFile, _ := cmd.Flags().GetString("config")
-			opts.Find = func() (string, string, error) {
-				return f.findProject(configFile, wd)
-			}
-			return runConfigValidate(opts)
+			return runConfigValidate(f, path)
 		},
 	}
 }
 
-func runConfigValidate(o *configValidateOptions) error {
-	path := o.File
-	if path == "" {
-		root, file, err := o.Find()
-		if err != nil {
-			return exitCode(engine.ExitUsage, err)
-		}
-		if file == "" {
-			return exitCode(engine.ExitUsage, fmt.Errorf("no %s in the project root %s (name a file: runtasks config validate FILE)", config.ProjectFile, root))
-		}
-		path = file
-	}
+// runConfigValidate checks the file at path and the environment's
+// RUNTASKS_* (and TASKMASTER_*) values.
+func runConfigValidate(f *Factory, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
 	var problems config.ErrorList
-	for _, err := range []error{config.ValidateYAML(path, data), config.ValidateEnv(o.Environ)} {
+	for _, err := range []error{config.ValidateYAML(path, data), config.ValidateEnv(f.Environ())} {
 		if list, ok := err.(config.ErrorList); ok {
 			problems = append(problems, list...)
 		}
 	}
 	if len(problems) > 0 {
-		return configError(o.Err, problems)
+		return configError(f.Err, problems)
 	}
-	_, err = fmt.Fprintf(o.Out, "%s: ok\n", path)
+	_, err = fmt.Fprintf(f.Out, "%s: ok\n", path)
 	return err
 }
 

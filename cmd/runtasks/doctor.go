@@ -65,8 +65,7 @@ removes it.`,
 				return exitCode(1, err)
 			}
 			in := &doctor.Inputs{}
-			configFile, _ := cmd.Flags().GetString("config")
-			if in.Root, _, _ = f.findProject(configFile, wd); in.Root == "" {
+			if in.Root, _, _ = f.findProject(cmd, wd); in.Root == "" {
 				in.Root = wd
 			}
 			// doctor runs nothing an untrusted project.yaml names: it reads

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
@@ -23,13 +24,21 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// hookOptions are what the three hooks (stop, prompt, session) share.
+// hookOptions are the hooks' options.
 type hookOptions struct {
 	In       io.Reader
 	Out, Err io.Writer
 	// Agent is --agent ("" = detected from the input).
 	Agent    string
 	LogLevel string
+	EpicFlag bool   // --epic given: it wins over a session binding
+	Worker   string // RUNTASKS_TASK: a runtasks run worker's task
+	Getenv   func(string) string
+	Now      func() time.Time
+	Ports    func(cfg *config.Config) engine.Ports
+	Beads    func(cfg *config.Config) *beads.Client
+	// Notify is the stop hook's notify port (nil: none).
+	Notify func(h *hookCall) func(engine.Input, engine.Decision)
 	// LoadConfig loads the configuration from the hook's cwd.
 	LoadConfig func(startDir string) (*config.Config, *config.Sources, error)
 	// ConfigError records a configuration error (nil: it is only said).
@@ -42,6 +51,10 @@ type hookOptions struct {
 func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
 	o.In, o.Out, o.Err = f.In, f.Out, f.Err
 	o.LogLevel, _ = cmd.Flags().GetString("log-level")
+	o.EpicFlag = cmd.Flags().Changed("epic")
+	o.Worker, o.Getenv, o.Now = f.Getenv("RUNTASKS_TASK"), f.Getenv, f.Now
+	o.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
+	o.Beads = func(cfg *config.Config) *beads.Client { return newBeadsClient(f, cfg) }
 	o.LoadConfig = func(dir string) (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, dir) }
 	o.FindStore = func(cfg *config.Config) (string, bool) {
 		_, where, ok := beads.FindStore(cfg.BeadsDir(), cfg.Root, f.Environ())
@@ -168,18 +181,14 @@ func recoverHook(h *hookCall) {
 		return
 	}
 	fmt.Fprintf(h.errw, "runtasks %s: panic: %v\n%s", h.spec.name, r, debug.Stack())
-	if b := hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)); b != nil {
-		h.out.Write(b)
-	}
+	h.out.Write(hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)))
 }
 
 // say tells the person msg: a systemMessage (Cursor has none) and a line
 // on stderr.
 func (h *hookCall) say(msg string) {
 	fmt.Fprintf(h.errw, "runtasks %s: %s\n", h.spec.name, strings.TrimPrefix(msg, "runtasks: "))
-	if b := hook.EncodeMessage(h.agent, msg); b != nil {
-		h.out.Write(b)
-	}
+	h.out.Write(hook.EncodeMessage(h.agent, msg)) // nil for Cursor: nothing
 }
 
 // answer gives the agent context text ("" for none) with the notice for

@@ -38,19 +38,18 @@ func TestHooksRecoverFromPanics(t *testing.T) {
 		run  func(in string, out, errw *bytes.Buffer) error
 	}{
 		{"stop-hook: a port panics", func(in string, out, errw *bytes.Buffer) error {
-			return runStopHook(context.Background(), &stopHookOptions{
-				hookOptions: hookOptions{In: strings.NewReader(in), Out: out, Err: errw,
-					LoadConfig: func(string) (*config.Config, *config.Sources, error) { return cfg(), nil, nil }},
-				Ports: func(*config.Config) engine.Ports { return engine.Ports{Beads: panicTracker{}} }})
+			return runStopHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw,
+				LoadConfig: func(string) (*config.Config, *config.Sources, error) { return cfg(), nil, nil },
+				Ports:      func(*config.Config) engine.Ports { return engine.Ports{Beads: panicTracker{}} }})
 		}},
 		{"stop-hook: loading panics", func(in string, out, errw *bytes.Buffer) error {
-			return runStopHook(context.Background(), &stopHookOptions{hookOptions: hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig}})
+			return runStopHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig})
 		}},
 		{"prompt-hook", func(in string, out, errw *bytes.Buffer) error {
-			return runPromptHook(context.Background(), &promptHookOptions{hookOptions: hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig}})
+			return runPromptHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig})
 		}},
 		{"session-hook", func(in string, out, errw *bytes.Buffer) error {
-			return runSessionHook(context.Background(), &promptHookOptions{hookOptions: hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig},
+			return runSessionHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig,
 				Getenv: func(string) string { return "" }})
 		}},
 	} {
@@ -89,13 +88,9 @@ func TestHookPreamble(t *testing.T) {
 		return nil, nil, errors.New("project.yaml: workflow.x: unknown key")
 	}
 	hooks := map[string]func(o hookOptions) error{
-		"stop-hook": func(o hookOptions) error { return runStopHook(context.Background(), &stopHookOptions{hookOptions: o}) },
-		"prompt-hook": func(o hookOptions) error {
-			return runPromptHook(context.Background(), &promptHookOptions{hookOptions: o})
-		},
-		"session-hook": func(o hookOptions) error {
-			return runSessionHook(context.Background(), &promptHookOptions{hookOptions: o})
-		},
+		"stop-hook":    func(o hookOptions) error { return runStopHook(context.Background(), &o) },
+		"prompt-hook":  func(o hookOptions) error { return runPromptHook(context.Background(), &o) },
+		"session-hook": func(o hookOptions) error { return runSessionHook(context.Background(), &o) },
 	}
 	for _, tt := range []struct {
 		name, input, agent string

@@ -24,8 +24,7 @@ import (
 )
 
 type installCmdOptions struct {
-	Out, Err io.Writer
-	Opts     install.Options
+	Opts install.Options
 	// NoTrust skips Codex's trust step.
 	NoTrust bool
 	// TrustYes trusts a project.yaml install did not write without asking
@@ -101,7 +100,6 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 			if err := installOptions(f, cmd, args[0], &o.Opts); err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
-			o.Out, o.Err = f.Out, f.Err
 			return runInstall(cmd, f, o)
 		},
 	}
@@ -133,13 +131,13 @@ func runInstall(cmd *cobra.Command, f *Factory, o *installCmdOptions) error {
 		}
 	}
 	res, err := install.Install(cmd.Context(), o.Opts)
-	printInstallResult(o.Out, "install", o.Opts, res)
+	printInstallResult(f.Out, "install", o.Opts, res)
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
 	if !o.Opts.Global {
-		pathNote(f, o.Out)
-		if err := trustWritten(f, o.Out, o.Opts, res); err != nil {
+		pathNote(f)
+		if err := trustWritten(f, o.Opts, res); err != nil {
 			return exitCode(engine.ExitFailed, err)
 		}
 	}
@@ -181,12 +179,7 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 		bin = abs
 	}
 	o.Executable = bin
-	wd, err := f.Getwd()
-	if err != nil {
-		return err
-	}
-	configFile, _ := cmd.Flags().GetString("config")
-	root, _, err := f.findProject(configFile, wd)
+	root, _, err := f.findProject(cmd, "")
 	if err != nil {
 		return err
 	}
@@ -240,28 +233,28 @@ func projectTrust(f *Factory, o *installCmdOptions) error {
 	own := bytes.Equal(data, runtasks.ProjectYAMLExample)
 	switch {
 	case own && o.Opts.DryRun:
-		fmt.Fprintf(o.Out, "%s is runtasks' own example: install would trust it\n", file)
+		fmt.Fprintf(f.Out, "%s is runtasks' own example: install would trust it\n", file)
 		return nil
 	case own:
 	case o.Opts.DryRun:
 		execs, err := config.Review(root, data)
-		fmt.Fprint(o.Out, config.ReviewText(file, execs, err))
-		fmt.Fprintf(o.Out, "install would ask before trusting %s (--trust: without asking); until then runtasks ignores it\n", file)
+		fmt.Fprint(f.Out, config.ReviewText(file, execs, err))
+		fmt.Fprintf(f.Out, "install would ask before trusting %s (--trust: without asking); until then runtasks ignores it\n", file)
 		return nil
 	default:
-		if err := f.confirmTrust(o.Out, root, file, data, o.TrustYes, "--trust"); err != nil {
+		if err := f.confirmTrust(root, file, data, o.TrustYes, "--trust"); err != nil {
 			return err
 		}
 	}
 	if _, err := st.Trust(root, file, data, f.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "trusted %s: runtasks reads its %s as it is now (run `runtasks trust` again after changing it)\n", root, config.ProjectFile)
+	fmt.Fprintf(f.Out, "trusted %s: runtasks reads its %s as it is now (run `runtasks trust` again after changing it)\n", root, config.ProjectFile)
 	return nil
 }
 
 // trustWritten trusts the project.yaml install wrote itself.
-func trustWritten(f *Factory, w io.Writer, o install.Options, res *install.Result) error {
+func trustWritten(f *Factory, o install.Options, res *install.Result) error {
 	file := filepath.Join(o.ProjectDir, config.ProjectFile)
 	if o.DryRun || !slices.ContainsFunc(res.Files, func(fc install.FileChange) bool { return fc.Path == file && fc.Action == install.Created }) {
 		return nil
@@ -277,13 +270,13 @@ func trustWritten(f *Factory, w io.Writer, o install.Options, res *install.Resul
 	if _, err := st.Trust(o.ProjectDir, file, data, f.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "trusted %s: runtasks reads the %s install wrote (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
+	fmt.Fprintf(f.Out, "trusted %s: runtasks reads the %s install wrote (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
 	return nil
 }
 
 // pathNote says when the runtasks a project's hooks will run (the one on
 // PATH) is missing or is not this one.
-func pathNote(f *Factory, w io.Writer) {
+func pathNote(f *Factory) {
 	exe, _ := f.executable()
 	onPath := lookPathIn(f.Getenv("PATH"), install.Bare)
 	if r, err := filepath.EvalSymlinks(onPath); err == nil {
@@ -291,9 +284,9 @@ func pathNote(f *Factory, w io.Writer) {
 	}
 	switch {
 	case onPath == "":
-		fmt.Fprintf(w, "note: runtasks is not on PATH here: the project's hooks run `runtasks` from the PATH the agent starts with; add %s to PATH, or install for this user with --global\n", filepath.Dir(exe))
+		fmt.Fprintf(f.Out, "note: runtasks is not on PATH here: the project's hooks run `runtasks` from the PATH the agent starts with; add %s to PATH, or install for this user with --global\n", filepath.Dir(exe))
 	case exe != "" && onPath != exe:
-		fmt.Fprintf(w, "note: the project's hooks will run %s (runtasks on PATH), not this binary %s; `runtasks doctor` compares them\n", onPath, exe)
+		fmt.Fprintf(f.Out, "note: the project's hooks will run %s (runtasks on PATH), not this binary %s; `runtasks doctor` compares them\n", onPath, exe)
 	}
 }
 

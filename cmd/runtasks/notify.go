@@ -41,15 +41,24 @@ func newNotifyRunCmd(f *Factory) *cobra.Command {
 	}
 }
 
-// notifyPort is the engine's notify port: workflow.notify's commands for a
-// decision, started detached, when trusted says the configuration file is
-// the person's. What was dispatched, or why not, is logged.
-func notifyPort(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.Sources, trusted func(file string) bool,
-	logger *log.Logger) func(engine.Input, engine.Decision) {
+// notifySender starts workflow.notify's commands for a decision, detached,
+// when trusted says the configuration file is the person's.
+func notifySender(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.Sources,
+	trusted func(file string) bool) func(engine.Input, engine.Decision) (event string, err error) {
 	explicit, _ := cmd.Flags().GetString("config")
 	gate := notify.FromTrustedSource(explicit, trusted)
+	return func(in engine.Input, dec engine.Decision) (string, error) {
+		return notify.Send(cfg, src, gate, in, dec, f.Now(), selfPath, []string{notifyRunCommand}, f.Environ())
+	}
+}
+
+// notifyPort is the engine's notify port: notifySender, logging what was
+// dispatched, or why not.
+func notifyPort(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.Sources, trusted func(file string) bool,
+	logger *log.Logger) func(engine.Input, engine.Decision) {
+	send := notifySender(f, cmd, cfg, src, trusted)
 	return func(in engine.Input, dec engine.Decision) {
-		event, err := notify.Send(cfg, src, gate, in, dec, f.Now(), selfPath, []string{notifyRunCommand}, f.Environ())
+		event, err := send(in, dec)
 		if err != nil {
 			logger.Warn("notify", "session", in.SessionID, "epic", dec.Epic, "outcome", dec.Outcome, "err", err)
 		} else if event != "" {

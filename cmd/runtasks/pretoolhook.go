@@ -9,21 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-type preToolHookOptions struct {
-	hookOptions
-	Ports    func(cfg *config.Config) engine.Ports
-	EpicFlag bool
-	Worker   string // RUNTASKS_TASK: a runtasks run worker's task
-}
-
 func newPreToolHookCmd(f *Factory) *cobra.Command {
-	opts := &preToolHookOptions{}
+	opts := &hookOptions{}
 	cmd := &cobra.Command{
 		Use:   "pre-tool-hook",
 		Short: "Run a task's checks before the agent closes it (run by the agent's pre-tool hook)",
@@ -47,9 +39,6 @@ crashes or times out lets the command run, and the stop audit checks it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.wire(f, cmd)
-			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
-			opts.EpicFlag = cmd.Flags().Changed("epic")
-			opts.Worker = f.Getenv("RUNTASKS_TASK")
 			return runPreToolHook(cmd.Context(), opts)
 		},
 	}
@@ -63,7 +52,7 @@ var preToolHook = hookSpec{name: "pre-tool-hook", event: hook.EventPreTool, unre
 
 // runPreToolHook allows every tool call but a close whose checks fail. A
 // call that closes nothing is allowed before any configuration is read.
-func runPreToolHook(ctx context.Context, o *preToolHookOptions) error {
+func runPreToolHook(ctx context.Context, o *hookOptions) error {
 	data, err := io.ReadAll(io.LimitReader(o.In, hook.MaxInput+1))
 	if err != nil {
 		data = nil
@@ -73,7 +62,7 @@ func runPreToolHook(ctx context.Context, o *preToolHookOptions) error {
 		return nil
 	}
 	o.In = bytes.NewReader(data)
-	return runHook(ctx, &o.hookOptions, preToolHook, func(ctx context.Context, h *hookCall) {
+	return runHook(ctx, o, preToolHook, func(ctx context.Context, h *hookCall) {
 		if h.noStore != "" {
 			return
 		}

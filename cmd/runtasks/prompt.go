@@ -3,18 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 )
-
-type promptOptions struct {
-	Out    io.Writer
-	Config *config.Config
-}
 
 func newPromptCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
@@ -31,23 +24,19 @@ prompts.run_tasks in project.yaml, with {epic_id} filled in.`,
 			if err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
-			return runPrompt(&promptOptions{Out: f.Out, Config: cfg})
+			if cfg.Workflow.Epic == "" {
+				return exitCode(engine.ExitUsage, errors.New("no epic: pass --epic, set RUNTASKS_EPIC or workflow.epic"))
+			}
+			text, err := engine.RenderPrompt(cfg, cfg.Workflow.Epic, "")
+			if err != nil {
+				return exitCode(engine.ExitUsage, err)
+			}
+			_, err = fmt.Fprintln(f.Out, text)
+			return err
 		},
 	}
 	cmd.Flags().String("epic", "", "epic id (env RUNTASKS_EPIC, workflow.epic)")
 	setExitStatus(cmd, `  0  printed
   4  usage or setup error: no epic, bad configuration, a broken template`)
 	return cmd
-}
-
-func runPrompt(o *promptOptions) error {
-	if o.Config.Workflow.Epic == "" {
-		return exitCode(engine.ExitUsage, errors.New("no epic: pass --epic, set RUNTASKS_EPIC or workflow.epic"))
-	}
-	text, err := engine.RenderPrompt(o.Config, o.Config.Workflow.Epic, "")
-	if err != nil {
-		return exitCode(engine.ExitUsage, err)
-	}
-	_, err = fmt.Fprintln(o.Out, text)
-	return err
 }

@@ -16,23 +16,8 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// hookBeads is what the prompt and session hooks ask of beads.
-type hookBeads interface {
-	claim.Tracker
-	Ready(ctx context.Context, epic string) ([]beads.Issue, error)
-	Subtree(ctx context.Context, epic string) ([]beads.Issue, error)
-}
-
-// promptHookOptions are the prompt and session hooks' options.
-type promptHookOptions struct {
-	hookOptions
-	Beads  func(cfg *config.Config) hookBeads
-	Getenv func(string) string
-	Now    func() time.Time
-}
-
 func newPromptHookCmd(f *Factory) *cobra.Command {
-	opts := &promptHookOptions{}
+	opts := &hookOptions{}
 	cmd := &cobra.Command{
 		Use:   "prompt-hook",
 		Short: "Claim tasks and arm sessions from the user's prompt (UserPromptSubmit hook)",
@@ -65,18 +50,12 @@ claimed. Any other prompt passes through: nothing printed, bd not asked.`,
 	return cmd
 }
 
-func (o *promptHookOptions) wire(f *Factory, cmd *cobra.Command) {
-	o.hookOptions.wire(f, cmd)
-	o.Beads = func(cfg *config.Config) hookBeads { return newBeadsClient(f, cfg) }
-	o.Getenv, o.Now = f.Getenv, f.Now
-}
-
 var promptHook = hookSpec{name: "prompt-hook", event: hook.EventPromptSubmit, unread: "the prompt was passed through", unjudged: "the prompt was passed through"}
 
 // runPromptHook claims a task or arms the session when the prompt starts
 // with such a request.
-func runPromptHook(ctx context.Context, o *promptHookOptions) error {
-	return runHook(ctx, &o.hookOptions, promptHook, func(ctx context.Context, h *hookCall) {
+func runPromptHook(ctx context.Context, o *hookOptions) error {
+	return runHook(ctx, o, promptHook, func(ctx context.Context, h *hookCall) {
 		cfg := h.cfg
 		m, err := claim.NewMatcher(cfg.Claim)
 		if err != nil {
@@ -111,7 +90,7 @@ func runPromptHook(ctx context.Context, o *promptHookOptions) error {
 
 // armSession binds session to an epic or a task beads knows, and returns
 // the context to inject.
-func armSession(ctx context.Context, cfg *config.Config, bd hookBeads, session, epic string, now time.Time) string {
+func armSession(ctx context.Context, cfg *config.Config, bd *beads.Client, session, epic string, now time.Time) string {
 	is, _, err := claim.Arm(ctx, bd, &state.Store{Dir: cfg.StateDir()}, session, epic, now)
 	if err != nil {
 		return claim.ArmFailureText(epic, err)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,26 +16,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/report"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-type reportOptions struct {
-	Out, Err io.Writer
-	Store    *state.Store
-	RunsDir  string // "" = none read
-	Epic     string // "": the newest decision's
-	Path     string // "-": Out
-	Now      func() time.Time
-	Loc      *time.Location
-	// Tree reads the epic and its subtree from beads (bd list --all).
-	Tree func(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error)
-}
-
 func newReportCmd(f *Factory) *cobra.Command {
-	opts := &reportOptions{}
+	var epic, path string
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Write one self-contained HTML page of an epic's loop, to attach to a PR",
@@ -54,27 +42,22 @@ the newest decision's. The file is written whole or not at all.`,
   runtasks report --epic bd-x7y8 --out - | gzip > epic.html.gz`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Out, opts.Err, opts.Now, opts.Loc = f.Out, f.Err, f.Now, localZone()
 			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
-			opts.Epic = cmp.Or(opts.Epic, cfg.Workflow.Epic)
-			opts.RunsDir = headless.RunsDir(cfg)
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
-			opts.Tree = newBeadsClient(f, cfg).Descendants
-			if opts.Path != "-" && !filepath.IsAbs(opts.Path) {
+			if path != "-" && !filepath.IsAbs(path) {
 				wd, err := f.Getwd()
 				if err != nil {
 					return exitCode(engine.ExitFailed, err)
 				}
-				opts.Path = filepath.Join(wd, opts.Path)
+				path = filepath.Join(wd, path)
 			}
-			return runReport(cmd.Context(), opts)
+			return runReport(cmd.Context(), f, cfg, cmp.Or(epic, cfg.Workflow.Epic), path)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Epic, "epic", "", "the epic to report on (default: the configured epic, else the newest in the log)")
-	cmd.Flags().StringVarP(&opts.Path, "out", "o", "report.html", `the HTML file to write ("-": standard output)`)
+	cmd.Flags().StringVar(&epic, "epic", "", "the epic to report on (default: the configured epic, else the newest in the log)")
+	cmd.Flags().StringVarP(&path, "out", "o", "report.html", `the HTML file to write ("-": standard output)`)
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	setExitStatus(cmd, `  0  written
   1  failed: the state directory or beads could not be read, or the file
@@ -85,52 +68,49 @@ the newest decision's. The file is written whole or not at all.`,
 	return cmd
 }
 
-func runReport(ctx context.Context, o *reportOptions) error {
-	recs, err := o.Store.Records(state.RecordFilter{})
+// runReport writes the report of epic ("": the newest decision's) to path
+// ("-": stdout).
+func runReport(ctx context.Context, f *Factory, cfg *config.Config, epic, path string) error {
+	store := &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
+	recs, err := store.Records(state.RecordFilter{})
 	if err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	if o.Epic == "" {
-		for i := len(recs) - 1; i >= 0 && o.Epic == ""; i-- {
-			if recs[i].Epic != "" && recs[i].Outcome.Class() != state.ClassIgnored {
-				o.Epic = recs[i].Epic
-			}
-		}
-		if o.Epic == "" {
-			return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on an epic in %s", o.Store.LogPath()))
+	for i := len(recs) - 1; i >= 0 && epic == ""; i-- {
+		if recs[i].Epic != "" && recs[i].Outcome.Class() != state.ClassIgnored {
+			epic = recs[i].Epic
 		}
 	}
-	var runs []headless.RunState
-	if o.RunsDir != "" {
-		var skipped []error
-		runs, skipped, err = headless.ListRuns(o.RunsDir)
-		if err != nil {
-			return exitCode(engine.ExitFailed, fmt.Errorf("run records: %w", err))
-		}
-		for _, e := range skipped {
-			fmt.Fprintln(o.Err, "runtasks: warning: skipped", e)
-		}
+	if epic == "" {
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on an epic in %s", store.LogPath()))
 	}
-	epic, tasks, err := o.Tree(ctx, o.Epic)
+	runs, skipped, err := headless.ListRuns(headless.RunsDir(cfg))
 	if err != nil {
-		return cmp.Or(unknownEpic(o.Epic, err), exitCode(engine.ExitFailed, err))
+		return exitCode(engine.ExitFailed, fmt.Errorf("run records: %w", err))
 	}
-	rep := report.Build(report.Input{Epic: o.Epic, Title: epic.Title, Tasks: tasks, Records: recs, Runs: runs, Now: o.Now(), Loc: o.Loc})
+	for _, e := range skipped {
+		f.warn(fmt.Sprint("skipped ", e))
+	}
+	top, tasks, err := newBeadsClient(f, cfg).Descendants(ctx, epic)
+	if err != nil {
+		return cmp.Or(unknownEpic(epic, err), exitCode(engine.ExitFailed, err))
+	}
+	rep := report.Build(report.Input{Epic: epic, Title: top.Title, Tasks: tasks, Records: recs, Runs: runs, Now: f.Now(), Loc: localZone()})
 	if len(rep.Cycles) == 0 {
-		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision yet on epic %s in %s", o.Epic, o.Store.LogPath()))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision yet on epic %s in %s", epic, store.LogPath()))
 	}
 	var page bytes.Buffer
 	if err := report.Render(&page, rep); err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	if o.Path == "-" {
-		_, err := o.Out.Write(page.Bytes())
+	if path == "-" {
+		_, err := f.Out.Write(page.Bytes())
 		return err
 	}
-	if err := renameio.WriteFile(o.Path, page.Bytes(), 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
+	if err := renameio.WriteFile(path, page.Bytes(), 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	fmt.Fprintf(o.Out, "wrote %s\n%s", o.Path, rep.Summary())
+	fmt.Fprintf(f.Out, "wrote %s\n%s", path, rep.Summary())
 	return nil
 }
 

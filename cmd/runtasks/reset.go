@@ -49,7 +49,7 @@ It prints how many states it cleared.`,
 			}
 			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
 			return runReset(opts) // a failure is status 1
 		},
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,11 +60,8 @@ func (f *Factory) Getenv(key string) string {
 
 // home is $HOME, else the user's home directory.
 func (f *Factory) home() string {
-	if h := f.Getenv("HOME"); h != "" {
-		return h
-	}
 	h, _ := os.UserHomeDir()
-	return h
+	return cmp.Or(f.Getenv("HOME"), h)
 }
 
 // executable is the running binary's path, symlinks resolved ("" on error).
@@ -132,6 +131,13 @@ func (f *Factory) loadOptions(cmd *cobra.Command, startDir string) (config.LoadO
 	return opts, nil
 }
 
+// printJSON writes v as indented JSON, a command's --json output.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // ExitError carries a command's exit status to Main.
 type ExitError struct {
 	Code int
@@ -198,14 +204,11 @@ state: completion promises are claims, accepted only when beads agrees.`,
 	wrap = func(c *cobra.Command) {
 		if args := c.Args; args != nil {
 			c.Args = func(cmd *cobra.Command, a []string) error {
-				if err := args(cmd, a); err != nil {
-					var ee *ExitError
-					if errors.As(err, &ee) {
-						return err
-					}
-					return exitCode(engine.ExitUsage, err)
+				err := args(cmd, a)
+				if err == nil || errors.As(err, new(*ExitError)) {
+					return err
 				}
-				return nil
+				return exitCode(engine.ExitUsage, err)
 			}
 		}
 		for _, sub := range c.Commands() {
@@ -246,18 +249,14 @@ func execute(ctx context.Context, args []string, f *Factory) int {
 	if err == nil {
 		return 0
 	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		if ee.Err != nil && ee.Err != errSilent && ee.Err.Error() != "" {
-			fmt.Fprintln(f.Err, "runtasks:", ee.Err)
-		}
-		return ee.Code
+	code := engine.ExitFailed
+	if ee := (*ExitError)(nil); errors.As(err, &ee) {
+		code, err = ee.Code, ee.Err
+	} else if strings.HasPrefix(err.Error(), "unknown command") {
+		code = engine.ExitUsage
 	}
-	if err != errSilent {
+	if err != nil && err.Error() != "" {
 		fmt.Fprintln(f.Err, "runtasks:", err)
 	}
-	if strings.HasPrefix(err.Error(), "unknown command") {
-		return engine.ExitUsage
-	}
-	return engine.ExitFailed
+	return code
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,23 +12,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/claim"
-	"github.com/runtasks/runtasks/internal/engine"
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/headless"
 )
 
 type runOptions struct {
 	headless.Options
-	Err            io.Writer
-	LogLevel       string
 	Agent, Session string // override run.agent and run.session
 	Plain          bool
-	// Workers > 1, or --workers given (even 1), runs headless.RunWorkers.
-	Workers    int
-	WorkersSet bool
-	Heartbeat  time.Duration
-	AllowDirty bool
-	Getenv     func(string) string
-	Notify     func(logger *log.Logger) func(engine.Input, engine.Decision)
+	Workers        int
+	Heartbeat      time.Duration
+	AllowDirty     bool
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
@@ -89,9 +82,8 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 			if err != nil {
 				return exitCode(headless.ExitError, err)
 			}
-			opts.Out, opts.Err, opts.Config = f.Out, f.Err, cfg
-			opts.Environ, opts.Now, opts.Getenv = f.Environ(), f.Now, f.Getenv
-			opts.LogLevel, _ = cmd.Flags().GetString("log-level")
+			opts.Out, opts.Config = f.Out, cfg
+			opts.Environ, opts.Now = f.Environ(), f.Now
 			opts.Args = args
 			opts.Beads = newBeadsClient(f, cfg)
 			if clean, _ := cmd.Flags().GetBool("clean"); clean {
@@ -101,16 +93,12 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 				return nil
 			}
 			opts.Ports = stopPorts(f, cfg)
-			opts.Notify = func(logger *log.Logger) func(engine.Input, engine.Decision) {
-				return notifyPort(f, cmd, cfg, src, projectTrusted(f, cfg), logger)
-			}
 			opts.TTY = !opts.Plain && headless.IsTerminal(f.Out)
 			opts.Width = func() int { return headless.Width(f.Out) }
-			opts.WorkersSet = cmd.Flags().Changed("workers")
 			kill, stop := secondInterrupt()
 			defer stop()
 			opts.Kill = kill
-			return runRun(cmd.Context(), opts)
+			return runRun(cmd.Context(), f, cmd, src, opts)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to work (env RUNTASKS_EPIC, workflow.epic)")
@@ -142,7 +130,7 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 	return cmd
 }
 
-func runRun(ctx context.Context, o *runOptions) error {
+func runRun(ctx context.Context, f *Factory, cmd *cobra.Command, src *config.Sources, o *runOptions) error {
 	cfg := o.Config
 	if o.Agent != "" {
 		cfg.Run.Agent = o.Agent
@@ -162,20 +150,20 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.Heartbeat <= 0 || o.Heartbeat >= 5*time.Minute {
 		return exitCode(headless.ExitError, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Heartbeat))
 	}
-	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	level, _ := cmd.Flags().GetString("log-level")
+	logger, closeLog := newLogger(cfg, f.Err, level)
 	defer closeLog()
 	o.Log = logger.With("cmd", "run")
 	if cfg.Log.File == "" {
-		o.LogOut = o.Err
+		o.LogOut = f.Err
 	}
-	if o.Notify != nil {
-		o.Ports.Notify = o.Notify(o.Log)
-	}
+	o.Ports.Notify = notifyPort(f, cmd, cfg, src, projectTrusted(f, cfg), o.Log)
 	var res headless.Result
 	var err error
-	if o.Workers > 1 || o.WorkersSet {
+	// Workers > 1, or --workers given (even 1), runs headless.RunWorkers.
+	if o.Workers > 1 || cmd.Flags().Changed("workers") {
 		res, err = headless.RunWorkers(ctx, o.Options, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
-			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, ""), AllowDirty: o.AllowDirty})
+			Actor: claim.Actor(cfg.Claim.Actor, f.Getenv, ""), AllowDirty: o.AllowDirty})
 	} else {
 		res, err = headless.Run(ctx, o.Options)
 	}
@@ -194,19 +182,17 @@ func runRun(ctx context.Context, o *runOptions) error {
 func secondInterrupt() (kill <-chan struct{}, stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	k, done := make(chan struct{}), make(chan struct{})
+	k := make(chan struct{})
 	go func() {
 		for n := 0; n < 2; n++ {
-			select {
-			case <-done:
+			if _, ok := <-sigs; !ok {
 				return
-			case <-sigs:
 			}
 		}
 		close(k)
 	}()
 	return k, func() {
-		signal.Stop(sigs)
-		close(done)
+		signal.Stop(sigs) // no send after it returns: sigs can be closed
+		close(sigs)
 	}
 }

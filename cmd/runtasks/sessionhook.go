@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -18,7 +19,7 @@ import (
 )
 
 func newSessionHookCmd(f *Factory) *cobra.Command {
-	opts := &promptHookOptions{}
+	opts := &hookOptions{}
 	cmd := &cobra.Command{
 		Use:   "session-hook",
 		Short: "Give a bound session its epic's state at start, resume, clear and compact (SessionStart hook)",
@@ -48,8 +49,8 @@ var sessionHook = hookSpec{name: "session-hook", event: hook.EventSessionStart, 
 
 // runSessionHook gives a bound session its work; any other session gets
 // nothing, bd not asked.
-func runSessionHook(ctx context.Context, o *promptHookOptions) error {
-	return runHook(ctx, &o.hookOptions, sessionHook, func(ctx context.Context, h *hookCall) {
+func runSessionHook(ctx context.Context, o *hookOptions) error {
+	return runHook(ctx, o, sessionHook, func(ctx context.Context, h *hookCall) {
 		cfg, session := h.cfg, h.session()
 		if envFile := o.Getenv("CLAUDE_ENV_FILE"); envFile != "" {
 			// Claude Code sources it into later Bash calls: the agent's
@@ -75,7 +76,7 @@ func runSessionHook(ctx context.Context, o *promptHookOptions) error {
 
 // sessionContext describes a bound session's work: the epic's state, the
 // prompt, the claimed tasks.
-func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store *state.Store, b state.Binding, source string) string {
+func sessionContext(ctx context.Context, cfg *config.Config, bd *beads.Client, store *state.Store, b state.Binding, source string) string {
 	var sb strings.Builder
 	if b.Epic != "" {
 		kind, work, p := "epic", "", ""
@@ -118,7 +119,7 @@ func sessionContext(ctx context.Context, cfg *config.Config, bd hookBeads, store
 
 // epicState summarises the epic's ready work and unclosed subtree (two bd
 // queries); a bd failure is said, never taken for "no work".
-func epicState(ctx context.Context, bd hookBeads, epic string) string {
+func epicState(ctx context.Context, bd *beads.Client, epic string) string {
 	ready, err := bd.Ready(ctx, epic)
 	if err != nil {
 		return "Epic state unknown: " + err.Error()
@@ -153,10 +154,6 @@ func appendSessionEnv(path, session, actor string) error {
 		return err
 	}
 	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'" }
-	lines := "export RUNTASKS_SESSION=" + quote(session) + "\nexport BEADS_ACTOR=" + quote(actor) + "\n"
-	if _, err := f.WriteString(lines); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = fmt.Fprintf(f, "export RUNTASKS_SESSION=%s\nexport BEADS_ACTOR=%s\n", quote(session), quote(actor))
+	return errors.Join(err, f.Close())
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -21,18 +20,17 @@ import (
 
 type statusOptions struct {
 	status.Options
-	Out, Err io.Writer
-	JSON     bool
-	JQ       string
-	Why      string // the session whose last reason is printed
-	Watch    bool
-	TTY      *statusTTY
-	// Tally reads an epic's tally from bd for the watch view's bars, at
-	// most once every TallyEvery (nil: the decisions' bars).
-	Tally      func(ctx context.Context, epic string) (beads.Tally, error)
-	TallyEvery time.Duration
-	Now        func() time.Time
-	Loc        *time.Location
+	Out   io.Writer
+	JSON  bool
+	JQ    string
+	Why   string // the session whose last reason is printed
+	Watch bool
+	TTY   *statusTTY
+	// Tally reads an epic's tally from bd for the watch view's bars (nil:
+	// the decisions' bars).
+	Tally func(ctx context.Context, epic string) (beads.Tally, error)
+	Now   func() time.Time
+	Loc   *time.Location
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -65,7 +63,7 @@ every 3 seconds; without a terminal, a new table on each change
   runtasks status --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Out, opts.Err, opts.Now, opts.Loc = f.Out, f.Err, f.Now, time.Local
+			opts.Out, opts.Now, opts.Loc = f.Out, f.Now, time.Local
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			if opts.Watch {
 				opts.TTY = ttyOf(f.In, f.Out)
@@ -80,11 +78,11 @@ every 3 seconds; without a terminal, a new table on each change
 				}
 				opts.ConfigError = err.Error()
 				fmt.Fprintf(f.Err, "runtasks: warning: the configuration is broken, so runtasks is off for this project until it is fixed:\n%s\n", err)
-				opts.Store = &state.Store{Dir: dir, Warn: statusWarn(f.Err)}
+				opts.Store = &state.Store{Dir: dir, Warn: f.warn}
 				return runStatus(cmd.Context(), opts)
 			}
 			opts.RunsDir, opts.Prices = headless.RunsDir(cfg), cfg.Usage.Prices
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: statusWarn(f.Err)}
+			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
 			bd := newBeadsClient(f, cfg)
 			if opts.TTY != nil {
 				opts.Tally = bd.Tally
@@ -116,11 +114,7 @@ every 3 seconds; without a terminal, a new table on each change
 // statusFallbackDir is the state directory when the configuration cannot
 // be read: --state-dir, else the default.
 func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
-	wd, err := f.Getwd()
-	if err != nil {
-		return "", err
-	}
-	root, _, err := f.findProject("", wd)
+	root, _, err := f.findProject(nil, "")
 	if err != nil {
 		return "", err
 	}
@@ -129,11 +123,6 @@ func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
 		dir = filepath.Join(root, dir)
 	}
 	return dir, nil
-}
-
-// statusWarn reports what the store recovered from on stderr.
-func statusWarn(w io.Writer) func(string) {
-	return func(msg string) { fmt.Fprintln(w, "runtasks: warning:", msg) }
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {
@@ -147,10 +136,6 @@ func runStatus(ctx context.Context, o *statusOptions) error {
 	case o.Watch:
 		return statusWatch(ctx, o)
 	}
-	return runStatusOnce(ctx, o)
-}
-
-func runStatusOnce(ctx context.Context, o *statusOptions) error {
 	rep, err := status.Collect(&o.Options)
 	if err != nil {
 		return err
@@ -172,9 +157,7 @@ func printStatus(ctx context.Context, o *statusOptions, rep *status.Report) erro
 	case o.JQ != "":
 		return status.JQ(ctx, o.Out, o.JQ, rep)
 	case o.JSON:
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(o.Out, rep)
 	}
 	return status.Print(o.Out, &o.Options, rep, o.Now(), o.Loc)
 }

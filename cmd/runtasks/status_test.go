@@ -79,7 +79,7 @@ func statusFixture(t testing.TB) *state.Store {
 func statusRun(t testing.TB, o *statusOptions) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	o.Out, o.Err = &out, &errOut
+	o.Out = &out
 	if o.Now == nil {
 		o.Now = func() time.Time { return statusNow }
 	}
@@ -87,7 +87,7 @@ func statusRun(t testing.TB, o *statusOptions) (string, string, error) {
 		o.Loc = time.UTC
 	}
 	if o.Store.Warn == nil {
-		o.Store.Warn = statusWarn(&errOut)
+		o.Store.Warn = (&Factory{Err: &errOut}).warn
 	}
 	err := runStatus(context.Background(), o)
 	return out.String(), errOut.String(), err

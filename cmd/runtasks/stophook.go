@@ -6,22 +6,14 @@ import (
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
-	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
-type stopHookOptions struct {
-	hookOptions
-	Ports    func(cfg *config.Config) engine.Ports
-	EpicFlag bool // --epic given: it wins over a session binding
-	Notify   func(h *hookCall) func(engine.Input, engine.Decision)
-}
-
 func newStopHookCmd(f *Factory) *cobra.Command {
-	opts := &stopHookOptions{}
+	opts := &hookOptions{}
 	cmd := &cobra.Command{
 		Use:   "stop-hook",
 		Short: "Decide whether the agent may stop (run by the agent's Stop hook)",
@@ -52,13 +44,11 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 			opts.Notify = func(h *hookCall) func(engine.Input, engine.Decision) {
 				return notifyPort(f, cmd, h.cfg, h.src, hookFileTrusted(h.cfg), h.log)
 			}
-			opts.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
 			// The decision log keeps it, so that status shows why runtasks is off.
 			opts.ConfigError = func(h *hookCall, dir string, dec engine.Decision) {
 				in, _ := hook.Input(h.agent, h.payload, false)
 				recordConfigError(f, dir, in, dec)
 			}
-			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runStopHook(cmd.Context(), opts)
 		},
 	}
@@ -73,8 +63,8 @@ var stopHook = hookSpec{name: "stop-hook", event: hook.EventStop, unread: "stop 
 
 // runStopHook asks the engine whether the agent may stop; every problem
 // allows it.
-func runStopHook(ctx context.Context, o *stopHookOptions) error {
-	return runHook(ctx, &o.hookOptions, stopHook, func(ctx context.Context, h *hookCall) {
+func runStopHook(ctx context.Context, o *hookOptions) error {
+	return runHook(ctx, o, stopHook, func(ctx context.Context, h *hookCall) {
 		cfg, logger := h.cfg, h.log
 		in, err := hook.Input(h.agent, h.payload, cfg.Workflow.DoneToken.Required)
 		if err != nil {
@@ -97,9 +87,7 @@ func runStopHook(ctx context.Context, o *stopHookOptions) error {
 		}
 		logDecision(logger, in.SessionID, dec)
 		dec.SystemMessage = joinMessages(h.notice, dec.SystemMessage)
-		if out := hook.EncodeStop(h.agent, dec); out != nil {
-			h.out.Write(out)
-		}
+		h.out.Write(hook.EncodeStop(h.agent, dec))
 		if notifyAfter != nil {
 			notifyAfter()
 		}

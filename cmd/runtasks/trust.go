@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -73,71 +71,56 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.C
 	return config.Load(opts)
 }
 
-type trustOptions struct {
-	Out   io.Writer
-	Store *trust.Store
-	// Root and File are the project and its project.yaml ("" = none).
-	Root, File string
-	Now        func() time.Time
-	// Confirm shows what the file would run and gets the person's yes.
-	Confirm func(data []byte) error
-}
-
-// errNotTrusted ends a command that needed a yes it did not get.
-type errNotTrusted struct{ why string }
-
-func (e errNotTrusted) Error() string { return e.why }
-
-// trustExit maps a trust step's error to its exit status: no yes is a
-// usage error, anything else a failure.
+// trustExit is a trust step's exit status: no yes is a usage error
+// (confirmTrust's), anything else a failure.
 func trustExit(err error) error {
-	var nt errNotTrusted
-	switch {
-	case errors.As(err, &nt):
-		return exitCode(engine.ExitUsage, err)
-	case err != nil:
-		return exitCode(engine.ExitFailed, err)
+	if err == nil || errors.As(err, new(*ExitError)) {
+		return err
 	}
-	return nil
+	return exitCode(engine.ExitFailed, err)
 }
 
 // confirmTrust shows what root's project.yaml (data, read from file) would
 // make runtasks run, then gets the person's informed yes: given by flag
 // (--yes, install's --trust), else asked on a terminal. Without it the
 // error says what to do; nothing is trusted.
-func (f *Factory) confirmTrust(w io.Writer, root, file string, data []byte, yes bool, flag string) error {
+func (f *Factory) confirmTrust(root, file string, data []byte, yes bool, flag string) error {
 	execs, err := config.Review(root, data)
-	fmt.Fprint(w, config.ReviewText(file, execs, err))
+	fmt.Fprint(f.Out, config.ReviewText(file, execs, err))
 	if yes {
 		return nil
 	}
 	if f.Interactive == nil || !f.Interactive() {
-		return errNotTrusted{fmt.Sprintf("%s is not trusted: review it (the list above), then run again with %s", file, flag)}
+		return exitCode(engine.ExitUsage, fmt.Errorf("%s is not trusted: review it (the list above), then run again with %s", file, flag))
 	}
 	fmt.Fprintf(f.Err, "Trust %s, so that runtasks' hooks read this project.yaml? [y/N] ", root)
 	line, _ := bufio.NewReader(f.In).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-		return errNotTrusted{file + " is not trusted (the answer was no)"}
+		return exitCode(engine.ExitUsage, errors.New(file+" is not trusted (the answer was no)"))
 	}
 	return nil
 }
 
-// trustTarget finds the project a trust or untrust command names: DIR (or
-// the working directory) resolved as the hooks resolve their cwd, except
-// that RUNTASKS_CONFIG is not followed, and CLAUDE_PROJECT_DIR only when no
-// DIR is given.
-func trustTarget(f *Factory, args []string) (root, file string, err error) {
+// trustTarget finds the trust records and the project a trust or untrust
+// command names: DIR (or the working directory) resolved as the hooks
+// resolve their cwd, except that RUNTASKS_CONFIG is not followed, and
+// CLAUDE_PROJECT_DIR only when no DIR is given.
+func trustTarget(f *Factory, args []string) (st *trust.Store, root, file string, err error) {
+	if st, err = f.trustStore(); err != nil {
+		return nil, "", "", err
+	}
 	dir := ""
 	if len(args) > 0 {
 		dir = args[0]
 	} else if dir, err = f.Getwd(); err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
 	env := slices.DeleteFunc(slices.Clone(f.Environ()), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return name == config.EnvConfig || (len(args) > 0 && name == config.EnvProjectDir)
 	})
-	return config.FindProject(config.LoadOptions{StartDir: dir, Environ: env, MainWorktree: mainWorktree})
+	root, file, err = config.FindProject(config.LoadOptions{StartDir: dir, Environ: env, MainWorktree: mainWorktree})
+	return st, root, file, err
 }
 
 func newTrustCmd(f *Factory) *cobra.Command {
@@ -167,12 +150,11 @@ trust; install trusts the project.yaml it writes itself.`,
   runtasks untrust ~/src/app`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := trustCmdOptions(f, args)
-			if err != nil {
-				return exitCode(engine.ExitFailed, err)
+			st, root, file, err := trustTarget(f, args)
+			if err == nil {
+				err = runTrust(f, st, root, file, yes)
 			}
-			o.Confirm = func(data []byte) error { return f.confirmTrust(f.Out, o.Root, o.File, data, yes, "--yes") }
-			return trustExit(runTrust(o))
+			return trustExit(err)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "trust without asking (after reviewing what the file runs)")
@@ -194,12 +176,18 @@ trust until it is trusted again (runtasks trust).`,
   runtasks untrust ~/src/app`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := trustCmdOptions(f, args)
+			st, root, _, err := trustTarget(f, args)
+			removed := false
 			if err == nil {
-				err = runUntrust(o)
+				removed, err = st.Untrust(root)
 			}
-			if err != nil {
+			switch {
+			case err != nil:
 				return exitCode(engine.ExitFailed, err)
+			case removed:
+				fmt.Fprintf(f.Out, "untrusted %s: runtasks ignores its %s where it needs trust\n", root, config.ProjectFile)
+			default:
+				fmt.Fprintf(f.Out, "%s was not trusted\n", root)
 			}
 			return nil
 		},
@@ -209,60 +197,39 @@ trust until it is trusted again (runtasks trust).`,
 	return cmd
 }
 
-func trustCmdOptions(f *Factory, args []string) (*trustOptions, error) {
-	st, err := f.trustStore()
-	if err != nil {
-		return nil, err
-	}
-	root, file, err := trustTarget(f, args)
-	if err != nil {
-		return nil, err
-	}
-	return &trustOptions{Out: f.Out, Store: st, Root: root, File: file, Now: f.Now}, nil
-}
-
-func runTrust(o *trustOptions) error {
-	if o.File == "" {
-		fmt.Fprintf(o.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", o.Root, config.ProjectFile)
+func runTrust(f *Factory, st *trust.Store, root, file string, yes bool) error {
+	if file == "" {
+		fmt.Fprintf(f.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", root, config.ProjectFile)
 		return nil
 	}
-	data, err := agentfile.Read(o.File, agentfile.MaxText)
+	data, err := agentfile.Read(file, agentfile.MaxText)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", o.File, err)
+		return fmt.Errorf("read %s: %w", file, err)
 	}
-	if st, err := o.Store.Check(o.Root, data); err == nil && st == trust.Trusted {
-		fmt.Fprintf(o.Out, "%s is trusted already (%s as it is now)\n", o.Root, o.File)
+	if state, err := st.Check(root, data); err == nil && state == trust.Trusted {
+		fmt.Fprintf(f.Out, "%s is trusted already (%s as it is now)\n", root, file)
 		return nil
 	}
-	if err := o.Confirm(data); err != nil {
+	if err := f.confirmTrust(root, file, data, yes, "--yes"); err != nil {
 		return err
 	}
-	if _, err := o.Store.Trust(o.Root, o.File, data, o.Now()); err != nil {
+	if _, err := st.Trust(root, file, data, f.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "trusted %s (%s as it is now)\n", o.Root, o.File)
-	if err := config.ValidateYAML(o.File, data); err != nil {
-		fmt.Fprintf(o.Out, "note: %s has problems the hooks will report:\n%s\n", o.File, err)
-	}
-	return nil
-}
-
-func runUntrust(o *trustOptions) error {
-	removed, err := o.Store.Untrust(o.Root)
-	if err != nil {
-		return err
-	}
-	if removed {
-		fmt.Fprintf(o.Out, "untrusted %s: runtasks ignores its %s where it needs trust\n", o.Root, config.ProjectFile)
-	} else {
-		fmt.Fprintf(o.Out, "%s was not trusted\n", o.Root)
+	fmt.Fprintf(f.Out, "trusted %s (%s as it is now)\n", root, file)
+	if err := config.ValidateYAML(file, data); err != nil {
+		fmt.Fprintf(f.Out, "note: %s has problems the hooks will report:\n%s\n", file, err)
 	}
 	return nil
 }
 
 // findProject finds the project as every command does
-// (config.FindProject): configFile ("" = RUNTASKS_CONFIG) or from dir, one project
-// per git repository.
-func (f *Factory) findProject(configFile, dir string) (root, file string, err error) {
-	return config.FindProject(config.LoadOptions{ConfigFile: configFile, StartDir: dir, Environ: f.Environ(), MainWorktree: mainWorktree})
+// (config.FindProject): cmd's --config (nil: RUNTASKS_CONFIG), or from dir
+// ("" = the working directory), one project per git repository.
+func (f *Factory) findProject(cmd *cobra.Command, dir string) (root, file string, err error) {
+	opts, err := f.loadOptions(cmd, dir)
+	if err != nil {
+		return "", "", err
+	}
+	return config.FindProject(opts)
 }

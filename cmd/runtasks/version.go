@@ -18,22 +18,16 @@ func version() string {
 		return "runtasks (no build information) " + runtime.Version()
 	}
 	s := "runtasks " + bi.Main.Version
-	var rev, at, modified string
+	vcs := map[string]string{}
 	for _, kv := range bi.Settings {
-		switch kv.Key {
-		case "vcs.revision":
-			rev = kv.Value
-		case "vcs.time":
-			at = kv.Value
-		case "vcs.modified":
-			if kv.Value == "true" {
-				modified = ", modified"
-			}
-		}
+		vcs[kv.Key] = kv.Value
 	}
-	if rev != "" {
-		s += fmt.Sprintf(" (revision %s%s", rev, modified)
-		if at != "" {
+	if rev := vcs["vcs.revision"]; rev != "" {
+		s += " (revision " + rev
+		if vcs["vcs.modified"] == "true" {
+			s += ", modified"
+		}
+		if at := vcs["vcs.time"]; at != "" {
 			s += ", " + at
 		}
 		s += ")"

@@ -75,7 +75,7 @@ func stateKey(rep *status.Report) string {
 func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	var progress *watch.Progress
 	if o.Tally != nil {
-		progress = &watch.Progress{Tally: o.Tally, Every: o.TallyEvery}
+		progress = &watch.Progress{Tally: o.Tally}
 	}
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
@@ -93,11 +93,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 		},
 		Now: o.Now,
 	}
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(o.TTY.In), tea.WithOutput(o.TTY.Out)}
-	if o.TTY.Width > 0 {
-		opts = append(opts, tea.WithWindowSize(o.TTY.Width, o.TTY.Height))
-	}
-	p := tea.NewProgram(m, opts...)
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.TTY.In), tea.WithOutput(o.TTY.Out))
 	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) }, o.RunsDir)
 	if progress != nil { // a read redraws; a read due reloads (bd changed between stops)
 		progress.Updated = func() { p.Send(watch.Changed{}) }
@@ -123,11 +119,8 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	return err
 }
 
-// statusTTY is the terminal status --watch draws on (Width, Height: 0 asks it).
-type statusTTY struct {
-	In, Out       *os.File
-	Width, Height int
-}
+// statusTTY is the terminal status --watch draws on.
+type statusTTY struct{ In, Out *os.File }
 
 // ttyOf is the terminal when both stdin and stdout are one.
 func ttyOf(in, out any) *statusTTY {
