@@ -236,29 +236,19 @@ func readAhead(ctx context.Context, r reader, hint []string) (ready, ahead []Iss
 // ReadyAll lists every ready issue of the store (bd ready --limit 0), bd's
 // cheapest query of ready work.
 func (c *Client) ReadyAll(ctx context.Context) ([]Issue, error) {
-	var issues []Issue
-	err := c.query(ctx, &issues, "ready", "--json", "--limit", "0")
-	return issues, err
+	return query[[]Issue](ctx, c, nil, "ready", "--json", "--limit", "0")
 }
 
 // Open lists every unclosed issue of the store (bd list --json --limit
 // 0), epics and tasks: what shell completion offers.
 func (c *Client) Open(ctx context.Context) ([]Issue, error) {
-	var issues []Issue
-	err := c.query(ctx, &issues, "list", "--json", "--limit", "0")
-	return issues, err
+	return query[[]Issue](ctx, c, nil, "list", "--json", "--limit", "0")
 }
 
 // ReadyParent asks bd for the epic's ready descendants the slow, exact way
 // (bd ready --parent E): the reference Ready is held to.
 func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) {
-	var issues []Issue
-	args := []string{"ready", "--json", "--limit", "0", "--parent", epic}
-	if err := checkID(args, epic); err != nil {
-		return nil, err
-	}
-	err := c.query(ctx, &issues, args...)
-	return issues, err
+	return query[[]Issue](ctx, c, []string{epic}, "ready", "--json", "--limit", "0", "--parent", epic)
 }
 
 // ListIDs reads the named issues in any status and of any type (bd list
@@ -276,9 +266,7 @@ func (c *Client) ListIDs(ctx context.Context, ids []string) ([]Issue, error) {
 			return nil, &Error{Kind: KindNotFound, Args: args, Code: -1, Msg: fmt.Sprintf("bad issue id %q: an id holds no comma", id)}
 		}
 	}
-	var issues []Issue
-	err := c.query(ctx, &issues, args...)
-	return issues, err
+	return query[[]Issue](ctx, c, nil, args...)
 }
 
 // reader is what Ready asks bd: a *Client, or a fake in the tests.
@@ -457,20 +445,15 @@ func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 // placed by bd ready --parent's rule. A second query (bd list --all) runs
 // only when a chain of parents passes through an unlisted (closed) issue.
 func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
-	var open []Issue
-	if err := checkID([]string{"list", "--json", "--limit", "0"}, epic); err != nil {
-		return nil, err
-	}
-	if err := c.query(ctx, &open, "list", "--json", "--limit", "0"); err != nil {
+	open, err := query[[]Issue](ctx, c, []string{epic}, "list", "--json", "--limit", "0")
+	if err != nil {
 		return nil, err
 	}
 	links := open
 	if unlisted(open, epic) {
-		var all []Issue
-		if err := c.query(ctx, &all, "list", "--json", "--limit", "0", "--all"); err != nil {
+		if links, err = query[[]Issue](ctx, c, nil, "list", "--json", "--limit", "0", "--all"); err != nil {
 			return nil, err
 		}
-		links = all
 	}
 	return descendants(open, links, epic), nil
 }
@@ -554,27 +537,11 @@ func descendants(list, links []Issue, root string) []Issue {
 	return out
 }
 
-// Blocked lists the epic's dependency-blocked descendants (bd blocked
-// --parent), with BlockedBy set. Issues whose stored status is "blocked" are
-// not in it: see Subtree.
-func (c *Client) Blocked(ctx context.Context, epic string) ([]Issue, error) {
-	var issues []Issue
-	args := []string{"blocked", "--json", "--parent", epic}
-	if err := checkID(args, epic); err != nil {
-		return nil, err
-	}
-	err := c.query(ctx, &issues, args...)
-	return issues, err
-}
-
 // Show reads one issue. An unknown id is an *Error of kind KindNotFound.
 func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
-	var issues []Issue
 	args := []string{"show", id, "--json"}
-	if err := checkID(args, id); err != nil {
-		return Issue{}, err
-	}
-	if err := c.query(ctx, &issues, args...); err != nil {
+	issues, err := query[[]Issue](ctx, c, []string{id}, args...)
+	if err != nil {
 		return Issue{}, err
 	}
 	for _, is := range issues {
@@ -637,10 +604,7 @@ func (c *Client) Heartbeat(ctx context.Context, id, actor string) error {
 	if actor != "" {
 		args = append(args, "--actor", actor)
 	}
-	if err := checkID(args, id); err != nil {
-		return err
-	}
-	_, err := c.run(ctx, args)
+	_, err := c.run(ctx, []string{id}, args)
 	return err
 }
 
@@ -656,15 +620,12 @@ func (c *Client) Reclaim(ctx context.Context, ids ...string) ([]string, error) {
 	for _, id := range ids {
 		args = append(args, "--id", id)
 	}
-	if err := checkID(args, ids...); err != nil {
-		return nil, err
-	}
-	var v struct {
+	v, err := query[struct {
 		Reclaimed []struct {
 			ID string `json:"id"`
 		} `json:"reclaimed"`
-	}
-	if err := c.query(ctx, &v, args...); err != nil {
+	}](ctx, c, ids, args...)
+	if err != nil {
 		return nil, err
 	}
 	var out []string
@@ -695,11 +656,8 @@ func (c *Client) SetStatus(ctx context.Context, id, status string) (Issue, error
 }
 
 func (c *Client) one(ctx context.Context, id string, args []string) (Issue, error) {
-	if err := checkID(args, id); err != nil {
-		return Issue{}, err
-	}
-	var issues []Issue
-	if err := c.query(ctx, &issues, args...); err != nil {
+	issues, err := query[[]Issue](ctx, c, []string{id}, args...)
+	if err != nil {
 		return Issue{}, err
 	}
 	if len(issues) == 0 {
@@ -710,11 +668,11 @@ func (c *Client) one(ctx context.Context, id string, args []string) (Issue, erro
 
 // Version returns bd's version ("1.3.0").
 func (c *Client) Version(ctx context.Context) (string, error) {
-	var v struct {
-		Version string `json:"version"`
-	}
 	args := []string{"version", "--json"}
-	if err := c.query(ctx, &v, args...); err != nil {
+	v, err := query[struct {
+		Version string `json:"version"`
+	}](ctx, c, nil, args...)
+	if err != nil {
 		return "", err
 	}
 	if v.Version == "" {
@@ -723,20 +681,24 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 	return v.Version, nil
 }
 
-// query runs bd and decodes its JSON answer into v.
-func (c *Client) query(ctx context.Context, v any, args ...string) error {
-	out, err := c.run(ctx, args)
-	if err != nil {
-		return err
+// query runs bd (run) and decodes its JSON answer.
+func query[T any](ctx context.Context, c *Client, ids []string, args ...string) (T, error) {
+	var v T
+	out, err := c.run(ctx, ids, args)
+	if err == nil {
+		if err = Decode(out, &v); err != nil {
+			err = &Error{Kind: KindBadOutput, Args: args, Msg: snippet(out), Err: err}
+		}
 	}
-	if err := Decode(out, v); err != nil {
-		return &Error{Kind: KindBadOutput, Args: args, Msg: snippet(out), Err: err}
-	}
-	return nil
+	return v, err
 }
 
-// run executes bd once and classifies its failure.
-func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
+// run executes bd once, after checkID of the ids its arguments name, and
+// classifies its failure.
+func (c *Client) run(ctx context.Context, ids, args []string) ([]byte, error) {
+	if err := checkID(args, ids...); err != nil {
+		return nil, err
+	}
 	bin, timeout := cmp.Or(c.Bin, "bd"), cmp.Or(c.Timeout, DefaultTimeout)
 	parent := ctx
 	release, err := c.Slots.Acquire(ctx)

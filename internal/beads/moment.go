@@ -17,7 +17,7 @@ func (c *Client) Moment(ctx context.Context) (m Moment, err error) {
 	if m.Ready, err = c.ReadyAll(ctx); err != nil {
 		return m, err
 	}
-	err = c.query(ctx, &m.All, tallyArgs...)
+	m.All, err = query[[]Issue](ctx, c, nil, tallyArgs...)
 	return m, err
 }
 
@@ -38,7 +38,17 @@ func (m Moment) Subtree(epic string) []Issue {
 func (m Moment) Descendants(epic string) (Issue, []Issue, error) { return subtree(m.All, epic) }
 
 // Tally is Client.Tally's answer for epic.
-func (m Moment) Tally(epic string) (Tally, error) { return tally(m.All, epic) }
+func (m Moment) Tally(epic string) (Tally, error) {
+	_, sub, err := subtree(m.All, epic)
+	var t Tally
+	for _, is := range sub {
+		t.Total++
+		if is.Status == StatusClosed {
+			t.Closed++
+		}
+	}
+	return t, err
+}
 
 // Block takes an issue the actor holds out of the work: blocked,
 // unassigned, with note appended (why a person is needed).

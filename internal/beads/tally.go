@@ -20,24 +20,11 @@ var tallyArgs = []string{"list", "--json", "--limit", "0", "--all"}
 // Tally counts the epic's Descendants. An epic that is not in the store is
 // an *Error of kind KindNotFound.
 func (c *Client) Tally(ctx context.Context, epic string) (Tally, error) {
-	var all []Issue
-	if err := c.query(ctx, &all, tallyArgs...); err != nil {
+	all, err := query[[]Issue](ctx, c, nil, tallyArgs...)
+	if err != nil {
 		return Tally{}, err
 	}
-	return tally(all, epic)
-}
-
-// tally counts epic's descendants in all (every issue of the store).
-func tally(all []Issue, epic string) (Tally, error) {
-	_, sub, err := subtree(all, epic)
-	var t Tally
-	for _, is := range sub {
-		t.Total++
-		if is.Status == StatusClosed {
-			t.Closed++
-		}
-	}
-	return t, err
+	return Moment{All: all}.Tally(epic)
 }
 
 // Descendants reads every issue, closed ones included, in one bd query
@@ -45,8 +32,8 @@ func tally(all []Issue, epic string) (Tally, error) {
 // and closed times. An epic that is not in the store is an *Error of kind
 // KindNotFound.
 func (c *Client) Descendants(ctx context.Context, epic string) (Issue, []Issue, error) {
-	var all []Issue
-	if err := c.query(ctx, &all, tallyArgs...); err != nil {
+	all, err := query[[]Issue](ctx, c, nil, tallyArgs...)
+	if err != nil {
 		return Issue{}, nil, err
 	}
 	return subtree(all, epic)
