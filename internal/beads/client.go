@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/shell"
+	"golang.org/x/sync/errgroup"
 )
 
 // DefaultTimeout bounds one bd invocation when Client.Timeout is zero.
@@ -208,27 +208,17 @@ func (c *Client) serverMode() bool {
 // readAhead runs bd ready --limit 0 and bd list --id hint at once; the
 // first failure stops the other and is the error.
 func readAhead(ctx context.Context, r reader, hint []string) (ready, ahead []Issue, err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var once sync.Once
-	var first error
-	fail := func(err error) {
-		once.Do(func() { first = err; cancel() })
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var err error
-		if ahead, err = r.ListIDs(ctx, hint); err != nil {
-			fail(err)
-		}
-	}()
-	if ready, err = r.ReadyAll(ctx); err != nil {
-		fail(err)
-	}
-	<-done
-	if first != nil {
-		return nil, nil, first
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		ahead, err = r.ListIDs(ctx, hint)
+		return err
+	})
+	g.Go(func() (err error) {
+		ready, err = r.ReadyAll(ctx)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
 	}
 	return ready, ahead, nil
 }
@@ -475,27 +465,6 @@ func unlisted(list []Issue, root string) bool {
 	return false
 }
 
-// under is the set of issues under root by bd ready --parent's rule, from
-// the parent links of links.
-func under(links []Issue, root string) map[string]bool {
-	children := make(map[string][]string, len(links))
-	out := map[string]bool{}
-	for _, is := range links {
-		ps := is.parentIDs()
-		if len(ps) == 0 && strings.HasPrefix(is.ID, root+".") {
-			out[is.ID] = true
-		}
-		for _, p := range ps {
-			children[p] = append(children[p], is.ID)
-		}
-	}
-	for id := range reach(children, root) {
-		out[id] = true
-	}
-	delete(out, root)
-	return out
-}
-
 // reach is the set of ids below from by children (each id's children).
 func reach(children map[string][]string, from string) map[string]bool {
 	seen := make(map[string]bool)
@@ -510,10 +479,15 @@ func reach(children map[string][]string, from string) map[string]bool {
 	return seen
 }
 
-// descendants picks from list the issues under root (by links) with their
-// unclosed blockers that list holds.
+// descendants picks from list the issues under root (by the parent links
+// of links, as Under places them) with their unclosed blockers that list
+// holds.
 func descendants(list, links []Issue, root string) []Issue {
-	member := under(links, root)
+	in, _ := Under(root, links, nil)
+	member := make(map[string]bool, len(in))
+	for _, is := range in {
+		member[is.ID] = true
+	}
 	open := make(map[string]bool, len(list))
 	for _, is := range list {
 		if is.Status != StatusClosed {
@@ -589,11 +563,7 @@ func AlreadyClaimed(err error) bool {
 // ClaimID claims one named issue for the actor (bd update --claim). A claim
 // held by someone else is an *Error of kind KindConflict or KindFailed.
 func (c *Client) ClaimID(ctx context.Context, id, actor string) (Issue, error) {
-	args := []string{"update", id, "--claim", "--json"}
-	if actor != "" {
-		args = append(args, "--actor", actor)
-	}
-	return c.one(ctx, id, args)
+	return c.one(ctx, id, actor, "update", id, "--claim", "--json")
 }
 
 // Heartbeat renews the actor's lease on an issue it holds (bd heartbeat).
@@ -638,24 +608,25 @@ func (c *Client) Reclaim(ctx context.Context, ids ...string) ([]string, error) {
 // Release gives an issue the actor holds back: open, unassigned, with note
 // appended (why it came back).
 func (c *Client) Release(ctx context.Context, id, actor, note string) (Issue, error) {
-	args := []string{"update", id, "--status", StatusOpen, "--assignee", "", "--append-notes", note, "--json"}
-	if actor != "" {
-		args = append(args, "--actor", actor)
-	}
-	return c.one(ctx, id, args)
+	return c.one(ctx, id, actor, "update", id, "--status", StatusOpen, "--assignee", "", "--append-notes", note, "--json")
 }
 
 // AppendNotes appends text to an issue's notes.
 func (c *Client) AppendNotes(ctx context.Context, id, text string) (Issue, error) {
-	return c.one(ctx, id, []string{"update", id, "--append-notes", text, "--json"})
+	return c.one(ctx, id, "", "update", id, "--append-notes", text, "--json")
 }
 
 // SetStatus changes an issue's stored status.
 func (c *Client) SetStatus(ctx context.Context, id, status string) (Issue, error) {
-	return c.one(ctx, id, []string{"update", id, "--status", status, "--json"})
+	return c.one(ctx, id, "", "update", id, "--status", status, "--json")
 }
 
-func (c *Client) one(ctx context.Context, id string, args []string) (Issue, error) {
+// one runs a bd command that changes issue id (as actor, when set) and
+// returns the issue as bd answers it.
+func (c *Client) one(ctx context.Context, id, actor string, args ...string) (Issue, error) {
+	if actor != "" {
+		args = append(args, "--actor", actor)
+	}
 	issues, err := query[[]Issue](ctx, c, []string{id}, args...)
 	if err != nil {
 		return Issue{}, err

@@ -53,9 +53,5 @@ func (m Moment) Tally(epic string) (Tally, error) {
 // Block takes an issue the actor holds out of the work: blocked,
 // unassigned, with note appended (why a person is needed).
 func (c *Client) Block(ctx context.Context, id, actor, note string) (Issue, error) {
-	args := []string{"update", id, "--status", StatusBlocked, "--assignee", "", "--append-notes", note, "--json"}
-	if actor != "" {
-		args = append(args, "--actor", actor)
-	}
-	return c.one(ctx, id, args)
+	return c.one(ctx, id, actor, "update", id, "--status", StatusBlocked, "--assignee", "", "--append-notes", note, "--json")
 }
