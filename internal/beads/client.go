@@ -128,7 +128,7 @@ func IsKind(err error, kind ErrorKind) bool {
 // of it. Each ready issue carries its parents, so only a chain through an
 // issue that is not ready needs more facts: those issues are read by id
 // (placeReady). Their ids are remembered per epic (Links) and read again
-// next time, beside bd ready on a server-mode store (readAhead), else with
+// next time, beside bd ready on a server-mode store, else with
 // the first read by id. Every bd failure is an error, never "no work"; an
 // unknown epic gives an empty list (use Show).
 func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
@@ -174,8 +174,17 @@ func linkIDs(ids []string) []string {
 // readyUnder is Ready's answer and the ids it needed to read.
 func readyUnder(ctx context.Context, epic string, hint []string, together bool, r reader) (in []Issue, read []string, err error) {
 	var ready, ahead []Issue
-	if together {
-		ready, ahead, err = readAhead(ctx, r, hint)
+	if together { // bd ready and bd list --id hint at once; the first failure stops the other
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) {
+			ahead, err = r.ListIDs(gctx, hint)
+			return err
+		})
+		g.Go(func() (err error) {
+			ready, err = r.ReadyAll(gctx)
+			return err
+		})
+		err = g.Wait()
 	} else {
 		ready, err = r.ReadyAll(ctx)
 	}
@@ -203,24 +212,6 @@ func (c *Client) serverMode() bool {
 		Mode string `json:"dolt_mode"`
 	}
 	return json.Unmarshal(data, &meta) == nil && meta.Mode == ModeServer
-}
-
-// readAhead runs bd ready --limit 0 and bd list --id hint at once; the
-// first failure stops the other and is the error.
-func readAhead(ctx context.Context, r reader, hint []string) (ready, ahead []Issue, err error) {
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		ahead, err = r.ListIDs(ctx, hint)
-		return err
-	})
-	g.Go(func() (err error) {
-		ready, err = r.ReadyAll(ctx)
-		return err
-	})
-	if err := g.Wait(); err != nil {
-		return nil, nil, err
-	}
-	return ready, ahead, nil
 }
 
 // ReadyAll lists every ready issue of the store (bd ready --limit 0), bd's
@@ -262,11 +253,6 @@ func (c *Client) ListIDs(ctx context.Context, ids []string) ([]Issue, error) {
 // reader is what Ready asks bd: a *Client, or a fake in the tests.
 type reader interface {
 	ReadyAll(ctx context.Context) ([]Issue, error)
-	linkReader
-}
-
-// linkReader is what placeReady asks bd beyond the ready answer.
-type linkReader interface {
 	ListIDs(ctx context.Context, ids []string) ([]Issue, error)
 	ReadyParent(ctx context.Context, epic string) ([]Issue, error)
 }
@@ -281,7 +267,7 @@ const maxLinkReads = 3
 // hint come from early or with the first read. An issue bd does not know,
 // or a chain still open after maxLinkReads, falls back to bd ready
 // --parent. read lists (sorted) every issue a step needed.
-func placeReady(ctx context.Context, epic string, ready []Issue, hint []string, ahead bool, early []Issue, r linkReader) (in []Issue, read []string, err error) {
+func placeReady(ctx context.Context, epic string, ready []Issue, hint []string, ahead bool, early []Issue, r reader) (in []Issue, read []string, err error) {
 	var known []Issue
 	have := make(map[string]bool, len(ready))
 	for _, is := range ready {
@@ -524,34 +510,6 @@ func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
 		}
 	}
 	return Issue{}, &Error{Kind: KindNotFound, Args: args, Msg: "issue " + id + " not in bd's answer"}
-}
-
-// Claim claims, with bd update --claim, the first of the epic's ready
-// tasks (Ready, in bd's order) the actor can win; ok is false when none.
-// Epics are never claimed. bd ready --claim --parent is avoided: under many
-// claimers it fails with serialization errors (docs/scale.md).
-func (c *Client) Claim(ctx context.Context, epic, actor string) (is Issue, ok bool, err error) {
-	ready, err := c.Ready(ctx, epic)
-	if err != nil {
-		return Issue{}, false, err
-	}
-	for _, cand := range ready {
-		if cand.IssueType == TypeEpic {
-			continue
-		}
-		got, err := c.ClaimID(ctx, cand.ID, actor)
-		if AlreadyClaimed(err) {
-			continue
-		}
-		if err != nil {
-			return Issue{}, false, err
-		}
-		if got.ID == "" {
-			got = cand
-		}
-		return got, true, nil
-	}
-	return Issue{}, false, nil
 }
 
 // AlreadyClaimed reports whether a claim failed because another actor holds

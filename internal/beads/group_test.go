@@ -71,7 +71,7 @@ func TestClientRefusesOptionLikeIDs(t *testing.T) {
 		"show":   func() error { _, err := c.Show(ctx, "--help"); return err },
 		"ready":  func() error { _, err := c.Ready(ctx, "-x"); return err },
 		"update": func() error { _, err := c.SetStatus(ctx, "--all", "closed"); return err },
-		"claim":  func() error { _, _, err := c.Claim(ctx, "", "me"); return err },
+		"claim":  func() error { _, err := c.ClaimID(ctx, "", "me"); return err },
 	} {
 		if err := call(); !beads.IsKind(err, beads.KindNotFound) {
 			t.Errorf("%s: err = %v, want a refused id (not found)", name, err)
