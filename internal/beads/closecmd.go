@@ -93,10 +93,7 @@ func closeArgs(w []string) []string {
 			status = val
 		}
 	}
-	switch {
-	case len(pos) > 0 && (pos[0] == "close" || pos[0] == "done"):
-		return pos[1:]
-	case len(pos) > 0 && pos[0] == "update" && status == StatusClosed:
+	if len(pos) > 0 && (pos[0] == "close" || pos[0] == "done" || pos[0] == "update" && status == StatusClosed) {
 		return pos[1:]
 	}
 	return nil
@@ -117,9 +114,7 @@ func simpleCommands(line string) (cmds [][]string) {
 		if inWord && !redirect {
 			words = append(words, cur.String())
 		}
-		if inWord {
-			redirect = false
-		}
+		redirect = redirect && !inWord
 		cur.Reset()
 		inWord = false
 	}

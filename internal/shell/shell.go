@@ -26,8 +26,7 @@ type Result struct {
 
 // Runner runs commands with `sh -c` in a directory.
 type Runner struct {
-	Shell string   // default "sh"
-	Env   []string // nil: the current one
+	Env []string // nil: the current one
 	// Grace is how long the group has after SIGTERM before SIGKILL
 	// (DefaultGrace when 0).
 	Grace time.Duration
@@ -54,7 +53,7 @@ func (r Runner) Run(parent context.Context, dir, command string, timeout time.Du
 		ctx, cancel = context.WithTimeout(parent, timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, cmp.Or(r.Shell, "sh"), "-c", command)
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = r.Env
 	if r.Stdin != nil {
