@@ -548,11 +548,7 @@ func (c *Client) Reclaim(ctx context.Context, ids ...string) ([]string, error) {
 	for _, id := range ids {
 		args = append(args, "--id", id)
 	}
-	v, err := query[struct {
-		Reclaimed []struct {
-			ID string `json:"id"`
-		} `json:"reclaimed"`
-	}](ctx, c, ids, args...)
+	v, err := query[struct{ Reclaimed []struct{ ID string } }](ctx, c, ids, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -598,9 +594,7 @@ func (c *Client) one(ctx context.Context, id, actor string, args ...string) (Iss
 // Version returns bd's version ("1.3.0").
 func (c *Client) Version(ctx context.Context) (string, error) {
 	args := []string{"version", "--json"}
-	v, err := query[struct {
-		Version string `json:"version"`
-	}](ctx, c, nil, args...)
+	v, err := query[struct{ Version string }](ctx, c, nil, args...)
 	if err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@ package beads
 
 import (
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -35,11 +36,17 @@ func (m Moment) Subtree(epic string) []Issue {
 }
 
 // Descendants is Client.Descendants' answer for epic.
-func (m Moment) Descendants(epic string) (Issue, []Issue, error) { return subtree(m.All, epic) }
+func (m Moment) Descendants(epic string) (Issue, []Issue, error) {
+	i := slices.IndexFunc(m.All, func(is Issue) bool { return is.ID == epic })
+	if i < 0 {
+		return Issue{}, nil, &Error{Kind: KindNotFound, Args: tallyArgs, Msg: fmt.Sprintf("no issue found matching %q", epic)}
+	}
+	return m.All[i], descendants(m.All, m.All, epic), nil
+}
 
 // Tally is Client.Tally's answer for epic.
 func (m Moment) Tally(epic string) (Tally, error) {
-	_, sub, err := subtree(m.All, epic)
+	_, sub, err := m.Descendants(epic)
 	var t Tally
 	for _, is := range sub {
 		t.Total++

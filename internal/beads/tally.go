@@ -2,8 +2,6 @@ package beads
 
 import (
 	"context"
-	"fmt"
-	"slices"
 )
 
 // Tally counts an epic's descendants (the whole subtree, sub-epics
@@ -36,14 +34,5 @@ func (c *Client) Descendants(ctx context.Context, epic string) (Issue, []Issue, 
 	if err != nil {
 		return Issue{}, nil, err
 	}
-	return subtree(all, epic)
-}
-
-// subtree finds epic and its descendants in all (every issue of the store).
-func subtree(all []Issue, epic string) (Issue, []Issue, error) {
-	i := slices.IndexFunc(all, func(is Issue) bool { return is.ID == epic })
-	if i < 0 {
-		return Issue{}, nil, &Error{Kind: KindNotFound, Args: tallyArgs, Msg: fmt.Sprintf("no issue found matching %q", epic)}
-	}
-	return all[i], descendants(all, all, epic), nil
+	return Moment{All: all}.Descendants(epic)
 }
