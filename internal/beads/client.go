@@ -741,7 +741,9 @@ func snippet(b []byte) string {
 
 // Decode reads bd's JSON answer into v, accepting both the bare payload and
 // the {"schema_version","data"} envelope (BD_JSON_ENVELOPE=1, bd 2.0's
-// default). An error object where v expects an array is an error.
+// default). An error object where v expects an array is an error. Into
+// *[]Issue, each issue's dependencies become rows whichever shape bd
+// printed (wireIssue).
 func Decode(out []byte, v any) error {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
@@ -763,7 +765,15 @@ func Decode(out []byte, v any) error {
 		}
 	}
 	if issues, ok := v.(*[]Issue); ok {
-		return decodeIssues(out, issues)
+		var ws []wireIssue
+		if err := json.Unmarshal(out, &ws); err != nil {
+			return err
+		}
+		*issues = make([]Issue, len(ws))
+		for i := range ws {
+			(*issues)[i] = ws[i].issue()
+		}
+		return nil
 	}
 	return json.Unmarshal(out, v)
 }
