@@ -135,12 +135,9 @@ func simpleCommands(line string) (cmds [][]string) {
 				inWord = true
 			}
 		case c == '\'':
-			end := strings.IndexByte(line[i+1:], '\'')
-			if end < 0 {
-				end = len(line) - i - 1
-			}
-			cur.WriteString(line[i+1 : i+1+end])
-			i, inWord = i+1+end, true
+			quoted, _, _ := strings.Cut(line[i+1:], "'")
+			cur.WriteString(quoted)
+			i, inWord = i+len(quoted)+1, true
 		case c == '"':
 			for i++; i < len(line) && line[i] != '"'; i++ {
 				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\\\"$`\n", line[i+1]) >= 0 {
@@ -182,12 +179,8 @@ func simpleCommands(line string) (cmds [][]string) {
 			endCmd()
 			for _, delim := range heredocs {
 				for i+1 < len(line) {
-					end := strings.IndexByte(line[i+1:], '\n')
-					if end < 0 {
-						end = len(line) - i - 1
-					}
-					body := line[i+1 : i+1+end]
-					i += 1 + end
+					body, _, _ := strings.Cut(line[i+1:], "\n")
+					i += 1 + len(body)
 					if strings.TrimLeft(body, "\t") == delim {
 						break
 					}
