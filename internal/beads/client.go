@@ -40,10 +40,6 @@ type Client struct {
 	Timeout time.Duration
 	// Env, when non-nil, replaces os.Environ() as bd's base environment.
 	Env []string
-	// Grace is how long bd's process group has after SIGTERM (at the
-	// timeout or when ctx is cancelled) before it is killed; zero means
-	// DefaultGrace.
-	Grace time.Duration
 	// Slots, when set, bound the bd processes running at once on this
 	// machine: each call waits for a free slot (at most Slots.Wait, not
 	// counted in Timeout) before bd starts.
@@ -52,9 +48,6 @@ type Client struct {
 	// by id, so that the next Ready reads them while bd ready runs.
 	Links LinkMemory
 }
-
-// DefaultGrace is Client.Grace when it is zero.
-const DefaultGrace = time.Second
 
 // checkID refuses an issue or epic id that bd would read as an option: ids
 // are data, never flags.
@@ -643,12 +636,11 @@ func (c *Client) run(ctx context.Context, ids, args []string) ([]byte, error) {
 		env = append(env, "BEADS_DIR="+c.Dir)
 	}
 	cmd.Env = env
-	grace := cmp.Or(c.Grace, DefaultGrace)
 	// bd runs in its own process group: SIGTERM at the timeout or cancel,
-	// SIGKILL after the grace; nothing outlives the call.
+	// SIGKILL a second later; nothing outlives the call.
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	g := shell.NewContextGroup(cmd, shell.Terminate, grace)
+	g := shell.NewContextGroup(cmd, shell.Terminate, time.Second)
 	err = cmd.Run()
 	g.Reap()
 	if err == nil {
