@@ -558,6 +558,12 @@ func (c *Client) Release(ctx context.Context, id, actor, note string) (Issue, er
 	return c.one(ctx, id, actor, "update", id, "--status", StatusOpen, "--assignee", "", "--append-notes", note, "--json")
 }
 
+// Block takes an issue the actor holds out of the work: blocked,
+// unassigned, with note appended (why a person is needed).
+func (c *Client) Block(ctx context.Context, id, actor, note string) (Issue, error) {
+	return c.one(ctx, id, actor, "update", id, "--status", StatusBlocked, "--assignee", "", "--append-notes", note, "--json")
+}
+
 // AppendNotes appends text to an issue's notes.
 func (c *Client) AppendNotes(ctx context.Context, id, text string) (Issue, error) {
 	return c.one(ctx, id, "", "update", id, "--append-notes", text, "--json")
