@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/shell"
+	"golang.org/x/sync/errgroup"
 )
 
 // DefaultTimeout bounds one bd invocation when Client.Timeout is zero.
@@ -40,10 +40,6 @@ type Client struct {
 	Timeout time.Duration
 	// Env, when non-nil, replaces os.Environ() as bd's base environment.
 	Env []string
-	// Grace is how long bd's process group has after SIGTERM (at the
-	// timeout or when ctx is cancelled) before it is killed; zero means
-	// DefaultGrace.
-	Grace time.Duration
 	// Slots, when set, bound the bd processes running at once on this
 	// machine: each call waits for a free slot (at most Slots.Wait, not
 	// counted in Timeout) before bd starts.
@@ -52,9 +48,6 @@ type Client struct {
 	// by id, so that the next Ready reads them while bd ready runs.
 	Links LinkMemory
 }
-
-// DefaultGrace is Client.Grace when it is zero.
-const DefaultGrace = time.Second
 
 // checkID refuses an issue or epic id that bd would read as an option: ids
 // are data, never flags.
@@ -128,7 +121,7 @@ func IsKind(err error, kind ErrorKind) bool {
 // of it. Each ready issue carries its parents, so only a chain through an
 // issue that is not ready needs more facts: those issues are read by id
 // (placeReady). Their ids are remembered per epic (Links) and read again
-// next time, beside bd ready on a server-mode store (readAhead), else with
+// next time, beside bd ready on a server-mode store, else with
 // the first read by id. Every bd failure is an error, never "no work"; an
 // unknown epic gives an empty list (use Show).
 func (c *Client) Ready(ctx context.Context, epic string) ([]Issue, error) {
@@ -174,8 +167,17 @@ func linkIDs(ids []string) []string {
 // readyUnder is Ready's answer and the ids it needed to read.
 func readyUnder(ctx context.Context, epic string, hint []string, together bool, r reader) (in []Issue, read []string, err error) {
 	var ready, ahead []Issue
-	if together {
-		ready, ahead, err = readAhead(ctx, r, hint)
+	if together { // bd ready and bd list --id hint at once; the first failure stops the other
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) {
+			ahead, err = r.ListIDs(gctx, hint)
+			return err
+		})
+		g.Go(func() (err error) {
+			ready, err = r.ReadyAll(gctx)
+			return err
+		})
+		err = g.Wait()
 	} else {
 		ready, err = r.ReadyAll(ctx)
 	}
@@ -205,60 +207,22 @@ func (c *Client) serverMode() bool {
 	return json.Unmarshal(data, &meta) == nil && meta.Mode == ModeServer
 }
 
-// readAhead runs bd ready --limit 0 and bd list --id hint at once; the
-// first failure stops the other and is the error.
-func readAhead(ctx context.Context, r reader, hint []string) (ready, ahead []Issue, err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var once sync.Once
-	var first error
-	fail := func(err error) {
-		once.Do(func() { first = err; cancel() })
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var err error
-		if ahead, err = r.ListIDs(ctx, hint); err != nil {
-			fail(err)
-		}
-	}()
-	if ready, err = r.ReadyAll(ctx); err != nil {
-		fail(err)
-	}
-	<-done
-	if first != nil {
-		return nil, nil, first
-	}
-	return ready, ahead, nil
-}
-
 // ReadyAll lists every ready issue of the store (bd ready --limit 0), bd's
 // cheapest query of ready work.
 func (c *Client) ReadyAll(ctx context.Context) ([]Issue, error) {
-	var issues []Issue
-	err := c.query(ctx, &issues, "ready", "--json", "--limit", "0")
-	return issues, err
+	return query[[]Issue](ctx, c, nil, "ready", "--json", "--limit", "0")
 }
 
 // Open lists every unclosed issue of the store (bd list --json --limit
 // 0), epics and tasks: what shell completion offers.
 func (c *Client) Open(ctx context.Context) ([]Issue, error) {
-	var issues []Issue
-	err := c.query(ctx, &issues, "list", "--json", "--limit", "0")
-	return issues, err
+	return query[[]Issue](ctx, c, nil, "list", "--json", "--limit", "0")
 }
 
 // ReadyParent asks bd for the epic's ready descendants the slow, exact way
 // (bd ready --parent E): the reference Ready is held to.
 func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) {
-	var issues []Issue
-	args := []string{"ready", "--json", "--limit", "0", "--parent", epic}
-	if err := checkID(args, epic); err != nil {
-		return nil, err
-	}
-	err := c.query(ctx, &issues, args...)
-	return issues, err
+	return query[[]Issue](ctx, c, []string{epic}, "ready", "--json", "--limit", "0", "--parent", epic)
 }
 
 // ListIDs reads the named issues in any status and of any type (bd list
@@ -276,19 +240,12 @@ func (c *Client) ListIDs(ctx context.Context, ids []string) ([]Issue, error) {
 			return nil, &Error{Kind: KindNotFound, Args: args, Code: -1, Msg: fmt.Sprintf("bad issue id %q: an id holds no comma", id)}
 		}
 	}
-	var issues []Issue
-	err := c.query(ctx, &issues, args...)
-	return issues, err
+	return query[[]Issue](ctx, c, nil, args...)
 }
 
 // reader is what Ready asks bd: a *Client, or a fake in the tests.
 type reader interface {
 	ReadyAll(ctx context.Context) ([]Issue, error)
-	linkReader
-}
-
-// linkReader is what placeReady asks bd beyond the ready answer.
-type linkReader interface {
 	ListIDs(ctx context.Context, ids []string) ([]Issue, error)
 	ReadyParent(ctx context.Context, epic string) ([]Issue, error)
 }
@@ -303,7 +260,7 @@ const maxLinkReads = 3
 // hint come from early or with the first read. An issue bd does not know,
 // or a chain still open after maxLinkReads, falls back to bd ready
 // --parent. read lists (sorted) every issue a step needed.
-func placeReady(ctx context.Context, epic string, ready []Issue, hint []string, ahead bool, early []Issue, r linkReader) (in []Issue, read []string, err error) {
+func placeReady(ctx context.Context, epic string, ready []Issue, hint []string, ahead bool, early []Issue, r reader) (in []Issue, read []string, err error) {
 	var known []Issue
 	have := make(map[string]bool, len(ready))
 	for _, is := range ready {
@@ -457,20 +414,15 @@ func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 // placed by bd ready --parent's rule. A second query (bd list --all) runs
 // only when a chain of parents passes through an unlisted (closed) issue.
 func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
-	var open []Issue
-	if err := checkID([]string{"list", "--json", "--limit", "0"}, epic); err != nil {
-		return nil, err
-	}
-	if err := c.query(ctx, &open, "list", "--json", "--limit", "0"); err != nil {
+	open, err := query[[]Issue](ctx, c, []string{epic}, "list", "--json", "--limit", "0")
+	if err != nil {
 		return nil, err
 	}
 	links := open
 	if unlisted(open, epic) {
-		var all []Issue
-		if err := c.query(ctx, &all, "list", "--json", "--limit", "0", "--all"); err != nil {
+		if links, err = query[[]Issue](ctx, c, nil, "list", "--json", "--limit", "0", "--all"); err != nil {
 			return nil, err
 		}
-		links = all
 	}
 	return descendants(open, links, epic), nil
 }
@@ -492,27 +444,6 @@ func unlisted(list []Issue, root string) bool {
 	return false
 }
 
-// under is the set of issues under root by bd ready --parent's rule, from
-// the parent links of links.
-func under(links []Issue, root string) map[string]bool {
-	children := make(map[string][]string, len(links))
-	out := map[string]bool{}
-	for _, is := range links {
-		ps := is.parentIDs()
-		if len(ps) == 0 && strings.HasPrefix(is.ID, root+".") {
-			out[is.ID] = true
-		}
-		for _, p := range ps {
-			children[p] = append(children[p], is.ID)
-		}
-	}
-	for id := range reach(children, root) {
-		out[id] = true
-	}
-	delete(out, root)
-	return out
-}
-
 // reach is the set of ids below from by children (each id's children).
 func reach(children map[string][]string, from string) map[string]bool {
 	seen := make(map[string]bool)
@@ -527,10 +458,15 @@ func reach(children map[string][]string, from string) map[string]bool {
 	return seen
 }
 
-// descendants picks from list the issues under root (by links) with their
-// unclosed blockers that list holds.
+// descendants picks from list the issues under root (by the parent links
+// of links, as Under places them) with their unclosed blockers that list
+// holds.
 func descendants(list, links []Issue, root string) []Issue {
-	member := under(links, root)
+	in, _ := Under(root, links, nil)
+	member := make(map[string]bool, len(in))
+	for _, is := range in {
+		member[is.ID] = true
+	}
 	open := make(map[string]bool, len(list))
 	for _, is := range list {
 		if is.Status != StatusClosed {
@@ -554,27 +490,11 @@ func descendants(list, links []Issue, root string) []Issue {
 	return out
 }
 
-// Blocked lists the epic's dependency-blocked descendants (bd blocked
-// --parent), with BlockedBy set. Issues whose stored status is "blocked" are
-// not in it: see Subtree.
-func (c *Client) Blocked(ctx context.Context, epic string) ([]Issue, error) {
-	var issues []Issue
-	args := []string{"blocked", "--json", "--parent", epic}
-	if err := checkID(args, epic); err != nil {
-		return nil, err
-	}
-	err := c.query(ctx, &issues, args...)
-	return issues, err
-}
-
 // Show reads one issue. An unknown id is an *Error of kind KindNotFound.
 func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
-	var issues []Issue
 	args := []string{"show", id, "--json"}
-	if err := checkID(args, id); err != nil {
-		return Issue{}, err
-	}
-	if err := c.query(ctx, &issues, args...); err != nil {
+	issues, err := query[[]Issue](ctx, c, []string{id}, args...)
+	if err != nil {
 		return Issue{}, err
 	}
 	for _, is := range issues {
@@ -583,34 +503,6 @@ func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
 		}
 	}
 	return Issue{}, &Error{Kind: KindNotFound, Args: args, Msg: "issue " + id + " not in bd's answer"}
-}
-
-// Claim claims, with bd update --claim, the first of the epic's ready
-// tasks (Ready, in bd's order) the actor can win; ok is false when none.
-// Epics are never claimed. bd ready --claim --parent is avoided: under many
-// claimers it fails with serialization errors (docs/scale.md).
-func (c *Client) Claim(ctx context.Context, epic, actor string) (is Issue, ok bool, err error) {
-	ready, err := c.Ready(ctx, epic)
-	if err != nil {
-		return Issue{}, false, err
-	}
-	for _, cand := range ready {
-		if cand.IssueType == TypeEpic {
-			continue
-		}
-		got, err := c.ClaimID(ctx, cand.ID, actor)
-		if AlreadyClaimed(err) {
-			continue
-		}
-		if err != nil {
-			return Issue{}, false, err
-		}
-		if got.ID == "" {
-			got = cand
-		}
-		return got, true, nil
-	}
-	return Issue{}, false, nil
 }
 
 // AlreadyClaimed reports whether a claim failed because another actor holds
@@ -622,11 +514,7 @@ func AlreadyClaimed(err error) bool {
 // ClaimID claims one named issue for the actor (bd update --claim). A claim
 // held by someone else is an *Error of kind KindConflict or KindFailed.
 func (c *Client) ClaimID(ctx context.Context, id, actor string) (Issue, error) {
-	args := []string{"update", id, "--claim", "--json"}
-	if actor != "" {
-		args = append(args, "--actor", actor)
-	}
-	return c.one(ctx, id, args)
+	return c.one(ctx, id, actor, "update", id, "--claim", "--json")
 }
 
 // Heartbeat renews the actor's lease on an issue it holds (bd heartbeat).
@@ -637,10 +525,7 @@ func (c *Client) Heartbeat(ctx context.Context, id, actor string) error {
 	if actor != "" {
 		args = append(args, "--actor", actor)
 	}
-	if err := checkID(args, id); err != nil {
-		return err
-	}
-	_, err := c.run(ctx, args)
+	_, err := c.run(ctx, []string{id}, args)
 	return err
 }
 
@@ -656,15 +541,8 @@ func (c *Client) Reclaim(ctx context.Context, ids ...string) ([]string, error) {
 	for _, id := range ids {
 		args = append(args, "--id", id)
 	}
-	if err := checkID(args, ids...); err != nil {
-		return nil, err
-	}
-	var v struct {
-		Reclaimed []struct {
-			ID string `json:"id"`
-		} `json:"reclaimed"`
-	}
-	if err := c.query(ctx, &v, args...); err != nil {
+	v, err := query[struct{ Reclaimed []struct{ ID string } }](ctx, c, ids, args...)
+	if err != nil {
 		return nil, err
 	}
 	var out []string
@@ -677,29 +555,33 @@ func (c *Client) Reclaim(ctx context.Context, ids ...string) ([]string, error) {
 // Release gives an issue the actor holds back: open, unassigned, with note
 // appended (why it came back).
 func (c *Client) Release(ctx context.Context, id, actor, note string) (Issue, error) {
-	args := []string{"update", id, "--status", StatusOpen, "--assignee", "", "--append-notes", note, "--json"}
-	if actor != "" {
-		args = append(args, "--actor", actor)
-	}
-	return c.one(ctx, id, args)
+	return c.one(ctx, id, actor, "update", id, "--status", StatusOpen, "--assignee", "", "--append-notes", note, "--json")
+}
+
+// Block takes an issue the actor holds out of the work: blocked,
+// unassigned, with note appended (why a person is needed).
+func (c *Client) Block(ctx context.Context, id, actor, note string) (Issue, error) {
+	return c.one(ctx, id, actor, "update", id, "--status", StatusBlocked, "--assignee", "", "--append-notes", note, "--json")
 }
 
 // AppendNotes appends text to an issue's notes.
 func (c *Client) AppendNotes(ctx context.Context, id, text string) (Issue, error) {
-	return c.one(ctx, id, []string{"update", id, "--append-notes", text, "--json"})
+	return c.one(ctx, id, "", "update", id, "--append-notes", text, "--json")
 }
 
 // SetStatus changes an issue's stored status.
 func (c *Client) SetStatus(ctx context.Context, id, status string) (Issue, error) {
-	return c.one(ctx, id, []string{"update", id, "--status", status, "--json"})
+	return c.one(ctx, id, "", "update", id, "--status", status, "--json")
 }
 
-func (c *Client) one(ctx context.Context, id string, args []string) (Issue, error) {
-	if err := checkID(args, id); err != nil {
-		return Issue{}, err
+// one runs a bd command that changes issue id (as actor, when set) and
+// returns the issue as bd answers it.
+func (c *Client) one(ctx context.Context, id, actor string, args ...string) (Issue, error) {
+	if actor != "" {
+		args = append(args, "--actor", actor)
 	}
-	var issues []Issue
-	if err := c.query(ctx, &issues, args...); err != nil {
+	issues, err := query[[]Issue](ctx, c, []string{id}, args...)
+	if err != nil {
 		return Issue{}, err
 	}
 	if len(issues) == 0 {
@@ -710,11 +592,9 @@ func (c *Client) one(ctx context.Context, id string, args []string) (Issue, erro
 
 // Version returns bd's version ("1.3.0").
 func (c *Client) Version(ctx context.Context) (string, error) {
-	var v struct {
-		Version string `json:"version"`
-	}
 	args := []string{"version", "--json"}
-	if err := c.query(ctx, &v, args...); err != nil {
+	v, err := query[struct{ Version string }](ctx, c, nil, args...)
+	if err != nil {
 		return "", err
 	}
 	if v.Version == "" {
@@ -723,20 +603,24 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 	return v.Version, nil
 }
 
-// query runs bd and decodes its JSON answer into v.
-func (c *Client) query(ctx context.Context, v any, args ...string) error {
-	out, err := c.run(ctx, args)
-	if err != nil {
-		return err
+// query runs bd (run) and decodes its JSON answer.
+func query[T any](ctx context.Context, c *Client, ids []string, args ...string) (T, error) {
+	var v T
+	out, err := c.run(ctx, ids, args)
+	if err == nil {
+		if err = Decode(out, &v); err != nil {
+			err = &Error{Kind: KindBadOutput, Args: args, Msg: snippet(out), Err: err}
+		}
 	}
-	if err := Decode(out, v); err != nil {
-		return &Error{Kind: KindBadOutput, Args: args, Msg: snippet(out), Err: err}
-	}
-	return nil
+	return v, err
 }
 
-// run executes bd once and classifies its failure.
-func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
+// run executes bd once, after checkID of the ids its arguments name, and
+// classifies its failure.
+func (c *Client) run(ctx context.Context, ids, args []string) ([]byte, error) {
+	if err := checkID(args, ids...); err != nil {
+		return nil, err
+	}
 	bin, timeout := cmp.Or(c.Bin, "bd"), cmp.Or(c.Timeout, DefaultTimeout)
 	parent := ctx
 	release, err := c.Slots.Acquire(ctx)
@@ -758,12 +642,11 @@ func (c *Client) run(ctx context.Context, args []string) ([]byte, error) {
 		env = append(env, "BEADS_DIR="+c.Dir)
 	}
 	cmd.Env = env
-	grace := cmp.Or(c.Grace, DefaultGrace)
 	// bd runs in its own process group: SIGTERM at the timeout or cancel,
-	// SIGKILL after the grace; nothing outlives the call.
+	// SIGKILL a second later; nothing outlives the call.
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	g := shell.NewContextGroup(cmd, shell.Terminate, grace)
+	g := shell.NewContextGroup(cmd, shell.Terminate, time.Second)
 	err = cmd.Run()
 	g.Reap()
 	if err == nil {
@@ -856,7 +739,9 @@ func snippet(b []byte) string {
 
 // Decode reads bd's JSON answer into v, accepting both the bare payload and
 // the {"schema_version","data"} envelope (BD_JSON_ENVELOPE=1, bd 2.0's
-// default). An error object where v expects an array is an error.
+// default). An error object where v expects an array is an error. Into
+// *[]Issue, each issue's dependencies become rows whichever shape bd
+// printed (wireIssue).
 func Decode(out []byte, v any) error {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
@@ -878,7 +763,15 @@ func Decode(out []byte, v any) error {
 		}
 	}
 	if issues, ok := v.(*[]Issue); ok {
-		return decodeIssues(out, issues)
+		var ws []wireIssue
+		if err := json.Unmarshal(out, &ws); err != nil {
+			return err
+		}
+		*issues = make([]Issue, len(ws))
+		for i := range ws {
+			(*issues)[i] = ws[i].issue()
+		}
+		return nil
 	}
 	return json.Unmarshal(out, v)
 }

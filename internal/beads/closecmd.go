@@ -93,10 +93,7 @@ func closeArgs(w []string) []string {
 			status = val
 		}
 	}
-	switch {
-	case len(pos) > 0 && (pos[0] == "close" || pos[0] == "done"):
-		return pos[1:]
-	case len(pos) > 0 && pos[0] == "update" && status == StatusClosed:
+	if len(pos) > 0 && (pos[0] == "close" || pos[0] == "done" || pos[0] == "update" && status == StatusClosed) {
 		return pos[1:]
 	}
 	return nil
@@ -117,9 +114,7 @@ func simpleCommands(line string) (cmds [][]string) {
 		if inWord && !redirect {
 			words = append(words, cur.String())
 		}
-		if inWord {
-			redirect = false
-		}
+		redirect = redirect && !inWord
 		cur.Reset()
 		inWord = false
 	}
@@ -140,12 +135,9 @@ func simpleCommands(line string) (cmds [][]string) {
 				inWord = true
 			}
 		case c == '\'':
-			end := strings.IndexByte(line[i+1:], '\'')
-			if end < 0 {
-				end = len(line) - i - 1
-			}
-			cur.WriteString(line[i+1 : i+1+end])
-			i, inWord = i+1+end, true
+			quoted, _, _ := strings.Cut(line[i+1:], "'")
+			cur.WriteString(quoted)
+			i, inWord = i+len(quoted)+1, true
 		case c == '"':
 			for i++; i < len(line) && line[i] != '"'; i++ {
 				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\\\"$`\n", line[i+1]) >= 0 {
@@ -187,12 +179,8 @@ func simpleCommands(line string) (cmds [][]string) {
 			endCmd()
 			for _, delim := range heredocs {
 				for i+1 < len(line) {
-					end := strings.IndexByte(line[i+1:], '\n')
-					if end < 0 {
-						end = len(line) - i - 1
-					}
-					body := line[i+1 : i+1+end]
-					i += 1 + end
+					body, _, _ := strings.Cut(line[i+1:], "\n")
+					i += 1 + len(body)
 					if strings.TrimLeft(body, "\t") == delim {
 						break
 					}

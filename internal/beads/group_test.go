@@ -19,7 +19,7 @@ import (
 func TestClientStopsAHangingBD(t *testing.T) {
 	const (
 		timeout = 400 * time.Millisecond
-		grace   = 300 * time.Millisecond
+		grace   = time.Second // bd's, after SIGTERM
 	)
 	for _, tt := range []struct {
 		name   string
@@ -43,7 +43,7 @@ func TestClientStopsAHangingBD(t *testing.T) {
 			if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			c := &beads.Client{Bin: bin, WorkDir: dir, Timeout: timeout, Grace: grace}
+			c := &beads.Client{Bin: bin, WorkDir: dir, Timeout: timeout}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tt.cancel > 0 {
@@ -71,7 +71,7 @@ func TestClientRefusesOptionLikeIDs(t *testing.T) {
 		"show":   func() error { _, err := c.Show(ctx, "--help"); return err },
 		"ready":  func() error { _, err := c.Ready(ctx, "-x"); return err },
 		"update": func() error { _, err := c.SetStatus(ctx, "--all", "closed"); return err },
-		"claim":  func() error { _, _, err := c.Claim(ctx, "", "me"); return err },
+		"claim":  func() error { _, err := c.ClaimID(ctx, "", "me"); return err },
 	} {
 		if err := call(); !beads.IsKind(err, beads.KindNotFound) {
 			t.Errorf("%s: err = %v, want a refused id (not found)", name, err)

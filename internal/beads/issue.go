@@ -24,7 +24,7 @@ const TypeEpic = "epic"
 
 // Dependency is one row of an issue's dependencies as bd list/ready print
 // them ({"issue_id","depends_on_id","type"}). bd show embeds whole issues
-// instead; Issue.UnmarshalJSON normalises both shapes to this one.
+// instead; Decode normalises both shapes to this one.
 type Dependency struct {
 	IssueID     string `json:"issue_id"`
 	DependsOnID string `json:"depends_on_id"`
@@ -72,7 +72,7 @@ const (
 // issues ({"id","status","dependency_type",…}) where list and ready print
 // rows ({"issue_id","depends_on_id","type"}); issue makes both rows.
 type wireIssue struct {
-	plainIssue
+	Issue
 	Dependencies []struct {
 		IssueID        string `json:"issue_id"`
 		DependsOnID    string `json:"depends_on_id"`
@@ -83,50 +83,17 @@ type wireIssue struct {
 	} `json:"dependencies"`
 }
 
-// plainIssue is Issue without its JSON method.
-type plainIssue Issue
-
 func (w *wireIssue) issue() Issue {
-	is := Issue(w.plainIssue)
+	is := w.Issue
 	is.Dependencies = nil
 	for _, d := range w.Dependencies {
+		dep := Dependency{IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type}
 		if d.DependsOnID == "" && d.ID != "" { // bd show shape
-			is.Dependencies = append(is.Dependencies, Dependency{
-				IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status,
-			})
-			continue
+			dep = Dependency{IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status}
 		}
-		is.Dependencies = append(is.Dependencies, Dependency{
-			IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type,
-		})
+		is.Dependencies = append(is.Dependencies, dep)
 	}
 	return is
-}
-
-// UnmarshalJSON decodes an issue from any bd command (see wireIssue).
-func (is *Issue) UnmarshalJSON(b []byte) error {
-	var w wireIssue
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*is = w.issue()
-	return nil
-}
-
-// decodeIssues decodes a list of issues in one pass (without calling
-// Issue.UnmarshalJSON per element, which would check each one's bytes
-// again): the stop hook decodes the store's whole ready list.
-func decodeIssues(b []byte, out *[]Issue) error {
-	var ws []wireIssue
-	if err := json.Unmarshal(b, &ws); err != nil {
-		return err
-	}
-	list := make([]Issue, len(ws))
-	for i := range ws {
-		list[i] = ws[i].issue()
-	}
-	*out = list
-	return nil
 }
 
 // ParentID is the issue's parent: the parent field, else its parent-child

@@ -2,6 +2,7 @@ package beads
 
 import (
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -17,7 +18,7 @@ func (c *Client) Moment(ctx context.Context) (m Moment, err error) {
 	if m.Ready, err = c.ReadyAll(ctx); err != nil {
 		return m, err
 	}
-	err = c.query(ctx, &m.All, tallyArgs...)
+	m.All, err = query[[]Issue](ctx, c, nil, tallyArgs...)
 	return m, err
 }
 
@@ -35,17 +36,56 @@ func (m Moment) Subtree(epic string) []Issue {
 }
 
 // Descendants is Client.Descendants' answer for epic.
-func (m Moment) Descendants(epic string) (Issue, []Issue, error) { return subtree(m.All, epic) }
+func (m Moment) Descendants(epic string) (Issue, []Issue, error) {
+	i := slices.IndexFunc(m.All, func(is Issue) bool { return is.ID == epic })
+	if i < 0 {
+		return Issue{}, nil, &Error{Kind: KindNotFound, Args: tallyArgs, Msg: fmt.Sprintf("no issue found matching %q", epic)}
+	}
+	return m.All[i], descendants(m.All, m.All, epic), nil
+}
 
 // Tally is Client.Tally's answer for epic.
-func (m Moment) Tally(epic string) (Tally, error) { return tally(m.All, epic) }
-
-// Block takes an issue the actor holds out of the work: blocked,
-// unassigned, with note appended (why a person is needed).
-func (c *Client) Block(ctx context.Context, id, actor, note string) (Issue, error) {
-	args := []string{"update", id, "--status", StatusBlocked, "--assignee", "", "--append-notes", note, "--json"}
-	if actor != "" {
-		args = append(args, "--actor", actor)
+func (m Moment) Tally(epic string) (Tally, error) {
+	_, sub, err := m.Descendants(epic)
+	var t Tally
+	for _, is := range sub {
+		t.Total++
+		if is.Status == StatusClosed {
+			t.Closed++
+		}
 	}
-	return c.one(ctx, id, args)
+	return t, err
+}
+
+// Tally counts an epic's descendants (the whole subtree, sub-epics
+// included) by whether they are closed: the progress of an epic.
+type Tally struct {
+	Closed int `json:"closed"`
+	Total  int `json:"total"`
+}
+
+// tallyArgs is the one bd query a tally reads: every issue, closed ones
+// included.
+var tallyArgs = []string{"list", "--json", "--limit", "0", "--all"}
+
+// Tally counts the epic's Descendants. An epic that is not in the store is
+// an *Error of kind KindNotFound.
+func (c *Client) Tally(ctx context.Context, epic string) (Tally, error) {
+	all, err := query[[]Issue](ctx, c, nil, tallyArgs...)
+	if err != nil {
+		return Tally{}, err
+	}
+	return Moment{All: all}.Tally(epic)
+}
+
+// Descendants reads every issue, closed ones included, in one bd query
+// (bd list --all): the epic and its whole subtree, with titles, assignees
+// and closed times. An epic that is not in the store is an *Error of kind
+// KindNotFound.
+func (c *Client) Descendants(ctx context.Context, epic string) (Issue, []Issue, error) {
+	all, err := query[[]Issue](ctx, c, nil, tallyArgs...)
+	if err != nil {
+		return Issue{}, nil, err
+	}
+	return Moment{All: all}.Descendants(epic)
 }

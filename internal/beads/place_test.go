@@ -132,14 +132,18 @@ func (s *fakeStore) ReadyParent(_ context.Context, epic string) ([]Issue, error)
 }
 
 func (s *fakeStore) oracle(epic string) []Issue {
-	var all []Issue
-	for _, is := range s.issues {
-		all = append(all, is)
+	linked := map[string]bool{epic: true} // reached from the epic by links
+	for changed := true; changed; {
+		changed = false
+		for _, is := range s.issues {
+			if !linked[is.ID] && slices.ContainsFunc(is.parentIDs(), func(p string) bool { return linked[p] }) {
+				linked[is.ID], changed = true, true
+			}
+		}
 	}
-	member := under(all, epic)
 	var out []Issue
 	for _, is := range s.readyAll() {
-		if member[is.ID] {
+		if is.ID != epic && (linked[is.ID] || len(is.parentIDs()) == 0 && strings.HasPrefix(is.ID, epic+".")) {
 			out = append(out, is)
 		}
 	}

@@ -14,43 +14,31 @@ const (
 )
 
 // ServerStatus is where a store lives and, in server mode, whether its
-// server answers.
+// server answers: bd dolt show --json's fields.
 type ServerStatus struct {
-	Mode string
+	Mode string `json:"-"`
 	// Answers: bd connected to the server (false in embedded mode).
-	Answers  bool
-	Host     string
-	Port     int
-	Database string
-	User     string
-	TLS      bool
-	// Shared: bd's one-server-per-machine mode (--shared-server).
-	Shared bool
-	// DataDir is the embedded store's directory.
-	DataDir string
+	Answers  bool   `json:"connection_ok"`
+	Host     string `json:"host"`
+	Port     int    `json:"port"`
+	Database string `json:"database"`
+	User     string `json:"user"`
+	TLS      bool   `json:"tls"`
 }
 
 // Server asks bd where its store lives and, in server mode, connects to
 // the server (bd dolt show --json; bd answers rc 0 either way).
 func (c *Client) Server(ctx context.Context) (ServerStatus, error) {
-	var v struct {
-		Embedded     bool   `json:"embedded"`
-		ConnectionOK bool   `json:"connection_ok"`
-		Host         string `json:"host"`
-		Port         int    `json:"port"`
-		Database     string `json:"database"`
-		User         string `json:"user"`
-		TLS          bool   `json:"tls"`
-		Shared       bool   `json:"shared_server"`
-		DataDir      string `json:"data_dir"`
-	}
-	if err := c.query(ctx, &v, "dolt", "show", "--json"); err != nil {
+	v, err := query[struct {
+		ServerStatus
+		Embedded bool `json:"embedded"`
+	}](ctx, c, nil, "dolt", "show", "--json")
+	if err != nil {
 		return ServerStatus{}, err
 	}
-	s := ServerStatus{Mode: ModeServer, Answers: v.ConnectionOK, Host: v.Host, Port: v.Port, Database: v.Database,
-		User: v.User, TLS: v.TLS, Shared: v.Shared, DataDir: v.DataDir}
+	v.Mode = ModeServer
 	if v.Embedded {
-		s.Mode = ModeEmbedded
+		v.Mode = ModeEmbedded
 	}
-	return s, nil
+	return v.ServerStatus, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -83,7 +84,7 @@ func (s *Slots) Acquire(ctx context.Context) (release func(), err error) {
 				return nil, fmt.Errorf("bd slots: %w", err)
 			}
 			if f != nil {
-				return func() { unlock(f) }, nil
+				return func() { f.Close() }, nil // closing the file drops the lock
 			}
 		}
 		if time.Now().After(deadline) {
@@ -97,4 +98,27 @@ func (s *Slots) Acquire(ctx context.Context) (release func(), err error) {
 		case <-time.After(pause):
 		}
 	}
+}
+
+// tryLock opens path and takes its exclusive lock without waiting: nil,
+// nil when another process (or another open file) holds it.
+func tryLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return f, nil
 }

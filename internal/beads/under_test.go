@@ -226,20 +226,22 @@ func TestReadyRoutes(t *testing.T) {
 
 // TestClaimListsThenClaims: Claim never claims inside bd's ready query; it
 // claims the first ready task, skipping epics and tasks another actor holds.
-func TestClaimListsThenClaims(t *testing.T) {
-	ready := `[{"id":"e.1","status":"open","issue_type":"epic","parent":"e"},{"id":"e.2","status":"open","parent":"e"},{"id":"e.3","status":"open","parent":"e"}]`
+func TestClaimIDAlreadyClaimed(t *testing.T) {
 	c, dir := fake(t, map[string]string{
-		"ready.json":      ready,
 		"update-e.2.json": `{"error":"1 of 1 issues failed to update","failed":[{"id":"e.2","error":"updating issue: issue already claimed by other"}]}`,
 		"update-e.2.rc":   "1",
 		"update-e.3.json": `[{"id":"e.3","status":"in_progress","assignee":"me"}]`,
 	})
-	got, ok, err := c.Claim(context.Background(), "e", "me")
-	if err != nil || !ok || got.ID != "e.3" || got.Assignee != "me" {
-		t.Fatalf("Claim = %+v, %v, %v; want e.3 claimed", got, ok, err)
+	ctx := context.Background()
+	if _, err := c.ClaimID(ctx, "e.2", "me"); !beads.AlreadyClaimed(err) {
+		t.Errorf("ClaimID(e.2) = %v, want already claimed", err)
+	}
+	got, err := c.ClaimID(ctx, "e.3", "me")
+	if err != nil || got.ID != "e.3" || got.Assignee != "me" {
+		t.Fatalf("ClaimID(e.3) = %+v, %v; want e.3 claimed", got, err)
 	}
 	calls, _ := os.ReadFile(filepath.Join(dir, "calls.log"))
-	want := "ready --json --limit 0\nupdate e.2 --claim --json --actor me\nupdate e.3 --claim --json --actor me\n"
+	want := "update e.2 --claim --json --actor me\nupdate e.3 --claim --json --actor me\n"
 	if string(calls) != want {
 		t.Errorf("bd calls:\n%s\nwant:\n%s", calls, want)
 	}

@@ -96,17 +96,8 @@ func (r Repo) ExcludeLocally(ctx context.Context, pattern string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	prefix := ""
 	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		prefix = "\n"
+		data = append(data, '\n')
 	}
-	_, err = f.WriteString(prefix + "# runtasks run's worktrees\n" + pattern + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return os.WriteFile(path, append(data, "# runtasks run's worktrees\n"+pattern+"\n"...), 0o644)
 }

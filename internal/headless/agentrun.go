@@ -122,7 +122,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 		linger = 300 * time.Millisecond
 	}
 	if g.Alive() {
-		_ = g.Signal(shell.Terminate)
+		g.Signal(shell.Terminate)
 	}
 	select {
 	case <-read:
@@ -188,7 +188,7 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 			}
 			r.p.Printf("%s · %s", r.p.head(), why)
 			r.p.Busy(why)
-			_ = g.Signal(shell.Interrupt)
+			g.Signal(shell.Interrupt)
 			graceOver = time.After(r.o.Grace)
 		case <-graceOver:
 			graceOver = nil

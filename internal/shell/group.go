@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"errors"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -57,15 +56,11 @@ func NewContextGroup(cmd *exec.Cmd, first Signal, grace time.Duration) *Group {
 	return g
 }
 
-// Signal sends sig to every process of the group (none is left: nil).
-func (g *Group) Signal(sig Signal) error {
-	if g.pgid() == 0 {
-		return nil
+// Signal sends sig to every process of the group, once it started.
+func (g *Group) Signal(sig Signal) {
+	if g.pgid() > 0 {
+		_ = syscall.Kill(-g.pgid(), sig)
 	}
-	if err := syscall.Kill(-g.pgid(), sig); !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	return nil
 }
 
 // pgid is the group's id (its program's pid), 0 before it started.
@@ -78,7 +73,7 @@ func (g *Group) pgid() int {
 
 // Stop sends sig to the group now and SIGKILL after the grace period.
 func (g *Group) Stop(sig Signal) {
-	_ = g.Signal(sig)
+	g.Signal(sig)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.timer == nil {
@@ -88,7 +83,7 @@ func (g *Group) Stop(sig Signal) {
 
 // Kill sends SIGKILL to the group now.
 func (g *Group) Kill() {
-	_ = g.Signal(Kill)
+	g.Signal(Kill)
 }
 
 // Alive reports whether a process of the group is still running.
@@ -104,7 +99,5 @@ func (g *Group) Reap() {
 		g.timer.Stop()
 	}
 	g.mu.Unlock()
-	if g.Alive() {
-		g.Kill()
-	}
+	g.Kill()
 }

@@ -24,7 +24,7 @@ func hanging(pidfile string) string {
 // cancel stops the whole group within the grace and a second; a cancel is
 // ErrInterrupted (the check could not run), a timeout is TimedOut.
 func TestRunStopsTheGroup(t *testing.T) {
-	const grace = 500 * time.Millisecond
+	const grace = shell.DefaultGrace
 	for _, tt := range []struct {
 		name    string
 		timeout time.Duration
@@ -48,7 +48,7 @@ func TestRunStopsTheGroup(t *testing.T) {
 				time.AfterFunc(tt.cancel, cancel)
 			}
 			start := time.Now()
-			res, err := shell.Runner{Grace: grace}.Run(ctx, dir, cmd, tt.timeout)
+			res, err := shell.Runner{}.Run(ctx, dir, cmd, tt.timeout)
 			el := time.Since(start)
 			limit := max(tt.timeout, tt.cancel) + grace + time.Second
 			if el > limit {
@@ -70,7 +70,7 @@ func TestRunStopsTheGroup(t *testing.T) {
 func TestRunReapsLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "pid")
-	res, err := shell.Runner{Grace: 200 * time.Millisecond}.Run(context.Background(), dir,
+	res, err := shell.Runner{}.Run(context.Background(), dir,
 		"echo $$ > "+pidfile+"; sleep 600 >/dev/null 2>&1 & echo started", time.Minute)
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("%+v, %v", res, err)

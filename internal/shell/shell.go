@@ -4,7 +4,6 @@ package shell
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,15 +25,12 @@ type Result struct {
 
 // Runner runs commands with `sh -c` in a directory.
 type Runner struct {
-	Shell string   // default "sh"
 	Env   []string // nil: the current one
-	// Grace is how long the group has after SIGTERM before SIGKILL
-	// (DefaultGrace when 0).
-	Grace time.Duration
 	Stdin []byte
 }
 
-// DefaultGrace is Runner.Grace when it is zero.
+// DefaultGrace is how long a command's group has after SIGTERM before
+// SIGKILL.
 const DefaultGrace = 2 * time.Second
 
 // ErrInterrupted is returned (wrapped) when ctx was cancelled while the
@@ -44,23 +40,23 @@ var ErrInterrupted = errors.New("interrupted")
 
 // Run runs command in dir; an error means it could not run at all. At the
 // timeout, or when ctx is cancelled, its group gets SIGTERM, then SIGKILL
-// after Grace; Run returns within Grace and a second, even when a child
-// holds the output open, and leaves nothing of the group running.
+// after DefaultGrace; Run returns within DefaultGrace and a second, even
+// when a child holds the output open, and leaves nothing of the group
+// running.
 func (r Runner) Run(parent context.Context, dir, command string, timeout time.Duration) (Result, error) {
-	grace := cmp.Or(r.Grace, DefaultGrace)
 	ctx := parent
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(parent, timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, cmp.Or(r.Shell, "sh"), "-c", command)
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = r.Env
 	if r.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(r.Stdin)
 	}
-	g := NewContextGroup(cmd, Terminate, grace)
+	g := NewContextGroup(cmd, Terminate, DefaultGrace)
 	var out tail
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()

@@ -98,18 +98,14 @@ func (s *DoltServer) Start() {
 	}
 }
 
-// Stop kills the server's process group and waits for it (a stopped server: nothing).
+// Stop stops the server's process group (SIGTERM, SIGKILL after 5 s) and
+// waits for it (a stopped server: nothing).
 func (s *DoltServer) Stop() {
 	if s.cmd == nil {
 		return
 	}
 	s.group.Stop(shell.Terminate)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		s.group.Kill()
-		<-s.done
-	}
+	<-s.done
 	s.group.Reap()
 	s.cmd = nil
 }
