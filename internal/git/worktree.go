@@ -96,8 +96,14 @@ func (r Repo) ExcludeLocally(ctx context.Context, pattern string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		data = append(data, '\n')
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
 	}
-	return os.WriteFile(path, append(data, "# runtasks run's worktrees\n"+pattern+"\n"...), 0o644)
+	prefix := ""
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		prefix = "\n"
+	}
+	_, err = f.WriteString(prefix + "# runtasks run's worktrees\n" + pattern + "\n")
+	return errors.Join(err, f.Close())
 }
