@@ -312,12 +312,10 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding
 	return Finding{OK, "block-cap", fmt.Sprintf("%s=%d (%s), max_cycles %d", EnvBlockCap, n, src, maxCycles), ""}
 }
 
-// baseHookTimeout covers a stop hook without command checks: bd's queries
-// (each bounded by beads.timeout) and the state.
-const baseHookTimeout = 30 * time.Second
-
 // HookTimeout is the Stop hook timeout covering every command check in
-// sequence plus the base; an agent kills a hook that outlives it. The stop
+// sequence plus install.DefaultTimeout, which covers bd's queries (each
+// bounded by beads.timeout) and the state; an agent kills a hook that
+// outlives it. The stop
 // audit runs workflow.verify's checks for up to max_per_stop tasks.
 func HookTimeout(cfg *config.Config) time.Duration {
 	var sum time.Duration
@@ -325,7 +323,7 @@ func HookTimeout(cfg *config.Config) time.Duration {
 		v := cfg.Workflow.Verify
 		sum = commandTime(cfg.Workflow.Checks) + commandTime(v.Checks)*time.Duration(max(v.MaxPerStop, 1))
 	}
-	return (baseHookTimeout + sum).Round(time.Second)
+	return (install.DefaultTimeout + sum).Round(time.Second)
 }
 
 // commandTime is the most the command checks among specs take in sequence.
@@ -341,39 +339,6 @@ func commandTime(specs []config.CheckSpec) (sum time.Duration) {
 	return sum
 }
 
-// stopHookTimeouts reads the timeouts of runtasks' stop-hook entries (none: 0).
-func stopHookTimeouts(agent string, data []byte) []time.Duration {
-	unit := time.Second
-	switch agent {
-	case hook.Gemini:
-		unit = time.Millisecond
-	case hook.Cursor:
-		return nil
-	}
-	var doc struct {
-		Hooks map[string][]struct {
-			Hooks []struct {
-				Command string  `json:"command"`
-				Timeout float64 `json:"timeout"`
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
-	if json.Unmarshal(data, &doc) != nil {
-		return nil
-	}
-	var out []time.Duration
-	for _, groups := range doc.Hooks {
-		for _, g := range groups {
-			for _, h := range g.Hooks {
-				if strings.Contains(h.Command, "runtasks") && strings.Contains(h.Command, " stop-hook") {
-					out = append(out, time.Duration(h.Timeout*float64(unit)))
-				}
-			}
-		}
-	}
-	return out
-}
-
 // checkTimeouts checks that every installed stop hook's timeout covers the
 // configured checks (HookTimeout).
 func checkTimeouts(cfg *config.Config, settings map[string]agentSettings) Finding {
@@ -382,10 +347,13 @@ func checkTimeouts(cfg *config.Config, settings map[string]agentSettings) Findin
 	n := 0
 	for _, agent := range hook.Agents {
 		for _, f := range settings[agent].files {
-			for _, d := range stopHookTimeouts(agent, f.data) {
+			for _, e := range f.entries {
+				if agent == hook.Cursor || !strings.Contains(e.Command, install.StopHook) {
+					continue
+				}
 				n++
-				if d > 0 && d < need {
-					short = append(short, fmt.Sprintf("%s (%s)", f.path, d))
+				if e.Timeout > 0 && e.Timeout < need {
+					short = append(short, fmt.Sprintf("%s (%s)", f.path, e.Timeout))
 				}
 			}
 		}
