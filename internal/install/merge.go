@@ -193,16 +193,6 @@ func elements(list hujson.Value) []hujson.Value {
 	return nil
 }
 
-// shellQuote quotes s for /bin/sh when it needs it.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
-	}) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // shellWords splits a command line as /bin/sh would (no expansions).
 func shellWords(s string) []string {
 	var (
