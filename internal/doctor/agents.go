@@ -111,16 +111,10 @@ func checkAgent(in *Inputs, agent string, s agentSettings) Finding {
 				continue
 			}
 			seen[key] = true
-			same, problem, other := hookProgram(in, e.Program)
-			switch {
-			case problem != "":
+			if problem := hookProgram(in, e.Program); problem != "" {
 				problems = add(problems, e.Program+" "+problem)
-			case !same:
-				problems = add(problems, fmt.Sprintf("%s is another runtasks (%s), not this one (%s, %s)", e.Program, other, in.Executable, ownVersion()))
-			default:
-				continue
+				fixes = add(fixes, programFix(in, agent, file, e.Program))
 			}
-			fixes = add(fixes, programFix(in, agent, file, e.Program))
 		}
 	}
 	found := strings.Join(s.found, ", ")
@@ -146,45 +140,44 @@ func programFix(in *Inputs, agent string, file settingsFile, program string) str
 	return "runtasks install " + agent + " --global (writes this runtasks, " + in.Executable + ", into " + file.path + ")"
 }
 
-// hookProgram checks a hook's program: same is this runtasks, problem why
-// it is no runtasks (by its Go build info), other describes another one.
-func hookProgram(in *Inputs, program string) (same bool, problem, other string) {
+// hookProgram says why a hook's program is not this runtasks ("": it is):
+// missing, no runtasks (by its Go build info), or another runtasks.
+func hookProgram(in *Inputs, program string) string {
 	path := program
 	if !strings.ContainsRune(path, filepath.Separator) {
 		if path = in.LookPath(program); path == "" {
-			return false, "is not found on PATH", ""
+			return "is not found on PATH"
 		}
 	}
 	if r, err := filepath.EvalSymlinks(path); err == nil {
 		path = r
 	}
 	if path == in.Executable {
-		return true, "", ""
+		return ""
 	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return false, "is missing", ""
+		return "is missing"
 	case err != nil:
-		return false, "cannot be read: " + oneLine(err), ""
+		return "cannot be read: " + oneLine(err)
 	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
-		return false, "is not an executable file", ""
+		return "is not an executable file"
 	}
 	bi, err := buildinfo.ReadFile(path)
 	switch {
 	case err != nil:
-		return false, "is not runtasks (not a Go program)", ""
+		return "is not runtasks (not a Go program)"
 	case bi.Path != runtasksMain:
-		return false, "is not runtasks (a Go program of " + bi.Path + ")", ""
+		return "is not runtasks (a Go program of " + bi.Path + ")"
+	case sameFile(path, in.Executable):
+		return ""
 	}
-	if sameFile(path, in.Executable) {
-		return true, "", ""
-	}
-	other = buildName(bi)
+	other := buildName(bi)
 	if program != path {
 		other += " at " + path
 	}
-	return false, "", other
+	return fmt.Sprintf("is another runtasks (%s), not this one (%s, %s)", other, in.Executable, ownVersion())
 }
 
 // sameFile reports whether two files hold the same bytes (the same build).
