@@ -270,7 +270,7 @@ func checkFires(in *Inputs, agent string, s agentSettings) *Finding {
 // environment or the "env" of Claude Code's settings, with max_cycles.
 func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding {
 	maxCycles := cfg.Workflow.StopHook.MaxCycles
-	val, src := in.Getenv(EnvBlockCap), "environment"
+	val, src := config.LookupEnv(in.Environ, EnvBlockCap), "environment"
 	for _, f := range claude.files {
 		if val != "" {
 			break
