@@ -43,52 +43,48 @@ type settingsFile struct {
 	entries []install.Entry
 }
 
-// settingsPaths are the files the agent reads hooks from for the project.
-func settingsPaths(in *Inputs, agent string) (paths []string, user []bool) {
+// readSettings reads the files the agent reads hooks from for the project.
+func readSettings(in *Inputs, agent string) agentSettings {
+	var s agentSettings
 	for _, global := range []bool{false, true} {
 		path, err := install.SettingsPath(install.Options{Agent: agent, Global: global, ProjectDir: in.Root, Home: in.Home, CodexHome: in.CodexHome})
 		if err != nil {
 			continue
 		}
-		paths, user = append(paths, path), append(user, global)
+		s.read(in, agent, path, global)
 		if agent == hook.Claude && !global {
-			paths, user = append(paths, filepath.Join(in.Root, ".claude", "settings.local.json")), append(user, true)
+			s.read(in, agent, filepath.Join(in.Root, ".claude", "settings.local.json"), true)
 		}
-	}
-	return paths, user
-}
-
-func readSettings(in *Inputs, agent string) agentSettings {
-	var s agentSettings
-	paths, user := settingsPaths(in, agent)
-	for i, path := range paths {
-		data, err := in.ReadFile(path)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			continue
-		case err != nil:
-			if s.bad == nil {
-				s.bad = &Finding{Error, agent, oneLine(err), "make " + path + " readable"}
-			}
-			continue
-		}
-		f := settingsFile{path: path, data: data, user: user[i]}
-		if s.bad == nil {
-			es, err := install.Entries(agent, data)
-			if err != nil {
-				s.bad = &Finding{Error, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
-			} else if len(es) > 0 {
-				f.entries = es
-				s.found = append(s.found, fmt.Sprintf("%s (%d)", path, len(es)))
-				s.entries = append(s.entries, es...)
-			}
-		}
-		s.files = append(s.files, f)
 	}
 	if s.bad != nil {
 		s.entries, s.found = nil, nil
 	}
 	return s
+}
+
+func (s *agentSettings) read(in *Inputs, agent, path string, user bool) {
+	data, err := in.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return
+	case err != nil:
+		if s.bad == nil {
+			s.bad = &Finding{Error, agent, oneLine(err), "make " + path + " readable"}
+		}
+		return
+	}
+	f := settingsFile{path: path, data: data, user: user}
+	if s.bad == nil {
+		es, err := install.Entries(agent, data)
+		if err != nil {
+			s.bad = &Finding{Error, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
+		} else if len(es) > 0 {
+			f.entries = es
+			s.found = append(s.found, fmt.Sprintf("%s (%d)", path, len(es)))
+			s.entries = append(s.entries, es...)
+		}
+	}
+	s.files = append(s.files, f)
 }
 
 // checkAgent checks that each runtasks entry runs this runtasks.
