@@ -73,7 +73,7 @@ removes it.`,
 			// would have run.
 			in.Cfg, in.Src, in.CfgErr = f.LoadHookConfig(cmd, wd)
 			in.Wd = wd
-			in.Environ, in.Getenv, in.ReadFile = f.Environ(), f.Getenv, os.ReadFile
+			in.Environ, in.ReadFile = f.Environ(), os.ReadFile
 			in.Home, in.CodexHome = f.home(), f.Getenv("CODEX_HOME")
 			in.Executable, _ = f.executable()
 			in.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }

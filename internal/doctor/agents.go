@@ -43,52 +43,48 @@ type settingsFile struct {
 	entries []install.Entry
 }
 
-// settingsPaths are the files the agent reads hooks from for the project.
-func settingsPaths(in *Inputs, agent string) (paths []string, user []bool) {
+// readSettings reads the files the agent reads hooks from for the project.
+func readSettings(in *Inputs, agent string) agentSettings {
+	var s agentSettings
 	for _, global := range []bool{false, true} {
 		path, err := install.SettingsPath(install.Options{Agent: agent, Global: global, ProjectDir: in.Root, Home: in.Home, CodexHome: in.CodexHome})
 		if err != nil {
 			continue
 		}
-		paths, user = append(paths, path), append(user, global)
+		s.read(in, agent, path, global)
 		if agent == hook.Claude && !global {
-			paths, user = append(paths, filepath.Join(in.Root, ".claude", "settings.local.json")), append(user, true)
+			s.read(in, agent, filepath.Join(in.Root, ".claude", "settings.local.json"), true)
 		}
-	}
-	return paths, user
-}
-
-func readSettings(in *Inputs, agent string) agentSettings {
-	var s agentSettings
-	paths, user := settingsPaths(in, agent)
-	for i, path := range paths {
-		data, err := in.ReadFile(path)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			continue
-		case err != nil:
-			if s.bad == nil {
-				s.bad = &Finding{Error, agent, oneLine(err), "make " + path + " readable"}
-			}
-			continue
-		}
-		f := settingsFile{path: path, data: data, user: user[i]}
-		if s.bad == nil {
-			es, err := install.Entries(agent, data)
-			if err != nil {
-				s.bad = &Finding{Error, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
-			} else if len(es) > 0 {
-				f.entries = es
-				s.found = append(s.found, fmt.Sprintf("%s (%d)", path, len(es)))
-				s.entries = append(s.entries, es...)
-			}
-		}
-		s.files = append(s.files, f)
 	}
 	if s.bad != nil {
 		s.entries, s.found = nil, nil
 	}
 	return s
+}
+
+func (s *agentSettings) read(in *Inputs, agent, path string, user bool) {
+	data, err := in.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return
+	case err != nil:
+		if s.bad == nil {
+			s.bad = &Finding{Error, agent, oneLine(err), "make " + path + " readable"}
+		}
+		return
+	}
+	f := settingsFile{path: path, data: data, user: user}
+	if s.bad == nil {
+		es, err := install.Entries(agent, data)
+		if err != nil {
+			s.bad = &Finding{Error, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
+		} else if len(es) > 0 {
+			f.entries = es
+			s.found = append(s.found, fmt.Sprintf("%s (%d)", path, len(es)))
+			s.entries = append(s.entries, es...)
+		}
+	}
+	s.files = append(s.files, f)
 }
 
 // checkAgent checks that each runtasks entry runs this runtasks.
@@ -111,16 +107,10 @@ func checkAgent(in *Inputs, agent string, s agentSettings) Finding {
 				continue
 			}
 			seen[key] = true
-			same, problem, other := hookProgram(in, e.Program)
-			switch {
-			case problem != "":
+			if problem := hookProgram(in, e.Program); problem != "" {
 				problems = add(problems, e.Program+" "+problem)
-			case !same:
-				problems = add(problems, fmt.Sprintf("%s is another runtasks (%s), not this one (%s, %s)", e.Program, other, in.Executable, ownVersion()))
-			default:
-				continue
+				fixes = add(fixes, programFix(in, agent, file, e.Program))
 			}
-			fixes = add(fixes, programFix(in, agent, file, e.Program))
 		}
 	}
 	found := strings.Join(s.found, ", ")
@@ -146,45 +136,44 @@ func programFix(in *Inputs, agent string, file settingsFile, program string) str
 	return "runtasks install " + agent + " --global (writes this runtasks, " + in.Executable + ", into " + file.path + ")"
 }
 
-// hookProgram checks a hook's program: same is this runtasks, problem why
-// it is no runtasks (by its Go build info), other describes another one.
-func hookProgram(in *Inputs, program string) (same bool, problem, other string) {
+// hookProgram says why a hook's program is not this runtasks ("": it is):
+// missing, no runtasks (by its Go build info), or another runtasks.
+func hookProgram(in *Inputs, program string) string {
 	path := program
 	if !strings.ContainsRune(path, filepath.Separator) {
 		if path = in.LookPath(program); path == "" {
-			return false, "is not found on PATH", ""
+			return "is not found on PATH"
 		}
 	}
 	if r, err := filepath.EvalSymlinks(path); err == nil {
 		path = r
 	}
 	if path == in.Executable {
-		return true, "", ""
+		return ""
 	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return false, "is missing", ""
+		return "is missing"
 	case err != nil:
-		return false, "cannot be read: " + oneLine(err), ""
+		return "cannot be read: " + oneLine(err)
 	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
-		return false, "is not an executable file", ""
+		return "is not an executable file"
 	}
 	bi, err := buildinfo.ReadFile(path)
 	switch {
 	case err != nil:
-		return false, "is not runtasks (not a Go program)", ""
+		return "is not runtasks (not a Go program)"
 	case bi.Path != runtasksMain:
-		return false, "is not runtasks (a Go program of " + bi.Path + ")", ""
+		return "is not runtasks (a Go program of " + bi.Path + ")"
+	case sameFile(path, in.Executable):
+		return ""
 	}
-	if sameFile(path, in.Executable) {
-		return true, "", ""
-	}
-	other = buildName(bi)
+	other := buildName(bi)
 	if program != path {
 		other += " at " + path
 	}
-	return false, "", other
+	return fmt.Sprintf("is another runtasks (%s), not this one (%s, %s)", other, in.Executable, ownVersion())
 }
 
 // sameFile reports whether two files hold the same bytes (the same build).
@@ -277,7 +266,7 @@ func checkFires(in *Inputs, agent string, s agentSettings) *Finding {
 // environment or the "env" of Claude Code's settings, with max_cycles.
 func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding {
 	maxCycles := cfg.Workflow.StopHook.MaxCycles
-	val, src := in.Getenv(EnvBlockCap), "environment"
+	val, src := config.LookupEnv(in.Environ, EnvBlockCap), "environment"
 	for _, f := range claude.files {
 		if val != "" {
 			break
@@ -312,12 +301,10 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding
 	return Finding{OK, "block-cap", fmt.Sprintf("%s=%d (%s), max_cycles %d", EnvBlockCap, n, src, maxCycles), ""}
 }
 
-// baseHookTimeout covers a stop hook without command checks: bd's queries
-// (each bounded by beads.timeout) and the state.
-const baseHookTimeout = 30 * time.Second
-
 // HookTimeout is the Stop hook timeout covering every command check in
-// sequence plus the base; an agent kills a hook that outlives it. The stop
+// sequence plus install.DefaultTimeout, which covers bd's queries (each
+// bounded by beads.timeout) and the state; an agent kills a hook that
+// outlives it. The stop
 // audit runs workflow.verify's checks for up to max_per_stop tasks.
 func HookTimeout(cfg *config.Config) time.Duration {
 	var sum time.Duration
@@ -325,7 +312,7 @@ func HookTimeout(cfg *config.Config) time.Duration {
 		v := cfg.Workflow.Verify
 		sum = commandTime(cfg.Workflow.Checks) + commandTime(v.Checks)*time.Duration(max(v.MaxPerStop, 1))
 	}
-	return (baseHookTimeout + sum).Round(time.Second)
+	return (install.DefaultTimeout + sum).Round(time.Second)
 }
 
 // commandTime is the most the command checks among specs take in sequence.
@@ -341,39 +328,6 @@ func commandTime(specs []config.CheckSpec) (sum time.Duration) {
 	return sum
 }
 
-// stopHookTimeouts reads the timeouts of runtasks' stop-hook entries (none: 0).
-func stopHookTimeouts(agent string, data []byte) []time.Duration {
-	unit := time.Second
-	switch agent {
-	case hook.Gemini:
-		unit = time.Millisecond
-	case hook.Cursor:
-		return nil
-	}
-	var doc struct {
-		Hooks map[string][]struct {
-			Hooks []struct {
-				Command string  `json:"command"`
-				Timeout float64 `json:"timeout"`
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
-	if json.Unmarshal(data, &doc) != nil {
-		return nil
-	}
-	var out []time.Duration
-	for _, groups := range doc.Hooks {
-		for _, g := range groups {
-			for _, h := range g.Hooks {
-				if strings.Contains(h.Command, "runtasks") && strings.Contains(h.Command, " stop-hook") {
-					out = append(out, time.Duration(h.Timeout*float64(unit)))
-				}
-			}
-		}
-	}
-	return out
-}
-
 // checkTimeouts checks that every installed stop hook's timeout covers the
 // configured checks (HookTimeout).
 func checkTimeouts(cfg *config.Config, settings map[string]agentSettings) Finding {
@@ -382,10 +336,13 @@ func checkTimeouts(cfg *config.Config, settings map[string]agentSettings) Findin
 	n := 0
 	for _, agent := range hook.Agents {
 		for _, f := range settings[agent].files {
-			for _, d := range stopHookTimeouts(agent, f.data) {
+			for _, e := range f.entries {
+				if agent == hook.Cursor || !strings.Contains(e.Command, install.StopHook) {
+					continue
+				}
 				n++
-				if d > 0 && d < need {
-					short = append(short, fmt.Sprintf("%s (%s)", f.path, d))
+				if e.Timeout > 0 && e.Timeout < need {
+					short = append(short, fmt.Sprintf("%s (%s)", f.path, e.Timeout))
 				}
 			}
 		}

@@ -71,7 +71,6 @@ type Inputs struct {
 	Home, CodexHome string
 	// Executable is this runtasks binary: what install writes into hooks.
 	Executable string
-	Getenv     func(string) string
 	// LookPath finds a program on PATH ("" = not found).
 	LookPath func(string) string
 	Beads    func(*config.Config) Beads
@@ -240,7 +239,7 @@ func checkEpic(ctx context.Context, client Beads, epic, from string, ready bool)
 
 // checkTrust says whether the hooks read the project's project.yaml.
 func checkTrust(in *Inputs) Finding {
-	if f := in.Getenv(config.EnvConfig); f != "" {
+	if f := config.LookupEnv(in.Environ, config.EnvConfig); f != "" {
 		return Finding{OK, "trust", config.EnvConfig + " names " + f + ": the hooks read it as named", ""}
 	}
 	file := filepath.Join(in.Root, config.ProjectFile)

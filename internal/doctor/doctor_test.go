@@ -168,12 +168,7 @@ func TestCheckBlockCap(t *testing.T) {
 		{"settings string", "", claude(`"70"`), 50, OK, "=70 (/p/.claude/settings.json)"},
 		{"environment first", "80", claude("70"), 50, OK, "=80 (environment)"},
 	} {
-		in := &Inputs{Root: "/p", Home: "/h", ReadFile: tt.fs.read, Getenv: func(k string) string {
-			if k == EnvBlockCap {
-				return tt.env
-			}
-			return ""
-		}}
+		in := &Inputs{Root: "/p", Home: "/h", ReadFile: tt.fs.read, Environ: []string{EnvBlockCap + "=" + tt.env}}
 		cfg := &config.Config{}
 		cfg.Workflow.StopHook.MaxCycles = tt.maxCycles
 		f := checkBlockCap(in, cfg, readSettings(in, hook.Claude))
@@ -254,12 +249,7 @@ func TestCheckTrust(t *testing.T) {
 		{"unreadable", root, "", state(trust.Untrusted, errors.New("bad record")), Warning, "bad record: runtasks ignores", "review"},
 	} {
 		in := &Inputs{Root: tt.root, TrustState: tt.state, TrustErr: errors.New("no HOME"), ReadFile: os.ReadFile,
-			Getenv: func(k string) string {
-				if k == config.EnvConfig {
-					return tt.env
-				}
-				return ""
-			}}
+			Environ: []string{config.EnvConfig + "=" + tt.env}}
 		f := checkTrust(in)
 		if f.Level != tt.level || !strings.Contains(f.Msg, tt.msg) || !strings.Contains(f.Fix, tt.fixHas) {
 			t.Errorf("%s: %+v; want %s %q, fix with %q", tt.name, f, tt.level, tt.msg, tt.fixHas)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/hook"
 )
 
@@ -166,11 +167,11 @@ func Command(o Options, sub string) string {
 	if o.Global {
 		prog = o.Executable
 	}
-	cmd := shellQuote(prog) + " " + sub
+	cmd := config.ShellQuote(prog) + " " + sub
 	if sub == StopHook || sub == PreToolHook {
 		cmd += " --agent " + o.Agent
 		if o.Epic != "" {
-			cmd += " --epic " + shellQuote(o.Epic)
+			cmd += " --epic " + config.ShellQuote(o.Epic)
 		}
 	}
 	return cmd

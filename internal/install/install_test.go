@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/hook"
 )
 
@@ -175,7 +176,7 @@ func TestOurs(t *testing.T) {
 			t.Errorf("ours(%q) = %v", cmd, got)
 		}
 	}
-	if q := shellQuote("/my dir/it's"); strings.Join(shellWords(q+" x"), "|") != "/my dir/it's|x" {
+	if q := config.ShellQuote("/my dir/it's"); strings.Join(shellWords(q+" x"), "|") != "/my dir/it's|x" {
 		t.Errorf("quote round trip: %s", q)
 	}
 }

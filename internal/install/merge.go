@@ -123,6 +123,8 @@ type Entry struct {
 	Program string
 	// Epic is the --epic the command passes ("" for none).
 	Epic string
+	// Timeout is the entry's "timeout" (0: none; Gemini CLI counts milliseconds).
+	Timeout time.Duration
 }
 
 // flagValue is the value words give the flag name (--name V or --name=V).
@@ -152,6 +154,10 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 	if hooks == nil {
 		return nil, nil
 	}
+	unit := time.Second
+	if agent == hook.Gemini {
+		unit = time.Millisecond
+	}
 	var out []Entry
 	for _, m := range hooks.Members {
 		ev := m.Name.Value.(hujson.Literal).String()
@@ -159,7 +165,9 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 			for _, h := range handlers(item, sp.grouped) {
 				if cmd := command(h); ours(cmd) {
 					words := shellWords(cmd)
-					out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic")})
+					timeout, _ := member(h, "timeout").Value.(hujson.Literal)
+					out = append(out, Entry{Event: ev, Command: cmd, Program: words[0], Epic: flagValue(words, "--epic"),
+						Timeout: time.Duration(timeout.Float() * float64(unit))})
 				}
 			}
 		}
@@ -183,16 +191,6 @@ func elements(list hujson.Value) []hujson.Value {
 		return a.Elements
 	}
 	return nil
-}
-
-// shellQuote quotes s for /bin/sh when it needs it.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
-	}) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // shellWords splits a command line as /bin/sh would (no expansions).
