@@ -23,7 +23,8 @@ type Exec struct {
 func (e Exec) String() string { return e.Key + ": " + e.Value }
 
 // Review lists what a project.yaml's content would make runtasks run —
-// beads.bin, the command checks (composite ones included), the notify
+// beads.bin, the command checks (composite ones included, and
+// workflow.verify's with its overrides and task_commands), the notify
 // commands, runtasks run's agent binaries — and the paths outside the
 // project root it would read or write (prompts.run_tasks, claim.templates,
 // log.file, state.dir, beads.dir, claim.runs_dir, a command check's dir).
@@ -73,6 +74,16 @@ func Review(root string, data []byte) ([]Exec, error) {
 		}
 	}
 	checks("workflow.checks", at(raw, "workflow.checks"))
+	checks("workflow.verify.checks", at(raw, "workflow.verify.checks"))
+	overrides, _ := at(raw, "workflow.verify.overrides").([]any)
+	for i, item := range overrides {
+		if m, ok := item.(map[string]any); ok {
+			checks(fmt.Sprintf("workflow.verify.overrides[%d].checks", i), m["checks"])
+		}
+	}
+	if on, _ := at(raw, "workflow.verify.task_commands").(bool); on {
+		out = append(out, Exec{Key: "workflow.verify.task_commands", Value: "each task's bd metadata key verify, as a shell command", Runs: true})
+	}
 	notify, _ := at(raw, "workflow.notify").([]any)
 	for i, item := range notify {
 		if m, ok := item.(map[string]any); ok {
