@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -43,7 +42,7 @@ type rawCodexLine struct {
 // format without the type/payload envelope).
 func parseCodex(line []byte) codexLine {
 	var r rawCodexLine
-	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
+	if json.Unmarshal(line, &r) != nil {
 		return codexLine{}
 	}
 	item := r.Payload
