@@ -60,7 +60,7 @@ func (s *Store) BindingPath(session string) (string, error) {
 	}
 	dir, err := s.sub(bindingsDir)
 	sum := sha256.Sum256([]byte(session))
-	return filepath.Join(dir, safePrefix(session)+"_"+hex.EncodeToString(sum[:])[:32]+stateExt), err
+	return filepath.Join(dir, SafeName(session, 24, "-")+"_"+hex.EncodeToString(sum[:])[:32]+stateExt), err
 }
 
 // Binding reads session's binding; a corrupt file is reported (Warn) and read as none.

@@ -95,13 +95,15 @@ func stateName(session, epic string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d:%s%d:%s", len(session), session, len(epic), epic)
 	sum := hex.EncodeToString(h.Sum(nil))[:32]
-	return safePrefix(session) + "_" + safePrefix(epic) + "_" + sum + stateExt
+	return SafeName(session, 24, "-") + "_" + SafeName(epic, 24, "-") + "_" + sum + stateExt
 }
 
-func safePrefix(id string) string {
-	b := []byte(id[:min(len(id), 24)])
+// SafeName cuts id to max bytes and replaces each byte that is not an
+// ASCII letter, a digit or one of keep with '_'.
+func SafeName(id string, max int, keep string) string {
+	b := []byte(id[:min(len(id), max)])
 	for i, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0) {
 			b[i] = '_'
 		}
 	}
