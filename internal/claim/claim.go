@@ -179,7 +179,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	}
 	claimed, err := t.ClaimID(ctx, is.ID, r.Actor)
 	if err != nil {
-		if beads.IsKind(err, beads.KindConflict) || strings.Contains(err.Error(), "already claimed") {
+		if beads.AlreadyClaimed(err) {
 			held := &HeldError{Task: is.ID, Holder: "another actor"}
 			if now, serr := t.Show(ctx, is.ID); serr == nil && now.Assignee != "" {
 				held.Holder, held.Since = now.Assignee, now.StartedAt

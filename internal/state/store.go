@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -459,10 +458,6 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 		return nil, fmt.Errorf("decision log: %w", err)
 	}
 	defer file.Close()
-	limit := f.Limit
-	if limit <= 0 {
-		limit = math.MaxInt
-	}
 	var (
 		out      []Record // newest first
 		bad      int
@@ -471,7 +466,7 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 	)
 	sc := transcript.NewReverseScanner(file, fi.Size())
 	sc.Buffer(0, maxLogLine)
-	for len(out) < limit && sc.Scan() {
+	for (f.Limit <= 0 || len(out) < f.Limit) && sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
