@@ -113,18 +113,13 @@ func SafeName(id string, max int, keep string) string {
 // back atomically under the session's lock, so concurrent updates never
 // lose one another's changes. If fn fails nothing is written and its error
 // is returned as is. A corrupt file is moved aside and fn sees a fresh state.
-func (s *Store) Update(session, epic string, fn func(*State) error) (st State, err error) {
+func (s *Store) Update(session, epic string, fn func(*State) error) (State, error) {
 	path, err := s.StatePath(session, epic)
 	if err != nil {
 		return State{}, err
 	}
-	err = s.locked(path, func() error {
-		if st, err = s.readLocked(path, session, epic); err != nil {
-			return err
-		}
-		if err := fn(&st); err != nil {
-			return err
-		}
+	read := func() (State, error) { return s.readLocked(path, session, epic) }
+	return rewrite(s, path, read, fn, func(st *State) error {
 		st.Session, st.Epic = session, epic
 		if st.UpdatedAt.IsZero() {
 			st.UpdatedAt = s.now()
@@ -141,23 +136,32 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (st State, e
 		}
 		return writeFileAtomic(path, data.Bytes(), false, false)
 	})
-	if err != nil {
-		return State{}, err
-	}
-	return st, nil
 }
 
-// locked makes path's directory and runs fn under path's lock.
-func (s *Store) locked(path string, fn func() error) error {
+// rewrite makes path's directory and, under path's lock, reads the file
+// (read), calls fn on it and stores what fn left (put). If fn fails
+// nothing is stored and its error is returned as is.
+func rewrite[T any](s *Store, path string, read func() (T, error), fn func(*T) error, put func(*T) error) (T, error) {
+	var zero T
 	if err := s.mkdir(filepath.Dir(path)); err != nil {
-		return err
+		return zero, err
 	}
 	unlock, err := s.lock(path)
 	if err != nil {
-		return err
+		return zero, err
 	}
 	defer unlock()
-	return fn()
+	v, err := read()
+	if err == nil {
+		err = fn(&v)
+	}
+	if err == nil {
+		err = put(&v)
+	}
+	if err != nil {
+		return zero, err
+	}
+	return v, nil
 }
 
 // Get reads the state of (session, epic), fresh when none; a corrupt file is moved aside.
