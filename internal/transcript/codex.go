@@ -20,9 +20,14 @@ type codexLine struct {
 }
 
 // rawCodexItem holds the fields of a rollout payload (or of an old
-// envelope-less line) that LastAgentMessage and a usage read use.
+// envelope-less line, or of a TUI log's codex_event) that LastAgentMessage,
+// a usage read and CodexLog use.
 type rawCodexItem struct {
 	Type             string          `json:"type"`
+	ID               string          `json:"id"`
+	SessionID        string          `json:"session_id"`
+	TurnID           string          `json:"turn_id"`
+	Msg              *rawCodexItem   `json:"msg"` // TUI: the event sits under msg
 	Role             string          `json:"role"`
 	Model            string          `json:"model"`
 	Content          json.RawMessage `json:"content"`
