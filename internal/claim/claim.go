@@ -125,23 +125,11 @@ func Actor(base string, getenv func(string) string, session string) string {
 		return base
 	}
 	// Already this session's actor (BEADS_ACTOR as the session hook exports it).
-	suffix := "@" + sanitize(session, 64)
+	suffix := "@" + state.SafeName(session, 64, "._-")
 	if strings.HasSuffix(base, suffix) {
 		return base
 	}
 	return base + suffix
-}
-
-// sanitize cuts s to max bytes and replaces each byte not in
-// [A-Za-z0-9._-] with '_'.
-func sanitize(s string, max int) string {
-	b := []byte(s[:min(len(s), max)])
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 type Request struct {
@@ -191,7 +179,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	}
 	claimed, err := t.ClaimID(ctx, is.ID, r.Actor)
 	if err != nil {
-		if beads.IsKind(err, beads.KindConflict) || strings.Contains(err.Error(), "already claimed") {
+		if beads.AlreadyClaimed(err) {
 			held := &HeldError{Task: is.ID, Holder: "another actor"}
 			if now, serr := t.Show(ctx, is.ID); serr == nil && now.Assignee != "" {
 				held.Holder, held.Since = now.Assignee, now.StartedAt

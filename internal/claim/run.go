@@ -32,7 +32,7 @@ type RunData struct {
 
 // RunID names a run folder: run-YYYYMMDD-HHMMSS-<task id> (UTC).
 func RunID(task string, at time.Time) string {
-	return "run-" + at.UTC().Format("20060102-150405") + "-" + sanitize(task, 80)
+	return "run-" + at.UTC().Format("20060102-150405") + "-" + state.SafeName(task, 80, "._-")
 }
 
 // Checklist splits acceptance criteria into items: one a non-empty line,

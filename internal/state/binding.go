@@ -60,7 +60,7 @@ func (s *Store) BindingPath(session string) (string, error) {
 	}
 	dir, err := s.sub(bindingsDir)
 	sum := sha256.Sum256([]byte(session))
-	return filepath.Join(dir, safePrefix(session)+"_"+hex.EncodeToString(sum[:])[:32]+stateExt), err
+	return filepath.Join(dir, SafeName(session, 24, "-")+"_"+hex.EncodeToString(sum[:])[:32]+stateExt), err
 }
 
 // Binding reads session's binding; a corrupt file is reported (Warn) and read as none.
@@ -84,19 +84,16 @@ func (s *Store) readBinding(path, session, fate string) (Binding, error) {
 }
 
 // UpdateBinding is Update for session's binding; an empty binding is removed.
-func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (b Binding, err error) {
+func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (Binding, error) {
 	path, err := s.BindingPath(session)
 	if err != nil {
 		return Binding{}, err
 	}
-	err = s.locked(path, func() error {
+	read := func() (Binding, error) {
 		removeTemps(path)
-		if b, err = s.readBinding(path, session, "replaced"); err != nil {
-			return err
-		}
-		if err := fn(&b); err != nil {
-			return err
-		}
+		return s.readBinding(path, session, "replaced")
+	}
+	return rewrite(s, path, read, fn, func(b *Binding) error {
 		b.Session = session
 		if b.Empty() {
 			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -111,10 +108,6 @@ func (s *Store) UpdateBinding(session string, fn func(*Binding) error) (b Bindin
 		}
 		return writeFileAtomic(path, append(data, '\n'), true, false)
 	})
-	if err != nil {
-		return Binding{}, err
-	}
-	return b, nil
 }
 
 // Bindings lists every binding, most recently updated first, skipping (Warn) bad files.

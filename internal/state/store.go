@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,13 +94,15 @@ func stateName(session, epic string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d:%s%d:%s", len(session), session, len(epic), epic)
 	sum := hex.EncodeToString(h.Sum(nil))[:32]
-	return safePrefix(session) + "_" + safePrefix(epic) + "_" + sum + stateExt
+	return SafeName(session, 24, "-") + "_" + SafeName(epic, 24, "-") + "_" + sum + stateExt
 }
 
-func safePrefix(id string) string {
-	b := []byte(id[:min(len(id), 24)])
+// SafeName cuts id to max bytes and replaces each byte that is not an
+// ASCII letter, a digit or one of keep with '_'.
+func SafeName(id string, max int, keep string) string {
+	b := []byte(id[:min(len(id), max)])
 	for i, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0) {
 			b[i] = '_'
 		}
 	}
@@ -112,18 +113,13 @@ func safePrefix(id string) string {
 // back atomically under the session's lock, so concurrent updates never
 // lose one another's changes. If fn fails nothing is written and its error
 // is returned as is. A corrupt file is moved aside and fn sees a fresh state.
-func (s *Store) Update(session, epic string, fn func(*State) error) (st State, err error) {
+func (s *Store) Update(session, epic string, fn func(*State) error) (State, error) {
 	path, err := s.StatePath(session, epic)
 	if err != nil {
 		return State{}, err
 	}
-	err = s.locked(path, func() error {
-		if st, err = s.readLocked(path, session, epic); err != nil {
-			return err
-		}
-		if err := fn(&st); err != nil {
-			return err
-		}
+	read := func() (State, error) { return s.readLocked(path, session, epic) }
+	return rewrite(s, path, read, fn, func(st *State) error {
 		st.Session, st.Epic = session, epic
 		if st.UpdatedAt.IsZero() {
 			st.UpdatedAt = s.now()
@@ -140,23 +136,32 @@ func (s *Store) Update(session, epic string, fn func(*State) error) (st State, e
 		}
 		return writeFileAtomic(path, data.Bytes(), false, false)
 	})
-	if err != nil {
-		return State{}, err
-	}
-	return st, nil
 }
 
-// locked makes path's directory and runs fn under path's lock.
-func (s *Store) locked(path string, fn func() error) error {
+// rewrite makes path's directory and, under path's lock, reads the file
+// (read), calls fn on it and stores what fn left (put). If fn fails
+// nothing is stored and its error is returned as is.
+func rewrite[T any](s *Store, path string, read func() (T, error), fn func(*T) error, put func(*T) error) (T, error) {
+	var zero T
 	if err := s.mkdir(filepath.Dir(path)); err != nil {
-		return err
+		return zero, err
 	}
 	unlock, err := s.lock(path)
 	if err != nil {
-		return err
+		return zero, err
 	}
 	defer unlock()
-	return fn()
+	v, err := read()
+	if err == nil {
+		err = fn(&v)
+	}
+	if err == nil {
+		err = put(&v)
+	}
+	if err != nil {
+		return zero, err
+	}
+	return v, nil
 }
 
 // Get reads the state of (session, epic), fresh when none; a corrupt file is moved aside.
@@ -457,10 +462,6 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 		return nil, fmt.Errorf("decision log: %w", err)
 	}
 	defer file.Close()
-	limit := f.Limit
-	if limit <= 0 {
-		limit = math.MaxInt
-	}
 	var (
 		out      []Record // newest first
 		bad      int
@@ -469,7 +470,7 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 	)
 	sc := transcript.NewReverseScanner(file, fi.Size())
 	sc.Buffer(0, maxLogLine)
-	for len(out) < limit && sc.Scan() {
+	for (f.Limit <= 0 || len(out) < f.Limit) && sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue

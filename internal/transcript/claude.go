@@ -1,10 +1,11 @@
 package transcript
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // kind is what a Claude Code transcript line means to the readers.
@@ -20,11 +21,12 @@ const (
 // claudeLine is the part of a transcript line the readers use.
 type claudeLine struct {
 	kind           kind
-	msg, sidechain bool     // msg: a user or assistant message line
-	id             string   // message.id of an assistant line
-	texts          []string // text blocks of an assistant line, in order
-	toolError      bool     // a tool_result block with is_error
-	feedback       bool     // a user line holding a Stop hook's block reason
+	msg, sidechain bool          // msg: a user or assistant message line
+	id, model      string        // message.id and .model of an assistant line
+	texts          []string      // text blocks of an assistant line, in order
+	usage          *usage.Tokens // message.usage of an assistant line
+	toolError      bool          // a tool_result block with is_error
+	feedback       bool          // a user line holding a Stop hook's block reason
 }
 
 // rawClaudeLine holds the fields the readers need (Claude Code 1.0.x to 2.1.x).
@@ -86,15 +88,18 @@ var notPrompts = []string{
 // torn last line) is kindOther.
 func parseClaude(line []byte) claudeLine {
 	var r rawClaudeLine
-	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
+	if json.Unmarshal(line, &r) != nil {
 		return claudeLine{}
 	}
 	l := claudeLine{sidechain: r.IsSidechain, msg: r.Type == "assistant" || r.Type == "user"}
 	c := r.Message.Content
 	switch r.Type {
 	case "assistant":
-		l.kind = kindAssistant
-		l.id = r.Message.ID
+		l.kind, l.id, l.model = kindAssistant, r.Message.ID, r.Message.Model
+		if u := r.Message.Usage; u != nil {
+			l.usage = &usage.Tokens{Input: u.InputTokens, Output: u.OutputTokens,
+				CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
+		}
 		if c.str != "" {
 			l.texts = []string{c.str}
 		}

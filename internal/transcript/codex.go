@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -21,9 +20,14 @@ type codexLine struct {
 }
 
 // rawCodexItem holds the fields of a rollout payload (or of an old
-// envelope-less line) that LastAgentMessage and a usage read use.
+// envelope-less line, or of a TUI log's codex_event) that LastAgentMessage,
+// a usage read and CodexLog use.
 type rawCodexItem struct {
 	Type             string          `json:"type"`
+	ID               string          `json:"id"`
+	SessionID        string          `json:"session_id"`
+	TurnID           string          `json:"turn_id"`
+	Msg              *rawCodexItem   `json:"msg"` // TUI: the event sits under msg
 	Role             string          `json:"role"`
 	Model            string          `json:"model"`
 	Content          json.RawMessage `json:"content"`
@@ -43,7 +47,7 @@ type rawCodexLine struct {
 // format without the type/payload envelope).
 func parseCodex(line []byte) codexLine {
 	var r rawCodexLine
-	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
+	if json.Unmarshal(line, &r) != nil {
 		return codexLine{}
 	}
 	item := r.Payload

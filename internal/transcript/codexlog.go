@@ -43,15 +43,6 @@ type rawCodexLogLine struct {
 	Kind    string          `json:"kind"`
 }
 
-type rawCodexEvent struct {
-	Type             string         `json:"type"`
-	ID               string         `json:"id"`
-	SessionID        string         `json:"session_id"`
-	TurnID           string         `json:"turn_id"`
-	LastAgentMessage string         `json:"last_agent_message"`
-	Msg              *rawCodexEvent `json:"msg"` // TUI: the event sits under msg
-}
-
 // Add reads one line (without its newline); others than those it reads
 // are only counted.
 func (l *CodexLog) Add(line []byte) {
@@ -64,7 +55,7 @@ func (l *CodexLog) Add(line []byte) {
 	if json.Unmarshal(line, &r) != nil {
 		return
 	}
-	var ev rawCodexEvent
+	var ev rawCodexItem
 	switch {
 	case r.Kind != "": // TUI session log
 		l.Format, l.Ended = FormatTUILog, l.Ended || r.Kind == "session_end"

@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -52,12 +51,9 @@ func lastGeminiMessage(walk walker) (string, error) {
 	var text string
 	var seen bool
 	err := walk(func(line []byte) bool {
-		if len(bytes.TrimSpace(line)) == 0 {
-			return true
-		}
 		var r rawGeminiRecord
 		if json.Unmarshal(line, &r) != nil {
-			return true // a torn last line
+			return true // a blank or torn line
 		}
 		switch r.Type {
 		case "gemini":

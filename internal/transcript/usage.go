@@ -124,32 +124,17 @@ func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 		if !hasUsage && bytes.Contains(line, []byte(`"tool_result"`)) {
 			return true
 		}
-		var r rawClaudeLine
-		if json.Unmarshal(line, &r) != nil {
-			return true
-		}
-		switch r.Type {
-		case "assistant":
-			us := r.Message.Usage
-			if us == nil || (r.Message.ID != "" && seen[r.Message.ID]) {
+		l := parseClaude(line)
+		switch {
+		case l.usage != nil:
+			if l.id != "" && seen[l.id] {
 				return true
 			}
-			seen[r.Message.ID] = true
-			record(&u, r.Message.ID, r.Message.Model, usage.Tokens{Input: us.InputTokens, Output: us.OutputTokens,
-				CacheRead: us.CacheReadInputTokens, CacheWrite: us.CacheCreationInputTokens}, boundaries > 0)
-		case "system":
-			if r.Subtype == "compact_boundary" && !region {
-				boundaries++
-				return boundaries < 2
-			}
-		case "user":
-			if r.IsSidechain || region {
-				return true
-			}
-			if l := parseClaude(line); l.kind == kindBoundary || l.feedback {
-				boundaries++
-				return boundaries < 2
-			}
+			seen[l.id] = true
+			record(&u, l.id, l.model, *l.usage, boundaries > 0)
+		case !region && !l.sidechain && (l.kind == kindBoundary || l.feedback):
+			boundaries++
+			return boundaries < 2
 		}
 		return true
 	})
