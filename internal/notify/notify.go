@@ -94,7 +94,7 @@ func NewEvent(event string, in engine.Input, d engine.Decision, project string, 
 func (e Event) Summary() string {
 	what := map[string]string{Complete: "complete", NeedsPerson: "needs a person", CapReached: "reached its cap",
 		NoProgress: "made no progress", BeadsError: "could not read beads", Budget: "spent its budget",
-		SelfDisarm: "refused a disarm by its own agent"}[e.Event]
+		SelfDisarm: "refused a disarm by its own agent", Reopened: "reopened a task closed without passing its checks"}[e.Event]
 	s := "runtasks"
 	if e.Epic != "" {
 		s += " " + e.Epic

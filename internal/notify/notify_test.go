@@ -145,3 +145,14 @@ func TestReadJobBounded(t *testing.T) {
 		t.Error("a broken job is accepted")
 	}
 }
+
+// Every event a notify command can ask for says what happened in its
+// one-line summary.
+func TestSummaryNamesEveryEvent(t *testing.T) {
+	for _, ev := range []string{Complete, NeedsPerson, CapReached, NoProgress, BeadsError, Budget, SelfDisarm, Reopened} {
+		got := Event{Event: ev, Epic: "E", Session: "s1", Why: "w"}.Summary()
+		if strings.HasPrefix(got, "runtasks E  ") || !strings.HasSuffix(got, " (session s1): w") {
+			t.Errorf("%s: summary %q names nothing that happened", ev, got)
+		}
+	}
+}
