@@ -92,7 +92,7 @@ type checkReport struct {
 // prints each check's verdict.
 func runCheck(ctx context.Context, o *checkOptions) error {
 	cfg := o.Config
-	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
+	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript}
 	if o.Transcript != "" {
 		msg, err := transcript.LastAssistantText(o.Transcript)
 		if err == nil && msg == "" {

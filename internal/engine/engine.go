@@ -21,7 +21,6 @@ type Input struct {
 	Event           string // Stop, SubagentStop, AfterAgent, stop, run
 	SessionID       string
 	TranscriptPath  string
-	CWD             string
 	FinalMessage    string             // the agent's last assistant text
 	ToolErrors      bool               // the latest tool results in the transcript are errors
 	Subagent        bool               // SubagentStop, or agent_id set
@@ -40,6 +39,8 @@ type Tracker interface {
 	Ready(ctx context.Context, epic string) ([]beads.Issue, error)   // bd ready --parent
 	Subtree(ctx context.Context, epic string) ([]beads.Issue, error) // every unclosed descendant
 	Show(ctx context.Context, id string) (beads.Issue, error)        // an unknown id is an error
+	// Descendants reads the epic and every descendant, closed ones too.
+	Descendants(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error)
 }
 
 // Workspace answers questions about the project's git work tree.
