@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -110,13 +109,8 @@ func (d *decider) checkBeads(v Verdict) Verdict {
 		v.Status = VerdictError
 	default:
 		v.Status = VerdictIncomplete
-		for _, is := range d.activeIssues() {
-			v.Feedback = append(v.Feedback, is.ID+" "+oneLine(is.Title, 80)+" ["+is.Status+"]")
-		}
-		if len(v.Feedback) == 0 {
-			for _, is := range d.waitingIssues() {
-				v.Feedback = append(v.Feedback, is.ID+" "+oneLine(is.Title, 80)+" ["+is.Status+"] needs a person")
-			}
+		if v.Feedback = issueLines(d.activeIssues(), ""); len(v.Feedback) == 0 {
+			v.Feedback = issueLines(d.waitingIssues(), " needs a person")
 		}
 	}
 	if v.Status != VerdictComplete {
@@ -131,7 +125,7 @@ func (d *decider) checkPromise(texts []string, v Verdict) Verdict {
 	if strings.TrimSpace(d.in.FinalMessage) == "" {
 		return v.as(VerdictSkipped, "no final message")
 	}
-	promises := slices.DeleteFunc(d.cfg.Promises(), func(p config.Promise) bool { return !d.cfg.AllowsExitOn(p.Condition) })
+	promises := d.promises()
 	if len(texts) > 0 {
 		promises = nil
 		for _, t := range texts {

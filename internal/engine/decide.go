@@ -303,7 +303,7 @@ func (d *decider) tokenOnly() Decision {
 
 func (d *decider) withEpic() Decision {
 	sh := d.cfg.Workflow.StopHook
-	claims := d.claims()
+	claims := FindPromises(d.in.FinalMessage, d.promises())
 	dt := d.cfg.Workflow.DoneToken
 	token := dt.Required && HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID)
 
@@ -343,9 +343,9 @@ func (d *decider) withEpic() Decision {
 	return d.noClaim(c)
 }
 
-// claims lists the promises in the final message whose condition is on.
-func (d *decider) claims() []config.Promise {
-	return slices.DeleteFunc(FindPromises(d.in.FinalMessage, d.cfg.Promises()), func(p config.Promise) bool { return !d.cfg.AllowsExitOn(p.Condition) })
+// promises lists the configured promises whose condition is on.
+func (d *decider) promises() []config.Promise {
+	return slices.DeleteFunc(d.cfg.Promises(), func(p config.Promise) bool { return !d.cfg.AllowsExitOn(p.Condition) })
 }
 
 // judge decides on one claimed promise. ok is false when the claim neither
@@ -441,12 +441,8 @@ func (d *decider) keepGoing(counts state.Counts) Decision {
 }
 
 func (d *decider) reject(c state.Counts, head string) Decision {
-	var lines []string
-	for _, is := range d.activeIssues() {
-		lines = append(lines, fmt.Sprintf("%s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
-	}
 	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
-		Reason: head + ":\n- " + upTo3(lines, "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
+		Reason: head + ":\n- " + upTo3(issueLines(d.activeIssues(), ""), "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 }
 
 func (d *decider) complete(c state.Counts, why string) Decision {
@@ -649,6 +645,15 @@ func (d *decider) activeIssues() []beads.Issue {
 
 // waitingIssues lists what is neither ready nor in progress.
 func (d *decider) waitingIssues() []beads.Issue { return d.restOf("blocked", "deferred", "open") }
+
+// issueLines are "ID title [status]" lines, each followed by tail.
+func issueLines(issues []beads.Issue, tail string) []string {
+	var lines []string
+	for _, is := range issues {
+		lines = append(lines, is.ID+" "+oneLine(is.Title, 80)+" ["+is.Status+"]"+tail)
+	}
+	return lines
+}
 
 // cycleLabel is "cycle N/MAX" for the block being made ("cycle N" uncapped).
 func (d *decider) cycleLabel() string {
