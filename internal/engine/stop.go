@@ -36,7 +36,7 @@ type Ports struct {
 	Usage usage.UsageReader
 	// Notify hands a recorded decision to workflow.notify (nil: none).
 	Notify func(Input, Decision)
-	Now    func() time.Time
+	Now    func() time.Time // required
 }
 
 // Stop is the one stop transaction of every entry point (stop-hook, run,
@@ -55,7 +55,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 
 func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, Input, error) {
 	in := req.Input
-	began := nowOf(p)
+	began := p.Now()
 	if !cfg.Workflow.StopHook.Enabled {
 		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, in, nil
 	}
@@ -76,7 +76,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	}
 
 	env := Env{Beads: p.Beads, Workspace: p.Workspace, Worktrees: p.Worktrees, Runner: p.Runner,
-		Now: nowOf(p), Verdicts: req.DryRun}
+		Now: p.Now(), Verdicts: req.DryRun}
 	if in.Epic != "" {
 		prompt, err := RenderPrompt(cfg, in.Epic, in.SessionID)
 		if err != nil {
@@ -156,7 +156,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 		rec = NewRecord(in, key, dec, env.Now)
 		next.Last = &rec
-		thisStop.DecidedAt = nowOf(p)
+		thisStop.DecidedAt = p.Now()
 		next.LastStop = &thisStop
 		*st = next
 		return nil

@@ -142,7 +142,7 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 			continue
 		}
 		v := VerifyTask(ctx, cfg, env, is)
-		if err := s.Append(v.Record(in, in.Epic, nowOf(p))); err != nil {
+		if err := s.Append(v.Record(in, in.Epic, p.Now())); err != nil {
 			s.Warnf("decision log: %v", err)
 		}
 		if !v.Passed() {
@@ -150,13 +150,6 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 		}
 	}
 	return "", nil
-}
-
-func nowOf(p Ports) time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
 }
 
 // resolveEpic is the session's binding and the epic a stop is judged
