@@ -85,7 +85,7 @@ type checkReport struct {
 // runCheck judges once through the stop transaction as a dry run and
 // prints each check's verdict.
 func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engine.Ports, o *checkOptions) error {
-	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
+	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript}
 	if o.Transcript != "" {
 		msg, err := transcript.LastAssistantText(o.Transcript)
 		if err == nil && msg == "" {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
@@ -40,7 +41,7 @@ func TestHooksRecoverFromPanics(t *testing.T) {
 		{"stop-hook: a port panics", func(in string, out, errw *bytes.Buffer) error {
 			return runStopHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw,
 				LoadConfig: func(string) (*config.Config, *config.Sources, error) { return cfg(), nil, nil },
-				Ports:      func(*config.Config) engine.Ports { return engine.Ports{Beads: panicTracker{}} }})
+				Ports:      func(*config.Config) engine.Ports { return engine.Ports{Beads: panicTracker{}, Now: time.Now} }})
 		}},
 		{"stop-hook: loading panics", func(in string, out, errw *bytes.Buffer) error {
 			return runStopHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig})

@@ -66,7 +66,7 @@ func runPreToolHook(ctx context.Context, o *hookOptions) error {
 		if h.noStore != "" {
 			return
 		}
-		in := engine.Input{Agent: h.agent, Event: hook.EventPreTool, SessionID: h.session(), CWD: h.payload.CWD}
+		in := engine.Input{Agent: h.agent, Event: hook.EventPreTool, SessionID: h.session()}
 		store := &state.Store{Dir: h.cfg.StateDir(), Warn: func(msg string) { h.log.Warn(msg) }}
 		deny, err := engine.Gate(ctx, store, h.cfg, engine.GateRequest{Input: in, EpicFromFlag: o.EpicFlag, Closes: gated(o.Worker, h.payload), Worker: o.Worker}, o.Ports(h.cfg))
 		switch {

@@ -54,7 +54,7 @@ func runVerify(ctx context.Context, out io.Writer, cfg *config.Config, p engine.
 	case len(ids) == 0 && epic == "":
 		return exitCode(engine.ExitUsage, errors.New("name tasks, or an epic with --epic (or workflow.epic)"))
 	case len(ids) == 0:
-		_, all, err := p.Beads.(engine.Lister).Descendants(ctx, epic)
+		_, all, err := p.Beads.Descendants(ctx, epic)
 		if err != nil {
 			return exitCode(engine.ExitUsage, err)
 		}

@@ -185,6 +185,47 @@ func (d *decider) decide() Decision {
 	return d.rules()
 }
 
+// budget allows the stop, checks skipped, once workflow.budget is spent by
+// the session's loop or every loop on the epic (this stop included).
+func (d *decider) budget() (Decision, bool) {
+	b := d.cfg.Workflow.Budget
+	if b == (config.Budget{}) {
+		return Decision{}, false
+	}
+	s := d.st.Spent
+	epic := s.Plus(d.in.OthersSpent[d.in.Epic]) // read only with an epic
+	var spent string
+	switch {
+	case b.SessionTokens > 0 && s.Total() >= int64(b.SessionTokens):
+		spent = fmt.Sprintf("session budget spent: %s of %s tokens", usage.FormatTokens(s.Total()), usage.FormatTokens(int64(b.SessionTokens)))
+	case b.SessionCost > 0 && s.Cost >= b.SessionCost:
+		spent = fmt.Sprintf("session budget spent: %s of %s", usage.FormatCost(s.Cost), usage.FormatCost(b.SessionCost))
+	case d.in.Epic != "" && b.EpicTokens > 0 && epic.Total() >= int64(b.EpicTokens):
+		spent = fmt.Sprintf("epic %s budget spent: %s of %s tokens", d.in.Epic, usage.FormatTokens(epic.Total()), usage.FormatTokens(int64(b.EpicTokens)))
+	case d.in.Epic != "" && b.EpicCost > 0 && epic.Cost >= b.EpicCost:
+		spent = fmt.Sprintf("epic %s budget spent: %s of %s", d.in.Epic, usage.FormatCost(epic.Cost), usage.FormatCost(b.EpicCost))
+	default:
+		return Decision{}, false
+	}
+	return Decision{Outcome: state.OutcomeBudget, Why: spent + "; checks skipped",
+		SystemMessage: "runtasks: " + spent + " (workflow.budget); stop allowed with the checks skipped. " +
+			"A person decides: raise the budget or arm the session again."}, true
+}
+
+// unpricedBudget says, once per loop and only when a cost budget is set,
+// that tokens of a model without a price keep it from being enforced.
+func (d *decider) unpricedBudget(dec Decision, spent *usage.Spent, unpricedBefore int64) Decision {
+	b := d.cfg.Workflow.Budget
+	if (b.SessionCost == 0 && b.EpicCost == 0) || spent == nil || spent.Unpriced == 0 || unpricedBefore > 0 {
+		return dec
+	}
+	models := cmp.Or(strings.Join(usage.Unpriced(d.cfg.Usage.Prices, spent.Models), ", "), "a model not named")
+	msg := "the cost budget (workflow.budget) cannot be enforced: no price for " + models + " (usage.prices)"
+	dec.Why += " · " + msg
+	dec.SystemMessage = strings.TrimSpace(dec.SystemMessage + " runtasks: " + msg + ".")
+	return dec
+}
+
 // rules are the stop hook's rules: the done-token contract without an
 // epic, else the epic's work in beads.
 func (d *decider) rules() Decision {
@@ -262,7 +303,7 @@ func (d *decider) tokenOnly() Decision {
 
 func (d *decider) withEpic() Decision {
 	sh := d.cfg.Workflow.StopHook
-	claims := d.claims()
+	claims := FindPromises(d.in.FinalMessage, d.promises())
 	dt := d.cfg.Workflow.DoneToken
 	token := dt.Required && HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID)
 
@@ -302,9 +343,9 @@ func (d *decider) withEpic() Decision {
 	return d.noClaim(c)
 }
 
-// claims lists the promises in the final message whose condition is on.
-func (d *decider) claims() []config.Promise {
-	return slices.DeleteFunc(FindPromises(d.in.FinalMessage, d.cfg.Promises()), func(p config.Promise) bool { return !d.cfg.AllowsExitOn(p.Condition) })
+// promises lists the configured promises whose condition is on.
+func (d *decider) promises() []config.Promise {
+	return slices.DeleteFunc(d.cfg.Promises(), func(p config.Promise) bool { return !d.cfg.AllowsExitOn(p.Condition) })
 }
 
 // judge decides on one claimed promise. ok is false when the claim neither
@@ -400,12 +441,8 @@ func (d *decider) keepGoing(counts state.Counts) Decision {
 }
 
 func (d *decider) reject(c state.Counts, head string) Decision {
-	var lines []string
-	for _, is := range d.activeIssues() {
-		lines = append(lines, fmt.Sprintf("%s %s [%s]", is.ID, oneLine(is.Title, 80), is.Status))
-	}
 	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
-		Reason: head + ":\n- " + upTo3(lines, "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
+		Reason: head + ":\n- " + upTo3(issueLines(d.activeIssues(), ""), "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 }
 
 func (d *decider) complete(c state.Counts, why string) Decision {
@@ -608,6 +645,15 @@ func (d *decider) activeIssues() []beads.Issue {
 
 // waitingIssues lists what is neither ready nor in progress.
 func (d *decider) waitingIssues() []beads.Issue { return d.restOf("blocked", "deferred", "open") }
+
+// issueLines are "ID title [status]" lines, each followed by tail.
+func issueLines(issues []beads.Issue, tail string) []string {
+	var lines []string
+	for _, is := range issues {
+		lines = append(lines, is.ID+" "+oneLine(is.Title, 80)+" ["+is.Status+"]"+tail)
+	}
+	return lines
+}
 
 // cycleLabel is "cycle N/MAX" for the block being made ("cycle N" uncapped).
 func (d *decider) cycleLabel() string {

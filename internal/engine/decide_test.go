@@ -32,6 +32,9 @@ func (f *fakeTracker) Subtree(_ context.Context, epic string) ([]beads.Issue, er
 	f.calls = append(f.calls, "subtree")
 	return f.subtree, f.err
 }
+func (f *fakeTracker) Descendants(context.Context, string) (beads.Issue, []beads.Issue, error) {
+	return beads.Issue{}, nil, errors.New("fakeTracker lists no closed tasks")
+}
 func (f *fakeTracker) Show(_ context.Context, id string) (beads.Issue, error) {
 	f.calls = append(f.calls, "show")
 	if f.epicMissing {

@@ -21,7 +21,6 @@ type Input struct {
 	Event           string // Stop, SubagentStop, AfterAgent, stop, run
 	SessionID       string
 	TranscriptPath  string
-	CWD             string
 	FinalMessage    string             // the agent's last assistant text
 	ToolErrors      bool               // the latest tool results in the transcript are errors
 	Subagent        bool               // SubagentStop, or agent_id set
@@ -40,6 +39,8 @@ type Tracker interface {
 	Ready(ctx context.Context, epic string) ([]beads.Issue, error)   // bd ready --parent
 	Subtree(ctx context.Context, epic string) ([]beads.Issue, error) // every unclosed descendant
 	Show(ctx context.Context, id string) (beads.Issue, error)        // an unknown id is an error
+	// Descendants reads the epic and every descendant, closed ones too.
+	Descendants(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error)
 }
 
 // Workspace answers questions about the project's git work tree.
@@ -66,4 +67,29 @@ type Decision struct {
 	Fresh      bool         // the next cycle starts in a fresh context (run after a checkpoint)
 	Verdicts   []Verdict    // the completion checks' verdicts
 	Usage      *usage.Spent // what this stop counted and its cost (nil: none known)
+}
+
+// Exit statuses: one vocabulary for every runtasks command (each command's
+// --help lists the ones it uses; docs/exit-status.md lists them all). The
+// hook commands always exit 0: their answer is on stdout.
+const (
+	ExitOK          = 0   // done: the work is complete, or the command succeeded
+	ExitFailed      = 1   // failed: runtasks or the agent failed while running
+	ExitWorkLeft    = 2   // work left: a block, an incomplete check, a limit reached with work left
+	ExitNeedsPerson = 3   // needs a person: only blocked work, no progress, or nothing to judge
+	ExitUsage       = 4   // usage or setup error: flags, configuration, bd or a check that cannot run
+	ExitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM, SIGHUP): what was started was stopped
+)
+
+// ExitStatus is the exit status of a command ending on a decision of class c.
+func ExitStatus(c state.Class) int {
+	switch c {
+	case state.ClassDone, state.ClassPaused:
+		return ExitOK
+	case state.ClassWorkLeft:
+		return ExitWorkLeft
+	case state.ClassNeedsPerson, state.ClassIgnored:
+		return ExitNeedsPerson
+	}
+	return ExitUsage
 }

@@ -50,25 +50,21 @@ func HasDoneToken(msg, prefix, sessionID string) bool {
 	return false
 }
 
+// promiseElems match the promise element, raw and XML-escaped, in
+// asciiLower's copy of the text.
+var promiseElems = []*regexp.Regexp{
+	regexp.MustCompile(`(?s)<promise>(.*?)</promise>`),
+	regexp.MustCompile(`(?s)&lt;promise&gt;(.*?)&lt;/promise&gt;`),
+}
+
 // promiseTexts lists the inner texts, whitespace collapsed, of the promise
 // elements in s, in one pass per tag form (raw, then XML-escaped).
 func promiseTexts(s string) []string {
 	lower := asciiLower(s)
 	var out []string
-	for _, open := range []string{"<promise>", "&lt;promise&gt;"} {
-		close := strings.Replace(open, "promise", "/promise", 1)
-		pos := 0
-		for {
-			o := strings.Index(lower[pos:], open)
-			if o < 0 {
-				break
-			}
-			start := pos + o + len(open)
-			c := strings.Index(lower[start:], close)
-			if c < 0 {
-				break
-			}
-			end := start + c
+	for _, re := range promiseElems {
+		for _, m := range re.FindAllStringSubmatchIndex(lower, -1) {
+			open, start, end := lower[m[0]:m[2]], m[2], m[3]
 			// Of several opening tags before one closing tag, the last one
 			// makes the element.
 			if k := strings.LastIndex(lower[start:end], open); k >= 0 {
@@ -79,7 +75,6 @@ func promiseTexts(s string) []string {
 				inner = html.UnescapeString(inner)
 			}
 			out = append(out, strings.Join(strings.Fields(inner), " "))
-			pos = end + len(close)
 		}
 	}
 	return out

@@ -30,6 +30,8 @@ type WorktreeLister interface {
 type StatusUpdater interface {
 	SetStatus(ctx context.Context, id, status string) (beads.Issue, error)
 	AppendNotes(ctx context.Context, id, text string) (beads.Issue, error)
+	// Reclaim gives back issues whose bd lease expired.
+	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
 // StuckTask is an in-progress task found stuck, with the action ApplyStuck applies.
@@ -38,11 +40,6 @@ type StuckTask struct {
 	Reason  string // why it is stuck
 	Action  string // block, reopen or report
 	Reclaim bool   // its bd lease expired: reopened with bd reclaim (open, unassigned)
-}
-
-// Reclaimer gives back issues whose bd lease expired (*beads.Client).
-type Reclaimer interface {
-	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
 // LiveTask is an in-progress task someone may still be working on, and
@@ -149,17 +146,16 @@ func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now ti
 // applyStuck carries out one task's action and says what it did.
 func applyStuck(ctx context.Context, bd StatusUpdater, t StuckTask, now time.Time) string {
 	status := map[string]string{StuckBlock: beads.StatusBlocked, StuckReopen: beads.StatusOpen}[t.Action]
-	rc, canReclaim := bd.(Reclaimer)
 	var done string
 	switch {
 	case status == "":
 		return "reported, not changed"
 	case bd == nil:
 		return "could not set " + status + ": beads cannot be updated"
-	case canReclaim && t.Reclaim:
+	case t.Reclaim:
 		// bd reclaim clears the assignee too: bd refuses another
 		// actor's claim on a task still assigned.
-		got, err := rc.Reclaim(ctx, t.ID)
+		got, err := bd.Reclaim(ctx, t.ID)
 		if err != nil {
 			return "could not reclaim: " + oneLine(err.Error(), 200)
 		} else if len(got) == 0 {

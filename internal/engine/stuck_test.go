@@ -140,10 +140,7 @@ func TestDecideStuck(t *testing.T) {
 
 type recUpdater struct{ calls []string }
 
-// recReclaimer is a recUpdater that can reclaim, as *beads.Client can.
-type recReclaimer struct{ recUpdater }
-
-func (r *recReclaimer) Reclaim(_ context.Context, ids ...string) ([]string, error) {
+func (r *recUpdater) Reclaim(_ context.Context, ids ...string) ([]string, error) {
 	r.calls = append(r.calls, "reclaim "+strings.Join(ids, " "))
 	return ids, nil
 }
@@ -176,7 +173,7 @@ func TestApplyStuck(t *testing.T) {
 
 	// An expired lease is given back with bd reclaim (it clears the
 	// assignee; a status change alone would keep others from claiming).
-	r := &recReclaimer{}
+	r := &recUpdater{}
 	ApplyStuck(context.Background(), r, []StuckTask{
 		{ID: "d", Reason: "bd lease expired at X", Action: StuckReopen, Reclaim: true},
 		{ID: "e", Reason: "worktree gone", Action: StuckReopen},

@@ -13,11 +13,6 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// Lister reads an epic and every descendant, closed ones too (*beads.Client).
-type Lister interface {
-	Descendants(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error)
-}
-
 // VerifyChecks are the checks a task must pass (workflow.verify): the
 // first override naming its issue type or one of its labels, else
 // workflow.verify.checks; then, with task_commands, its own command (bd
@@ -137,11 +132,7 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 	case in.Epic == "" || !Driven(in, cfg):
 		return "", nil
 	default:
-		lister, ok := p.Beads.(Lister)
-		if !ok {
-			return "", fmt.Errorf("cannot list the epic's tasks")
-		}
-		if _, tasks, err = lister.Descendants(ctx, in.Epic); err != nil {
+		if _, tasks, err = p.Beads.Descendants(ctx, in.Epic); err != nil {
 			return "", err
 		}
 	}
@@ -151,7 +142,7 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 			continue
 		}
 		v := VerifyTask(ctx, cfg, env, is)
-		if err := s.Append(v.Record(in, in.Epic, nowOf(p))); err != nil {
+		if err := s.Append(v.Record(in, in.Epic, p.Now())); err != nil {
 			s.Warnf("decision log: %v", err)
 		}
 		if !v.Passed() {
@@ -159,13 +150,6 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 		}
 	}
 	return "", nil
-}
-
-func nowOf(p Ports) time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
 }
 
 // resolveEpic is the session's binding and the epic a stop is judged
@@ -212,13 +196,7 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 			}
 		}
 	}
-	lister, ok := p.Beads.(Lister)
-	if !ok {
-		s.Warnf("verify: this beads client lists no closed tasks; closes are not audited")
-		a.from = from
-		return a
-	}
-	_, tasks, err := lister.Descendants(ctx, in.Epic)
+	_, tasks, err := p.Beads.Descendants(ctx, in.Epic)
 	if err != nil {
 		s.Warnf("verify: could not list the epic's tasks; audited at the next stop: %v", err)
 		a.from = from

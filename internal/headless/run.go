@@ -387,7 +387,7 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 
 // stop is engine.Stop for the end of a cycle (sum) under the run's session.
 func (r *runner) stop(ctx context.Context, sum *Summary, dryRun bool) (engine.Decision, error) {
-	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession, CWD: r.cfg.Root}
+	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession}
 	if sum != nil {
 		in.FinalMessage = sum.FinalMessage
 		if sum.Usage != nil {
@@ -444,7 +444,7 @@ func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why s
 
 // recordInterrupt logs an interrupt for runtasks status; the counters stay.
 func (r *runner) recordInterrupt(why string) {
-	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession, CWD: r.cfg.Root}
+	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession}
 	now := r.o.Now()
 	dec := engine.Decision{Outcome: OutcomeInterrupted, Why: why, Cycle: r.state.Cycle, Max: r.state.MaxCycles}
 	rec := engine.NewRecord(in, r.epic, dec, now)

@@ -3,6 +3,7 @@ package headless
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,6 +111,9 @@ func (b *fakeBeads) Ready(ctx context.Context, epic string) ([]beads.Issue, erro
 func (b *fakeBeads) Subtree(ctx context.Context, epic string) ([]beads.Issue, error) {
 	b.calls = append(b.calls, "subtree")
 	return b.open(), nil
+}
+func (b *fakeBeads) Descendants(context.Context, string) (beads.Issue, []beads.Issue, error) {
+	return beads.Issue{}, nil, errors.New("fakeBeads lists no closed tasks")
 }
 func (b *fakeBeads) Show(ctx context.Context, id string) (beads.Issue, error) {
 	b.calls = append(b.calls, "show")

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/beads"
-	"github.com/runtasks/runtasks/internal/engine"
 )
 
 // moments answers a worker's queries, the engine's and the tally from one
@@ -67,16 +66,13 @@ func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error)
 	return v.WorkerBeads.Ready(ctx, epic)
 }
 
-// Descendants answers the engine's stop audit (engine.Lister): the epic
-// and its subtree, closed tasks too.
+// Descendants answers the engine's stop audit: the epic and its subtree,
+// closed tasks too.
 func (v *moments) Descendants(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error) {
 	if m := v.now(epic); m != nil {
 		return m.Descendants(epic)
 	}
-	if l, ok := v.WorkerBeads.(engine.Lister); ok {
-		return l.Descendants(ctx, epic)
-	}
-	return beads.Issue{}, nil, errors.New("this beads client lists no closed tasks")
+	return v.WorkerBeads.Descendants(ctx, epic)
 }
 
 func (v *moments) Subtree(ctx context.Context, epic string) ([]beads.Issue, error) {

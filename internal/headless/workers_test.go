@@ -94,6 +94,10 @@ func (f *fakeClaims) Subtree(context.Context, string) ([]beads.Issue, error) {
 	return f.all(), nil
 }
 
+func (f *fakeClaims) Descendants(context.Context, string) (beads.Issue, []beads.Issue, error) {
+	return beads.Issue{}, nil, errors.New("fakeClaims lists no closed tasks")
+}
+
 func (f *fakeClaims) Show(_ context.Context, id string) (beads.Issue, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -47,10 +47,9 @@ type Payload struct {
 	PromptResponse *string `json:"prompt_response"` // Gemini CLI (AfterAgent): the final text
 	// Cursor: the conversation is the session; loop_count counts the
 	// follow-ups the stop hook already caused.
-	ConversationID string   `json:"conversation_id"`
-	WorkspaceRoots []string `json:"workspace_roots"`
-	LoopCount      *int     `json:"loop_count"`
-	CursorVersion  string   `json:"cursor_version"`
+	ConversationID string `json:"conversation_id"`
+	LoopCount      *int   `json:"loop_count"`
+	CursorVersion  string `json:"cursor_version"`
 	ToolInput      struct {
 		Command any `json:"command"` // a shell tool's command line (PreToolUse, BeforeTool)
 	} `json:"tool_input"`
@@ -106,7 +105,7 @@ func Detect(p Payload) string {
 // readErrors asks for the tool-error flag (one more read of the tail).
 func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 	in := engine.Input{Agent: agent, Event: p.HookEventName, SessionID: p.SessionID, TranscriptPath: p.TranscriptPath,
-		CWD: p.CWD, Subagent: p.HookEventName == "SubagentStop" || p.AgentID != ""}
+		Subagent: p.HookEventName == "SubagentStop" || p.AgentID != ""}
 	for _, t := range p.BackgroundTasks {
 		if t.Status == "" || t.Status == "running" || t.Status == "pending" {
 			in.BackgroundTasks++
@@ -114,9 +113,6 @@ func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 	}
 	if agent == Cursor {
 		in.SessionID = cmp.Or(in.SessionID, p.ConversationID)
-		if in.CWD == "" && len(p.WorkspaceRoots) > 0 {
-			in.CWD = p.WorkspaceRoots[0]
-		}
 	}
 	var err error
 	switch {
