@@ -46,19 +46,13 @@ const (
 
 // Cycle is one decision on the epic.
 type Cycle struct {
-	Seq            int // 1-based, in time order over every session
-	Time           time.Time
-	Session, Agent string
-	N, Max         int // the session's cycle count after this decision
-	Outcome        state.Outcome
-	Why            string
-	Remaining      int      // the unclosed work counted (-1: not counted)
-	Closed         int      // the tasks closed in beads counted at this decision (see Done)
-	Stuck          []string // the stuck-task actions
-	Task           string
-	Spent          usage.Spent
-	HasCost        bool // the usage was recorded
-	Mark           Mark
+	state.Record
+	Seq       int         // 1-based, in time order over every session
+	Remaining int         // the unclosed work counted (-1: not counted)
+	Closed    int         // the tasks closed in beads counted at this decision (see Done)
+	Stuck     []string    // the stuck-task actions
+	Spent     usage.Spent // Usage's (zero when not recorded)
+	Mark      Mark
 }
 
 // Done is a task beads holds closed, counted at the decision Seq of
@@ -132,8 +126,7 @@ func Build(in Input) Report {
 	})
 	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
 	for i, rec := range recs {
-		c := Cycle{Seq: i + 1, Time: rec.Time, Session: rec.Session, Agent: rec.Agent, N: rec.Cycle, Max: rec.Max,
-			Outcome: rec.Outcome, Why: rec.Why, Remaining: -1, Task: rec.Task}
+		c := Cycle{Record: rec, Seq: i + 1, Remaining: -1}
 		if rec.Counts != nil && rec.Counts.Remaining >= 0 {
 			c.Remaining = rec.Counts.Remaining
 		}
@@ -143,7 +136,7 @@ func Build(in Input) Report {
 			}
 		}
 		if rec.Usage != nil {
-			c.Spent, c.HasCost = *rec.Usage, true
+			c.Spent = *rec.Usage
 		}
 		r.Cycles = append(r.Cycles, c)
 	}
@@ -181,7 +174,7 @@ func Build(in Input) Report {
 		s.Spent = s.Spent.Plus(c.Spent)
 		s.Closed += c.Closed
 		s.Agent = cmp.Or(s.Agent, c.Agent)
-		if c.HasCost {
+		if c.Usage != nil {
 			s.Recorded++
 			r.Recorded++
 		}
