@@ -223,8 +223,7 @@ func bar(closed, seen, n int) string {
 	if seen <= 0 {
 		return "[" + strings.Repeat("·", n) + "] -"
 	}
-	full := min(closed*n/seen, n)
-	return "[" + strings.Repeat("#", full) + strings.Repeat("-", n-full) + "] " + fmt.Sprintf("%d/%d", closed, seen)
+	return headless.Bar(closed, seen, n) + fmt.Sprintf(" %d/%d", closed, seen)
 }
 
 func ago(d time.Duration) string {

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -88,9 +89,5 @@ func (p *Progress) Due(now time.Time) bool {
 
 // due is Due with p.mu held.
 func (p *Progress) due(now time.Time) bool {
-	every := p.Every
-	if every <= 0 {
-		every = DefaultTallyEvery
-	}
-	return !p.busy && (p.last.IsZero() || now.Sub(p.last) >= every)
+	return !p.busy && (p.last.IsZero() || now.Sub(p.last) >= cmp.Or(p.Every, DefaultTallyEvery))
 }
