@@ -18,7 +18,7 @@ import (
 // Row is one (session, epic) loop: its state and what the view adds.
 type Row struct {
 	state.State
-	Given bool // LastReason is the prompt runtasks run gave the agent (GivenPrompts)
+	Given bool // LastReason is the prompt runtasks run gave the agent (see Load)
 	// Seen is the most unclosed work a decision on the epic saw, Closed
 	// how much of it is gone now.
 	Closed, Seen int
