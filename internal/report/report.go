@@ -109,13 +109,14 @@ func Build(in Input) Report {
 	for _, rec := range in.Records {
 		switch {
 		case rec.Epic != in.Epic:
+			continue
 		case rec.Outcome == state.OutcomeVerified:
 			r.Verified[rec.Task] = "verified"
 		case rec.Outcome == state.OutcomeCloseDenied:
 			r.Verified[rec.Task] = "unverified"
 		}
 		for _, a := range rec.Actions {
-			if id, ok := strings.CutPrefix(a, "reopened "); ok && rec.Epic == in.Epic {
+			if id, ok := strings.CutPrefix(a, "reopened "); ok {
 				id, _, _ = strings.Cut(id, ":")
 				r.Verified[id] = "reopened"
 			}
@@ -283,7 +284,14 @@ func (r Report) Summary() string {
 	}
 	b.WriteString(".\n")
 	fmt.Fprintf(&b, "Tasks: %d of %d closed in beads.\n", len(r.Done), r.Total)
-	fmt.Fprintf(&b, "Tokens: %s.\n", r.UsageText(r.Spent, r.Recorded, len(r.Cycles)))
+	tokens, n := "not recorded", len(r.Cycles)
+	if r.Recorded > 0 {
+		tokens = usage.FormatTokens(r.Spent.Total()) + ", cost " + r.CostText(r.Spent)
+	}
+	if r.Recorded > 0 && r.Recorded < n {
+		tokens += fmt.Sprintf(" (%d of %d decisions not recorded)", n-r.Recorded, n)
+	}
+	fmt.Fprintf(&b, "Tokens: %s.\n", tokens)
 	var marks []string
 	for _, m := range []Mark{MarkRejected, MarkEscalated, MarkStuck, MarkError} {
 		if n := r.Counts[m]; n > 0 {
@@ -304,19 +312,6 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "Last reason: %s\n", oneLine(r.LastWhy, 200))
 	}
 	return b.String()
-}
-
-// UsageText is the tokens and cost of s, recorded by recorded of n
-// decisions: "not recorded" when none was.
-func (r Report) UsageText(s usage.Spent, recorded, n int) string {
-	if recorded == 0 {
-		return "not recorded"
-	}
-	out := usage.FormatTokens(s.Total()) + ", cost " + r.CostText(s)
-	if recorded < n {
-		out += fmt.Sprintf(" (%d of %d decisions not recorded)", n-recorded, n)
-	}
-	return out
 }
 
 // Named is an id with its title from beads: "bd-a.1 (Write the parser)".
