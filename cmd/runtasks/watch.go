@@ -75,7 +75,7 @@ func stateKey(rep *status.Report) string {
 func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	var progress *watch.Progress
 	if o.Tally != nil {
-		progress = &watch.Progress{Tally: o.Tally, Every: o.TallyEvery}
+		progress = &watch.Progress{Tally: o.Tally}
 	}
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
