@@ -287,9 +287,9 @@ func (r Report) Summary() string {
 	tokens, n := "not recorded", len(r.Cycles)
 	if r.Recorded > 0 {
 		tokens = usage.FormatTokens(r.Spent.Total()) + ", cost " + r.CostText(r.Spent)
-	}
-	if r.Recorded > 0 && r.Recorded < n {
-		tokens += fmt.Sprintf(" (%d of %d decisions not recorded)", n-r.Recorded, n)
+		if r.Recorded < n {
+			tokens += fmt.Sprintf(" (%d of %d decisions not recorded)", n-r.Recorded, n)
+		}
 	}
 	fmt.Fprintf(&b, "Tokens: %s.\n", tokens)
 	var marks []string

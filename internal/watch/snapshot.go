@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
-
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 )
