@@ -114,7 +114,7 @@ func (m Model) View() tea.View {
 	}
 	var b strings.Builder
 	title := fmt.Sprintf("runtasks · %d loop(s)", len(m.snap.Rows))
-	if n := m.snap.NeedsPerson(); n > 0 {
+	if n := m.snap.NeedsPerson; n > 0 {
 		title += " · " + styleAlert.Render(fmt.Sprintf("%d need(s) a person", n))
 	}
 	b.WriteString(styleTitle.Render(title) + "\n")

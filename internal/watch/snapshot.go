@@ -31,18 +31,9 @@ func (r Row) last() *state.Record { return cmp.Or(r.Last, &state.Record{}) }
 
 // Snapshot is the state directory at one moment.
 type Snapshot struct {
-	Rows []Row
-	Runs []headless.RunState
-}
-
-func (s Snapshot) NeedsPerson() int {
-	n := 0
-	for _, r := range s.Rows {
-		if r.NeedsPerson {
-			n++
-		}
-	}
-	return n
+	Rows        []Row
+	Runs        []headless.RunState
+	NeedsPerson int // the rows that need a person
 }
 
 // historyWindow is how many decisions per epic are read back for the bar.
@@ -73,6 +64,9 @@ func Load(store *state.Store, runsDir string) (Snapshot, error) {
 			outcome = l.Outcome
 		}
 		r.NeedsPerson = needsPerson(outcome) && !r.last().Block
+		if r.NeedsPerson {
+			snap.NeedsPerson++
+		}
 		if b, err := store.Binding(st.Session); err == nil {
 			for _, c := range b.Claims {
 				r.Claims = append(r.Claims, c.Task)

@@ -72,8 +72,8 @@ func TestLoadOrder(t *testing.T) {
 	if r := snap.Rows[1]; r.Seen != 4 || r.Closed != 2 || r.Last.Max != 50 {
 		t.Errorf("progress of %s: %d/%d max %d; want 2/4 (the most work seen on bd-a is 4)", r.Session, r.Closed, r.Seen, r.Last.Max)
 	}
-	if snap.NeedsPerson() != 1 {
-		t.Errorf("NeedsPerson = %d", snap.NeedsPerson())
+	if snap.NeedsPerson != 1 {
+		t.Errorf("NeedsPerson = %d", snap.NeedsPerson)
 	}
 }
 
