@@ -79,12 +79,8 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	}
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
-			snap, err := watch.Load(o.Store)
-			if err == nil {
-				progress.Apply(ctx, &snap, time.Now())
-				snap.Runs, err = watch.LiveRuns(o.RunsDir)
-				watch.GivenPrompts(&snap, o.RunsDir)
-			}
+			snap, err := watch.Load(o.Store, o.RunsDir)
+			progress.Apply(ctx, &snap, time.Now())
 			return snap, err
 		},
 		History: func(session, epic string) []state.Record {

@@ -44,6 +44,24 @@ func CanonicalEvent(agent, native string) string {
 	return ""
 }
 
+// output is every answer a hook prints; an empty field is left out, so
+// each encoder fills exactly the keys its agent's protocol takes.
+type output struct {
+	Decision           string    `json:"decision,omitempty"`
+	Reason             string    `json:"reason,omitempty"`
+	HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
+	SystemMessage      string    `json:"systemMessage,omitempty"`
+	FollowupMessage    string    `json:"followup_message,omitempty"`   // Cursor
+	AdditionalContext  string    `json:"additional_context,omitempty"` // Cursor
+}
+
+type specific struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	AdditionalContext        string `json:"additionalContext,omitempty"`
+}
+
 // EncodeStop renders a stop decision in agent's protocol; nil when there
 // is nothing to print. Claude Code: {"decision":"block","reason",
 // "systemMessage"}. Codex drops an answer with any key beyond continue,
@@ -52,18 +70,15 @@ func CanonicalEvent(agent, native string) string {
 // sent as a new prompt. Cursor: {"followup_message"}, the next user
 // message; it has no field for a message to the user.
 func EncodeStop(agent string, d engine.Decision) []byte {
-	if agent == Cursor {
+	var o output
+	switch {
+	case agent == Cursor:
 		if !d.Block || d.Reason == "" {
 			return nil
 		}
-		return marshalLine(struct {
-			FollowupMessage string `json:"followup_message"`
-		}{d.Reason})
-	}
-	var o StopOutput
-	switch {
+		o.FollowupMessage = d.Reason
 	case d.Block:
-		o = StopOutput{Decision: "block", Reason: d.Reason}
+		o = output{Decision: "block", Reason: d.Reason}
 		if agent == Gemini {
 			o.Decision = "deny"
 		}
@@ -89,16 +104,9 @@ func EncodeMessage(agent, msg string) []byte {
 // deny; the reason reaches the model verbatim.
 func EncodeDeny(agent, reason string) []byte {
 	if agent == Gemini {
-		return marshalLine(StopOutput{Decision: "deny", Reason: reason})
+		return marshalLine(output{Decision: "deny", Reason: reason})
 	}
-	type specific struct {
-		HookEventName            string `json:"hookEventName"`
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-	}
-	return marshalLine(struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
-	}{specific{EventPreTool, "deny", reason}})
+	return marshalLine(output{HookSpecificOutput: &specific{HookEventName: EventPreTool, PermissionDecision: "deny", PermissionDecisionReason: reason}})
 }
 
 // EncodeContextMessage renders context for the model from a SessionStart
@@ -117,29 +125,19 @@ func EncodeContextMessage(agent, event, text, msg string) []byte {
 		event = c
 	}
 	native := NativeEvent(agent, event)
-	if native == "" || (event != EventSessionStart && event != EventPromptSubmit) {
+	switch {
+	case native == "" || (event != EventSessionStart && event != EventPromptSubmit):
 		return nil
+	case agent == Cursor && event != EventSessionStart:
+		return nil
+	case agent == Cursor:
+		return marshalLine(output{AdditionalContext: text})
 	}
-	if agent == Cursor {
-		if event != EventSessionStart {
-			return nil
-		}
-		return marshalLine(struct {
-			AdditionalContext string `json:"additional_context"`
-		}{text})
-	}
-	type specific struct {
-		HookEventName     string `json:"hookEventName"`
-		AdditionalContext string `json:"additionalContext"`
-	}
-	return marshalLine(struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
-		SystemMessage      string   `json:"systemMessage,omitempty"`
-	}{specific{native, text}, msg})
+	return marshalLine(output{HookSpecificOutput: &specific{HookEventName: native, AdditionalContext: text}, SystemMessage: msg})
 }
 
-func marshalLine(v any) []byte {
-	b, err := json.Marshal(v)
+func marshalLine(o output) []byte {
+	b, err := json.Marshal(o)
 	if err != nil {
 		return nil // strings always marshal
 	}

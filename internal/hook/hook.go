@@ -152,14 +152,6 @@ func geminiFinal(p Payload) (string, error) {
 	return msg, err
 }
 
-// StopOutput is a Claude Code or Codex Stop hook's answer (Codex rejects
-// any other key).
-type StopOutput struct {
-	Decision      string `json:"decision,omitempty"`
-	Reason        string `json:"reason,omitempty"`
-	SystemMessage string `json:"systemMessage,omitempty"`
-}
-
 // usageReaders read the agents' transcripts (Cursor's has no documented shape).
 var usageReaders = map[string]transcript.UsageReader{
 	Claude: transcript.ClaudeUsageReader,

@@ -4,8 +4,6 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
-	"math"
-	"strconv"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/usage"
@@ -36,8 +34,6 @@ func Render(w io.Writer, r Report) error {
 		"tokens": usage.FormatTokens,
 		"cost":   r.CostText,
 		"short":  func(s string) string { return short(s, 14) },
-		"sub":    func(a, b any) string { return num(toF(a) - toF(b)) },
-		"add":    func(a, b any) string { return num(toF(a) + toF(b)) },
 		"radius": func(m Mark) float64 {
 			if m == MarkCycle {
 				return 3
@@ -50,16 +46,3 @@ func Render(w io.Writer, r Report) error {
 	}
 	return t.Execute(w, r)
 }
-
-func toF(v any) float64 {
-	switch v := v.(type) {
-	case int:
-		return float64(v)
-	case float64:
-		return v
-	}
-	return math.NaN()
-}
-
-// num prints a coordinate or count without a needless fraction.
-func num(f float64) string { return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64) }

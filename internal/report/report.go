@@ -46,19 +46,13 @@ const (
 
 // Cycle is one decision on the epic.
 type Cycle struct {
-	Seq            int // 1-based, in time order over every session
-	Time           time.Time
-	Session, Agent string
-	N, Max         int // the session's cycle count after this decision
-	Outcome        state.Outcome
-	Why            string
-	Remaining      int      // the unclosed work counted (-1: not counted)
-	Closed         int      // the tasks closed in beads counted at this decision (see Done)
-	Stuck          []string // the stuck-task actions
-	Task           string
-	Spent          usage.Spent
-	HasCost        bool // the usage was recorded
-	Mark           Mark
+	state.Record
+	Seq       int         // 1-based, in time order over every session
+	Remaining int         // the unclosed work counted (-1: not counted)
+	Closed    int         // the tasks closed in beads counted at this decision (see Done)
+	Stuck     []string    // the stuck-task actions
+	Spent     usage.Spent // Usage's (zero when not recorded)
+	Mark      Mark
 }
 
 // Done is a task beads holds closed, counted at the decision Seq of
@@ -115,13 +109,14 @@ func Build(in Input) Report {
 	for _, rec := range in.Records {
 		switch {
 		case rec.Epic != in.Epic:
+			continue
 		case rec.Outcome == state.OutcomeVerified:
 			r.Verified[rec.Task] = "verified"
 		case rec.Outcome == state.OutcomeCloseDenied:
 			r.Verified[rec.Task] = "unverified"
 		}
 		for _, a := range rec.Actions {
-			if id, ok := strings.CutPrefix(a, "reopened "); ok && rec.Epic == in.Epic {
+			if id, ok := strings.CutPrefix(a, "reopened "); ok {
 				id, _, _ = strings.Cut(id, ":")
 				r.Verified[id] = "reopened"
 			}
@@ -132,8 +127,7 @@ func Build(in Input) Report {
 	})
 	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
 	for i, rec := range recs {
-		c := Cycle{Seq: i + 1, Time: rec.Time, Session: rec.Session, Agent: rec.Agent, N: rec.Cycle, Max: rec.Max,
-			Outcome: rec.Outcome, Why: rec.Why, Remaining: -1, Task: rec.Task}
+		c := Cycle{Record: rec, Seq: i + 1, Remaining: -1}
 		if rec.Counts != nil && rec.Counts.Remaining >= 0 {
 			c.Remaining = rec.Counts.Remaining
 		}
@@ -143,7 +137,7 @@ func Build(in Input) Report {
 			}
 		}
 		if rec.Usage != nil {
-			c.Spent, c.HasCost = *rec.Usage, true
+			c.Spent = *rec.Usage
 		}
 		r.Cycles = append(r.Cycles, c)
 	}
@@ -181,7 +175,7 @@ func Build(in Input) Report {
 		s.Spent = s.Spent.Plus(c.Spent)
 		s.Closed += c.Closed
 		s.Agent = cmp.Or(s.Agent, c.Agent)
-		if c.HasCost {
+		if c.Usage != nil {
 			s.Recorded++
 			r.Recorded++
 		}
@@ -290,7 +284,14 @@ func (r Report) Summary() string {
 	}
 	b.WriteString(".\n")
 	fmt.Fprintf(&b, "Tasks: %d of %d closed in beads.\n", len(r.Done), r.Total)
-	fmt.Fprintf(&b, "Tokens: %s.\n", r.UsageText(r.Spent, r.Recorded, len(r.Cycles)))
+	tokens, n := "not recorded", len(r.Cycles)
+	if r.Recorded > 0 {
+		tokens = usage.FormatTokens(r.Spent.Total()) + ", cost " + r.CostText(r.Spent)
+		if r.Recorded < n {
+			tokens += fmt.Sprintf(" (%d of %d decisions not recorded)", n-r.Recorded, n)
+		}
+	}
+	fmt.Fprintf(&b, "Tokens: %s.\n", tokens)
 	var marks []string
 	for _, m := range []Mark{MarkRejected, MarkEscalated, MarkStuck, MarkError} {
 		if n := r.Counts[m]; n > 0 {
@@ -311,19 +312,6 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "Last reason: %s\n", oneLine(r.LastWhy, 200))
 	}
 	return b.String()
-}
-
-// UsageText is the tokens and cost of s, recorded by recorded of n
-// decisions: "not recorded" when none was.
-func (r Report) UsageText(s usage.Spent, recorded, n int) string {
-	if recorded == 0 {
-		return "not recorded"
-	}
-	out := usage.FormatTokens(s.Total()) + ", cost " + r.CostText(s)
-	if recorded < n {
-		out += fmt.Sprintf(" (%d of %d decisions not recorded)", n-recorded, n)
-	}
-	return out
 }
 
 // Named is an id with its title from beads: "bd-a.1 (Write the parser)".

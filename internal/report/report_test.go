@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/report"
 	"github.com/runtasks/runtasks/internal/report/reporttest"
 )
 
@@ -18,21 +19,15 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var t0 = reporttest.T0
 
-// Fixture is the report's fixture (package reporttest).
-func Fixture() Input {
-	f := reporttest.Fixture()
-	return Input{Epic: f.Epic, Title: f.Title, Tasks: f.Tasks, Records: f.Records, Runs: f.Runs, Now: f.Now, Loc: time.UTC}
-}
-
 func TestBuild(t *testing.T) {
-	r := Build(Fixture())
+	r := report.Build(reporttest.Fixture())
 	if got := len(r.Cycles); got != 6 {
 		t.Fatalf("cycles = %d, want 6 (other epics and ignored outcomes left out)", got)
 	}
 	if len(r.Sessions) != 2 || r.Sessions[0].ID != "s-alpha" || len(r.Sessions[0].Cycles) != 4 || r.Sessions[1].Closed != 2 {
 		t.Errorf("sessions = %+v", r.Sessions)
 	}
-	wantMarks := []Mark{MarkCycle, MarkClosed, MarkRejected, MarkEscalated, MarkStuck, MarkComplete}
+	wantMarks := []report.Mark{report.MarkCycle, report.MarkClosed, report.MarkRejected, report.MarkEscalated, report.MarkStuck, report.MarkComplete}
 	wantClosed := []int{0, 1, 1, 0, 0, 2}
 	for i, c := range r.Cycles {
 		if c.Mark != wantMarks[i] || c.Closed != wantClosed[i] {
@@ -72,18 +67,18 @@ func TestBuild(t *testing.T) {
 func TestSummary(t *testing.T) {
 	tests := []struct {
 		name string
-		in   func() Input
+		in   func() report.Input
 		want []string
 	}{
-		{"complete", Fixture, []string{
+		{"complete", reporttest.Fixture, []string{
 			"Epic bd-e1 (Ship the parser): complete in 2h00m (2026-03-02 09:00 to 2026-03-02 11:00 UTC).",
 			"6 decision(s) in 2 session(s), 1 runtasks run(s).",
 			"Tasks: 4 of 4 closed in beads.",
 			"Tokens: 98.6k, cost $0.51 (+6.2k unpriced tokens).",
 			"Marked: 1 rejected, 1 escalated, 1 stuck.",
 		}},
-		{"not complete", func() Input {
-			in := Fixture()
+		{"not complete", func() report.Input {
+			in := reporttest.Fixture()
 			in.Records = slices.Clone(in.Records[:5])
 			in.Records[1].Usage = nil
 			return in
@@ -93,19 +88,19 @@ func TestSummary(t *testing.T) {
 			"Tokens: 48.3k, cost $0.26 (1 of 4 decisions not recorded).",
 			"Last reason: only blocked work remains: bd-e1.3 blocked",
 		}},
-		{"no usage recorded", func() Input {
-			in := Fixture()
+		{"no usage recorded", func() report.Input {
+			in := reporttest.Fixture()
 			in.Records = slices.Clone(in.Records)
 			for i := range in.Records {
 				in.Records[i].Usage = nil
 			}
 			return in
 		}, []string{"Tokens: not recorded."}},
-		{"empty", func() Input { return Input{Epic: "bd-none", Now: t0} }, []string{"Epic bd-none: no decisions recorded."}},
+		{"empty", func() report.Input { return report.Input{Epic: "bd-none", Now: t0} }, []string{"Epic bd-none: no decisions recorded."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Build(tt.in()).Summary()
+			got := report.Build(tt.in()).Summary()
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("summary lacks %q:\n%s", w, got)
@@ -119,7 +114,7 @@ func TestSummary(t *testing.T) {
 // (go test ./report -run Golden -update rewrites it).
 func TestRenderGolden(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Render(&buf, Build(Fixture())); err != nil {
+	if err := report.Render(&buf, report.Build(reporttest.Fixture())); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.golden.html", buf.Bytes())
@@ -140,7 +135,7 @@ func TestRenderGolden(t *testing.T) {
 
 func TestRenderEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Render(&buf, Build(Input{Epic: "bd-none", Now: t0, Loc: time.UTC})); err != nil {
+	if err := report.Render(&buf, report.Build(report.Input{Epic: "bd-none", Now: t0, Loc: time.UTC})); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "empty.golden.html", buf.Bytes())

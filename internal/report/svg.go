@@ -18,11 +18,11 @@ const (
 	barsHeight = 110
 )
 
-// Tick is one cycle on the timeline.
+// Tick is one cycle on the timeline: a mark at (X, Y) on a line from Y1 to Y2.
 type Tick struct {
-	X, Y  float64
-	Mark  Mark
-	Title string
+	X, Y, Y1, Y2 float64
+	Mark         Mark
+	Title        string
 }
 
 // Row is one session's line on the timeline.
@@ -38,11 +38,12 @@ type AxisLabel struct {
 	Text, Anchor string
 }
 
-// Timeline is the SVG of the sessions' cycles over time.
+// Timeline is the SVG of the sessions' cycles over time; the axis labels
+// stand at LabelY.
 type Timeline struct {
-	Width, Height, AxisY float64
-	Rows                 []Row
-	Axis                 []AxisLabel
+	Width, Height, AxisY, LabelY float64
+	Rows                         []Row
+	Axis                         []AxisLabel
 }
 
 // Bar is one cycle's bar in a bar chart.
@@ -75,12 +76,12 @@ func (r Report) Timeline() Timeline {
 		y := float64(i)*rowHeight + rowHeight/2 + 6
 		row := Row{Label: short(s.ID, 18), Title: s.ID + " (" + s.Agent + ")", Y: y, X1: rnd(r.x(s.Start)), X2: rnd(r.x(s.End))}
 		for _, c := range s.Cycles {
-			row.Ticks = append(row.Ticks, Tick{X: rnd(r.x(c.Time)), Y: y, Mark: c.Mark, Title: c.title(r.Loc)})
+			row.Ticks = append(row.Ticks, Tick{X: rnd(r.x(c.Time)), Y: y, Y1: y - 11, Y2: y + 11, Mark: c.Mark, Title: c.title(r.Loc)})
 		}
 		tl.Rows = append(tl.Rows, row)
 	}
 	tl.AxisY = float64(len(r.Sessions))*rowHeight + 12
-	tl.Height = tl.AxisY + axisHeight
+	tl.LabelY, tl.Height = tl.AxisY+18, tl.AxisY+axisHeight
 	if len(r.Cycles) > 0 {
 		layout := "15:04"
 		if r.End.Sub(r.Start) < 10*time.Minute {
@@ -113,7 +114,7 @@ func (r Report) TokenBars() Bars {
 	return r.bars(func(c Cycle) float64 { return float64(c.Spent.Total()) },
 		func(v float64) string { return usage.FormatTokens(int64(v)) },
 		func(c Cycle) string {
-			if !c.HasCost {
+			if c.Usage == nil {
 				return fmt.Sprintf("#%d %s: usage not recorded", c.Seq, c.Outcome)
 			}
 			return fmt.Sprintf("#%d %s: %s tokens, %s", c.Seq, c.Outcome, usage.FormatTokens(c.Spent.Total()), r.CostText(c.Spent))
@@ -149,7 +150,7 @@ func (r Report) bars(value func(Cycle) float64, format func(float64) string, tit
 }
 
 func (c Cycle) title(loc *time.Location) string {
-	s := fmt.Sprintf("#%d %s cycle %d: %s", c.Seq, c.Time.In(loc).Format("15:04:05"), c.N, c.Outcome)
+	s := fmt.Sprintf("#%d %s cycle %d: %s", c.Seq, c.Time.In(loc).Format("15:04:05"), c.Cycle, c.Outcome)
 	if c.Closed > 0 {
 		s += fmt.Sprintf(", %d closed", c.Closed)
 	}

@@ -84,9 +84,7 @@ func Collect(o *Options) (*Report, error) {
 			return nil, err
 		}
 		for _, e := range skipped {
-			if o.Store.Warn != nil {
-				o.Store.Warn("run record skipped: " + e.Error())
-			}
+			o.Store.Warnf("run record skipped: %v", e)
 		}
 		rep.Runs = append(rep.Runs, slices.DeleteFunc(runs, func(r headless.RunState) bool { return o.Epic != "" && r.Epic != o.Epic })...)
 	}
@@ -158,9 +156,7 @@ func LastReason(o *Options, session string) (string, error) {
 	}
 	tasks, err := o.Tasks(found.Epic)
 	if err != nil {
-		if o.Store.Warn != nil {
-			o.Store.Warn("the titles of the tasks named were not read: " + err.Error())
-		}
+		o.Store.Warnf("the titles of the tasks named were not read: %v", err)
 		return reason, nil
 	}
 	words := strings.FieldsFunc(reason, func(r rune) bool {

@@ -107,17 +107,14 @@ var (
 // View renders the screen: a title, the loops (those that need a person
 // first, marked !), the selected loop's reason or history, the keys.
 func (m Model) View() tea.View {
-	width := m.width
-	if width <= 0 {
-		width = 80
-	}
+	width := cmp.Or(m.width, 80)
 	now := m.Now()
 	if m.showReason && m.selected < len(m.snap.Rows) {
 		return m.reasonView(m.snap.Rows[m.selected], width)
 	}
 	var b strings.Builder
 	title := fmt.Sprintf("runtasks · %d loop(s)", len(m.snap.Rows))
-	if n := m.snap.NeedsPerson(); n > 0 {
+	if n := m.snap.NeedsPerson; n > 0 {
 		title += " · " + styleAlert.Render(fmt.Sprintf("%d need(s) a person", n))
 	}
 	b.WriteString(styleTitle.Render(title) + "\n")
@@ -209,6 +206,14 @@ func (m Model) rowLines(r Row, width int, now time.Time) (string, string) {
 	return cutStyled(line1, width), cutStyled(line2, width)
 }
 
+func runLine(r headless.RunState, now time.Time, width int) string {
+	mark, state := " ", "running "+ago(now.Sub(r.StartedAt))
+	if r.Status == headless.StatusDead {
+		mark, state = styleAlert.Render("!"), styleAlert.Render("dead")+": its runtasks process is gone"
+	}
+	return fmt.Sprintf("%s run %s %s %s  %s  %s %s", mark, middle(r.RunID, idWidth(width)+8), cut(r.Epic, 10), bar(r.Closed, r.Total, 10), cycles(r.Cycle, r.MaxCycles), cut(r.Agent, 8), state)
+}
+
 // cycles is "cycle N/MAX" ("cycle N" uncapped).
 func cycles(n, max int) string {
 	if max > 0 {
@@ -223,8 +228,7 @@ func bar(closed, seen, n int) string {
 	if seen <= 0 {
 		return "[" + strings.Repeat("·", n) + "] -"
 	}
-	full := min(closed*n/seen, n)
-	return "[" + strings.Repeat("#", full) + strings.Repeat("-", n-full) + "] " + fmt.Sprintf("%d/%d", closed, seen)
+	return headless.Bar(closed, seen, n) + fmt.Sprintf(" %d/%d", closed, seen)
 }
 
 func ago(d time.Duration) string {

@@ -9,19 +9,18 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// DefaultTallyEvery is the least time between two tracker reads of a view.
-const DefaultTallyEvery = 3 * time.Second
+// tallyEvery is the least time between two tracker reads of a view.
+const tallyEvery = 3 * time.Second
 
 // Progress gives the rows' bars the epics' closed and total tasks from bd:
 // a stop that finds ready work reads only `bd ready`, so decisions rarely
-// count the whole epic. It reads at most once every Every, the stalest
+// count the whole epic. It reads at most once every tallyEvery, the stalest
 // epic, in the background (bd serialises access to its store and the
 // agents' calls come first). Until then, or when bd fails, a bar is what
 // the decisions recorded.
 type Progress struct {
 	Tally   func(ctx context.Context, epic string) (beads.Tally, error)
-	Every   time.Duration // DefaultTallyEvery when 0
-	Updated func()        // called after a read (from its goroutine)
+	Updated func() // called after a read (from its goroutine)
 
 	mu      sync.Mutex
 	tallies map[string]beads.Tally
@@ -88,9 +87,5 @@ func (p *Progress) Due(now time.Time) bool {
 
 // due is Due with p.mu held.
 func (p *Progress) due(now time.Time) bool {
-	every := p.Every
-	if every <= 0 {
-		every = DefaultTallyEvery
-	}
-	return !p.busy && (p.last.IsZero() || now.Sub(p.last) >= every)
+	return !p.busy && (p.last.IsZero() || now.Sub(p.last) >= tallyEvery)
 }

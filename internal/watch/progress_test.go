@@ -11,7 +11,7 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// The view reads bd at most once every Every (from a read's end; the fake
+// The view reads bd at most once every tallyEvery (from a read's end; the fake
 // reads take microseconds), one epic per read, the stalest first (never
 // read before anything read), in the background; a row's bar is its
 // epic's tally once read, else what the decisions said; a failed read
@@ -21,7 +21,6 @@ func TestProgressReadsBdAtMostOnceEvery(t *testing.T) {
 	var reads []string
 	updated := make(chan struct{}, 10)
 	p := &Progress{
-		Every: 3 * time.Second,
 		Tally: func(_ context.Context, epic string) (beads.Tally, error) {
 			mu.Lock()
 			reads = append(reads, epic)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // A finished process's pid: a run recorded as running with it is dead.
@@ -22,7 +23,7 @@ func deadPID(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-func TestLiveRuns(t *testing.T) {
+func TestLoadRuns(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
 	put := func(st headless.RunState) {
@@ -37,10 +38,12 @@ func TestLiveRuns(t *testing.T) {
 	put(headless.RunState{RunID: "r-dead", Epic: "bd-b", Agent: "codex", Status: "running", PID: deadPID(t), StartedAt: now.Add(-time.Hour)})
 	put(headless.RunState{RunID: "r-done", Epic: "bd-c", Status: "complete", StartedAt: now.Add(-2 * time.Hour)})
 
-	runs, err := LiveRuns(dir)
+	store := &state.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
+	snap, err := Load(store, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := snap.Runs
 	var ids []string
 	for _, r := range runs {
 		ids = append(ids, r.RunID)
@@ -51,8 +54,8 @@ func TestLiveRuns(t *testing.T) {
 	if runs[0].Status != "running" || runs[1].Status != headless.StatusDead {
 		t.Errorf("status = %v, %v; want running, dead", runs[0].Status, runs[1].Status)
 	}
-	if got, err := LiveRuns(filepath.Join(dir, "none")); err != nil || got != nil {
-		t.Errorf("missing folder: %v, %v", got, err)
+	if got, err := Load(store, filepath.Join(dir, "none")); err != nil || got.Runs != nil {
+		t.Errorf("missing folder: %v, %v", got.Runs, err)
 	}
 
 	m := Model{Now: func() time.Time { return now }}

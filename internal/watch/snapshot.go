@@ -5,8 +5,11 @@ package watch
 
 import (
 	"cmp"
+	"path/filepath"
 	"slices"
+	"strings"
 
+	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 )
@@ -14,7 +17,7 @@ import (
 // Row is one (session, epic) loop: its state and what the view adds.
 type Row struct {
 	state.State
-	Given bool // LastReason is the prompt runtasks run gave the agent (GivenPrompts)
+	Given bool // LastReason is the prompt runtasks run gave the agent (see Load)
 	// Seen is the most unclosed work a decision on the epic saw, Closed
 	// how much of it is gone now.
 	Closed, Seen int
@@ -28,25 +31,21 @@ func (r Row) last() *state.Record { return cmp.Or(r.Last, &state.Record{}) }
 
 // Snapshot is the state directory at one moment.
 type Snapshot struct {
-	Rows []Row
-	Runs []headless.RunState // LiveRuns
-}
-
-func (s Snapshot) NeedsPerson() int {
-	n := 0
-	for _, r := range s.Rows {
-		if r.NeedsPerson {
-			n++
-		}
-	}
-	return n
+	Rows        []Row
+	Runs        []headless.RunState
+	NeedsPerson int // the rows that need a person
 }
 
 // historyWindow is how many decisions per epic are read back for the bar.
 const historyWindow = 2000
 
-// Load reads every session's state, its claims and its epic's progress.
-func Load(store *state.Store) (Snapshot, error) {
+// Load reads every session's state, its claims and its epic's progress,
+// and runtasks run's records under runsDir ("" = none): the running and
+// dead (process gone) runs, newest first, and for each runtasks run
+// session (run-ID) the prompt its agent was last given
+// (headless.PromptFile) as its reason: a worker's is its task, never the
+// engine's reason.
+func Load(store *state.Store, runsDir string) (Snapshot, error) {
 	states, err := store.List()
 	if err != nil {
 		return Snapshot{}, err
@@ -55,11 +54,19 @@ func Load(store *state.Store) (Snapshot, error) {
 	seen := map[string]int{}
 	for _, st := range states {
 		r := Row{State: st}
+		if id, ok := strings.CutPrefix(st.Session, "run-"); ok && runsDir != "" {
+			if b, err := agentfile.Read(filepath.Join(runsDir, id, headless.PromptFile), agentfile.MaxText); err == nil {
+				r.LastReason, r.Given = string(b), true
+			}
+		}
 		outcome := st.Ended
 		if l := st.Last; l != nil && l.Outcome != state.OutcomeEnded {
 			outcome = l.Outcome
 		}
 		r.NeedsPerson = needsPerson(outcome) && !r.last().Block
+		if r.NeedsPerson {
+			snap.NeedsPerson++
+		}
 		if b, err := store.Binding(st.Session); err == nil {
 			for _, c := range b.Claims {
 				r.Claims = append(r.Claims, c.Task)
@@ -85,7 +92,11 @@ func Load(store *state.Store) (Snapshot, error) {
 		}
 		return cmp.Compare(b.last().Time.UnixNano(), a.last().Time.UnixNano())
 	})
-	return snap, nil
+	if runsDir != "" {
+		snap.Runs, _, err = headless.ListRuns(runsDir)
+		snap.Runs = slices.DeleteFunc(snap.Runs, func(r headless.RunState) bool { return r.Status != "running" && r.Status != headless.StatusDead })
+	}
+	return snap, err
 }
 
 func needsPerson(o state.Outcome) bool {

@@ -58,7 +58,7 @@ func TestLoadOrder(t *testing.T) {
 	put("older", state.OutcomeContinue, true, now.Add(-time.Hour), 4)
 	put("capped", state.OutcomeCapReached, false, now.Add(-2*time.Hour), 3)
 	put("warned", state.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3) // the warning block: goes on
-	snap, err := Load(store)
+	snap, err := Load(store, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,8 @@ func TestLoadOrder(t *testing.T) {
 	if r := snap.Rows[1]; r.Seen != 4 || r.Closed != 2 || r.Last.Max != 50 {
 		t.Errorf("progress of %s: %d/%d max %d; want 2/4 (the most work seen on bd-a is 4)", r.Session, r.Closed, r.Seen, r.Last.Max)
 	}
-	if snap.NeedsPerson() != 1 {
-		t.Errorf("NeedsPerson = %d", snap.NeedsPerson())
+	if snap.NeedsPerson != 1 {
+		t.Errorf("NeedsPerson = %d", snap.NeedsPerson)
 	}
 }
 
@@ -119,8 +119,13 @@ func TestReasonWrappedAndGivenPrompt(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(runs, "R-w2", headless.PromptFile), []byte("You are worker 2 of 2. Your task is bd-e.2: \x1b]0;t\x07Test it"), 0o600)
 	m := Model{width: 40, height: 10, Now: time.Now}
-	m.snap.Rows = []Row{{State: state.State{Session: "s1", LastReason: reason}}, {State: state.State{Session: "run-R-w2", LastReason: "You are the orchestrator"}}}
-	GivenPrompts(&m.snap, runs)
+	store := &state.Store{Dir: filepath.Join(t.TempDir(), ".runtasks")}
+	store.Update("run-R-w2", "bd-e", func(st *state.State) error { st.LastReason = "You are the orchestrator"; return nil })
+	snap, err := Load(store, runs)
+	if err != nil || len(snap.Rows) != 1 {
+		t.Fatalf("Load: %+v, %v", snap.Rows, err)
+	}
+	m.snap.Rows = append([]Row{{State: state.State{Session: "s1", LastReason: reason}}}, snap.Rows...)
 	key := func(k string) { mm, _ := m.Update(tea.KeyPressMsg{Code: []rune(k)[0], Text: k}); m = mm.(Model) }
 	key("w")
 	var seen strings.Builder

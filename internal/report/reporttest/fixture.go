@@ -8,23 +8,13 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/headless"
+	"github.com/runtasks/runtasks/internal/report"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
 // T0 is when the fixture's first decision was made.
 var T0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-
-// Log is an epic's decisions and runs.
-type Log struct {
-	Epic, Title string
-	// Tasks are the epic's descendants as bd list --all prints them.
-	Tasks   []beads.Issue
-	Records []state.Record
-	Runs    []headless.RunState
-	// Now is when the report of it is made.
-	Now time.Time
-}
 
 func counts(remaining int) *state.Counts {
 	return &state.Counts{Ready: 1, Remaining: remaining}
@@ -38,12 +28,13 @@ func spent(in, out int64, cost float64) *usage.Spent {
 // tasks, has a promise rejected and escalates; the other finds a stuck
 // task and completes. A reason and a title carry markup, which must stay
 // text.
-func Fixture() Log {
+func Fixture() report.Input {
 	at := func(m int) time.Time { return T0.Add(time.Duration(m) * time.Minute) }
-	return Log{
+	return report.Input{
 		Epic:  "bd-e1",
 		Title: "Ship the parser",
 		Now:   at(200),
+		Loc:   time.UTC,
 		Tasks: []beads.Issue{
 			{ID: "bd-e1.1", Title: "Write the parser", Status: beads.StatusClosed, Assignee: "alice@s-alpha", ClosedAt: at(10)},
 			{ID: "bd-e1.2", Title: "Test the parser", Status: beads.StatusClosed, ClosedAt: at(25)},
