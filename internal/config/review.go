@@ -46,50 +46,44 @@ func Review(root string, data []byte) ([]Exec, error) {
 		}
 	}
 	outside := func(key string, v any) {
-		s, ok := v.(string)
-		if !ok || s == "" {
-			return
+		s, _ := v.(string)
+		r, err := s, error(nil)
+		if filepath.IsAbs(s) {
+			r, err = filepath.Rel(root, s)
 		}
-		p := s
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(root, p)
-		}
-		if r, err := filepath.Rel(root, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		if s != "" && (err != nil || !filepath.IsLocal(r)) {
 			out = append(out, Exec{Key: key, Value: s})
 		}
 	}
 	run("beads.bin", at(raw, "beads.bin"))
-	var checks func(key string, v any)
-	checks = func(key string, v any) {
+	// each calls fn on each mapping in the list v, at its path key[i].
+	each := func(key string, v any, fn func(k string, m map[string]any)) {
 		list, _ := v.([]any)
 		for i, item := range list {
-			k := fmt.Sprintf("%s[%d]", key, i)
-			m, ok := item.(map[string]any)
-			if !ok {
-				continue
+			if m, ok := item.(map[string]any); ok {
+				fn(fmt.Sprintf("%s[%d]", key, i), m)
 			}
+		}
+	}
+	var checks func(key string, v any)
+	checks = func(key string, v any) {
+		each(key, v, func(k string, m map[string]any) {
 			run(k+".run", m["run"])
 			outside(k+".dir", m["dir"])
 			checks(k+".checks", m["checks"])
-		}
+		})
 	}
 	checks("workflow.checks", at(raw, "workflow.checks"))
 	checks("workflow.verify.checks", at(raw, "workflow.verify.checks"))
-	overrides, _ := at(raw, "workflow.verify.overrides").([]any)
-	for i, item := range overrides {
-		if m, ok := item.(map[string]any); ok {
-			checks(fmt.Sprintf("workflow.verify.overrides[%d].checks", i), m["checks"])
-		}
-	}
+	each("workflow.verify.overrides", at(raw, "workflow.verify.overrides"), func(k string, m map[string]any) {
+		checks(k+".checks", m["checks"])
+	})
 	if on, _ := at(raw, "workflow.verify.task_commands").(bool); on {
 		out = append(out, Exec{Key: "workflow.verify.task_commands", Value: "each task's bd metadata key verify, as a shell command", Runs: true})
 	}
-	notify, _ := at(raw, "workflow.notify").([]any)
-	for i, item := range notify {
-		if m, ok := item.(map[string]any); ok {
-			run(fmt.Sprintf("workflow.notify[%d].run", i), m["run"])
-		}
-	}
+	each("workflow.notify", at(raw, "workflow.notify"), func(k string, m map[string]any) {
+		run(k+".run", m["run"])
+	})
 	run("run.claude_bin", at(raw, "run.claude_bin"))
 	run("run.codex_bin", at(raw, "run.codex_bin"))
 	for _, key := range []string{"prompts.run_tasks", "claim.templates", "log.file", "state.dir", "beads.dir", "claim.runs_dir"} {

@@ -19,10 +19,10 @@ func EnsureStateDir(dir string) error {
 	if dir == "" {
 		return errors.New("state directory not set")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirIgnored(dir); err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	return writeGitignore(dir)
+	return nil
 }
 
 // MkdirIgnored makes dir for runtasks' own files, with a .gitignore when
@@ -31,29 +31,26 @@ func MkdirIgnored(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
+	return mkdirIgnored(dir)
+}
+
+// mkdirIgnored makes dir and its .gitignore, unless it has one or is a
+// repository's root.
+func mkdirIgnored(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return writeGitignore(dir)
-}
-
-// writeGitignore writes dir/.gitignore unless it exists or dir is a repository's root.
-func writeGitignore(dir string) error {
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 		return nil
 	}
 	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return nil
+	} else if err != nil {
+		return err
 	}
-	if err == nil {
-		_, err = f.WriteString(Gitignore)
-		err = errors.Join(err, f.Close())
-	}
-	if err != nil {
-		return fmt.Errorf("state directory: %w", err)
-	}
-	return nil
+	_, err = f.WriteString(Gitignore)
+	return errors.Join(err, f.Close())
 }
 
 func (s *Store) mkdir(sub string) error {
