@@ -183,10 +183,9 @@ func cfgEnvLayer(environ []string, warn func(string)) cfgLayer {
 func cfgFlagLayer(fs *pflag.FlagSet) cfgLayer {
 	names := map[string]string{}
 	p := posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
-		if key := FlagKeys[f.Name]; key != "" && f.Changed {
-			names[key] = f.Name
-		}
-		return FlagKeys[f.Name], posflag.FlagVal(fs, f)
+		key := FlagKeys[f.Name]
+		names[key] = f.Name // posflag keeps only the changed flags
+		return key, posflag.FlagVal(fs, f)
 	})
 	raw, _ := p.Read() // never fails
 	return cfgLayer{raw: raw, weak: true, source: func(key string) string { return "flag --" + names[key] }}

@@ -287,7 +287,8 @@ func removeTemps(path string) {
 }
 
 // lock takes the exclusive flock on <state>.lock, waiting at most LockWait;
-// a lock file removed meanwhile (Clear) is locked afresh.
+// a lock file removed meanwhile (Clear) is locked afresh. Closing the file
+// releases its lock (no other descriptor shares it: Go opens it close-on-exec).
 func (s *Store) lock(path string) (unlock func(), err error) {
 	wait := cmp.Or(s.LockWait, 20*time.Second)
 	timer := time.NewTimer(wait)
@@ -311,9 +312,7 @@ func (s *Store) lock(path string) (unlock func(), err error) {
 				}
 			case <-timer.C:
 				go func() {
-					if <-done == nil {
-						unlockFile(f)
-					}
+					<-done
 					f.Close()
 				}()
 				return nil, fmt.Errorf("lock state %s: still held by another runtasks after %s", lockPath, wait)
@@ -323,9 +322,8 @@ func (s *Store) lock(path string) (unlock func(), err error) {
 		held, herr := f.Stat()
 		now, nerr := os.Stat(lockPath)
 		if herr == nil && nerr == nil && os.SameFile(held, now) {
-			return func() { unlockFile(f); f.Close() }, nil
+			return func() { f.Close() }, nil
 		}
-		unlockFile(f)
 		f.Close()
 	}
 }
