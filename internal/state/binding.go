@@ -171,8 +171,7 @@ func ResultsProblem(c ClaimedRun) error {
 		return nil
 	}
 	_, err := agentfile.Read(filepath.Join(c.RunDir, ResultsFile), agentfile.MaxText)
-	var ae *agentfile.Error
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*agentfile.Error](err); ok {
 		return ae
 	}
 	return nil
