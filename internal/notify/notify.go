@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
@@ -66,28 +67,23 @@ func EventFor(d engine.Decision) string {
 
 // Event is what a notify command gets, as JSON on stdin.
 type Event struct {
-	Event   string        `json:"event"`
-	Outcome string        `json:"outcome"`
-	Session string        `json:"session,omitempty"`
-	Epic    string        `json:"epic,omitempty"`
-	Agent   string        `json:"agent,omitempty"`
-	Cycle   int           `json:"cycle"`
-	Why     string        `json:"why"`
-	Message string        `json:"message,omitempty"`
-	Counts  *state.Counts `json:"counts,omitempty"`
-	Usage   *usage.Spent  `json:"usage,omitempty"`
-	Project string        `json:"project"`
-	Time    time.Time     `json:"time"`
+	Event   string       `json:"event"`
+	Outcome string       `json:"outcome"`
+	Session string       `json:"session,omitempty"`
+	Epic    string       `json:"epic,omitempty"`
+	Agent   string       `json:"agent,omitempty"`
+	Cycle   int          `json:"cycle"`
+	Why     string       `json:"why"`
+	Message string       `json:"message,omitempty"`
+	Counts  state.Counts `json:"counts,omitzero"`
+	Usage   *usage.Spent `json:"usage,omitempty"`
+	Project string       `json:"project"`
+	Time    time.Time    `json:"time"`
 }
 
 func NewEvent(event string, in engine.Input, d engine.Decision, project string, now time.Time) Event {
-	e := Event{Event: event, Outcome: string(d.Outcome), Session: in.SessionID, Epic: d.Epic, Agent: in.Agent,
-		Cycle: d.Cycle, Why: d.Why, Message: d.SystemMessage, Usage: d.Usage, Project: project, Time: now.UTC()}
-	if d.Counts != (state.Counts{}) {
-		c := d.Counts
-		e.Counts = &c
-	}
-	return e
+	return Event{Event: event, Outcome: string(d.Outcome), Session: in.SessionID, Epic: d.Epic, Agent: in.Agent,
+		Cycle: d.Cycle, Why: d.Why, Message: d.SystemMessage, Counts: d.Counts, Usage: d.Usage, Project: project, Time: now.UTC()}
 }
 
 // Summary is one line for a person: what happened, where, and why.
@@ -183,7 +179,9 @@ func Dispatch(job Job, self string, args []string, environ []string) error {
 	cmd.Stdin = r
 	cmd.Env = environ
 	cmd.Dir = job.Dir
-	detach(cmd)
+	// A new session: its own process group, no controlling terminal,
+	// untouched by signals sent to the hook's group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return fmt.Errorf("start %s: %w", self, err)

@@ -156,3 +156,16 @@ func TestSummaryNamesEveryEvent(t *testing.T) {
 		}
 	}
 }
+
+// An event's counts are in its JSON only when the decision has some.
+func TestEventCountsOmittedWhenZero(t *testing.T) {
+	for _, tt := range []struct {
+		counts state.Counts
+		want   bool
+	}{{state.Counts{}, false}, {state.Counts{Ready: 2, Remaining: 2}, true}} {
+		data, _ := json.Marshal(NewEvent(Complete, engine.Input{}, engine.Decision{Counts: tt.counts}, "/p", time.Now()))
+		if got := strings.Contains(string(data), `"counts":{"ready":2`); got != tt.want || (!tt.want && strings.Contains(string(data), "counts")) {
+			t.Errorf("counts %+v: %s", tt.counts, data)
+		}
+	}
+}
