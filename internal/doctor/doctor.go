@@ -86,9 +86,11 @@ type Inputs struct {
 // made. bd is asked at most three times. It returns whether a check is an
 // error.
 func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
-	emit := func(f Finding) {
-		report(f)
-		failed = failed || f.Level == Error
+	emit := func(fs ...Finding) {
+		for _, f := range fs {
+			report(f)
+			failed = failed || f.Level == Error
+		}
 	}
 	cfg := in.Cfg
 	if cfg == nil {
@@ -110,27 +112,20 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 	for _, agent := range hook.Agents {
 		settings[agent] = readSettings(in, agent)
 	}
-	for _, f := range checkEpics(ctx, client, cfg.Workflow.Epic, settings, ready) {
-		emit(f)
-	}
+	emit(checkEpics(ctx, client, cfg.Workflow.Epic, settings, ready)...)
 	if in.Cfg != nil {
 		emit(checkConfig(in))
 	}
 	emit(checkTrust(in))
 	for _, agent := range hook.Agents {
 		emit(checkAgent(in, agent, settings[agent]))
-		for _, f := range []*Finding{checkDoubleStop(agent, settings[agent]), checkFires(in, agent, settings[agent])} {
-			if f != nil {
-				emit(*f)
-			}
-		}
+		emit(checkDoubleStop(agent, settings[agent])...)
+		emit(checkFires(in, agent, settings[agent])...)
 	}
 	emit(checkBlockCap(in, cfg, settings[hook.Claude]))
 	emit(checkTimeouts(cfg, settings))
 	emit(checkState(cfg.StateDir()))
-	if f := checkPrices(cfg); f != nil {
-		emit(*f)
-	}
+	emit(checkPrices(cfg)...)
 	emit(checkRuns(ctx, cfg))
 	return failed
 }
@@ -352,15 +347,15 @@ func checkState(dir string) Finding {
 }
 
 // checkPrices warns once about the models the loops used that have no price.
-func checkPrices(cfg *config.Config) *Finding {
+func checkPrices(cfg *config.Config) []Finding {
 	states, _ := (&state.Store{Dir: cfg.StateDir()}).List()
 	var models []string
 	for _, st := range states {
 		models = append(models, st.Spent.Models...)
 	}
 	if un := usage.Unpriced(cfg.Usage.Prices, models); len(un) > 0 {
-		return &Finding{Warning, "prices", "no price for " + strings.Join(un, ", ") + ": tokens counted, cost unknown, a cost budget cannot be enforced",
-			"add it to usage.prices (docs/usage.md)"}
+		return []Finding{{Warning, "prices", "no price for " + strings.Join(un, ", ") + ": tokens counted, cost unknown, a cost budget cannot be enforced",
+			"add it to usage.prices (docs/usage.md)"}}
 	}
 	return nil
 }
