@@ -17,7 +17,7 @@ import (
 
 // Tracker is what a claim asks of beads; *beads.Client implements it.
 type Tracker interface {
-	Shower
+	Show(ctx context.Context, id string) (beads.Issue, error)           // an unknown id is beads.KindNotFound
 	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error) // bd update --claim
 }
 
@@ -220,15 +220,10 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	return res, nil
 }
 
-// Shower reads one issue (an unknown id is beads.KindNotFound); *beads.Client implements it.
-type Shower interface {
-	Show(ctx context.Context, id string) (beads.Issue, error)
-}
-
 // Arm binds session to epic (or a task) so that its Stop hook drives it;
 // an unknown id (ErrUnknown) or a closed issue (ErrClosed) arms nothing.
 // Arming again for the same epic keeps the first ArmedAt.
-func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string, now time.Time) (beads.Issue, state.Binding, error) {
+func Arm(ctx context.Context, t Tracker, store *state.Store, session, epic string, now time.Time) (beads.Issue, state.Binding, error) {
 	is, err := t.Show(ctx, epic)
 	if beads.IsKind(err, beads.KindNotFound) {
 		return beads.Issue{}, state.Binding{}, fmt.Errorf("%w %s", ErrUnknown, epic)

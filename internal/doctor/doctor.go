@@ -276,11 +276,8 @@ func wouldRun(in *Inputs, file string) string {
 // configError is the finding of a configuration that does not load,
 // naming the variables and files at fault.
 func configError(err error) Finding {
-	var (
-		names []string
-		files []string
-		list  config.ErrorList
-	)
+	var names, files []string
+	var list config.ErrorList
 	if errors.As(err, &list) {
 		for _, e := range list {
 			if name, ok := strings.CutPrefix(e.Source, "env "); ok && !slices.Contains(names, name) {
@@ -290,8 +287,9 @@ func configError(err error) Finding {
 			}
 		}
 	}
-	var fixes []string
+	msg, fixes := "configuration: "+oneLine(err), []string(nil)
 	if len(names) > 0 {
+		msg = "the environment makes the configuration invalid (" + strings.Join(names, ", ") + "): runtasks is off, its hooks allow every stop and say why: " + oneLine(err)
 		fixes = append(fixes, "unset "+strings.Join(names, " ")+" (or give it a valid value) in the shell the agent starts from")
 	}
 	for _, f := range files {
@@ -299,10 +297,6 @@ func configError(err error) Finding {
 	}
 	if len(fixes) == 0 {
 		fixes = append(fixes, "correct the project.yaml or the variable it names (runtasks config show lists the keys)")
-	}
-	msg := "configuration: " + oneLine(err)
-	if len(names) > 0 {
-		msg = "the environment makes the configuration invalid (" + strings.Join(names, ", ") + "): runtasks is off, its hooks allow every stop and say why: " + oneLine(err)
 	}
 	return Finding{Error, "config", msg, strings.Join(fixes, "; ")}
 }
