@@ -214,11 +214,10 @@ func ReadJob(r io.Reader) (Job, error) {
 
 // Outcome is how one command ended.
 type Outcome struct {
-	Run      string
-	OK       bool
-	Detail   string // the exit status, the timeout, or what could not start
-	Elapsed  time.Duration
-	TimedOut bool
+	Run     string
+	OK      bool
+	Detail  string // the exit status, the timeout, or what could not start
+	Elapsed time.Duration
 }
 
 // Run runs the job's commands side by side, each within its timeout in its
@@ -239,7 +238,7 @@ func Run(ctx context.Context, job Job, environ []string) []Outcome {
 			case err != nil:
 				o.Detail = err.Error()
 			case res.TimedOut:
-				o.TimedOut, o.Detail = true, fmt.Sprintf("timed out after %s; its process group was stopped", timeout)
+				o.Detail = fmt.Sprintf("timed out after %s; its process group was stopped", timeout)
 			case res.ExitCode != 0:
 				o.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
 			default:
