@@ -101,12 +101,10 @@ func Actor(base string, getenv func(string) string, session string) string {
 	if session == "" {
 		return base
 	}
-	// Already this session's actor (BEADS_ACTOR as the session hook exports it).
+	// base may already be this session's actor (BEADS_ACTOR as the session
+	// hook exports it).
 	suffix := "@" + state.SafeName(session, 64, "._-")
-	if strings.HasSuffix(base, suffix) {
-		return base
-	}
-	return base + suffix
+	return strings.TrimSuffix(base, suffix) + suffix
 }
 
 type Request struct {

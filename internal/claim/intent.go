@@ -82,10 +82,7 @@ func find(res []*regexp.Regexp, prompt string) string {
 		if loc == nil || loc[0] > start {
 			continue
 		}
-		idx := re.SubexpIndex("id")
-		if idx < 0 {
-			idx = 1
-		}
+		idx := max(re.SubexpIndex("id"), 1) // SubexpIndex is -1 without a group named id
 		if loc[2*idx] < 0 {
 			continue
 		}
