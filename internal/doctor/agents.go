@@ -270,10 +270,9 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding
 		var s struct {
 			Env map[string]any `json:"env"`
 		}
-		if json.Unmarshal(f.data, &s) == nil {
-			if v, ok := s.Env[EnvBlockCap]; ok {
-				val, src = fmt.Sprint(v), f.path
-			}
+		_ = json.Unmarshal(f.data, &s) // a file that is not JSON leaves Env nil
+		if v, ok := s.Env[EnvBlockCap]; ok {
+			val, src = fmt.Sprint(v), f.path
 		}
 	}
 	fix := fmt.Sprintf("export %s=%d (or 0 for none; runtasks' max_cycles then caps), or set it in the env of .claude/settings.json", EnvBlockCap, max(maxCycles, 1))

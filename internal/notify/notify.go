@@ -170,20 +170,17 @@ func Dispatch(job Job, self string, args []string, environ []string) error {
 	if len(data) > MaxJob {
 		return fmt.Errorf("notify job of %d bytes (at most %d)", len(data), MaxJob)
 	}
-	r, w, err := os.Pipe()
+	cmd := exec.Command(self, args...)
+	w, err := cmd.StdinPipe()
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	cmd := exec.Command(self, args...)
-	cmd.Stdin = r
 	cmd.Env = environ
 	cmd.Dir = job.Dir
 	// A new session: its own process group, no controlling terminal,
 	// untouched by signals sent to the hook's group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
+	if err := cmd.Start(); err != nil { // closes both ends of the pipe
 		return fmt.Errorf("start %s: %w", self, err)
 	}
 	// Written after the start, so a failed start leaves no writer blocked.
