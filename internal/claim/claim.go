@@ -17,7 +17,7 @@ import (
 
 // Tracker is what a claim asks of beads; *beads.Client implements it.
 type Tracker interface {
-	Shower
+	Show(ctx context.Context, id string) (beads.Issue, error)           // an unknown id is beads.KindNotFound
 	ClaimID(ctx context.Context, id, actor string) (beads.Issue, error) // bd update --claim
 }
 
@@ -90,29 +90,6 @@ func (h Hierarchy) Goal() *Level {
 	return &h.Ancestors[len(h.Ancestors)-1]
 }
 
-// Load reads the issue id and its ancestors (up to MaxDepth), one bd show at a time.
-func Load(ctx context.Context, t Tracker, id string) (Hierarchy, beads.Issue, error) {
-	is, err := t.Show(ctx, id)
-	if beads.IsKind(err, beads.KindNotFound) {
-		return Hierarchy{}, beads.Issue{}, fmt.Errorf("%w %s", ErrUnknown, id)
-	}
-	if err != nil {
-		return Hierarchy{}, beads.Issue{}, err
-	}
-	h := Hierarchy{Task: levelOf(is)}
-	seen := map[string]bool{is.ID: true}
-	for p := is.ParentID(); p != "" && !seen[p] && len(h.Ancestors) < MaxDepth; {
-		seen[p] = true
-		anc, err := t.Show(ctx, p)
-		if err != nil {
-			return Hierarchy{}, beads.Issue{}, fmt.Errorf("load %s's ancestor %s: %w", id, p, err)
-		}
-		h.Ancestors = append(h.Ancestors, levelOf(anc))
-		p = anc.ParentID()
-	}
-	return h, is, nil
-}
-
 // Actor is the beads actor a session claims as: base (claim.actor, else
 // BEADS_ACTOR, else USER, else "runtasks") @ the session id, so two sessions
 // of one person never share a claim (bd's claim is idempotent for one actor).
@@ -124,12 +101,10 @@ func Actor(base string, getenv func(string) string, session string) string {
 	if session == "" {
 		return base
 	}
-	// Already this session's actor (BEADS_ACTOR as the session hook exports it).
+	// base may already be this session's actor (BEADS_ACTOR as the session
+	// hook exports it).
 	suffix := "@" + state.SafeName(session, 64, "._-")
-	if strings.HasSuffix(base, suffix) {
-		return base
-	}
-	return base + suffix
+	return strings.TrimSuffix(base, suffix) + suffix
 }
 
 type Request struct {
@@ -155,14 +130,29 @@ type Result struct {
 	Root      string    `json:"-"`               // the project root, for relative paths in messages
 }
 
-// Claim loads the task's hierarchy, claims it atomically in beads for the
-// request's actor, writes its run folder and records it in the session's
-// binding. Unknown ids (ErrUnknown), epics (*EpicError), closed tasks
-// (ErrClosed) and tasks held by someone else (*HeldError) change nothing.
+// Claim loads the task's hierarchy (its ancestors up to MaxDepth, one bd
+// show at a time), claims it atomically in beads for the request's actor,
+// writes its run folder and records it in the session's binding. Unknown
+// ids (ErrUnknown), epics (*EpicError), closed tasks (ErrClosed) and tasks
+// held by someone else (*HeldError) change nothing.
 func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
-	h, is, err := Load(ctx, t, r.Task)
+	is, err := t.Show(ctx, r.Task)
+	if beads.IsKind(err, beads.KindNotFound) {
+		return Result{}, fmt.Errorf("%w %s", ErrUnknown, r.Task)
+	}
 	if err != nil {
 		return Result{}, err
+	}
+	h := Hierarchy{Task: levelOf(is)}
+	seen := map[string]bool{is.ID: true}
+	for p := is.ParentID(); p != "" && !seen[p] && len(h.Ancestors) < MaxDepth; {
+		seen[p] = true
+		anc, err := t.Show(ctx, p)
+		if err != nil {
+			return Result{}, fmt.Errorf("load %s's ancestor %s: %w", r.Task, p, err)
+		}
+		h.Ancestors = append(h.Ancestors, levelOf(anc))
+		p = anc.ParentID()
 	}
 	if is.IssueType == beads.TypeEpic {
 		return Result{}, &EpicError{ID: is.ID}
@@ -220,15 +210,10 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	return res, nil
 }
 
-// Shower reads one issue (an unknown id is beads.KindNotFound); *beads.Client implements it.
-type Shower interface {
-	Show(ctx context.Context, id string) (beads.Issue, error)
-}
-
 // Arm binds session to epic (or a task) so that its Stop hook drives it;
 // an unknown id (ErrUnknown) or a closed issue (ErrClosed) arms nothing.
 // Arming again for the same epic keeps the first ArmedAt.
-func Arm(ctx context.Context, t Shower, store *state.Store, session, epic string, now time.Time) (beads.Issue, state.Binding, error) {
+func Arm(ctx context.Context, t Tracker, store *state.Store, session, epic string, now time.Time) (beads.Issue, state.Binding, error) {
 	is, err := t.Show(ctx, epic)
 	if beads.IsKind(err, beads.KindNotFound) {
 		return beads.Issue{}, state.Binding{}, fmt.Errorf("%w %s", ErrUnknown, epic)

@@ -4,6 +4,7 @@
 package claim
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -30,15 +31,12 @@ type Matcher struct {
 
 // NewMatcher compiles the patterns; each needs a group named id, or a first group.
 func NewMatcher(c config.Claim) (*Matcher, error) {
-	m := &Matcher{}
-	var err error
-	if m.claim, err = compile("claim.patterns", c.Patterns); err != nil {
+	claim, err := compile("claim.patterns", c.Patterns)
+	arm, err2 := compile("claim.arm_patterns", c.ArmPatterns)
+	if err := cmp.Or(err, err2); err != nil {
 		return nil, err
 	}
-	if m.arm, err = compile("claim.arm_patterns", c.ArmPatterns); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return &Matcher{claim: claim, arm: arm}, nil
 }
 
 func compile(key string, pats []string) ([]*regexp.Regexp, error) {
@@ -84,10 +82,7 @@ func find(res []*regexp.Regexp, prompt string) string {
 		if loc == nil || loc[0] > start {
 			continue
 		}
-		idx := re.SubexpIndex("id")
-		if idx < 0 {
-			idx = 1
-		}
+		idx := max(re.SubexpIndex("id"), 1) // SubexpIndex is -1 without a group named id
 		if loc[2*idx] < 0 {
 			continue
 		}

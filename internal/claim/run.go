@@ -101,7 +101,6 @@ func renderAll(r Request, d RunData) (map[string][]byte, error) {
 // second gets a -2 suffix) and writes the rendered files.
 func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	d := runData(r, res)
-	base := d.RunID
 	parent := cmp.Or(r.RunsDir, "runs")
 	if !filepath.IsAbs(parent) {
 		parent = filepath.Join(r.Root, parent)
@@ -109,25 +108,24 @@ func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	if err := state.MkdirIgnored(parent); err != nil {
 		return state.ClaimedRun{}, err
 	}
-	id := base
+	dir := filepath.Join(parent, d.RunID)
 	for i := 2; ; i++ {
-		err := os.Mkdir(filepath.Join(parent, id), 0o755)
+		err := os.Mkdir(dir, 0o755)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) || i > 101 {
 			return state.ClaimedRun{}, err
 		}
-		id = fmt.Sprintf("%s-%d", base, i)
+		dir = filepath.Join(parent, fmt.Sprintf("%s-%d", d.RunID, i))
 	}
-	dir := filepath.Join(parent, id)
-	d.RunID = id
+	d.RunID = filepath.Base(dir)
 	contents, err := renderAll(r, d)
 	if err != nil {
 		os.RemoveAll(dir)
 		return state.ClaimedRun{}, err
 	}
-	res.RunID, res.RunDir, res.Files = id, dir, nil
+	res.RunID, res.RunDir, res.Files = d.RunID, dir, nil
 	for _, name := range prompts.RunFiles {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, contents[name], 0o644); err != nil {

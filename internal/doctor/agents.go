@@ -173,7 +173,11 @@ func hookProgram(in *Inputs, program string) string {
 	if program != path {
 		other += " at " + path
 	}
-	return fmt.Sprintf("is another runtasks (%s), not this one (%s, %s)", other, in.Executable, ownVersion())
+	own := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		own = buildName(bi)
+	}
+	return fmt.Sprintf("is another runtasks (%s), not this one (%s, %s)", other, in.Executable, own)
 }
 
 // sameFile reports whether two files hold the same bytes (the same build).
@@ -194,17 +198,9 @@ func buildName(bi *debug.BuildInfo) string {
 	return v
 }
 
-// ownVersion is this runtasks' buildName ("unknown" without build information).
-func ownVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return buildName(bi)
-	}
-	return "unknown"
-}
-
 // checkDoubleStop finds two different runtasks stop hooks firing at one
 // stop (Claude Code dedupes identical commands; the others do not).
-func checkDoubleStop(agent string, s agentSettings) *Finding {
+func checkDoubleStop(agent string, s agentSettings) []Finding {
 	event := hook.NativeEvent(agent, hook.EventStop)
 	var cmds, where []string
 	user := false
@@ -227,13 +223,13 @@ func checkDoubleStop(agent string, s agentSettings) *Finding {
 	if user {
 		fix = "remove all but one: runtasks uninstall " + agent + " --global takes out the user's (or edit the files named)"
 	}
-	return &Finding{Error, agent, fmt.Sprintf("%d runtasks stop hooks fire at each stop (%s): each stop is judged by both, and a stale one may drive another epic",
-		len(cmds), strings.Join(where, "; ")), fix}
+	return []Finding{{Error, agent, fmt.Sprintf("%d runtasks stop hooks fire at each stop (%s): each stop is judged by both, and a stale one may drive another epic",
+		len(cmds), strings.Join(where, "; ")), fix}}
 }
 
 // checkFires finds project hooks that will not fire from the working
 // directory: Claude Code and Gemini CLI read settings from their start dir.
-func checkFires(in *Inputs, agent string, s agentSettings) *Finding {
+func checkFires(in *Inputs, agent string, s agentSettings) []Finding {
 	if (agent != hook.Claude && agent != hook.Gemini) || in.Wd == "" || in.Wd == in.Root || len(s.entries) == 0 {
 		return nil
 	}
@@ -258,8 +254,8 @@ func checkFires(in *Inputs, agent string, s agentSettings) *Finding {
 		return nil
 	}
 	name := map[string]string{hook.Claude: "Claude Code", hook.Gemini: "Gemini CLI"}[agent]
-	return &Finding{Error, agent, fmt.Sprintf("%s started here (%s) reads %s, not the project's %s: runtasks' hooks will not fire", name, in.Wd, here, project),
-		fmt.Sprintf("start %s at the project root (cd %s), or install the hooks for this user: runtasks install %s --global", agent, config.ShellQuote(in.Root), agent)}
+	return []Finding{{Error, agent, fmt.Sprintf("%s started here (%s) reads %s, not the project's %s: runtasks' hooks will not fire", name, in.Wd, here, project),
+		fmt.Sprintf("start %s at the project root (cd %s), or install the hooks for this user: runtasks install %s --global", agent, config.ShellQuote(in.Root), agent)}}
 }
 
 // checkBlockCap compares Claude Code's consecutive-block cap, from the
@@ -274,10 +270,9 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding
 		var s struct {
 			Env map[string]any `json:"env"`
 		}
-		if json.Unmarshal(f.data, &s) == nil {
-			if v, ok := s.Env[EnvBlockCap]; ok {
-				val, src = fmt.Sprint(v), f.path
-			}
+		_ = json.Unmarshal(f.data, &s) // a file that is not JSON leaves Env nil
+		if v, ok := s.Env[EnvBlockCap]; ok {
+			val, src = fmt.Sprint(v), f.path
 		}
 	}
 	fix := fmt.Sprintf("export %s=%d (or 0 for none; runtasks' max_cycles then caps), or set it in the env of .claude/settings.json", EnvBlockCap, max(maxCycles, 1))
@@ -304,8 +299,8 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding
 // HookTimeout is the Stop hook timeout covering every command check in
 // sequence plus install.DefaultTimeout, which covers bd's queries (each
 // bounded by beads.timeout) and the state; an agent kills a hook that
-// outlives it. The stop
-// audit runs workflow.verify's checks for up to max_per_stop tasks.
+// outlives it. The stop audit runs workflow.verify's checks for up to
+// max_per_stop tasks.
 func HookTimeout(cfg *config.Config) time.Duration {
 	var sum time.Duration
 	if cfg != nil {

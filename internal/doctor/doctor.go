@@ -86,9 +86,11 @@ type Inputs struct {
 // made. bd is asked at most three times. It returns whether a check is an
 // error.
 func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
-	emit := func(f Finding) {
-		report(f)
-		failed = failed || f.Level == Error
+	emit := func(fs ...Finding) {
+		for _, f := range fs {
+			report(f)
+			failed = failed || f.Level == Error
+		}
 	}
 	cfg := in.Cfg
 	if cfg == nil {
@@ -110,27 +112,20 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 	for _, agent := range hook.Agents {
 		settings[agent] = readSettings(in, agent)
 	}
-	for _, f := range checkEpics(ctx, client, cfg.Workflow.Epic, settings, ready) {
-		emit(f)
-	}
+	emit(checkEpics(ctx, client, cfg.Workflow.Epic, settings, ready)...)
 	if in.Cfg != nil {
 		emit(checkConfig(in))
 	}
 	emit(checkTrust(in))
 	for _, agent := range hook.Agents {
 		emit(checkAgent(in, agent, settings[agent]))
-		for _, f := range []*Finding{checkDoubleStop(agent, settings[agent]), checkFires(in, agent, settings[agent])} {
-			if f != nil {
-				emit(*f)
-			}
-		}
+		emit(checkDoubleStop(agent, settings[agent])...)
+		emit(checkFires(in, agent, settings[agent])...)
 	}
 	emit(checkBlockCap(in, cfg, settings[hook.Claude]))
 	emit(checkTimeouts(cfg, settings))
 	emit(checkState(cfg.StateDir()))
-	if f := checkPrices(cfg); f != nil {
-		emit(*f)
-	}
+	emit(checkPrices(cfg)...)
 	emit(checkRuns(ctx, cfg))
 	return failed
 }
@@ -281,11 +276,8 @@ func wouldRun(in *Inputs, file string) string {
 // configError is the finding of a configuration that does not load,
 // naming the variables and files at fault.
 func configError(err error) Finding {
-	var (
-		names []string
-		files []string
-		list  config.ErrorList
-	)
+	var names, files []string
+	var list config.ErrorList
 	if errors.As(err, &list) {
 		for _, e := range list {
 			if name, ok := strings.CutPrefix(e.Source, "env "); ok && !slices.Contains(names, name) {
@@ -295,8 +287,9 @@ func configError(err error) Finding {
 			}
 		}
 	}
-	var fixes []string
+	msg, fixes := "configuration: "+oneLine(err), []string(nil)
 	if len(names) > 0 {
+		msg = "the environment makes the configuration invalid (" + strings.Join(names, ", ") + "): runtasks is off, its hooks allow every stop and say why: " + oneLine(err)
 		fixes = append(fixes, "unset "+strings.Join(names, " ")+" (or give it a valid value) in the shell the agent starts from")
 	}
 	for _, f := range files {
@@ -304,10 +297,6 @@ func configError(err error) Finding {
 	}
 	if len(fixes) == 0 {
 		fixes = append(fixes, "correct the project.yaml or the variable it names (runtasks config show lists the keys)")
-	}
-	msg := "configuration: " + oneLine(err)
-	if len(names) > 0 {
-		msg = "the environment makes the configuration invalid (" + strings.Join(names, ", ") + "): runtasks is off, its hooks allow every stop and say why: " + oneLine(err)
 	}
 	return Finding{Error, "config", msg, strings.Join(fixes, "; ")}
 }
@@ -352,15 +341,15 @@ func checkState(dir string) Finding {
 }
 
 // checkPrices warns once about the models the loops used that have no price.
-func checkPrices(cfg *config.Config) *Finding {
+func checkPrices(cfg *config.Config) []Finding {
 	states, _ := (&state.Store{Dir: cfg.StateDir()}).List()
 	var models []string
 	for _, st := range states {
 		models = append(models, st.Spent.Models...)
 	}
 	if un := usage.Unpriced(cfg.Usage.Prices, models); len(un) > 0 {
-		return &Finding{Warning, "prices", "no price for " + strings.Join(un, ", ") + ": tokens counted, cost unknown, a cost budget cannot be enforced",
-			"add it to usage.prices (docs/usage.md)"}
+		return []Finding{{Warning, "prices", "no price for " + strings.Join(un, ", ") + ": tokens counted, cost unknown, a cost budget cannot be enforced",
+			"add it to usage.prices (docs/usage.md)"}}
 	}
 	return nil
 }

@@ -280,7 +280,7 @@ func TestCheckDoubleStop(t *testing.T) {
 		{"two in the project", files{project: stop("runtasks stop-hook --agent claude", "/home/a/bin/runtasks stop-hook --agent claude --epic e")}, "2 runtasks stop hooks fire", "runtasks install claude (keeps one set"},
 	} {
 		in := &Inputs{Root: "/p", Home: "/h", ReadFile: tt.fs.read}
-		f := checkDoubleStop(hook.Claude, readSettings(in, hook.Claude))
+		f := only(t, checkDoubleStop(hook.Claude, readSettings(in, hook.Claude)))
 		switch {
 		case tt.want == "" && f != nil:
 			t.Errorf("%s: %+v, want none", tt.name, f)
@@ -307,7 +307,7 @@ func TestCheckFires(t *testing.T) {
 		{"below, with hooks there too", "/p/sub", files{project: stop, "/p/sub/.claude/settings.json": stop}, true},
 	} {
 		in := &Inputs{Root: "/p", Wd: tt.wd, Home: "/h", ReadFile: tt.fs.read}
-		f := checkFires(in, hook.Claude, readSettings(in, hook.Claude))
+		f := only(t, checkFires(in, hook.Claude, readSettings(in, hook.Claude)))
 		if (f == nil) != tt.fires {
 			t.Errorf("%s: %+v", tt.name, f)
 		}
@@ -342,7 +342,7 @@ func TestConfigErrorNamesTheVariable(t *testing.T) {
 func TestCheckPrices(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Root = t.TempDir()
-	if f := checkPrices(&cfg); f != nil {
+	if f := only(t, checkPrices(&cfg)); f != nil {
 		t.Errorf("no state: %v", f)
 	}
 	store := &state.Store{Dir: cfg.StateDir()}
@@ -354,12 +354,24 @@ func TestCheckPrices(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := checkPrices(&cfg)
+	f := only(t, checkPrices(&cfg))
 	if f == nil || f.Level != Warning || !strings.Contains(f.Msg, "no price for fake-model:") || strings.Contains(f.Msg, "opus") {
 		t.Errorf("got %v; want one warning naming fake-model alone", f)
 	}
 	cfg.Usage.Prices = []usage.Price{{Model: "fake-*"}}
-	if f := checkPrices(&cfg); f != nil {
+	if f := only(t, checkPrices(&cfg)); f != nil {
 		t.Errorf("priced by the project: %v", f)
 	}
+}
+
+// only is the one finding of fs, nil for none.
+func only(t *testing.T, fs []Finding) *Finding {
+	t.Helper()
+	if len(fs) > 1 {
+		t.Fatalf("%d findings, want at most one: %v", len(fs), fs)
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	return &fs[0]
 }

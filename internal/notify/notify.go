@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
@@ -66,28 +67,23 @@ func EventFor(d engine.Decision) string {
 
 // Event is what a notify command gets, as JSON on stdin.
 type Event struct {
-	Event   string        `json:"event"`
-	Outcome string        `json:"outcome"`
-	Session string        `json:"session,omitempty"`
-	Epic    string        `json:"epic,omitempty"`
-	Agent   string        `json:"agent,omitempty"`
-	Cycle   int           `json:"cycle"`
-	Why     string        `json:"why"`
-	Message string        `json:"message,omitempty"`
-	Counts  *state.Counts `json:"counts,omitempty"`
-	Usage   *usage.Spent  `json:"usage,omitempty"`
-	Project string        `json:"project"`
-	Time    time.Time     `json:"time"`
+	Event   string       `json:"event"`
+	Outcome string       `json:"outcome"`
+	Session string       `json:"session,omitempty"`
+	Epic    string       `json:"epic,omitempty"`
+	Agent   string       `json:"agent,omitempty"`
+	Cycle   int          `json:"cycle"`
+	Why     string       `json:"why"`
+	Message string       `json:"message,omitempty"`
+	Counts  state.Counts `json:"counts,omitzero"`
+	Usage   *usage.Spent `json:"usage,omitempty"`
+	Project string       `json:"project"`
+	Time    time.Time    `json:"time"`
 }
 
 func NewEvent(event string, in engine.Input, d engine.Decision, project string, now time.Time) Event {
-	e := Event{Event: event, Outcome: string(d.Outcome), Session: in.SessionID, Epic: d.Epic, Agent: in.Agent,
-		Cycle: d.Cycle, Why: d.Why, Message: d.SystemMessage, Usage: d.Usage, Project: project, Time: now.UTC()}
-	if d.Counts != (state.Counts{}) {
-		c := d.Counts
-		e.Counts = &c
-	}
-	return e
+	return Event{Event: event, Outcome: string(d.Outcome), Session: in.SessionID, Epic: d.Epic, Agent: in.Agent,
+		Cycle: d.Cycle, Why: d.Why, Message: d.SystemMessage, Counts: d.Counts, Usage: d.Usage, Project: project, Time: now.UTC()}
 }
 
 // Summary is one line for a person: what happened, where, and why.
@@ -174,18 +170,17 @@ func Dispatch(job Job, self string, args []string, environ []string) error {
 	if len(data) > MaxJob {
 		return fmt.Errorf("notify job of %d bytes (at most %d)", len(data), MaxJob)
 	}
-	r, w, err := os.Pipe()
+	cmd := exec.Command(self, args...)
+	w, err := cmd.StdinPipe()
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	cmd := exec.Command(self, args...)
-	cmd.Stdin = r
 	cmd.Env = environ
 	cmd.Dir = job.Dir
-	detach(cmd)
-	if err := cmd.Start(); err != nil {
-		w.Close()
+	// A new session: its own process group, no controlling terminal,
+	// untouched by signals sent to the hook's group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil { // closes both ends of the pipe
 		return fmt.Errorf("start %s: %w", self, err)
 	}
 	// Written after the start, so a failed start leaves no writer blocked.
@@ -216,11 +211,10 @@ func ReadJob(r io.Reader) (Job, error) {
 
 // Outcome is how one command ended.
 type Outcome struct {
-	Run      string
-	OK       bool
-	Detail   string // the exit status, the timeout, or what could not start
-	Elapsed  time.Duration
-	TimedOut bool
+	Run     string
+	OK      bool
+	Detail  string // the exit status, the timeout, or what could not start
+	Elapsed time.Duration
 }
 
 // Run runs the job's commands side by side, each within its timeout in its
@@ -241,7 +235,7 @@ func Run(ctx context.Context, job Job, environ []string) []Outcome {
 			case err != nil:
 				o.Detail = err.Error()
 			case res.TimedOut:
-				o.TimedOut, o.Detail = true, fmt.Sprintf("timed out after %s; its process group was stopped", timeout)
+				o.Detail = fmt.Sprintf("timed out after %s; its process group was stopped", timeout)
 			case res.ExitCode != 0:
 				o.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
 			default:

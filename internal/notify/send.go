@@ -25,11 +25,7 @@ func Send(cfg *config.Config, src *config.Sources, gate func(*config.Config, *co
 		return "", nil
 	}
 	if gate == nil || !gate(cfg, src) {
-		from := "its source"
-		if src != nil {
-			from = (*src)["workflow.notify"]
-		}
-		return "", fmt.Errorf("workflow.notify is not run: %s is not trusted to run commands from a hook (set it with --config on the hook's command line, or trust the project)", from)
+		return "", fmt.Errorf("workflow.notify is not run: %s is not trusted to run commands from a hook (set it with --config on the hook's command line, or trust the project)", src.Of("workflow.notify"))
 	}
 	if err := os.MkdirAll(cfg.StateDir(), 0o755); err != nil {
 		return "", err

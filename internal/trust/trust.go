@@ -69,26 +69,21 @@ func Sum(content []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func cleanRoot(root string) (string, error) {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return "", fmt.Errorf("trust: %w", err)
+// path is root made absolute (and clean), and the file of its record.
+func (s *Store) path(root string) (abs, file string, err error) {
+	if abs, err = filepath.Abs(root); err != nil {
+		return "", "", fmt.Errorf("trust: %w", err)
 	}
-	return filepath.Clean(abs), nil
-}
-
-func (s *Store) path(root string) string {
-	h := sha256.Sum256([]byte(root))
-	return filepath.Join(s.Dir, "trusted", hex.EncodeToString(h[:16])+".json")
+	h := sha256.Sum256([]byte(abs))
+	return abs, filepath.Join(s.Dir, "trusted", hex.EncodeToString(h[:16])+".json"), nil
 }
 
 // Get reads the record of root; ok is false when there is none.
 func (s *Store) Get(root string) (rec Record, ok bool, err error) {
-	root, err = cleanRoot(root)
+	root, p, err := s.path(root)
 	if err != nil {
 		return Record{}, false, err
 	}
-	p := s.path(root)
 	data, err := agentfile.Read(p, maxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Record{}, false, nil
@@ -133,7 +128,7 @@ func (s *Store) CheckFile(root, file string) (State, error) {
 // Trust records root as trusted with this project.yaml content (file is
 // its path, kept for people reading the record).
 func (s *Store) Trust(root, file string, content []byte, now time.Time) (Record, error) {
-	root, err := cleanRoot(root)
+	root, p, err := s.path(root)
 	if err != nil {
 		return Record{}, err
 	}
@@ -142,7 +137,6 @@ func (s *Store) Trust(root, file string, content []byte, now time.Time) (Record,
 	if err != nil {
 		return Record{}, fmt.Errorf("trust: %w", err)
 	}
-	p := s.path(root)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return Record{}, fmt.Errorf("trust: %w", err)
 	}
@@ -155,14 +149,14 @@ func (s *Store) Trust(root, file string, content []byte, now time.Time) (Record,
 
 // Untrust removes root's record; removed is false when there was none.
 func (s *Store) Untrust(root string) (removed bool, err error) {
-	root, err = cleanRoot(root)
+	root, p, err := s.path(root)
 	if err != nil {
 		return false, err
 	}
 	if _, ok, err := s.Get(root); err == nil && !ok {
 		return false, nil
 	}
-	err = os.Remove(s.path(root))
+	err = os.Remove(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

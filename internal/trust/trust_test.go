@@ -50,7 +50,7 @@ func TestCheckStates(t *testing.T) {
 func TestBrokenRecord(t *testing.T) {
 	st := &Store{Dir: t.TempDir()}
 	root := t.TempDir()
-	p := st.path(root)
+	_, p, _ := st.path(root)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		t.Fatal(err)
 	}
