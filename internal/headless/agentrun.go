@@ -38,19 +38,15 @@ const (
 //	codex exec --json EXTRA… -- PROMPT
 //	codex exec --json EXTRA… resume SESSION_ID -- PROMPT
 func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
-	switch agent {
-	case AgentClaude:
-		args := []string{"-p", "--output-format", "stream-json", "--verbose"}
-		args = append(args, extra...)
-		return append(args, "--", prompt), nil
-	case AgentCodex:
-		args := append([]string{"exec", "--json"}, extra...)
-		if resumeID != "" {
-			args = append(args, "resume", resumeID)
-		}
-		return append(args, "--", prompt), nil
+	if _, err := ParserFor(agent); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
+	args := map[string][]string{AgentClaude: {"-p", "--output-format", "stream-json", "--verbose"}, AgentCodex: {"exec", "--json"}}[agent]
+	args = append(args, extra...)
+	if agent == AgentCodex && resumeID != "" {
+		args = append(args, "resume", resumeID)
+	}
+	return append(args, "--", prompt), nil
 }
 
 // MaxLine is the longest event line parsed (8 MiB); a longer one is kept in
@@ -76,7 +72,6 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 		r.log.Warn("prompt record", "err", err)
 	}
 	args, _ := Command(r.agent, prompt, resumeID, r.o.Args) // newRunner checked the agent
-	parse, _ := ParserFor(r.agent)
 	events, err := createLog(filepath.Join(r.dir, name+".jsonl"))
 	if err != nil {
 		return rec, sum, err
@@ -108,7 +103,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		r.readEvents(pr, events, parse, &sum)
+		r.readEvents(pr, events, r.parse, &sum)
 	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -278,8 +273,11 @@ func readTail(path string, n int64) []byte {
 	return b
 }
 
+// tallyEvery is the least time between two counts for the live line.
+const tallyEvery = 5 * time.Second
+
 // ticker redraws the live line every second on a terminal and, while an
-// agent runs, recounts the closed tasks at most every TallyEvery, one count
+// agent runs, recounts the closed tasks at most every tallyEvery, one count
 // at a time, never while the agent's last action was a bd call.
 func (r *runner) ticker(ctx context.Context) func() {
 	if !r.o.TTY {
@@ -297,7 +295,7 @@ func (r *runner) ticker(ctx context.Context) func() {
 				return
 			case now := <-t.C:
 				r.p.Tick()
-				if !r.agentRunning.Load() || now.Sub(last) < r.o.TallyEvery || strings.Contains(r.p.currentAction(), "bd ") {
+				if !r.agentRunning.Load() || now.Sub(last) < tallyEvery || strings.Contains(r.p.currentAction(), "bd ") {
 					continue
 				}
 				select {

@@ -61,11 +61,8 @@ type Parser func(line []byte) (Event, error)
 
 // ParserFor returns the event parser of an agent (claude or codex).
 func ParserFor(agent string) (Parser, error) {
-	switch agent {
-	case AgentClaude:
-		return ParseClaude, nil
-	case AgentCodex:
-		return ParseCodex, nil
+	if p := map[string]Parser{AgentClaude: ParseClaude, AgentCodex: ParseCodex}[agent]; p != nil {
+		return p, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
 }

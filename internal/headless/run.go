@@ -4,6 +4,7 @@
 package headless
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -63,8 +64,7 @@ type Options struct {
 	Kill    <-chan struct{} // closed (a second Ctrl-C): kill the agent's group at once
 	// RunID names the run (default: UTC time and a random suffix); an id
 	// whose folder exists is refused.
-	RunID      string
-	TallyEvery time.Duration // the least time between two counts for the live line (default 5 s)
+	RunID string
 }
 
 // Result is how a run ended.
@@ -129,6 +129,7 @@ type runner struct {
 	epic  string
 	agent string
 	bin   string
+	parse Parser
 	store *state.Store
 	ports engine.Ports
 	state RunState
@@ -162,12 +163,7 @@ func (o Options) withDefaults() Options {
 	if o.Log == nil {
 		o.Log = log.New(io.Discard)
 	}
-	if o.Grace <= 0 {
-		o.Grace = 10 * time.Second
-	}
-	if o.TallyEvery <= 0 {
-		o.TallyEvery = 5 * time.Second
-	}
+	o.Grace = cmp.Or(o.Grace, 10*time.Second)
 	if o.Ports.Beads == nil {
 		o.Ports.Beads = o.Beads
 	}
@@ -190,14 +186,11 @@ func newRunner(o Options) (*runner, error) {
 	if !cfg.Workflow.StopHook.Enabled {
 		return nil, errors.New("workflow.stop_hook.enabled is false: the engine would drive nothing")
 	}
-	switch r.agent {
-	case AgentClaude:
-		r.bin = cfg.Run.ClaudeBin
-	case AgentCodex:
-		r.bin = cfg.Run.CodexBin
-	default:
-		return nil, fmt.Errorf("unknown agent %q (want %s or %s)", r.agent, AgentClaude, AgentCodex)
+	var err error
+	if r.parse, err = ParserFor(r.agent); err != nil {
+		return nil, err
 	}
+	r.bin = map[string]string{AgentClaude: cfg.Run.ClaudeBin, AgentCodex: cfg.Run.CodexBin}[r.agent]
 	if !filepath.IsAbs(r.bin) && strings.ContainsRune(r.bin, filepath.Separator) {
 		r.bin = filepath.Join(cfg.Root, r.bin) // a path in project.yaml is relative to the project root
 	}
@@ -243,33 +236,29 @@ func newRunner(o Options) (*runner, error) {
 	return r, nil
 }
 
-func (r *runner) taken() error { return &takenError{id: r.o.RunID, dir: relTo(r.cfg.Root, r.dir)} }
-
-// takenError is a run id an earlier run holds: a usage error.
-type takenError struct{ id, dir string }
-
-func (e *takenError) Error() string {
-	return fmt.Sprintf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", e.id, e.dir)
+// taken is the usage error of a run id an earlier run holds.
+func (r *runner) taken() error {
+	return fmt.Errorf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", r.o.RunID, relTo(r.cfg.Root, r.dir))
 }
 
 // createDir makes the run's folder (0700: the logs hold what the agent's
-// tools printed) and writes run.json, so a live run is listed from its start.
-func (r *runner) createDir() error {
+// tools printed) and writes run.json, so a live run is listed from its
+// start. A failure is the exit status's (ExitSetup: the id is taken).
+func (r *runner) createDir() (int, error) {
 	// The state dir's .gitignore comes first: an agent's `git add -A` never takes the logs in.
 	if err := state.EnsureStateDir(r.cfg.StateDir()); err != nil {
-		return err
+		return ExitError, err
 	}
 	if err := os.MkdirAll(filepath.Dir(r.dir), 0o700); err != nil {
-		return fmt.Errorf("run folder: %w", err)
+		return ExitError, fmt.Errorf("run folder: %w", err)
 	}
-	if err := os.Mkdir(r.dir, 0o700); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return r.taken()
-		}
-		return fmt.Errorf("run folder: %w", err)
+	if err := os.Mkdir(r.dir, 0o700); errors.Is(err, os.ErrExist) {
+		return ExitSetup, r.taken()
+	} else if err != nil {
+		return ExitError, fmt.Errorf("run folder: %w", err)
 	}
 	r.save()
-	return nil
+	return 0, nil
 }
 
 // over is how a run ended; nil while it goes on.
@@ -280,11 +269,7 @@ type over struct {
 
 func (r *runner) run(ctx context.Context) (Result, error) {
 	r.parent = ctx
-	if err := r.createDir(); err != nil {
-		code := ExitError
-		if _, ok := errors.AsType[*takenError](err); ok {
-			code = ExitSetup
-		}
+	if code, err := r.createDir(); err != nil {
 		return Result{Code: code}, err
 	}
 	t, err := r.o.Beads.Tally(ctx, r.epic)

@@ -81,12 +81,8 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	if !ok {
 		return Result{Code: ExitError}, errors.New("workers need claims and leases from beads")
 	}
-	if wo.Heartbeat <= 0 {
-		wo.Heartbeat = DefaultHeartbeat
-	}
-	if wo.IdlePoll <= 0 {
-		wo.IdlePoll = DefaultIdlePoll
-	}
+	wo.Heartbeat = cmp.Or(wo.Heartbeat, DefaultHeartbeat)
+	wo.IdlePoll = cmp.Or(wo.IdlePoll, DefaultIdlePoll)
 	wo.Actor = cmp.Or(wo.Actor, "runtasks")
 	o = o.withDefaults()
 	bk := &book{failures: map[string]int{}, kept: map[string]string{}, notify: o.Ports.Notify}
@@ -164,7 +160,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 // loop is one worker: ask the engine, claim, work, give back or not, repeat.
 func (w *worker) loop(ctx context.Context) (Result, error) {
 	w.parent = ctx
-	if err := w.createDir(); err != nil {
+	if _, err := w.createDir(); err != nil {
 		return Result{Code: ExitError}, err
 	}
 	w.view = &moments{WorkerBeads: w.bd, epic: w.epic}
