@@ -72,16 +72,17 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 		r.log.Warn("prompt record", "err", err)
 	}
 	args, _ := Command(r.agent, prompt, resumeID, r.o.Args) // newRunner checked the agent
-	events, err := createLog(filepath.Join(r.dir, name+".jsonl"))
-	if err != nil {
-		return rec, sum, err
+	// The event stream's log and stderr's, readable by their owner only.
+	var logs [2]*os.File
+	for i, ext := range []string{".jsonl", ".stderr"} {
+		f, err := os.OpenFile(filepath.Join(r.dir, name+ext), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+		if err != nil {
+			return rec, sum, fmt.Errorf("event log: %w", err)
+		}
+		defer f.Close()
+		logs[i] = f
 	}
-	defer events.Close()
-	stderr, err := createLog(filepath.Join(r.dir, name+".stderr"))
-	if err != nil {
-		return rec, sum, err
-	}
-	defer stderr.Close()
+	events, stderr := logs[0], logs[1]
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return rec, sum, err
@@ -144,7 +145,10 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	if waitErr != nil {
 		tail := sum.Error
 		if tail == "" { // the last line of its stderr
-			s := strings.TrimSpace(string(readTail(stderr.Name(), 4096)))
+			b := make([]byte, 4096)
+			size, _ := stderr.Seek(0, io.SeekEnd)
+			n, _ := stderr.ReadAt(b, max(size-int64(len(b)), 0))
+			s := strings.TrimSpace(string(b[:n]))
 			tail = s[strings.LastIndexByte(s, '\n')+1:]
 		}
 		if tail != "" {
@@ -221,7 +225,6 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 		}
 		switch {
 		case skipped > 0:
-			sum.BadLines++
 			if !warned {
 				warned = true
 				r.log.Warn("skipped an agent event longer than the line cap (kept in the cycle log)", "bytes", skipped, "cap", MaxLine)
@@ -230,7 +233,6 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 		case len(bytes.TrimSpace(line)) > 0:
 			ev, perr := parse(line)
 			if perr != nil {
-				sum.BadLines++
 				r.log.Debug("agent output is not an event", "line", oneLine(string(line[:min(len(line), 400)]), 200), "err", perr)
 			} else {
 				sum.Add(ev)
@@ -249,28 +251,6 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 			return
 		}
 	}
-}
-
-// createLog creates a cycle log, readable by its owner only.
-func createLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("event log: %w", err)
-	}
-	return f, nil
-}
-
-func readTail(path string, n int64) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > n {
-		f.Seek(fi.Size()-n, io.SeekStart)
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, n))
-	return b
 }
 
 // tallyEvery is the least time between two counts for the live line.

@@ -30,21 +30,18 @@ type Event struct {
 type Summary struct {
 	SessionID    string       `json:"session_id,omitempty"`
 	FinalMessage string       `json:"final_message,omitempty"` // the result text, else the last assistant text
-	LastAction   string       `json:"last_action,omitempty"`
-	Ended        bool         `json:"ended"`
 	Error        string       `json:"error,omitempty"`
 	Events       int          `json:"events"`
-	BadLines     int          `json:"bad_lines,omitempty"` // lines that were not JSON events
-	Usage        *usage.Usage `json:"usage,omitempty"`     // several final events add up
+	Usage        *usage.Usage `json:"usage,omitempty"` // several final events add up
 }
 
 // Add folds one event into the summary.
 func (s *Summary) Add(e Event) {
 	s.Events++
-	s.SessionID, s.LastAction, s.Error = cmp.Or(e.SessionID, s.SessionID), cmp.Or(e.Action, s.LastAction), cmp.Or(e.Error, s.Error)
+	s.SessionID, s.Error = cmp.Or(e.SessionID, s.SessionID), cmp.Or(e.Error, s.Error)
 	s.FinalMessage = cmp.Or(e.Text, s.FinalMessage)
 	if e.Final {
-		s.Ended, s.FinalMessage = true, cmp.Or(e.Result, s.FinalMessage)
+		s.FinalMessage = cmp.Or(e.Result, s.FinalMessage)
 	}
 	if e.Usage != nil {
 		if s.Usage == nil {
