@@ -176,14 +176,12 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 		case <-done:
 			done, stopping = nil, true
 			why := "stopping the agent (Ctrl-C again to kill)"
-			if r.parent == nil || r.parent.Err() == nil {
+			if r.parent.Err() == nil {
 				why = "max duration reached: stopping the agent (Ctrl-C to kill)"
-				if s, _ := r.stopWhy.Load().(string); s != "" {
-					why = s + ": stopping the agent (Ctrl-C to kill)"
+				if c := context.Cause(ctx); c != ctx.Err() { // a worker's lease was lost
+					why = c.Error() + ": stopping the agent (Ctrl-C to kill)"
 				}
-				if r.parent != nil {
-					interrupt = r.parent.Done()
-				}
+				interrupt = r.parent.Done()
 			}
 			r.p.Printf("%s · %s", r.p.head(), why)
 			r.p.Busy(why)

@@ -175,11 +175,10 @@ func (p *progress) Action(a string) {
 		return
 	}
 	p.action = a
-	if p.tty {
-		p.redraw()
-		return
+	p.redraw()
+	if !p.tty {
+		fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
 	}
-	fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
 }
 
 // Busy shows what runtasks itself is doing on the live line (not in plain mode).

@@ -138,9 +138,8 @@ type runner struct {
 	log   *log.Logger
 	// parent is Run's ctx (an interrupt); the agent's may end earlier (the deadline).
 	parent       context.Context
-	agentRunning atomic.Bool  // the live line's tally is refreshed only then
-	workDir      string       // where the agent runs ("" = the project root)
-	stopWhy      atomic.Value // why the agent's context ended, if neither an interrupt nor the deadline
+	agentRunning atomic.Bool // the live line's tally is refreshed only then
+	workDir      string      // where the agent runs ("" = the project root)
 }
 
 // Run drives the epic until the engine ends the loop, the agent fails or ctx ends.

@@ -221,15 +221,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 		if ctx.Err() != nil {
 			return dec, nil, ended(w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
-		var task *beads.Issue
-		var lost bool
-		var err error
-		if n > 0 || w.view.now(w.epic) == nil { // the first try uses the cycle's moment
-			err = w.view.refresh(ctx)
-		}
-		if err == nil {
-			task, lost, err = w.claim(ctx)
-		}
+		task, lost, err := w.claim(ctx, n > 0 || w.view.now(w.epic) == nil) // the first try uses the cycle's moment
 		switch {
 		case ctx.Err() != nil:
 			continue
@@ -273,10 +265,16 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	}
 }
 
-// claim reclaims expired leases, then claims the first ready task it wins
-// (nil: none; lost: others won some). A task in progress under this
-// worker's actor is a claim whose answer was lost: it is taken.
-func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err error) {
+// claim reads bd again (unless !refresh), reclaims expired leases, then
+// claims the first ready task it wins (nil: none; lost: others won some).
+// A task in progress under this worker's actor is a claim whose answer was
+// lost: it is taken.
+func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lost bool, err error) {
+	if refresh {
+		if err := w.view.refresh(ctx); err != nil {
+			return nil, false, err
+		}
+	}
 	w.p.Busy("reclaiming expired leases, claiming")
 	sub, err := w.view.Subtree(ctx, w.epic)
 	if err != nil {
@@ -382,9 +380,8 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	w.p.Printf("%s · %s claimed: %s (worktree %s)", w.p.head(), task.ID, oneLine(task.Title, 80), relTo(w.cfg.Root, path))
 
 	w.lostLease.Store("")
-	w.stopWhy.Store("")
-	agentCtx, stopAgent := context.WithCancel(ctx)
-	defer stopAgent()
+	agentCtx, stopAgent := context.WithCancelCause(ctx)
+	defer stopAgent(nil)
 	beat, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var beats sync.WaitGroup
 	beats.Go(func() {
@@ -405,8 +402,7 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 					// reclaimed or closed after a lapsed lease): the agent
 					// stops, so two workers never work one task.
 					w.lostLease.Store(err.Error())
-					w.stopWhy.Store(task.ID + ": lease lost (" + oneLine(err.Error(), 200) + ")")
-					stopAgent()
+					stopAgent(errors.New(task.ID + ": lease lost (" + oneLine(err.Error(), 200) + ")"))
 					return
 				default:
 					w.log.Warn("lease not renewed", "task", task.ID, "err", err)
