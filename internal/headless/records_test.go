@@ -14,6 +14,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 // A run is a record: its folder is 0700, its logs 0600, run.json names the
@@ -21,7 +22,7 @@ import (
 func TestRunRecords(t *testing.T) {
 	cfg, fb, _ := setup(t, "close", "")
 	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(), RunID: "rec"})
-	if err != nil || res.Code != ExitComplete {
+	if err != nil || res.Code != engine.ExitOK {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	for name, want := range map[string]os.FileMode{"": 0o700, "cycle-001.jsonl": 0o600, "cycle-001.stderr": 0o600, RunFile: 0o600} {
@@ -38,7 +39,7 @@ func TestRunRecords(t *testing.T) {
 
 	var out bytes.Buffer
 	res, err = Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(), RunID: "rec", Out: &out})
-	if err == nil || res.Code != ExitSetup || !strings.Contains(err.Error(), `run id "rec" is taken`) || !strings.Contains(err.Error(), "--run-id") {
+	if err == nil || res.Code != engine.ExitUsage || !strings.Contains(err.Error(), `run id "rec" is taken`) || !strings.Contains(err.Error(), "--run-id") {
 		t.Fatalf("a reused run id: %+v, %v", res, err)
 	}
 	after, _ := os.ReadFile(filepath.Join(cfg.StateDir(), cfg.Run.Dir, "rec", RunFile))
@@ -152,8 +153,8 @@ func TestRunSetupErrors(t *testing.T) {
 				bd = tc.beads(fb)
 			}
 			res, err := Run(context.Background(), Options{Config: cfg, Beads: bd, Out: io.Discard})
-			if err == nil || !strings.Contains(err.Error(), tc.want) || res.Code != ExitSetup {
-				t.Errorf("Run = %+v, %v; want exit %d with %q", res, err, ExitSetup, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || res.Code != engine.ExitUsage {
+				t.Errorf("Run = %+v, %v; want exit %d with %q", res, err, engine.ExitUsage, tc.want)
 			}
 		})
 	}

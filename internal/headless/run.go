@@ -28,16 +28,6 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// Exit statuses of a run, in runtasks' one vocabulary (engine.Exit*).
-const (
-	ExitComplete    = engine.ExitOK          // the epic is complete
-	ExitError       = engine.ExitFailed      // runtasks or the agent failed
-	ExitLimit       = engine.ExitWorkLeft    // the cap or max_duration reached with work left
-	ExitNeedsPerson = engine.ExitNeedsPerson // all remaining work is blocked, or no progress
-	ExitSetup       = engine.ExitUsage       // bad configuration, bd or a check cannot run
-	ExitInterrupted = engine.ExitInterrupted // interrupted (Ctrl-C); the agent was stopped
-)
-
 // OutcomeInterrupted is logged for an interrupted run; the engine never returns it.
 const OutcomeInterrupted state.Outcome = "interrupted"
 
@@ -147,7 +137,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	o.Ports.Notify = onceEach(o.Ports.Notify)
 	r, err := newRunner(o)
 	if err != nil { // nothing ran
-		return Result{Code: ExitSetup}, err
+		return Result{Code: engine.ExitUsage}, err
 	}
 	return r.run(ctx)
 }
@@ -242,19 +232,19 @@ func (r *runner) taken() error {
 
 // createDir makes the run's folder (0700: the logs hold what the agent's
 // tools printed) and writes run.json, so a live run is listed from its
-// start. A failure is the exit status's (ExitSetup: the id is taken).
+// start. A failure is the exit status's (engine.ExitUsage: the id is taken).
 func (r *runner) createDir() (int, error) {
 	// The state dir's .gitignore comes first: an agent's `git add -A` never takes the logs in.
 	if err := state.EnsureStateDir(r.cfg.StateDir()); err != nil {
-		return ExitError, err
+		return engine.ExitFailed, err
 	}
 	if err := os.MkdirAll(filepath.Dir(r.dir), 0o700); err != nil {
-		return ExitError, fmt.Errorf("run folder: %w", err)
+		return engine.ExitFailed, fmt.Errorf("run folder: %w", err)
 	}
 	if err := os.Mkdir(r.dir, 0o700); errors.Is(err, os.ErrExist) {
-		return ExitSetup, r.taken()
+		return engine.ExitUsage, r.taken()
 	} else if err != nil {
-		return ExitError, fmt.Errorf("run folder: %w", err)
+		return engine.ExitFailed, fmt.Errorf("run folder: %w", err)
 	}
 	r.save()
 	return 0, nil
@@ -273,11 +263,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	t, err := r.o.Beads.Tally(ctx, r.epic)
 	if ctx.Err() != nil {
-		return r.end(ctx, ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
+		return r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
 	}
 	if err != nil {
 		// bd failing, or no such epic, before any agent ran: setup.
-		return r.end(ctx, ExitSetup, state.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
+		return r.end(ctx, engine.ExitUsage, state.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
 	}
 	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
 	r.p.closedAtStart = t.Closed
@@ -327,10 +317,10 @@ func (r *runner) agentCycle(ctx context.Context, dec engine.Decision, note strin
 	switch {
 	case ctx.Err() != nil:
 		r.tally(ctx, last)
-		return last, sum, ended(r.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
+		return last, sum, ended(r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
 	case runErr != nil:
 		r.tally(ctx, last)
-		return last, sum, ended(r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", rec.N, runErr)))
+		return last, sum, ended(r.end(ctx, engine.ExitFailed, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", rec.N, runErr)))
 	}
 	return last, sum, nil
 }
@@ -344,9 +334,9 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 	case ctx.Err() != nil:
 		// Ctrl-C while beads was read: the decision is not to be trusted.
 		r.tally(ctx, last)
-		return dec, ended(r.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
+		return dec, ended(r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
 	case err != nil:
-		return dec, ended(r.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
+		return dec, ended(r.end(ctx, engine.ExitFailed, state.OutcomeError, err.Error(), err))
 	}
 	r.state.Cycle, r.state.MaxCycles = dec.Cycle, dec.Max
 	if !dec.Deadline.IsZero() {
@@ -397,15 +387,15 @@ func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error
 	case dec.Outcome.Class() == state.ClassError:
 		return r.end(ctx, code, dec.Outcome, dec.Why, errors.New(dec.Why))
 	case dec.Outcome.Class() == state.ClassIgnored:
-		return r.end(ctx, ExitError, dec.Outcome, dec.Why, fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why))
+		return r.end(ctx, engine.ExitFailed, dec.Outcome, dec.Why, fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why))
 	}
 	return r.end(ctx, code, dec.Outcome, dec.Why, nil)
 }
 
 // ends are each exit status's run.json status and word in the last line.
 var ends = map[int]struct{ status, word string }{
-	ExitComplete: {"complete", "complete"}, ExitError: {"error", "failed"}, ExitLimit: {"limit", "stopped"},
-	ExitNeedsPerson: {"needs_person", "needs a person"}, ExitInterrupted: {"interrupted", "interrupted"}, ExitSetup: {"error", "failed"},
+	engine.ExitOK: {"complete", "complete"}, engine.ExitFailed: {"error", "failed"}, engine.ExitWorkLeft: {"limit", "stopped"},
+	engine.ExitNeedsPerson: {"needs_person", "needs a person"}, engine.ExitInterrupted: {"interrupted", "interrupted"}, engine.ExitUsage: {"error", "failed"},
 }
 
 // end records the run's end (an interrupt in the decision log too) and prints the last line.

@@ -75,11 +75,11 @@ type worker struct {
 // to go on. Each worker has its own run folder (<run id>-w<i>) and session.
 func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error) {
 	if wo.N < 1 {
-		return Result{Code: ExitSetup}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
+		return Result{Code: engine.ExitUsage}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
 	}
 	bd, ok := o.Beads.(WorkerBeads)
 	if !ok {
-		return Result{Code: ExitError}, errors.New("workers need claims and leases from beads")
+		return Result{Code: engine.ExitFailed}, errors.New("workers need claims and leases from beads")
 	}
 	wo.Heartbeat = cmp.Or(wo.Heartbeat, DefaultHeartbeat)
 	wo.IdlePoll = cmp.Or(wo.IdlePoll, DefaultIdlePoll)
@@ -90,20 +90,20 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	o.RunID = cmp.Or(o.RunID, o.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(os.Getpid()))
 	cfg := o.Config
 	if cfg == nil {
-		return Result{Code: ExitError}, errors.New("no configuration")
+		return Result{Code: engine.ExitFailed}, errors.New("no configuration")
 	}
 	repo := git.Repo{Dir: cfg.Root}
 	wts, err := repo.Worktrees(ctx)
 	if err != nil || len(wts) == 0 {
-		return Result{Code: ExitSetup}, fmt.Errorf("workers need a git repository at %s: %v", cfg.Root, err)
+		return Result{Code: engine.ExitUsage}, fmt.Errorf("workers need a git repository at %s: %v", cfg.Root, err)
 	}
 	base := wts[0].Branch
 	if base == "" {
-		return Result{Code: ExitSetup}, fmt.Errorf("workers merge into the main work tree's branch, but %s is on a detached HEAD", cfg.Root)
+		return Result{Code: engine.ExitUsage}, fmt.Errorf("workers merge into the main work tree's branch, but %s is on a detached HEAD", cfg.Root)
 	}
 	// Merges into a main work tree with changes to tracked files fail.
 	if paths, err := repo.Changed(ctx); (err != nil || len(paths) > 0) && !wo.AllowDirty {
-		return Result{Code: ExitSetup}, cmp.Or(err, fmt.Errorf("the main work tree %s has changes to tracked files, and the workers' merges into it would fail: %s; commit or stash them, or give --allow-dirty to go on", cfg.Root, strings.Join(paths, ", ")))
+		return Result{Code: engine.ExitUsage}, cmp.Or(err, fmt.Errorf("the main work tree %s has changes to tracked files, and the workers' merges into it would fail: %s; commit or stash them, or give --allow-dirty to go on", cfg.Root, strings.Join(paths, ", ")))
 	}
 	// The worktrees live under the project: keep them out of git status.
 	pattern := cfg.Workflow.Worktrees.Pattern
@@ -120,7 +120,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		wopt.RunID, wopt.Out, wopt.TTY = fmt.Sprintf("%s-w%d", o.RunID, i+1), screen.slot(i), false
 		r, err := newRunner(wopt)
 		if err != nil {
-			return Result{Code: ExitSetup}, err
+			return Result{Code: engine.ExitUsage}, err
 		}
 		ws[i] = &worker{runner: r, n: i + 1, of: wo.N, actor: wo.Actor + "@" + wopt.RunID, bd: bd, repo: repo, base: base, wo: wo, env: o.Environ, book: bk}
 	}
@@ -133,8 +133,8 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	}
 	wg.Wait()
 	screen.done()
-	res := Result{RunID: o.RunID, Code: ExitComplete}
-	rank := map[int]int{ExitComplete: 0, ExitLimit: 1, ExitNeedsPerson: 2, ExitSetup: 3, ExitError: 4, ExitInterrupted: 5}
+	res := Result{RunID: o.RunID, Code: engine.ExitOK}
+	rank := map[int]int{engine.ExitOK: 0, engine.ExitWorkLeft: 1, engine.ExitNeedsPerson: 2, engine.ExitUsage: 3, engine.ExitFailed: 4, engine.ExitInterrupted: 5}
 	var err1 error
 	for i, r := range results {
 		res.Cycles += r.Cycles
@@ -149,7 +149,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 			err1 = fmt.Errorf("worker %d: %w", i+1, errs[i])
 		}
 	}
-	if res.Code == ExitComplete {
+	if res.Code == engine.ExitOK {
 		res.Outcome, res.Why = results[0].Outcome, results[0].Why
 	}
 	conflicts := bk.summary(o.Out, ws[0])
@@ -161,7 +161,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 func (w *worker) loop(ctx context.Context) (Result, error) {
 	w.parent = ctx
 	if _, err := w.createDir(); err != nil {
-		return Result{Code: ExitError}, err
+		return Result{Code: engine.ExitFailed}, err
 	}
 	w.view = &moments{WorkerBeads: w.bd, epic: w.epic}
 	w.o.Beads, w.ports.Beads = w.view, w.view
@@ -219,20 +219,20 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	var said time.Time
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
-			return dec, nil, ended(w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
+			return dec, nil, ended(w.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
 		task, lost, err := w.claim(ctx, n > 0 || w.view.now(w.epic) == nil) // the first try uses the cycle's moment
 		switch {
 		case ctx.Err() != nil:
 			continue
 		case errors.Is(err, errOmitted):
-			return dec, nil, ended(w.end(ctx, ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
+			return dec, nil, ended(w.end(ctx, engine.ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
 		case err != nil:
 			// A busy store or a server away for a moment is waited out a few
 			// times; any other bd failure ends the worker (never "no work").
 			why := "beads error: " + oneLine(err.Error(), 300)
 			if failures++; failures > maxBeadsRetries || !transient(err) {
-				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeBeadsError, why, err))
+				return dec, nil, ended(w.end(ctx, engine.ExitFailed, state.OutcomeBeadsError, why, err))
 			}
 			w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
 		case task != nil:
@@ -249,7 +249,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 					return dec, nil, out
 				}
 			} else if err != nil && ctx.Err() == nil {
-				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
+				return dec, nil, ended(w.end(ctx, engine.ExitFailed, state.OutcomeError, err.Error(), err))
 			}
 			why := "waiting: nothing ready to claim; " + d.Why
 			w.p.Busy(why)
