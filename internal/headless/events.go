@@ -212,7 +212,7 @@ type codexLine struct {
 	Type     string `json:"type"`
 	ThreadID string `json:"thread_id"`
 	Message  string `json:"message"`
-	Error    *struct {
+	Error    struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	Item  *codexItem `json:"item"`
@@ -264,11 +264,7 @@ func ParseCodex(line []byte) (Event, error) {
 		}
 		return e, nil
 	case "turn.failed":
-		msg := "turn failed"
-		if l.Error != nil && l.Error.Message != "" {
-			msg = l.Error.Message
-		}
-		return Event{Final: true, Action: "failed", Error: oneLine(msg, 300)}, nil
+		return Event{Final: true, Action: "failed", Error: oneLine(cmp.Or(l.Error.Message, "turn failed"), 300)}, nil
 	case "error":
 		// A stream error; turn.failed follows when the turn is lost.
 		return Event{Action: "error: " + firstLine(l.Message)}, nil

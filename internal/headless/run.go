@@ -60,11 +60,9 @@ type Options struct {
 // Result is how a run ended.
 type Result struct {
 	Code          int
-	RunID         string
 	Dir           string // the run's folder (run.json, each cycle's event log)
 	Cycles        int    // agent runs started
 	Outcome       state.Outcome
-	Why           string
 	Tally         beads.Tally
 	ClosedThisRun int // descendants closed since the run started
 }
@@ -121,7 +119,6 @@ type runner struct {
 	bin   string
 	parse Parser
 	store *state.Store
-	ports engine.Ports
 	state RunState
 	dir   string
 	p     *progress
@@ -168,7 +165,7 @@ func newRunner(o Options) (*runner, error) {
 		return nil, errors.New("no configuration")
 	}
 	o = o.withDefaults()
-	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log, ports: o.Ports}
+	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log}
 	if r.epic == "" {
 		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")
 	}
@@ -368,7 +365,7 @@ func (r *runner) stop(ctx context.Context, sum *Summary, dryRun bool) (engine.De
 			in.Usage = *sum.Usage
 		}
 	}
-	dec, err := engine.Stop(ctx, r.store, r.cfg, engine.StopRequest{Input: in, EpicFromFlag: true, DryRun: dryRun}, r.ports)
+	dec, err := engine.Stop(ctx, r.store, r.cfg, engine.StopRequest{Input: in, EpicFromFlag: true, DryRun: dryRun}, r.o.Ports)
 	if err == nil && !dryRun {
 		r.log.Info("decision", "run", r.o.RunID, "epic", r.epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
 	}
@@ -409,7 +406,7 @@ func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why s
 	}
 	r.save()
 	r.p.Done()
-	res := Result{Code: code, RunID: r.o.RunID, Dir: r.dir, Cycles: len(r.state.Cycles), Outcome: outcome, Why: why,
+	res := Result{Code: code, Dir: r.dir, Cycles: len(r.state.Cycles), Outcome: outcome,
 		Tally: beads.Tally{Closed: r.state.Closed, Total: r.state.Total}, ClosedThisRun: r.state.Closed - r.state.ClosedAtStart}
 	fmt.Fprintln(r.o.Out, Clean(fmt.Sprintf("runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d",
 		r.epic, ends[code].word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)))

@@ -133,7 +133,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	}
 	wg.Wait()
 	screen.done()
-	res := Result{RunID: o.RunID, Code: engine.ExitOK}
+	res := Result{Code: engine.ExitOK, Outcome: results[0].Outcome}
 	rank := map[int]int{engine.ExitOK: 0, engine.ExitWorkLeft: 1, engine.ExitNeedsPerson: 2, engine.ExitUsage: 3, engine.ExitFailed: 4, engine.ExitInterrupted: 5}
 	var err1 error
 	for i, r := range results {
@@ -143,14 +143,11 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 			res.Tally = r.Tally
 		}
 		if rank[r.Code] > rank[res.Code] {
-			res.Code, res.Outcome, res.Why = r.Code, r.Outcome, fmt.Sprintf("worker %d: %s", i+1, r.Why)
+			res.Code, res.Outcome = r.Code, r.Outcome
 		}
 		if errs[i] != nil && err1 == nil {
 			err1 = fmt.Errorf("worker %d: %w", i+1, errs[i])
 		}
-	}
-	if res.Code == engine.ExitOK {
-		res.Outcome, res.Why = results[0].Outcome, results[0].Why
 	}
 	conflicts := bk.summary(o.Out, ws[0])
 	fmt.Fprintln(o.Out, Clean(fmt.Sprintf("runtasks run: %d workers ended: %d cycles, %d/%d closed%s; exit %d", wo.N, res.Cycles, res.Tally.Closed, res.Tally.Total, conflicts, res.Code)))
@@ -164,7 +161,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		return Result{Code: engine.ExitFailed}, err
 	}
 	w.view = &moments{WorkerBeads: w.bd, epic: w.epic}
-	w.o.Beads, w.ports.Beads = w.view, w.view
+	w.o.Beads, w.o.Ports.Beads = w.view, w.view
 	_ = w.view.refresh(ctx)
 	if t, err := w.o.Beads.Tally(ctx, w.epic); err == nil {
 		w.state.ClosedAtStart, w.state.Closed, w.state.Total = t.Closed, t.Closed, t.Total
