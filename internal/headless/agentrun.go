@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/shell"
@@ -56,9 +57,6 @@ const MaxLine = 8 << 20
 // PromptFile, in a run's folder, is the prompt its agent was last given
 // (a worker's: its task; status --watch shows it).
 const PromptFile = "prompt.md"
-
-// lingerAfterExit is how long what the agent left in its group has after SIGTERM.
-const lingerAfterExit = 2 * time.Second
 
 // runAgent starts one agent run in its own process group, follows its event
 // stream and waits for it; what it left in its group (`sleep 600 &`) then
@@ -113,7 +111,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	r.agentRunning.Store(false)
 	r.p.Busy("agent exited; reading beads")
 	// The agent is gone; end what it left in its group, and the stream.
-	linger := lingerAfterExit
+	linger := 2 * time.Second // for what it left in its group, after SIGTERM
 	if stopping {
 		linger = 300 * time.Millisecond
 	}
@@ -237,10 +235,9 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 				r.p.Action(ev.Action)
 			}
 		}
+		line = line[:0]
 		if cap(line) > 1<<20 {
 			line = nil // do not keep a large buffer for the next short lines
-		} else {
-			line = line[:0]
 		}
 		if err != nil {
 			if !lastNL {
@@ -266,7 +263,7 @@ func (r *runner) ticker(ctx context.Context) func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		var last time.Time
-		counting := make(chan struct{}, 1)
+		var counting sync.Mutex
 		for {
 			select {
 			case <-done:
@@ -276,14 +273,12 @@ func (r *runner) ticker(ctx context.Context) func() {
 				if !r.agentRunning.Load() || now.Sub(last) < tallyEvery || strings.Contains(r.p.currentAction(), "bd ") {
 					continue
 				}
-				select {
-				case counting <- struct{}{}:
-				default:
+				if !counting.TryLock() {
 					continue // the last count has not come back
 				}
 				last = now
 				go func() {
-					defer func() { <-counting }()
+					defer counting.Unlock()
 					cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 					defer cancel()
 					if tl, err := r.o.Beads.Tally(cctx, r.epic); err == nil {
