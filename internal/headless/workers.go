@@ -334,7 +334,7 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 			case shown.Status != beads.StatusOpen:
 				lost = true // taken or closed meanwhile
 				continue
-			case transient(err) || !slices.Contains(w.view.omitted, is.ID):
+			case transient(err) || !slices.ContainsFunc(w.view.omitted, func(o beads.Issue) bool { return o.ID == is.ID }):
 				return nil, false, err
 			default: // bd will not hand out a task its ready list omits
 				return nil, false, omitted(shown, err)
