@@ -115,9 +115,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	if stopping {
 		linger = 300 * time.Millisecond
 	}
-	if g.Alive() {
-		_ = g.Signal(shell.Terminate)
-	}
+	_ = g.Signal(shell.Terminate) // none left: nothing sent
 	select {
 	case <-read:
 	case <-time.After(linger):
@@ -269,8 +267,7 @@ func (r *runner) ticker(ctx context.Context) func() {
 			case <-done:
 				return
 			case now := <-t.C:
-				r.p.Tick()
-				if !r.agentRunning.Load() || now.Sub(last) < tallyEvery || strings.Contains(r.p.currentAction(), "bd ") {
+				if action := r.p.Tick(); !r.agentRunning.Load() || now.Sub(last) < tallyEvery || strings.Contains(action, "bd ") {
 					continue
 				}
 				if !counting.TryLock() {

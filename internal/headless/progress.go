@@ -196,11 +196,12 @@ func (p *progress) Tally(closed, total int) {
 	p.mu.Unlock()
 }
 
-// Tick redraws the live line (the elapsed time moves).
-func (p *progress) Tick() {
+// Tick redraws the live line (the elapsed time moves) and returns the action it shows.
+func (p *progress) Tick() string {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.redraw()
-	p.mu.Unlock()
+	return p.action
 }
 
 // Done removes the live line.
@@ -208,12 +209,6 @@ func (p *progress) Done() {
 	p.mu.Lock()
 	p.clear()
 	p.mu.Unlock()
-}
-
-func (p *progress) currentAction() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.action
 }
 
 // screen shows the workers of a run: on a terminal one live line per

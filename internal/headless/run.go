@@ -165,6 +165,18 @@ func newRunner(o Options) (*runner, error) {
 		return nil, errors.New("no configuration")
 	}
 	o = o.withDefaults()
+	runs := RunsDir(cfg)
+	if o.RunID == "" {
+		// A new id; on the rare clash with an earlier run, a longer suffix.
+		for n := 3; ; n++ {
+			b := make([]byte, n)
+			_, _ = rand.Read(b)
+			o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+			if _, err := os.Lstat(filepath.Join(runs, o.RunID)); errors.Is(err, os.ErrNotExist) || n > 8 {
+				break
+			}
+		}
+	}
 	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log}
 	if r.epic == "" {
 		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")
@@ -189,22 +201,9 @@ func newRunner(o Options) (*runner, error) {
 	if err := engine.CheckBound(cfg); err != nil {
 		return nil, err
 	}
-	runs := RunsDir(cfg)
-	if o.RunID == "" {
-		// A new id; on the rare clash with an earlier run, a longer suffix.
-		for n := 3; ; n++ {
-			b := make([]byte, n)
-			_, _ = rand.Read(b)
-			o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
-			if _, err := os.Lstat(filepath.Join(runs, o.RunID)); errors.Is(err, os.ErrNotExist) || n > 8 {
-				break
-			}
-		}
-	}
 	if o.RunID == "" || strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." || strings.HasPrefix(o.RunID, "-") {
 		return nil, fmt.Errorf("bad run id %q", o.RunID)
 	}
-	r.o = o
 	r.dir = filepath.Join(runs, o.RunID)
 	if _, err := os.Lstat(r.dir); err == nil {
 		return nil, r.taken()
@@ -277,14 +276,10 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	dec, out := r.step(ctx, nil, nil, "")
 	resumeID := ""
 	for out == nil {
-		var (
-			last *CycleRecord
-			sum  Summary
-		)
-		last, sum, out = r.agentCycle(ctx, dec, "the agent was stopped", func(ctx context.Context) (CycleRecord, Summary, error) {
+		last, sum, stopped := r.agentCycle(ctx, dec, "the agent was stopped", func(ctx context.Context) (CycleRecord, Summary, error) {
 			return r.runAgent(ctx, dec.Cycle, dec.Reason, resumeID)
 		})
-		if out != nil {
+		if out = stopped; out != nil {
 			break
 		}
 		dec, out = r.step(ctx, &sum, last, fmt.Sprintf("agent exited %d", last.ExitCode))
@@ -432,8 +427,7 @@ func (r *runner) recordInterrupt(why string) {
 
 // tally reads closed/total into the run and c; a failure keeps the last numbers.
 func (r *runner) tally(ctx context.Context, c *CycleRecord) {
-	ctx = context.WithoutCancel(ctx)
-	t, err := r.o.Beads.Tally(ctx, r.epic)
+	t, err := r.o.Beads.Tally(context.WithoutCancel(ctx), r.epic)
 	if err != nil {
 		r.log.Warn("could not count the epic's closed tasks", "err", err)
 	} else {

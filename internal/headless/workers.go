@@ -174,12 +174,8 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		if dec, task, out = w.next(ctx, dec); out != nil {
 			break
 		}
-		var (
-			last   *CycleRecord
-			sum    Summary
-			closed bool
-		)
-		last, sum, out = w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
+		var closed bool
+		last, sum, stopped := w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
 			rec, sum, err := w.work(agentCtx, dec.Cycle, *task)
 			closed = w.settle(context.WithoutCancel(ctx), *task, rec, sum, err)
 			if err == nil || notTheTasks(err) {
@@ -189,7 +185,7 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 			rec.Error = cmp.Or(rec.Error, oneLine(err.Error(), 300))
 			return rec, sum, nil
 		})
-		if out != nil {
+		if out = stopped; out != nil {
 			break
 		}
 		word := "closed"
