@@ -65,7 +65,6 @@ type worker struct {
 	// lostLease is bd's answer when a heartbeat found the task taken ("" while held).
 	lostLease atomic.Value
 	view      *moments // bd as this cycle's moment saw it
-	blocked   bool     // settle quarantined the task
 }
 
 // RunWorkers drives the epic with wo.N agent loops in parallel. Each cycle
@@ -174,10 +173,10 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		if dec, task, out = w.next(ctx, dec); out != nil {
 			break
 		}
-		var closed bool
+		var word string
 		last, sum, stopped := w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
 			rec, sum, err := w.work(agentCtx, dec.Cycle, *task)
-			closed = w.settle(context.WithoutCancel(ctx), *task, rec, sum, err)
+			word = w.settle(context.WithoutCancel(ctx), *task, sum, err)
 			if err == nil || notTheTasks(err) {
 				return rec, sum, err
 			}
@@ -188,15 +187,8 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		if out = stopped; out != nil {
 			break
 		}
-		word := "closed"
-		if lost, _ := w.lostLease.Load().(string); !closed && lost != "" {
+		if lost, _ := w.lostLease.Load().(string); word != "closed" && lost != "" {
 			word = "lost to another worker"
-		} else if w.blocked {
-			word = "quarantined"
-		} else if !closed {
-			w.book.mu.Lock()
-			word = cmp.Or(w.book.kept[task.ID], "given back")
-			w.book.mu.Unlock()
 		}
 		dec, out = w.step(ctx, &sum, last, task.ID+" "+word)
 	}
@@ -409,10 +401,9 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	return rec, sum, err
 }
 
-// settle reports whether the agent closed its task (its merge done); any
-// other task goes back to open with what happened in its notes.
-func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, sum Summary, runErr error) bool {
-	w.blocked = false
+// settle says how the task ended: "closed" (its merge done), else mostly
+// "given back": open again with what happened in its notes.
+func (w *worker) settle(ctx context.Context, task beads.Issue, sum Summary, runErr error) string {
 	_ = w.view.refresh(ctx)
 	is, err := w.view.Show(ctx, task.ID)
 	switch {
@@ -421,14 +412,16 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 		// it): its lease lapses and another worker reclaims it.
 		w.p.Printf("%s · %s could not be read (%s): left to its lease", w.p.head(), task.ID, oneLine(err.Error(), 200))
 		w.book.set(task.ID, "unread")
-		return false
+		return "unread"
 	case is.Status == beads.StatusClosed:
 		w.closed(ctx, task.ID)
-		return true
+		return "closed"
 	}
 	if lost, _ := w.lostLease.Load().(string); lost != "" || is.Assignee != w.actor {
 		// Someone else holds it now: nothing to give back.
-		return false
+		w.book.mu.Lock()
+		defer w.book.mu.Unlock()
+		return cmp.Or(w.book.kept[task.ID], "given back")
 	}
 	why := "the agent ended without closing it"
 	switch {
@@ -444,16 +437,15 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	defer func() { w.view.m = nil }()
 	conflict, parked := w.conflicted(ctx, task)
 	if parked {
-		return false
+		return "blocked: needs a person"
 	}
 	note += conflict
 	if n := strings.Count(is.Notes, failedMark) + 1; runErr != nil && !notTheTasks(runErr) && n >= w.cfg.Run.MaxTaskFailures {
 		// A task that keeps failing waits for a person; the others go on.
 		note += fmt.Sprintf(" It failed %d times (run.max_task_failures): quarantined, blocked until a person looks.", n)
 		if _, err := w.bd.Block(ctx, task.ID, w.actor, note); err == nil {
-			w.blocked = true
 			w.p.Printf("%s · %s failed %d times: quarantined (blocked, needs a person)", w.p.head(), task.ID, n)
-			return false
+			return "quarantined"
 		}
 	}
 	if _, err := w.bd.Release(ctx, task.ID, w.actor, note); err != nil {
@@ -461,7 +453,7 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 		w.log.Warn("release", "task", task.ID, "err", err)
 	}
 	w.book.set(task.ID, "given back")
-	return false
+	return "given back"
 }
 
 // taskPrompt hands the agent its one task.
