@@ -19,9 +19,8 @@ import (
 type Event struct {
 	SessionID string       // from the event that names the agent's session
 	Action    string       // what the agent is doing now ("Bash: go test ./...", "thinking")
-	Text      string       // assistant text
+	Text      string       // assistant text, or the final message the ending event carries
 	Final     bool         // the event ends the run (Claude result, Codex turn.completed or turn.failed)
-	Result    string       // the final message, when the ending event carries it
 	Error     string       // the agent's own error message
 	Usage     *usage.Usage // the run's token usage, from the ending event
 }
@@ -40,9 +39,6 @@ func (s *Summary) Add(e Event) {
 	s.Events++
 	s.SessionID, s.Error = cmp.Or(e.SessionID, s.SessionID), cmp.Or(e.Error, s.Error)
 	s.FinalMessage = cmp.Or(e.Text, s.FinalMessage)
-	if e.Final {
-		s.FinalMessage = cmp.Or(e.Result, s.FinalMessage)
-	}
 	if e.Usage != nil {
 		if s.Usage == nil {
 			s.Usage = &usage.Usage{}
@@ -142,7 +138,7 @@ func ParseClaude(line []byte) (Event, error) {
 		}
 		return Event{}, nil
 	case "result":
-		e := Event{SessionID: l.SessionID, Final: true, Result: l.Result, Action: "finished"}
+		e := Event{SessionID: l.SessionID, Final: true, Text: l.Result, Action: "finished"}
 		if len(l.ModelUsage) > 0 {
 			e.Usage = &usage.Usage{}
 			for _, model := range slices.Sorted(maps.Keys(l.ModelUsage)) {
