@@ -153,11 +153,7 @@ func logAbove(o Options, live interface{ around(func()) }) {
 
 // Printf writes a permanent line, cleaned (it may hold what an agent wrote).
 func (p *progress) Printf(format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clear()
-	fmt.Fprintln(p.out, Clean(fmt.Sprintf(format, args...)))
-	p.redraw()
+	p.around(func() { fmt.Fprintln(p.out, Clean(fmt.Sprintf(format, args...))) })
 }
 
 func (p *progress) Cycle(n, max int) {
