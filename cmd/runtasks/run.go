@@ -13,6 +13,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
 )
 
@@ -80,7 +81,7 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, src, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return exitCode(headless.ExitError, err)
+				return exitCode(engine.ExitFailed, err)
 			}
 			opts.Out, opts.Config = f.Out, cfg
 			opts.Environ, opts.Now = f.Environ(), f.Now
@@ -88,7 +89,7 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 			opts.Beads = newBeadsClient(f, cfg)
 			if clean, _ := cmd.Flags().GetBool("clean"); clean {
 				if err := headless.RemoveLeftovers(cmd.Context(), cfg, opts.Beads, f.Out); err != nil {
-					return exitCode(headless.ExitError, err)
+					return exitCode(engine.ExitFailed, err)
 				}
 				return nil
 			}
@@ -137,18 +138,18 @@ func runRun(ctx context.Context, f *Factory, cmd *cobra.Command, src *config.Sou
 	}
 	if o.Session != "" {
 		if o.Session != headless.SessionFresh && o.Session != headless.SessionResume {
-			return exitCode(headless.ExitError, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
+			return exitCode(engine.ExitFailed, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
 		}
 		cfg.Run.Session = o.Session
 	}
 	if o.Grace <= 0 {
-		return exitCode(headless.ExitError, fmt.Errorf("--grace %s: must be positive", o.Grace))
+		return exitCode(engine.ExitFailed, fmt.Errorf("--grace %s: must be positive", o.Grace))
 	}
 	if o.Workers < 1 {
-		return exitCode(headless.ExitError, fmt.Errorf("--workers %d: want 1 or more", o.Workers))
+		return exitCode(engine.ExitFailed, fmt.Errorf("--workers %d: want 1 or more", o.Workers))
 	}
 	if o.Heartbeat <= 0 || o.Heartbeat >= 5*time.Minute {
-		return exitCode(headless.ExitError, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Heartbeat))
+		return exitCode(engine.ExitFailed, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Heartbeat))
 	}
 	level, _ := cmd.Flags().GetString("log-level")
 	logger, closeLog := newLogger(cfg, f.Err, level)
@@ -169,9 +170,9 @@ func runRun(ctx context.Context, f *Factory, cmd *cobra.Command, src *config.Sou
 	}
 	if err != nil {
 		logger.Log(log.DebugLevel, "run ended", "code", res.Code, "err", err)
-		return exitCode(headless.ExitError, err)
+		return exitCode(engine.ExitFailed, err)
 	}
-	if res.Code != headless.ExitComplete {
+	if res.Code != engine.ExitOK {
 		return exitCode(res.Code, nil)
 	}
 	return nil

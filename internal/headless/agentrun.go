@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/shell"
@@ -38,19 +39,15 @@ const (
 //	codex exec --json EXTRA… -- PROMPT
 //	codex exec --json EXTRA… resume SESSION_ID -- PROMPT
 func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
-	switch agent {
-	case AgentClaude:
-		args := []string{"-p", "--output-format", "stream-json", "--verbose"}
-		args = append(args, extra...)
-		return append(args, "--", prompt), nil
-	case AgentCodex:
-		args := append([]string{"exec", "--json"}, extra...)
-		if resumeID != "" {
-			args = append(args, "resume", resumeID)
-		}
-		return append(args, "--", prompt), nil
+	if _, err := ParserFor(agent); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
+	args := map[string][]string{AgentClaude: {"-p", "--output-format", "stream-json", "--verbose"}, AgentCodex: {"exec", "--json"}}[agent]
+	args = append(args, extra...)
+	if agent == AgentCodex && resumeID != "" {
+		args = append(args, "resume", resumeID)
+	}
+	return append(args, "--", prompt), nil
 }
 
 // MaxLine is the longest event line parsed (8 MiB); a longer one is kept in
@@ -60,9 +57,6 @@ const MaxLine = 8 << 20
 // PromptFile, in a run's folder, is the prompt its agent was last given
 // (a worker's: its task; status --watch shows it).
 const PromptFile = "prompt.md"
-
-// lingerAfterExit is how long what the agent left in its group has after SIGTERM.
-const lingerAfterExit = 2 * time.Second
 
 // runAgent starts one agent run in its own process group, follows its event
 // stream and waits for it; what it left in its group (`sleep 600 &`) then
@@ -76,17 +70,17 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 		r.log.Warn("prompt record", "err", err)
 	}
 	args, _ := Command(r.agent, prompt, resumeID, r.o.Args) // newRunner checked the agent
-	parse, _ := ParserFor(r.agent)
-	events, err := createLog(filepath.Join(r.dir, name+".jsonl"))
-	if err != nil {
-		return rec, sum, err
+	// The event stream's log and stderr's, readable by their owner only.
+	var logs [2]*os.File
+	for i, ext := range []string{".jsonl", ".stderr"} {
+		f, err := os.OpenFile(filepath.Join(r.dir, name+ext), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+		if err != nil {
+			return rec, sum, fmt.Errorf("event log: %w", err)
+		}
+		defer f.Close()
+		logs[i] = f
 	}
-	defer events.Close()
-	stderr, err := createLog(filepath.Join(r.dir, name+".stderr"))
-	if err != nil {
-		return rec, sum, err
-	}
-	defer stderr.Close()
+	events, stderr := logs[0], logs[1]
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return rec, sum, err
@@ -108,7 +102,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		r.readEvents(pr, events, parse, &sum)
+		r.readEvents(pr, events, r.parse, &sum)
 	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -117,7 +111,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	r.agentRunning.Store(false)
 	r.p.Busy("agent exited; reading beads")
 	// The agent is gone; end what it left in its group, and the stream.
-	linger := lingerAfterExit
+	linger := 2 * time.Second // for what it left in its group, after SIGTERM
 	if stopping {
 		linger = 300 * time.Millisecond
 	}
@@ -149,7 +143,10 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	if waitErr != nil {
 		tail := sum.Error
 		if tail == "" { // the last line of its stderr
-			s := strings.TrimSpace(string(readTail(stderr.Name(), 4096)))
+			b := make([]byte, 4096)
+			size, _ := stderr.Seek(0, io.SeekEnd)
+			n, _ := stderr.ReadAt(b, max(size-int64(len(b)), 0))
+			s := strings.TrimSpace(string(b[:n]))
 			tail = s[strings.LastIndexByte(s, '\n')+1:]
 		}
 		if tail != "" {
@@ -177,14 +174,12 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 		case <-done:
 			done, stopping = nil, true
 			why := "stopping the agent (Ctrl-C again to kill)"
-			if r.parent == nil || r.parent.Err() == nil {
+			if r.parent.Err() == nil {
 				why = "max duration reached: stopping the agent (Ctrl-C to kill)"
-				if s, _ := r.stopWhy.Load().(string); s != "" {
-					why = s + ": stopping the agent (Ctrl-C to kill)"
+				if c := context.Cause(ctx); c != ctx.Err() { // a worker's lease was lost
+					why = c.Error() + ": stopping the agent (Ctrl-C to kill)"
 				}
-				if r.parent != nil {
-					interrupt = r.parent.Done()
-				}
+				interrupt = r.parent.Done()
 			}
 			r.p.Printf("%s · %s", r.p.head(), why)
 			r.p.Busy(why)
@@ -226,7 +221,6 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 		}
 		switch {
 		case skipped > 0:
-			sum.BadLines++
 			if !warned {
 				warned = true
 				r.log.Warn("skipped an agent event longer than the line cap (kept in the cycle log)", "bytes", skipped, "cap", MaxLine)
@@ -235,17 +229,15 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 		case len(bytes.TrimSpace(line)) > 0:
 			ev, perr := parse(line)
 			if perr != nil {
-				sum.BadLines++
 				r.log.Debug("agent output is not an event", "line", oneLine(string(line[:min(len(line), 400)]), 200), "err", perr)
 			} else {
 				sum.Add(ev)
 				r.p.Action(ev.Action)
 			}
 		}
+		line = line[:0]
 		if cap(line) > 1<<20 {
 			line = nil // do not keep a large buffer for the next short lines
-		} else {
-			line = line[:0]
 		}
 		if err != nil {
 			if !lastNL {
@@ -256,30 +248,11 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 	}
 }
 
-// createLog creates a cycle log, readable by its owner only.
-func createLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("event log: %w", err)
-	}
-	return f, nil
-}
-
-func readTail(path string, n int64) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > n {
-		f.Seek(fi.Size()-n, io.SeekStart)
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, n))
-	return b
-}
+// tallyEvery is the least time between two counts for the live line.
+const tallyEvery = 5 * time.Second
 
 // ticker redraws the live line every second on a terminal and, while an
-// agent runs, recounts the closed tasks at most every TallyEvery, one count
+// agent runs, recounts the closed tasks at most every tallyEvery, one count
 // at a time, never while the agent's last action was a bd call.
 func (r *runner) ticker(ctx context.Context) func() {
 	if !r.o.TTY {
@@ -290,24 +263,21 @@ func (r *runner) ticker(ctx context.Context) func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		var last time.Time
-		counting := make(chan struct{}, 1)
+		var counting sync.Mutex
 		for {
 			select {
 			case <-done:
 				return
 			case now := <-t.C:
-				r.p.Tick()
-				if !r.agentRunning.Load() || now.Sub(last) < r.o.TallyEvery || strings.Contains(r.p.currentAction(), "bd ") {
+				if action := r.p.Tick(); !r.agentRunning.Load() || now.Sub(last) < tallyEvery || strings.Contains(action, "bd ") {
 					continue
 				}
-				select {
-				case counting <- struct{}{}:
-				default:
+				if !counting.TryLock() {
 					continue // the last count has not come back
 				}
 				last = now
 				go func() {
-					defer func() { <-counting }()
+					defer counting.Unlock()
 					cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 					defer cancel()
 					if tl, err := r.o.Beads.Tally(cctx, r.epic); err == nil {

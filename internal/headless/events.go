@@ -19,9 +19,8 @@ import (
 type Event struct {
 	SessionID string       // from the event that names the agent's session
 	Action    string       // what the agent is doing now ("Bash: go test ./...", "thinking")
-	Text      string       // assistant text
+	Text      string       // assistant text, or the final message the ending event carries
 	Final     bool         // the event ends the run (Claude result, Codex turn.completed or turn.failed)
-	Result    string       // the final message, when the ending event carries it
 	Error     string       // the agent's own error message
 	Usage     *usage.Usage // the run's token usage, from the ending event
 }
@@ -30,22 +29,16 @@ type Event struct {
 type Summary struct {
 	SessionID    string       `json:"session_id,omitempty"`
 	FinalMessage string       `json:"final_message,omitempty"` // the result text, else the last assistant text
-	LastAction   string       `json:"last_action,omitempty"`
-	Ended        bool         `json:"ended"`
 	Error        string       `json:"error,omitempty"`
 	Events       int          `json:"events"`
-	BadLines     int          `json:"bad_lines,omitempty"` // lines that were not JSON events
-	Usage        *usage.Usage `json:"usage,omitempty"`     // several final events add up
+	Usage        *usage.Usage `json:"usage,omitempty"` // several final events add up
 }
 
 // Add folds one event into the summary.
 func (s *Summary) Add(e Event) {
 	s.Events++
-	s.SessionID, s.LastAction, s.Error = cmp.Or(e.SessionID, s.SessionID), cmp.Or(e.Action, s.LastAction), cmp.Or(e.Error, s.Error)
+	s.SessionID, s.Error = cmp.Or(e.SessionID, s.SessionID), cmp.Or(e.Error, s.Error)
 	s.FinalMessage = cmp.Or(e.Text, s.FinalMessage)
-	if e.Final {
-		s.Ended, s.FinalMessage = true, cmp.Or(e.Result, s.FinalMessage)
-	}
 	if e.Usage != nil {
 		if s.Usage == nil {
 			s.Usage = &usage.Usage{}
@@ -61,11 +54,8 @@ type Parser func(line []byte) (Event, error)
 
 // ParserFor returns the event parser of an agent (claude or codex).
 func ParserFor(agent string) (Parser, error) {
-	switch agent {
-	case AgentClaude:
-		return ParseClaude, nil
-	case AgentCodex:
-		return ParseCodex, nil
+	if p := map[string]Parser{AgentClaude: ParseClaude, AgentCodex: ParseCodex}[agent]; p != nil {
+		return p, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentCodex)
 }
@@ -148,7 +138,7 @@ func ParseClaude(line []byte) (Event, error) {
 		}
 		return Event{}, nil
 	case "result":
-		e := Event{SessionID: l.SessionID, Final: true, Result: l.Result, Action: "finished"}
+		e := Event{SessionID: l.SessionID, Final: true, Text: l.Result, Action: "finished"}
 		if len(l.ModelUsage) > 0 {
 			e.Usage = &usage.Usage{}
 			for _, model := range slices.Sorted(maps.Keys(l.ModelUsage)) {
@@ -218,7 +208,7 @@ type codexLine struct {
 	Type     string `json:"type"`
 	ThreadID string `json:"thread_id"`
 	Message  string `json:"message"`
-	Error    *struct {
+	Error    struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	Item  *codexItem `json:"item"`
@@ -270,11 +260,7 @@ func ParseCodex(line []byte) (Event, error) {
 		}
 		return e, nil
 	case "turn.failed":
-		msg := "turn failed"
-		if l.Error != nil && l.Error.Message != "" {
-			msg = l.Error.Message
-		}
-		return Event{Final: true, Action: "failed", Error: oneLine(msg, 300)}, nil
+		return Event{Final: true, Action: "failed", Error: oneLine(cmp.Or(l.Error.Message, "turn failed"), 300)}, nil
 	case "error":
 		// A stream error; turn.failed follows when the turn is lost.
 		return Event{Action: "error: " + firstLine(l.Message)}, nil

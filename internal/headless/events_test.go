@@ -17,8 +17,8 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // replay parses a captured stream the way Run does: line by line into a
-// Summary, collecting the actions shown.
-func replay(t *testing.T, agent, file string) (Summary, []string) {
+// Summary, collecting the actions shown and whether an event ended the run.
+func replay(t *testing.T, agent, file string) (sum Summary, actions []string, ended bool) {
 	t.Helper()
 	parse, err := ParserFor(agent)
 	if err != nil {
@@ -28,8 +28,6 @@ func replay(t *testing.T, agent, file string) (Summary, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum Summary
-	var actions []string
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -38,11 +36,12 @@ func replay(t *testing.T, agent, file string) (Summary, []string) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		sum.Add(ev)
+		ended = ended || ev.Final
 		if ev.Action != "" {
 			actions = append(actions, ev.Action)
 		}
 	}
-	return sum, actions
+	return sum, actions, ended
 }
 
 func golden(t *testing.T, name, got string) {
@@ -82,16 +81,16 @@ func TestParseStreams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			sum, actions := replay(t, tt.agent, tt.file)
+			sum, actions, ended := replay(t, tt.agent, tt.file)
 			if sum.SessionID != tt.session {
 				t.Errorf("session = %q, want %q", sum.SessionID, tt.session)
 			}
 			if sum.FinalMessage != tt.final {
 				t.Errorf("final message = %q, want %q", sum.FinalMessage, tt.final)
 			}
-			if sum.Ended != tt.ended || sum.Error != tt.err || sum.LastAction != tt.last {
+			if last := actions[len(actions)-1]; ended != tt.ended || sum.Error != tt.err || last != tt.last {
 				t.Errorf("ended, error, last action = %v, %q, %q; want %v, %q, %q",
-					sum.Ended, sum.Error, sum.LastAction, tt.ended, tt.err, tt.last)
+					ended, sum.Error, last, tt.ended, tt.err, tt.last)
 			}
 			golden(t, strings.TrimSuffix(tt.file, ".jsonl")+".actions", strings.Join(actions, "\n")+"\n")
 		})
@@ -156,7 +155,7 @@ func TestCommand(t *testing.T) {
 }
 
 func TestSummaryJSON(t *testing.T) {
-	sum, _ := replay(t, AgentCodex, "codex-exec.jsonl")
+	sum, _, _ := replay(t, AgentCodex, "codex-exec.jsonl")
 	b, _ := json.Marshal(sum)
 	if !strings.Contains(string(b), `"session_id":"01a20014-31a8-79e0-bb01-992a68ddb3dd"`) || !strings.Contains(string(b), `"events":14`) {
 		t.Errorf("summary JSON = %s", b)

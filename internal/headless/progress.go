@@ -153,11 +153,7 @@ func logAbove(o Options, live interface{ around(func()) }) {
 
 // Printf writes a permanent line, cleaned (it may hold what an agent wrote).
 func (p *progress) Printf(format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clear()
-	fmt.Fprintln(p.out, Clean(fmt.Sprintf(format, args...)))
-	p.redraw()
+	p.around(func() { fmt.Fprintln(p.out, Clean(fmt.Sprintf(format, args...))) })
 }
 
 func (p *progress) Cycle(n, max int) {
@@ -175,11 +171,10 @@ func (p *progress) Action(a string) {
 		return
 	}
 	p.action = a
-	if p.tty {
-		p.redraw()
-		return
+	p.redraw()
+	if !p.tty {
+		fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
 	}
-	fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
 }
 
 // Busy shows what runtasks itself is doing on the live line (not in plain mode).
@@ -197,11 +192,12 @@ func (p *progress) Tally(closed, total int) {
 	p.mu.Unlock()
 }
 
-// Tick redraws the live line (the elapsed time moves).
-func (p *progress) Tick() {
+// Tick redraws the live line (the elapsed time moves) and returns the action it shows.
+func (p *progress) Tick() string {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.redraw()
-	p.mu.Unlock()
+	return p.action
 }
 
 // Done removes the live line.
@@ -209,12 +205,6 @@ func (p *progress) Done() {
 	p.mu.Lock()
 	p.clear()
 	p.mu.Unlock()
-}
-
-func (p *progress) currentAction() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.action
 }
 
 // screen shows the workers of a run: on a terminal one live line per

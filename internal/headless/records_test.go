@@ -14,6 +14,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 )
 
 // A run is a record: its folder is 0700, its logs 0600, run.json names the
@@ -21,7 +22,7 @@ import (
 func TestRunRecords(t *testing.T) {
 	cfg, fb, _ := setup(t, "close", "")
 	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(), RunID: "rec"})
-	if err != nil || res.Code != ExitComplete {
+	if err != nil || res.Code != engine.ExitOK {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	for name, want := range map[string]os.FileMode{"": 0o700, "cycle-001.jsonl": 0o600, "cycle-001.stderr": 0o600, RunFile: 0o600} {
@@ -38,7 +39,7 @@ func TestRunRecords(t *testing.T) {
 
 	var out bytes.Buffer
 	res, err = Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(), RunID: "rec", Out: &out})
-	if err == nil || res.Code != ExitSetup || !strings.Contains(err.Error(), `run id "rec" is taken`) || !strings.Contains(err.Error(), "--run-id") {
+	if err == nil || res.Code != engine.ExitUsage || !strings.Contains(err.Error(), `run id "rec" is taken`) || !strings.Contains(err.Error(), "--run-id") {
 		t.Fatalf("a reused run id: %+v, %v", res, err)
 	}
 	after, _ := os.ReadFile(filepath.Join(cfg.StateDir(), cfg.Run.Dir, "rec", RunFile))
@@ -62,15 +63,21 @@ func TestRunNeedsACycleBound(t *testing.T) {
 // events around them are parsed.
 func TestReadEventsSkipsLongLines(t *testing.T) {
 	var logb bytes.Buffer
+	var warnings bytes.Buffer
 	r := &runner{o: Options{}, p: &progress{out: &bytes.Buffer{}, now: time.Now}}
-	r.log = log.New(io.Discard)
+	r.log = log.New(&warnings)
+	r.log.SetLevel(log.DebugLevel)
 	long := strings.Repeat("x", MaxLine+10)
 	in := `{"type":"thread.started","thread_id":"t1"}` + "\n" + long + "\n" + long + "\n" +
 		`{"type":"item.completed","item":{"type":"agent_message","text":"hi"}}` + "\n" + `{"type":"turn.completed"}`
 	var sum Summary
 	r.readEvents(strings.NewReader(in), &logb, ParseCodex, &sum)
-	if sum.SessionID != "t1" || sum.FinalMessage != "hi" || !sum.Ended || sum.BadLines != 2 || sum.Events != 3 {
+	if sum.SessionID != "t1" || sum.FinalMessage != "hi" || sum.Events != 3 {
 		t.Errorf("summary = %+v", sum)
+	}
+	// Both long lines are skipped, not parsed; the warning is said once.
+	if w := warnings.String(); strings.Count(w, "longer than the line cap") != 1 || strings.Contains(w, "not an event") {
+		t.Errorf("log = %q", w)
 	}
 	if logb.Len() != len(in)+1 {
 		t.Errorf("log holds %d bytes, want the stream's %d and a final newline", logb.Len(), len(in))
@@ -146,8 +153,8 @@ func TestRunSetupErrors(t *testing.T) {
 				bd = tc.beads(fb)
 			}
 			res, err := Run(context.Background(), Options{Config: cfg, Beads: bd, Out: io.Discard})
-			if err == nil || !strings.Contains(err.Error(), tc.want) || res.Code != ExitSetup {
-				t.Errorf("Run = %+v, %v; want exit %d with %q", res, err, ExitSetup, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || res.Code != engine.ExitUsage {
+				t.Errorf("Run = %+v, %v; want exit %d with %q", res, err, engine.ExitUsage, tc.want)
 			}
 		})
 	}

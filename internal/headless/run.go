@@ -4,6 +4,7 @@
 package headless
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -25,16 +26,6 @@ import (
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/notify"
 	"github.com/runtasks/runtasks/internal/state"
-)
-
-// Exit statuses of a run, in runtasks' one vocabulary (engine.Exit*).
-const (
-	ExitComplete    = engine.ExitOK          // the epic is complete
-	ExitError       = engine.ExitFailed      // runtasks or the agent failed
-	ExitLimit       = engine.ExitWorkLeft    // the cap or max_duration reached with work left
-	ExitNeedsPerson = engine.ExitNeedsPerson // all remaining work is blocked, or no progress
-	ExitSetup       = engine.ExitUsage       // bad configuration, bd or a check cannot run
-	ExitInterrupted = engine.ExitInterrupted // interrupted (Ctrl-C); the agent was stopped
 )
 
 // OutcomeInterrupted is logged for an interrupted run; the engine never returns it.
@@ -63,18 +54,15 @@ type Options struct {
 	Kill    <-chan struct{} // closed (a second Ctrl-C): kill the agent's group at once
 	// RunID names the run (default: UTC time and a random suffix); an id
 	// whose folder exists is refused.
-	RunID      string
-	TallyEvery time.Duration // the least time between two counts for the live line (default 5 s)
+	RunID string
 }
 
 // Result is how a run ended.
 type Result struct {
 	Code          int
-	RunID         string
 	Dir           string // the run's folder (run.json, each cycle's event log)
 	Cycles        int    // agent runs started
 	Outcome       state.Outcome
-	Why           string
 	Tally         beads.Tally
 	ClosedThisRun int // descendants closed since the run started
 }
@@ -129,17 +117,16 @@ type runner struct {
 	epic  string
 	agent string
 	bin   string
+	parse Parser
 	store *state.Store
-	ports engine.Ports
 	state RunState
 	dir   string
 	p     *progress
 	log   *log.Logger
 	// parent is Run's ctx (an interrupt); the agent's may end earlier (the deadline).
 	parent       context.Context
-	agentRunning atomic.Bool  // the live line's tally is refreshed only then
-	workDir      string       // where the agent runs ("" = the project root)
-	stopWhy      atomic.Value // why the agent's context ended, if neither an interrupt nor the deadline
+	agentRunning atomic.Bool // the live line's tally is refreshed only then
+	workDir      string      // where the agent runs ("" = the project root)
 }
 
 // Run drives the epic until the engine ends the loop, the agent fails or ctx ends.
@@ -147,7 +134,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	o.Ports.Notify = onceEach(o.Ports.Notify)
 	r, err := newRunner(o)
 	if err != nil { // nothing ran
-		return Result{Code: ExitSetup}, err
+		return Result{Code: engine.ExitUsage}, err
 	}
 	return r.run(ctx)
 }
@@ -162,12 +149,7 @@ func (o Options) withDefaults() Options {
 	if o.Log == nil {
 		o.Log = log.New(io.Discard)
 	}
-	if o.Grace <= 0 {
-		o.Grace = 10 * time.Second
-	}
-	if o.TallyEvery <= 0 {
-		o.TallyEvery = 5 * time.Second
-	}
+	o.Grace = cmp.Or(o.Grace, 10*time.Second)
 	if o.Ports.Beads == nil {
 		o.Ports.Beads = o.Beads
 	}
@@ -183,33 +165,6 @@ func newRunner(o Options) (*runner, error) {
 		return nil, errors.New("no configuration")
 	}
 	o = o.withDefaults()
-	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log, ports: o.Ports}
-	if r.epic == "" {
-		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")
-	}
-	if !cfg.Workflow.StopHook.Enabled {
-		return nil, errors.New("workflow.stop_hook.enabled is false: the engine would drive nothing")
-	}
-	switch r.agent {
-	case AgentClaude:
-		r.bin = cfg.Run.ClaudeBin
-	case AgentCodex:
-		r.bin = cfg.Run.CodexBin
-	default:
-		return nil, fmt.Errorf("unknown agent %q (want %s or %s)", r.agent, AgentClaude, AgentCodex)
-	}
-	if !filepath.IsAbs(r.bin) && strings.ContainsRune(r.bin, filepath.Separator) {
-		r.bin = filepath.Join(cfg.Root, r.bin) // a path in project.yaml is relative to the project root
-	}
-	if _, err := exec.LookPath(r.bin); err != nil {
-		return nil, fmt.Errorf("%s binary (run.%s_bin): %w", r.agent, r.agent, err)
-	}
-	if cfg.Run.Session == SessionResume && r.agent != AgentCodex {
-		r.log.Warn("run.session resume applies to codex only; each claude cycle is a fresh session")
-	}
-	if err := engine.CheckBound(cfg); err != nil {
-		return nil, err
-	}
 	runs := RunsDir(cfg)
 	if o.RunID == "" {
 		// A new id; on the rare clash with an earlier run, a longer suffix.
@@ -222,10 +177,33 @@ func newRunner(o Options) (*runner, error) {
 			}
 		}
 	}
+	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log}
+	if r.epic == "" {
+		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")
+	}
+	if !cfg.Workflow.StopHook.Enabled {
+		return nil, errors.New("workflow.stop_hook.enabled is false: the engine would drive nothing")
+	}
+	var err error
+	if r.parse, err = ParserFor(r.agent); err != nil {
+		return nil, err
+	}
+	r.bin = map[string]string{AgentClaude: cfg.Run.ClaudeBin, AgentCodex: cfg.Run.CodexBin}[r.agent]
+	if !filepath.IsAbs(r.bin) && strings.ContainsRune(r.bin, filepath.Separator) {
+		r.bin = filepath.Join(cfg.Root, r.bin) // a path in project.yaml is relative to the project root
+	}
+	if _, err := exec.LookPath(r.bin); err != nil {
+		return nil, fmt.Errorf("%s binary (run.%s_bin): %w", r.agent, r.agent, err)
+	}
+	if cfg.Run.Session == SessionResume && r.agent != AgentCodex {
+		r.log.Warn("run.session resume applies to codex only; each claude cycle is a fresh session")
+	}
+	if err := engine.CheckBound(cfg); err != nil {
+		return nil, err
+	}
 	if o.RunID == "" || strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." || strings.HasPrefix(o.RunID, "-") {
 		return nil, fmt.Errorf("bad run id %q", o.RunID)
 	}
-	r.o = o
 	r.dir = filepath.Join(runs, o.RunID)
 	if _, err := os.Lstat(r.dir); err == nil {
 		return nil, r.taken()
@@ -243,33 +221,29 @@ func newRunner(o Options) (*runner, error) {
 	return r, nil
 }
 
-func (r *runner) taken() error { return &takenError{id: r.o.RunID, dir: relTo(r.cfg.Root, r.dir)} }
-
-// takenError is a run id an earlier run holds: a usage error.
-type takenError struct{ id, dir string }
-
-func (e *takenError) Error() string {
-	return fmt.Sprintf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", e.id, e.dir)
+// taken is the usage error of a run id an earlier run holds.
+func (r *runner) taken() error {
+	return fmt.Errorf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", r.o.RunID, relTo(r.cfg.Root, r.dir))
 }
 
 // createDir makes the run's folder (0700: the logs hold what the agent's
-// tools printed) and writes run.json, so a live run is listed from its start.
-func (r *runner) createDir() error {
+// tools printed) and writes run.json, so a live run is listed from its
+// start. A failure is the exit status's (engine.ExitUsage: the id is taken).
+func (r *runner) createDir() (int, error) {
 	// The state dir's .gitignore comes first: an agent's `git add -A` never takes the logs in.
 	if err := state.EnsureStateDir(r.cfg.StateDir()); err != nil {
-		return err
+		return engine.ExitFailed, err
 	}
 	if err := os.MkdirAll(filepath.Dir(r.dir), 0o700); err != nil {
-		return fmt.Errorf("run folder: %w", err)
+		return engine.ExitFailed, fmt.Errorf("run folder: %w", err)
 	}
-	if err := os.Mkdir(r.dir, 0o700); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return r.taken()
-		}
-		return fmt.Errorf("run folder: %w", err)
+	if err := os.Mkdir(r.dir, 0o700); errors.Is(err, os.ErrExist) {
+		return engine.ExitUsage, r.taken()
+	} else if err != nil {
+		return engine.ExitFailed, fmt.Errorf("run folder: %w", err)
 	}
 	r.save()
-	return nil
+	return 0, nil
 }
 
 // over is how a run ended; nil while it goes on.
@@ -280,20 +254,16 @@ type over struct {
 
 func (r *runner) run(ctx context.Context) (Result, error) {
 	r.parent = ctx
-	if err := r.createDir(); err != nil {
-		code := ExitError
-		if _, ok := errors.AsType[*takenError](err); ok {
-			code = ExitSetup
-		}
+	if code, err := r.createDir(); err != nil {
 		return Result{Code: code}, err
 	}
 	t, err := r.o.Beads.Tally(ctx, r.epic)
 	if ctx.Err() != nil {
-		return r.end(ctx, ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
+		return r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
 	}
 	if err != nil {
 		// bd failing, or no such epic, before any agent ran: setup.
-		return r.end(ctx, ExitSetup, state.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
+		return r.end(ctx, engine.ExitUsage, state.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
 	}
 	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
 	r.p.closedAtStart = t.Closed
@@ -306,14 +276,10 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	dec, out := r.step(ctx, nil, nil, "")
 	resumeID := ""
 	for out == nil {
-		var (
-			last *CycleRecord
-			sum  Summary
-		)
-		last, sum, out = r.agentCycle(ctx, dec, "the agent was stopped", func(ctx context.Context) (CycleRecord, Summary, error) {
+		last, sum, stopped := r.agentCycle(ctx, dec, "the agent was stopped", func(ctx context.Context) (CycleRecord, Summary, error) {
 			return r.runAgent(ctx, dec.Cycle, dec.Reason, resumeID)
 		})
-		if out != nil {
+		if out = stopped; out != nil {
 			break
 		}
 		dec, out = r.step(ctx, &sum, last, fmt.Sprintf("agent exited %d", last.ExitCode))
@@ -343,10 +309,10 @@ func (r *runner) agentCycle(ctx context.Context, dec engine.Decision, note strin
 	switch {
 	case ctx.Err() != nil:
 		r.tally(ctx, last)
-		return last, sum, ended(r.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
+		return last, sum, ended(r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
 	case runErr != nil:
 		r.tally(ctx, last)
-		return last, sum, ended(r.end(ctx, ExitError, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", rec.N, runErr)))
+		return last, sum, ended(r.end(ctx, engine.ExitFailed, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", rec.N, runErr)))
 	}
 	return last, sum, nil
 }
@@ -360,9 +326,9 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 	case ctx.Err() != nil:
 		// Ctrl-C while beads was read: the decision is not to be trusted.
 		r.tally(ctx, last)
-		return dec, ended(r.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
+		return dec, ended(r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
 	case err != nil:
-		return dec, ended(r.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
+		return dec, ended(r.end(ctx, engine.ExitFailed, state.OutcomeError, err.Error(), err))
 	}
 	r.state.Cycle, r.state.MaxCycles = dec.Cycle, dec.Max
 	if !dec.Deadline.IsZero() {
@@ -394,7 +360,7 @@ func (r *runner) stop(ctx context.Context, sum *Summary, dryRun bool) (engine.De
 			in.Usage = *sum.Usage
 		}
 	}
-	dec, err := engine.Stop(ctx, r.store, r.cfg, engine.StopRequest{Input: in, EpicFromFlag: true, DryRun: dryRun}, r.ports)
+	dec, err := engine.Stop(ctx, r.store, r.cfg, engine.StopRequest{Input: in, EpicFromFlag: true, DryRun: dryRun}, r.o.Ports)
 	if err == nil && !dryRun {
 		r.log.Info("decision", "run", r.o.RunID, "epic", r.epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
 	}
@@ -413,15 +379,15 @@ func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error
 	case dec.Outcome.Class() == state.ClassError:
 		return r.end(ctx, code, dec.Outcome, dec.Why, errors.New(dec.Why))
 	case dec.Outcome.Class() == state.ClassIgnored:
-		return r.end(ctx, ExitError, dec.Outcome, dec.Why, fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why))
+		return r.end(ctx, engine.ExitFailed, dec.Outcome, dec.Why, fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why))
 	}
 	return r.end(ctx, code, dec.Outcome, dec.Why, nil)
 }
 
 // ends are each exit status's run.json status and word in the last line.
 var ends = map[int]struct{ status, word string }{
-	ExitComplete: {"complete", "complete"}, ExitError: {"error", "failed"}, ExitLimit: {"limit", "stopped"},
-	ExitNeedsPerson: {"needs_person", "needs a person"}, ExitInterrupted: {"interrupted", "interrupted"}, ExitSetup: {"error", "failed"},
+	engine.ExitOK: {"complete", "complete"}, engine.ExitFailed: {"error", "failed"}, engine.ExitWorkLeft: {"limit", "stopped"},
+	engine.ExitNeedsPerson: {"needs_person", "needs a person"}, engine.ExitInterrupted: {"interrupted", "interrupted"}, engine.ExitUsage: {"error", "failed"},
 }
 
 // end records the run's end (an interrupt in the decision log too) and prints the last line.
@@ -435,7 +401,7 @@ func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why s
 	}
 	r.save()
 	r.p.Done()
-	res := Result{Code: code, RunID: r.o.RunID, Dir: r.dir, Cycles: len(r.state.Cycles), Outcome: outcome, Why: why,
+	res := Result{Code: code, Dir: r.dir, Cycles: len(r.state.Cycles), Outcome: outcome,
 		Tally: beads.Tally{Closed: r.state.Closed, Total: r.state.Total}, ClosedThisRun: r.state.Closed - r.state.ClosedAtStart}
 	fmt.Fprintln(r.o.Out, Clean(fmt.Sprintf("runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d",
 		r.epic, ends[code].word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)))
@@ -461,8 +427,7 @@ func (r *runner) recordInterrupt(why string) {
 
 // tally reads closed/total into the run and c; a failure keeps the last numbers.
 func (r *runner) tally(ctx context.Context, c *CycleRecord) {
-	ctx = context.WithoutCancel(ctx)
-	t, err := r.o.Beads.Tally(ctx, r.epic)
+	t, err := r.o.Beads.Tally(context.WithoutCancel(ctx), r.epic)
 	if err != nil {
 		r.log.Warn("could not count the epic's closed tasks", "err", err)
 	} else {

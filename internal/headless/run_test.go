@@ -154,7 +154,7 @@ func TestRunCodexResume(t *testing.T) {
 	var out bytes.Buffer
 	res, err := Run(context.Background(), Options{Config: cfg, Args: []string{"--full-auto"}, Beads: fb,
 		Environ: os.Environ(), Out: &out, RunID: "t1"})
-	if err != nil || res.Code != ExitComplete || res.Cycles != 2 || res.ClosedThisRun != 2 {
+	if err != nil || res.Code != engine.ExitOK || res.Cycles != 2 || res.ClosedThisRun != 2 {
 		t.Fatalf("Run = %+v, %v\n%s", res, err, out.String())
 	}
 	log, _ := os.ReadFile(argsLog)
@@ -176,7 +176,7 @@ func TestRunCodexResume(t *testing.T) {
 func TestRunCodexFresh(t *testing.T) {
 	cfg, fb, argsLog := setup(t, "close", "")
 	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(), RunID: "t2"})
-	if err != nil || res.Code != ExitComplete {
+	if err != nil || res.Code != engine.ExitOK {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	log, _ := os.ReadFile(argsLog)
@@ -193,7 +193,7 @@ func TestRunAsksThePorts(t *testing.T) {
 	hook := &fakeBeads{total: fb.total, closes: fb.closes}
 	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Ports: engine.Ports{Beads: hook},
 		Environ: os.Environ(), RunID: "t4"})
-	if err != nil || res.Code != ExitComplete || res.Cycles != 2 {
+	if err != nil || res.Code != engine.ExitOK || res.Cycles != 2 {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	// The first decision starts cycle 1 (two ready); cycle 1 leaves one
@@ -215,14 +215,14 @@ func TestRunMaxDuration(t *testing.T) {
 	cfg.Workflow.MaxDuration = 500 * time.Millisecond
 	start := time.Now()
 	res, err := Run(context.Background(), Options{Config: cfg, Beads: fb, Environ: os.Environ(), Grace: time.Second, RunID: "t3"})
-	if err != nil || res.Code != ExitLimit || res.Outcome != state.OutcomeCapReached {
+	if err != nil || res.Code != engine.ExitWorkLeft || res.Outcome != state.OutcomeCapReached {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the agent was not stopped in time: %s", d)
 	}
 	st, _ := ReadRun(res.Dir)
-	if st.Status != "limit" || st.ExitCode == nil || *st.ExitCode != ExitLimit || !strings.Contains(st.Why, "max_duration 500ms spent") ||
+	if st.Status != "limit" || st.ExitCode == nil || *st.ExitCode != engine.ExitWorkLeft || !strings.Contains(st.Why, "max_duration 500ms spent") ||
 		st.Deadline.IsZero() || st.Cycles[0].Outcome != state.OutcomeCapReached {
 		t.Errorf("run.json = %+v", st)
 	}

@@ -34,14 +34,11 @@ func (r *runner) save() {
 // ReadRun reads a run's record from its folder.
 func ReadRun(dir string) (RunState, error) {
 	var st RunState
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
-	if err != nil {
-		return st, err
+	b, err := agentfile.Read(filepath.Join(dir, RunFile), agentfile.MaxText)
+	if err == nil {
+		err = json.Unmarshal(b, &st)
 	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
-	}
-	return st, nil
+	return st, err
 }
 
 // RunsDir is the folder holding every run's folder.
@@ -68,13 +65,9 @@ func ListRuns(dir string) (runs []RunState, skipped []error, err error) {
 		if !e.IsDir() {
 			continue
 		}
-		b, err := agentfile.Read(filepath.Join(dir, e.Name(), RunFile), agentfile.MaxText)
+		st, err := ReadRun(filepath.Join(dir, e.Name()))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // a folder of something else, or a run starting
-		}
-		var st RunState
-		if err == nil {
-			err = json.Unmarshal(b, &st)
 		}
 		if err != nil {
 			skipped = append(skipped, fmt.Errorf("%s: %w", filepath.Join(dir, e.Name(), RunFile), err))

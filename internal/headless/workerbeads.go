@@ -20,7 +20,7 @@ type moments struct {
 	WorkerBeads
 	epic    string
 	m       *beads.Moment
-	omitted []string // the tasks Ready added to bd's ready list
+	omitted []beads.Issue // the tasks Ready added to bd's ready list
 }
 
 func (v *moments) refresh(ctx context.Context) error {
@@ -56,11 +56,8 @@ func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error)
 	v.omitted = nil
 	if m := v.now(epic); m != nil {
 		if in, ok := m.ReadyUnder(epic); ok {
-			extra, _ := unready(m.Subtree(epic), in)
-			for _, is := range extra {
-				v.omitted = append(v.omitted, is.ID)
-			}
-			return append(in, extra...), nil
+			v.omitted, _ = unready(m.Subtree(epic), in)
+			return append(in, v.omitted...), nil
 		}
 	}
 	return v.WorkerBeads.Ready(ctx, epic)

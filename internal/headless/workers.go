@@ -65,7 +65,6 @@ type worker struct {
 	// lostLease is bd's answer when a heartbeat found the task taken ("" while held).
 	lostLease atomic.Value
 	view      *moments // bd as this cycle's moment saw it
-	blocked   bool     // settle quarantined the task
 }
 
 // RunWorkers drives the epic with wo.N agent loops in parallel. Each cycle
@@ -75,18 +74,14 @@ type worker struct {
 // to go on. Each worker has its own run folder (<run id>-w<i>) and session.
 func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error) {
 	if wo.N < 1 {
-		return Result{Code: ExitSetup}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
+		return Result{Code: engine.ExitUsage}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
 	}
 	bd, ok := o.Beads.(WorkerBeads)
 	if !ok {
-		return Result{Code: ExitError}, errors.New("workers need claims and leases from beads")
+		return Result{Code: engine.ExitFailed}, errors.New("workers need claims and leases from beads")
 	}
-	if wo.Heartbeat <= 0 {
-		wo.Heartbeat = DefaultHeartbeat
-	}
-	if wo.IdlePoll <= 0 {
-		wo.IdlePoll = DefaultIdlePoll
-	}
+	wo.Heartbeat = cmp.Or(wo.Heartbeat, DefaultHeartbeat)
+	wo.IdlePoll = cmp.Or(wo.IdlePoll, DefaultIdlePoll)
 	wo.Actor = cmp.Or(wo.Actor, "runtasks")
 	o = o.withDefaults()
 	bk := &book{failures: map[string]int{}, kept: map[string]string{}, notify: o.Ports.Notify}
@@ -94,20 +89,20 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	o.RunID = cmp.Or(o.RunID, o.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(os.Getpid()))
 	cfg := o.Config
 	if cfg == nil {
-		return Result{Code: ExitError}, errors.New("no configuration")
+		return Result{Code: engine.ExitFailed}, errors.New("no configuration")
 	}
 	repo := git.Repo{Dir: cfg.Root}
 	wts, err := repo.Worktrees(ctx)
 	if err != nil || len(wts) == 0 {
-		return Result{Code: ExitSetup}, fmt.Errorf("workers need a git repository at %s: %v", cfg.Root, err)
+		return Result{Code: engine.ExitUsage}, fmt.Errorf("workers need a git repository at %s: %v", cfg.Root, err)
 	}
 	base := wts[0].Branch
 	if base == "" {
-		return Result{Code: ExitSetup}, fmt.Errorf("workers merge into the main work tree's branch, but %s is on a detached HEAD", cfg.Root)
+		return Result{Code: engine.ExitUsage}, fmt.Errorf("workers merge into the main work tree's branch, but %s is on a detached HEAD", cfg.Root)
 	}
 	// Merges into a main work tree with changes to tracked files fail.
 	if paths, err := repo.Changed(ctx); (err != nil || len(paths) > 0) && !wo.AllowDirty {
-		return Result{Code: ExitSetup}, cmp.Or(err, fmt.Errorf("the main work tree %s has changes to tracked files, and the workers' merges into it would fail: %s; commit or stash them, or give --allow-dirty to go on", cfg.Root, strings.Join(paths, ", ")))
+		return Result{Code: engine.ExitUsage}, cmp.Or(err, fmt.Errorf("the main work tree %s has changes to tracked files, and the workers' merges into it would fail: %s; commit or stash them, or give --allow-dirty to go on", cfg.Root, strings.Join(paths, ", ")))
 	}
 	// The worktrees live under the project: keep them out of git status.
 	pattern := cfg.Workflow.Worktrees.Pattern
@@ -124,7 +119,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		wopt.RunID, wopt.Out, wopt.TTY = fmt.Sprintf("%s-w%d", o.RunID, i+1), screen.slot(i), false
 		r, err := newRunner(wopt)
 		if err != nil {
-			return Result{Code: ExitSetup}, err
+			return Result{Code: engine.ExitUsage}, err
 		}
 		ws[i] = &worker{runner: r, n: i + 1, of: wo.N, actor: wo.Actor + "@" + wopt.RunID, bd: bd, repo: repo, base: base, wo: wo, env: o.Environ, book: bk}
 	}
@@ -137,8 +132,8 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	}
 	wg.Wait()
 	screen.done()
-	res := Result{RunID: o.RunID, Code: ExitComplete}
-	rank := map[int]int{ExitComplete: 0, ExitLimit: 1, ExitNeedsPerson: 2, ExitSetup: 3, ExitError: 4, ExitInterrupted: 5}
+	res := Result{Code: engine.ExitOK, Outcome: results[0].Outcome}
+	rank := map[int]int{engine.ExitOK: 0, engine.ExitWorkLeft: 1, engine.ExitNeedsPerson: 2, engine.ExitUsage: 3, engine.ExitFailed: 4, engine.ExitInterrupted: 5}
 	var err1 error
 	for i, r := range results {
 		res.Cycles += r.Cycles
@@ -147,14 +142,11 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 			res.Tally = r.Tally
 		}
 		if rank[r.Code] > rank[res.Code] {
-			res.Code, res.Outcome, res.Why = r.Code, r.Outcome, fmt.Sprintf("worker %d: %s", i+1, r.Why)
+			res.Code, res.Outcome = r.Code, r.Outcome
 		}
 		if errs[i] != nil && err1 == nil {
 			err1 = fmt.Errorf("worker %d: %w", i+1, errs[i])
 		}
-	}
-	if res.Code == ExitComplete {
-		res.Outcome, res.Why = results[0].Outcome, results[0].Why
 	}
 	conflicts := bk.summary(o.Out, ws[0])
 	fmt.Fprintln(o.Out, Clean(fmt.Sprintf("runtasks run: %d workers ended: %d cycles, %d/%d closed%s; exit %d", wo.N, res.Cycles, res.Tally.Closed, res.Tally.Total, conflicts, res.Code)))
@@ -164,11 +156,11 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 // loop is one worker: ask the engine, claim, work, give back or not, repeat.
 func (w *worker) loop(ctx context.Context) (Result, error) {
 	w.parent = ctx
-	if err := w.createDir(); err != nil {
-		return Result{Code: ExitError}, err
+	if _, err := w.createDir(); err != nil {
+		return Result{Code: engine.ExitFailed}, err
 	}
 	w.view = &moments{WorkerBeads: w.bd, epic: w.epic}
-	w.o.Beads, w.ports.Beads = w.view, w.view
+	w.o.Beads, w.o.Ports.Beads = w.view, w.view
 	_ = w.view.refresh(ctx)
 	if t, err := w.o.Beads.Tally(ctx, w.epic); err == nil {
 		w.state.ClosedAtStart, w.state.Closed, w.state.Total = t.Closed, t.Closed, t.Total
@@ -181,14 +173,10 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 		if dec, task, out = w.next(ctx, dec); out != nil {
 			break
 		}
-		var (
-			last   *CycleRecord
-			sum    Summary
-			closed bool
-		)
-		last, sum, out = w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
+		var word string
+		last, sum, stopped := w.agentCycle(ctx, dec, task.ID+" given back", func(agentCtx context.Context) (CycleRecord, Summary, error) {
 			rec, sum, err := w.work(agentCtx, dec.Cycle, *task)
-			closed = w.settle(context.WithoutCancel(ctx), *task, rec, sum, err)
+			word = w.settle(context.WithoutCancel(ctx), *task, sum, err)
 			if err == nil || notTheTasks(err) {
 				return rec, sum, err
 			}
@@ -196,18 +184,11 @@ func (w *worker) loop(ctx context.Context) (Result, error) {
 			rec.Error = cmp.Or(rec.Error, oneLine(err.Error(), 300))
 			return rec, sum, nil
 		})
-		if out != nil {
+		if out = stopped; out != nil {
 			break
 		}
-		word := "closed"
-		if lost, _ := w.lostLease.Load().(string); !closed && lost != "" {
+		if lost, _ := w.lostLease.Load().(string); word != "closed" && lost != "" {
 			word = "lost to another worker"
-		} else if w.blocked {
-			word = "quarantined"
-		} else if !closed {
-			w.book.mu.Lock()
-			word = cmp.Or(w.book.kept[task.ID], "given back")
-			w.book.mu.Unlock()
 		}
 		dec, out = w.step(ctx, &sum, last, task.ID+" "+word)
 	}
@@ -223,28 +204,20 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	var said time.Time
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
-			return dec, nil, ended(w.end(ctx, ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
+			return dec, nil, ended(w.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
-		var task *beads.Issue
-		var lost bool
-		var err error
-		if n > 0 || w.view.now(w.epic) == nil { // the first try uses the cycle's moment
-			err = w.view.refresh(ctx)
-		}
-		if err == nil {
-			task, lost, err = w.claim(ctx)
-		}
+		task, lost, err := w.claim(ctx, n > 0 || w.view.now(w.epic) == nil) // the first try uses the cycle's moment
 		switch {
 		case ctx.Err() != nil:
 			continue
 		case errors.Is(err, errOmitted):
-			return dec, nil, ended(w.end(ctx, ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
+			return dec, nil, ended(w.end(ctx, engine.ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
 		case err != nil:
 			// A busy store or a server away for a moment is waited out a few
 			// times; any other bd failure ends the worker (never "no work").
 			why := "beads error: " + oneLine(err.Error(), 300)
 			if failures++; failures > maxBeadsRetries || !transient(err) {
-				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeBeadsError, why, err))
+				return dec, nil, ended(w.end(ctx, engine.ExitFailed, state.OutcomeBeadsError, why, err))
 			}
 			w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
 		case task != nil:
@@ -261,7 +234,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 					return dec, nil, out
 				}
 			} else if err != nil && ctx.Err() == nil {
-				return dec, nil, ended(w.end(ctx, ExitError, state.OutcomeError, err.Error(), err))
+				return dec, nil, ended(w.end(ctx, engine.ExitFailed, state.OutcomeError, err.Error(), err))
 			}
 			why := "waiting: nothing ready to claim; " + d.Why
 			w.p.Busy(why)
@@ -277,10 +250,16 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	}
 }
 
-// claim reclaims expired leases, then claims the first ready task it wins
-// (nil: none; lost: others won some). A task in progress under this
-// worker's actor is a claim whose answer was lost: it is taken.
-func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err error) {
+// claim reads bd again (unless !refresh), reclaims expired leases, then
+// claims the first ready task it wins (nil: none; lost: others won some).
+// A task in progress under this worker's actor is a claim whose answer was
+// lost: it is taken.
+func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lost bool, err error) {
+	if refresh {
+		if err := w.view.refresh(ctx); err != nil {
+			return nil, false, err
+		}
+	}
 	w.p.Busy("reclaiming expired leases, claiming")
 	sub, err := w.view.Subtree(ctx, w.epic)
 	if err != nil {
@@ -343,7 +322,7 @@ func (w *worker) claim(ctx context.Context) (task *beads.Issue, lost bool, err e
 			case shown.Status != beads.StatusOpen:
 				lost = true // taken or closed meanwhile
 				continue
-			case transient(err) || !slices.Contains(w.view.omitted, is.ID):
+			case transient(err) || !slices.ContainsFunc(w.view.omitted, func(o beads.Issue) bool { return o.ID == is.ID }):
 				return nil, false, err
 			default: // bd will not hand out a task its ready list omits
 				return nil, false, omitted(shown, err)
@@ -386,9 +365,8 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	w.p.Printf("%s · %s claimed: %s (worktree %s)", w.p.head(), task.ID, oneLine(task.Title, 80), relTo(w.cfg.Root, path))
 
 	w.lostLease.Store("")
-	w.stopWhy.Store("")
-	agentCtx, stopAgent := context.WithCancel(ctx)
-	defer stopAgent()
+	agentCtx, stopAgent := context.WithCancelCause(ctx)
+	defer stopAgent(nil)
 	beat, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var beats sync.WaitGroup
 	beats.Go(func() {
@@ -409,8 +387,7 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 					// reclaimed or closed after a lapsed lease): the agent
 					// stops, so two workers never work one task.
 					w.lostLease.Store(err.Error())
-					w.stopWhy.Store(task.ID + ": lease lost (" + oneLine(err.Error(), 200) + ")")
-					stopAgent()
+					stopAgent(errors.New(task.ID + ": lease lost (" + oneLine(err.Error(), 200) + ")"))
 					return
 				default:
 					w.log.Warn("lease not renewed", "task", task.ID, "err", err)
@@ -424,10 +401,9 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	return rec, sum, err
 }
 
-// settle reports whether the agent closed its task (its merge done); any
-// other task goes back to open with what happened in its notes.
-func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, sum Summary, runErr error) bool {
-	w.blocked = false
+// settle says how the task ended: "closed" (its merge done), else mostly
+// "given back": open again with what happened in its notes.
+func (w *worker) settle(ctx context.Context, task beads.Issue, sum Summary, runErr error) string {
 	_ = w.view.refresh(ctx)
 	is, err := w.view.Show(ctx, task.ID)
 	switch {
@@ -436,14 +412,16 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 		// it): its lease lapses and another worker reclaims it.
 		w.p.Printf("%s · %s could not be read (%s): left to its lease", w.p.head(), task.ID, oneLine(err.Error(), 200))
 		w.book.set(task.ID, "unread")
-		return false
+		return "unread"
 	case is.Status == beads.StatusClosed:
 		w.closed(ctx, task.ID)
-		return true
+		return "closed"
 	}
 	if lost, _ := w.lostLease.Load().(string); lost != "" || is.Assignee != w.actor {
 		// Someone else holds it now: nothing to give back.
-		return false
+		w.book.mu.Lock()
+		defer w.book.mu.Unlock()
+		return cmp.Or(w.book.kept[task.ID], "given back")
 	}
 	why := "the agent ended without closing it"
 	switch {
@@ -459,16 +437,15 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 	defer func() { w.view.m = nil }()
 	conflict, parked := w.conflicted(ctx, task)
 	if parked {
-		return false
+		return "blocked: needs a person"
 	}
 	note += conflict
 	if n := strings.Count(is.Notes, failedMark) + 1; runErr != nil && !notTheTasks(runErr) && n >= w.cfg.Run.MaxTaskFailures {
 		// A task that keeps failing waits for a person; the others go on.
 		note += fmt.Sprintf(" It failed %d times (run.max_task_failures): quarantined, blocked until a person looks.", n)
 		if _, err := w.bd.Block(ctx, task.ID, w.actor, note); err == nil {
-			w.blocked = true
 			w.p.Printf("%s · %s failed %d times: quarantined (blocked, needs a person)", w.p.head(), task.ID, n)
-			return false
+			return "quarantined"
 		}
 	}
 	if _, err := w.bd.Release(ctx, task.ID, w.actor, note); err != nil {
@@ -476,7 +453,7 @@ func (w *worker) settle(ctx context.Context, task beads.Issue, rec CycleRecord, 
 		w.log.Warn("release", "task", task.ID, "err", err)
 	}
 	w.book.set(task.ID, "given back")
-	return false
+	return "given back"
 }
 
 // taskPrompt hands the agent its one task.

@@ -232,7 +232,7 @@ func TestRunWorkers(t *testing.T) {
 	}}
 	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Ports: ports, Environ: os.Environ(), Out: out, RunID: "wk"},
 		WorkerOptions{N: 2, Actor: "me", Heartbeat: 50 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
-	if err != nil || res.Code != ExitComplete {
+	if err != nil || res.Code != engine.ExitOK {
 		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
 	}
 	defer func() {
@@ -316,7 +316,7 @@ func TestRunWorkersLeaseLost(t *testing.T) {
 	var out bytes.Buffer
 	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wl", Grace: time.Second},
 		WorkerOptions{N: 1, Actor: "me", Heartbeat: 20 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
-	if err != nil || res.Code != ExitComplete {
+	if err != nil || res.Code != engine.ExitOK {
 		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
 	}
 	defer func() {
@@ -362,7 +362,7 @@ func TestRunWorkersCheckpoint(t *testing.T) {
 	var out bytes.Buffer
 	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wc"},
 		WorkerOptions{N: 1, Actor: "me", Heartbeat: time.Minute, IdlePoll: 50 * time.Millisecond})
-	if err != nil || res.Code != ExitComplete || res.Cycles != 2 {
+	if err != nil || res.Code != engine.ExitOK || res.Cycles != 2 {
 		t.Fatalf("RunWorkers = %+v, %v; want complete after 2 cycles\n%s", res, err, out.String())
 	}
 	recs, _ := (&state.Store{Dir: cfg.StateDir()}).Records(state.RecordFilter{Session: "run-wc-w1"})
@@ -401,7 +401,7 @@ func TestRunWorkersQuarantine(t *testing.T) {
 	var out bytes.Buffer
 	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wq"},
 		WorkerOptions{N: 2, Actor: "me", Heartbeat: time.Minute, IdlePoll: 50 * time.Millisecond})
-	if err != nil || res.Code != ExitNeedsPerson || res.Tally.Closed != 2 {
+	if err != nil || res.Code != engine.ExitNeedsPerson || res.Tally.Closed != 2 {
 		t.Fatalf("RunWorkers = %+v, %v; want 2/3 closed, exit 3\n%s", res, err, out.String())
 	}
 	fc.mu.Lock()
@@ -428,7 +428,7 @@ func TestRunWorkersLateClaim(t *testing.T) {
 	var out bytes.Buffer
 	res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: "wt"},
 		WorkerOptions{N: 1, Actor: "me", Heartbeat: time.Minute, IdlePoll: time.Hour})
-	if err != nil || res.Code != ExitComplete || res.Cycles != 1 {
+	if err != nil || res.Code != engine.ExitOK || res.Cycles != 1 {
 		t.Fatalf("RunWorkers = %+v, %v; want complete in one cycle\n%s", res, err, out.String())
 	}
 	if !strings.Contains(out.String(), "E.1: the claim's answer failed (bd : timed out: no answer within 10s), but bd shows it ours") {
@@ -449,7 +449,7 @@ func TestRunWorkersHeartbeatAfterClose(t *testing.T) {
 		var out bytes.Buffer
 		res, err := RunWorkers(context.Background(), Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: &out, RunID: fmt.Sprint("hb", i)},
 			WorkerOptions{N: 1, Actor: "me", Heartbeat: 10 * time.Millisecond, IdlePoll: 50 * time.Millisecond})
-		if err != nil || res.Code != ExitComplete || strings.Contains(out.String(), "stopping the agent") || !strings.Contains(out.String(), "E.1 closed") {
+		if err != nil || res.Code != engine.ExitOK || strings.Contains(out.String(), "stopping the agent") || !strings.Contains(out.String(), "E.1 closed") {
 			t.Fatalf("race %d: RunWorkers = %+v, %v\n%s", i, res, err, out.String())
 		}
 	}
@@ -493,7 +493,7 @@ func TestRunWorkersReclaimsLapsedLease(t *testing.T) {
 	defer cancel()
 	res, err := RunWorkers(ctx, Options{Config: cfg, Beads: fc, Environ: os.Environ(), Out: out, RunID: "rl"},
 		WorkerOptions{N: 1, Actor: "me", Heartbeat: 50 * time.Millisecond, IdlePoll: 100 * time.Millisecond})
-	if err != nil || res.Code != ExitComplete {
+	if err != nil || res.Code != engine.ExitOK {
 		t.Fatalf("RunWorkers = %+v, %v\n%s", res, err, out.String())
 	}
 	if !slices.Equal(fc.reclaims, []string{"E.2"}) || !strings.Contains(out.String(), "reclaimed expired lease(s): E.2") {
