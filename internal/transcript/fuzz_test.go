@@ -87,12 +87,9 @@ func forwardToolErrors(data []byte) bool {
 
 func forwardLastAgentMessage(data []byte) string {
 	out := ""
-	for _, l := range forwardParse(data, parseCodex) {
-		switch l.kind {
-		case codexTurnStart:
-			out = ""
-		case codexFinal:
-			out = l.text
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if final, start := parseCodex(line); final != "" || start {
+			out = final
 		}
 	}
 	return out

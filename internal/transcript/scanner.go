@@ -36,7 +36,6 @@ type ReverseScanner struct {
 	line          []byte
 	off           int64
 	partial       bool
-	skipped       int
 	err           error
 }
 
@@ -85,7 +84,6 @@ func (s *ReverseScanner) Scan() bool {
 		line, off, partial := pending[i+1:], s.base+int64(i+1), s.unterminated
 		s.buf, s.searched, s.done, s.unterminated = s.buf[:s.lo+max(i, 0)], 0, i < 0, false
 		if len(line) > s.max {
-			s.skipped++
 			continue
 		}
 		s.line, s.off, s.partial = line, off, partial
@@ -132,7 +130,6 @@ func (s *ReverseScanner) fill() bool {
 // skipLong drops the over-long line the pending bytes end, reading back
 // through one chunk-sized window to the newline before it.
 func (s *ReverseScanner) skipLong() bool {
-	s.skipped++
 	s.unterminated = false
 	if cap(s.buf) < s.chunk || cap(s.buf) > 4*s.chunk {
 		s.buf = make([]byte, s.chunk)
@@ -174,7 +171,5 @@ func (s *ReverseScanner) Offset() int64 { return s.off }
 // Partial reports whether the current line is the unterminated last one
 // (a writer may still be writing it).
 func (s *ReverseScanner) Partial() bool { return s.partial }
-
-func (s *ReverseScanner) Skipped() int { return s.skipped }
 
 func (s *ReverseScanner) Err() error { return s.err }
