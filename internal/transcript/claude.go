@@ -165,32 +165,26 @@ func oneChain(fn func(l claudeLine) bool) func(line []byte) bool {
 
 func lastAssistantText(walk walker) (string, error) {
 	var (
-		found bool
 		id    string
-		parts [][]string // text of the found message, last line first
+		texts []string // of the message found, in order
 	)
 	err := walk(oneChain(func(l claudeLine) bool {
-		switch l.kind {
-		case kindBoundary:
+		switch {
+		case l.kind == kindBoundary:
 			return false
-		case kindAssistant:
-			if found {
-				if id == "" || l.id != id {
-					return false
-				}
-				parts = append(parts, l.texts)
-				return true
+		case l.kind != kindAssistant:
+		case texts != nil:
+			if id == "" || l.id != id {
+				return false
 			}
-			if joinText(l.texts) != "" {
-				found, id = true, l.id
-				parts = append(parts, l.texts)
-				return id != ""
-			}
+			texts = append(l.texts, texts...)
+		case joinText(l.texts) != "":
+			id, texts = l.id, l.texts
+			return id != ""
 		}
 		return true
 	}))
-	slices.Reverse(parts)
-	return joinText(slices.Concat(parts...)), err
+	return joinText(texts), err
 }
 
 // ToolErrors reports whether the latest tool results of the current turn
