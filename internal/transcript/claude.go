@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 
@@ -163,12 +164,12 @@ func oneChain(fn func(l claudeLine) bool) func(line []byte) bool {
 	}
 }
 
-func lastAssistantText(walk walker) (string, error) {
+func lastAssistantText(r io.ReaderAt, size int64) (string, error) {
 	var (
 		id    string
 		texts []string // of the message found, in order
 	)
-	err := walk(oneChain(func(l claudeLine) bool {
+	err := walk(r, size, oneChain(func(l claudeLine) bool {
 		switch {
 		case l.kind == kindBoundary:
 			return false
@@ -194,9 +195,9 @@ func ToolErrors(path string) (bool, error) {
 	return fromFile(path, toolErrors)
 }
 
-func toolErrors(walk walker) (bool, error) {
+func toolErrors(r io.ReaderAt, size int64) (bool, error) {
 	var found, bad bool
-	err := walk(oneChain(func(l claudeLine) bool {
+	err := walk(r, size, oneChain(func(l claudeLine) bool {
 		switch l.kind {
 		case kindBoundary:
 			return false

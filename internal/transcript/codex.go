@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 )
@@ -88,9 +89,9 @@ func LastAgentMessage(path string) (string, error) {
 	return fromFile(path, lastAgentMessage)
 }
 
-func lastAgentMessage(walk walker) (string, error) {
+func lastAgentMessage(r io.ReaderAt, size int64) (string, error) {
 	var out string
-	err := walk(func(line []byte) bool {
+	err := walk(r, size, func(line []byte) bool {
 		final, start := parseCodex(line)
 		out = final
 		return final == "" && !start

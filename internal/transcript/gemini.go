@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/json"
 	"errors"
+	"io"
 )
 
 // ErrNoMessages is returned for a Gemini CLI transcript without a message
@@ -47,10 +48,10 @@ func LastGeminiMessage(path string) (string, error) {
 	return fromFile(path, lastGeminiMessage)
 }
 
-func lastGeminiMessage(walk walker) (string, error) {
+func lastGeminiMessage(r io.ReaderAt, size int64) (string, error) {
 	var text string
 	var seen bool
-	err := walk(func(line []byte) bool {
+	err := walk(r, size, func(line []byte) bool {
 		var r rawGeminiRecord
 		if json.Unmarshal(line, &r) != nil {
 			return true // a blank or torn line

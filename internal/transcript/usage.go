@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
@@ -53,21 +51,16 @@ func (r UsageReader) Read(path string, from usage.UsageMark) (usage.Usage, usage
 	if from.Path != path {
 		from = usage.UsageMark{}
 	}
-	f, fi, err := agentfile.Open(path)
+	var mark usage.UsageMark
+	u, err := fromFile(path, func(f io.ReaderAt, size int64) (u usage.Usage, err error) {
+		if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
+			from = usage.UsageMark{} // not the transcript marked (rewritten, or replaced)
+		}
+		u, mark, err = usageFrom(f, size, from, r)
+		return u, err
+	})
 	if err != nil {
-		return usage.Usage{}, from, fmt.Errorf("open transcript: %w", err)
-	}
-	defer f.Close()
-	size := fi.Size()
-	if size == 0 {
-		return usage.Usage{}, usage.UsageMark{}, fmt.Errorf("%s: %w", path, ErrEmpty)
-	}
-	if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
-		from = usage.UsageMark{} // not the transcript marked (rewritten, or replaced)
-	}
-	u, mark, err := usageFrom(f, size, from, r)
-	if err != nil {
-		return usage.Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
+		return usage.Usage{}, from, err
 	}
 	mark.Path = path
 	return u, mark, nil
