@@ -37,13 +37,6 @@ type usageWalk func(fn func(line []byte) bool) (capped bool)
 // start. It returns the usage and the model in use at the end.
 type UsageReader func(walk usageWalk, region bool, model string) (usage.Usage, string)
 
-// The readers of the clients whose transcripts carry usage.
-var (
-	ClaudeUsageReader UsageReader = claudeUsage
-	CodexUsageReader  UsageReader = codexUsage
-	GeminiUsageReader UsageReader = geminiUsage
-)
-
 // Read reads the usage of the responses written after from (the previous
 // stop's mark; without a valid one, the turns since the previous stop,
 // read backwards) and returns the mark to keep, within UsageLookback.
@@ -98,11 +91,11 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format UsageRead
 	return u, usage.UsageMark{Offset: end, Model: cmp.Or(model, from.Model)}, scanErr
 }
 
-// claudeUsage sums message.usage since the previous stop: back to the last
+// ClaudeUsageReader sums message.usage since the previous stop: back to the last
 // "Stop hook feedback" line (a blocked stop), real prompt or compaction. A
 // message's usage, repeated on each of its content-block lines, counts
 // once (by message.id); subagent lines count but end no search.
-func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
+func ClaudeUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
 	boundaries := 0
@@ -143,12 +136,12 @@ type codexTokenUsage struct {
 	TotalTokens      int64 `json:"total_tokens"`
 }
 
-// codexUsage sums the token_count events (last_token_usage) since the
+// CodexUsageReader sums the token_count events (last_token_usage) since the
 // previous stop: back to the last user message (a prompt, or a Stop hook's
 // <hook_prompt>) or task_started. One repeating the cumulative total of the
 // one after it is a repeat; input_tokens include the cached ones. The model
 // is the latest turn_context's (read further back when needed).
-func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, string) {
+func CodexUsageReader(walk usageWalk, region bool, regionModel string) (usage.Usage, string) {
 	var (
 		u          usage.Usage
 		entries    []usage.UsageEntry // the model is known at the end
@@ -214,12 +207,12 @@ func codexContext(raw json.RawMessage) bool {
 		strings.HasPrefix(t, "# AGENTS.md")
 }
 
-// geminiUsage sums the "gemini" records' tokens since the previous stop:
+// GeminiUsageReader sums the "gemini" records' tokens since the previous stop:
 // back to the last "user" record (the prompt, or an AfterAgent block
 // reason); a tool's result (functionResponse parts) is a user record but
 // no boundary. A message written twice counts once. tokens.input includes
 // tokens.cached; thoughts are billed as output, tool as input.
-func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
+func GeminiUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
 	boundaries := 0
