@@ -76,12 +76,9 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
-// Read returns the content of the regular file at path, at most max bytes
-// (MaxText when 0 or less): a larger file is an *Error (ErrTooLarge).
+// Read returns the content of the regular file at path, at most max bytes:
+// a larger file is an *Error (ErrTooLarge).
 func Read(path string, max int64) ([]byte, error) {
-	if max <= 0 {
-		max = MaxText
-	}
 	f, fi, err := Open(path)
 	if err != nil {
 		return nil, err
