@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"io"
 )
@@ -13,8 +12,7 @@ const (
 	// lines, and every page of a buffer costs a fault when first filled.
 	DefaultChunkSize = 64 << 10
 	firstChunk       = 8 << 10
-	// DefaultMaxLine is the longest line a ReverseScanner buffers; longer
-	// lines are skipped.
+	// DefaultMaxLine is the longest line a transcript read buffers.
 	DefaultMaxLine = 16 << 20
 )
 
@@ -39,16 +37,10 @@ type ReverseScanner struct {
 	err           error
 }
 
-// NewReverseScanner returns a scanner over the first size bytes of r.
-func NewReverseScanner(r io.ReaderAt, size int64) *ReverseScanner {
-	return &ReverseScanner{r: r, chunk: DefaultChunkSize, max: DefaultMaxLine, base: size}
-}
-
-// Buffer sets the read size and the longest line kept, before the first
-// Scan; values below 1 keep the defaults.
-func (s *ReverseScanner) Buffer(chunk, maxLine int) {
-	s.chunk = cmp.Or(max(chunk, 0), s.chunk)
-	s.max = cmp.Or(max(maxLine, 0), s.max)
+// NewReverseScanner returns a scanner over the first size bytes of r that
+// skips lines longer than maxLine.
+func NewReverseScanner(r io.ReaderAt, size int64, maxLine int) *ReverseScanner {
+	return &ReverseScanner{r: r, chunk: DefaultChunkSize, max: maxLine, base: size}
 }
 
 // Scan advances to the previous line; false at the start of the file or on

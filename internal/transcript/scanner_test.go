@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -19,8 +20,8 @@ type scanned struct {
 // scanAll runs a ReverseScanner over data.
 func scanAll(t testing.TB, data []byte, chunk, maxLine int) []scanned {
 	t.Helper()
-	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)))
-	s.Buffer(chunk, maxLine)
+	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)), cmp.Or(maxLine, DefaultMaxLine))
+	s.chunk = chunk
 	var out []scanned
 	for s.Scan() {
 		out = append(out, scanned{string(s.Bytes()), s.Offset(), s.Partial()})
@@ -99,7 +100,7 @@ func TestReverseScanner(t *testing.T) {
 func TestReverseScannerHugeLine(t *testing.T) {
 	huge := bytes.Repeat([]byte("0123456789abcdef"), 5<<20/16)
 	data := slices.Concat([]byte("first\n"), huge, []byte("\nlast\n"))
-	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)))
+	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)), DefaultMaxLine)
 	var got [][]byte
 	for s.Scan() {
 		got = append(got, bytes.Clone(s.Bytes()))
@@ -111,8 +112,7 @@ func TestReverseScannerHugeLine(t *testing.T) {
 		t.Errorf("buffer grew to %d bytes for a %d-byte line", cap(s.buf), len(huge))
 	}
 
-	s = NewReverseScanner(bytes.NewReader(data), int64(len(data)))
-	s.Buffer(0, 1<<20)
+	s = NewReverseScanner(bytes.NewReader(data), int64(len(data)), 1<<20)
 	var lines []string
 	for s.Scan() {
 		lines = append(lines, string(s.Bytes()))
@@ -147,7 +147,7 @@ func TestReverseScannerReadsOnlyTheTail(t *testing.T) {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
 	cr := &countingReader{r: bytes.NewReader(b.Bytes())}
-	s := NewReverseScanner(cr, int64(b.Len()))
+	s := NewReverseScanner(cr, int64(b.Len()), DefaultMaxLine)
 	for range 3 {
 		if !s.Scan() {
 			t.Fatal("Scan = false")
@@ -167,7 +167,7 @@ func TestReverseScannerReadsGrow(t *testing.T) {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
 	cr := &countingReader{r: bytes.NewReader(b.Bytes())}
-	s := NewReverseScanner(cr, int64(b.Len()))
+	s := NewReverseScanner(cr, int64(b.Len()), DefaultMaxLine)
 	for s.Scan() && cr.n < 200<<10 {
 	}
 	want := []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 64 << 10}
@@ -181,7 +181,7 @@ type failingReader struct{}
 func (failingReader) ReadAt([]byte, int64) (int, error) { return 0, errors.New("disk on fire") }
 
 func TestReverseScannerReadError(t *testing.T) {
-	s := NewReverseScanner(failingReader{}, 10)
+	s := NewReverseScanner(failingReader{}, 10, DefaultMaxLine)
 	if s.Scan() {
 		t.Fatal("Scan = true on a failing reader")
 	}
@@ -189,7 +189,7 @@ func TestReverseScannerReadError(t *testing.T) {
 		t.Errorf("Err = %v, want the read error", err)
 	}
 	// A file that shrank under the scanner is an error, not a short read.
-	s = NewReverseScanner(strings.NewReader("abc\n"), 100)
+	s = NewReverseScanner(strings.NewReader("abc\n"), 100, DefaultMaxLine)
 	if s.Scan() || !errors.Is(s.Err(), io.ErrUnexpectedEOF) {
 		t.Errorf("shrunk file: Err = %v, want io.ErrUnexpectedEOF", s.Err())
 	}

@@ -42,7 +42,7 @@ func fromFile[T any](path string, read func(r io.ReaderAt, size int64) (T, error
 // walk calls fn with the lines of the first size bytes of r, from the last
 // to the first and back to lookback, until fn returns false.
 func walk(r io.ReaderAt, size int64, fn func(line []byte) bool) error {
-	s := NewReverseScanner(r, size)
+	s := NewReverseScanner(r, size, DefaultMaxLine)
 	for s.Scan() {
 		if size-s.Offset() > lookback || !fn(s.Bytes()) {
 			break

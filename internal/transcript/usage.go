@@ -73,8 +73,7 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format UsageRead
 	end := size // the end of the last whole line, once scanned
 	var scanErr error
 	u, model := format(func(fn func(line []byte) bool) bool {
-		s := NewReverseScanner(io.NewSectionReader(r, start, size-start), size-start)
-		s.Buffer(0, UsageMaxLine)
+		s := NewReverseScanner(io.NewSectionReader(r, start, size-start), size-start, UsageMaxLine)
 		defer func() { scanErr = s.Err() }()
 		for s.Scan() {
 			if s.Partial() { // still being written: the next read has it whole
