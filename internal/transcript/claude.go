@@ -42,11 +42,12 @@ type rawClaudeLine struct {
 		ID      string  `json:"id"`
 		Model   string  `json:"model"`
 		Content content `json:"content"`
-		Usage   *struct {
-			InputTokens              int64 `json:"input_tokens"`
-			OutputTokens             int64 `json:"output_tokens"`
-			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		// Usage converts to *usage.Tokens (the same fields, other tags).
+		Usage *struct {
+			Input      int64 `json:"input_tokens"`
+			Output     int64 `json:"output_tokens"`
+			CacheRead  int64 `json:"cache_read_input_tokens"`
+			CacheWrite int64 `json:"cache_creation_input_tokens"`
 		} `json:"usage"`
 	} `json:"message"`
 }
@@ -97,10 +98,7 @@ func parseClaude(line []byte) claudeLine {
 	switch r.Type {
 	case "assistant":
 		l.kind, l.id, l.model = kindAssistant, r.Message.ID, r.Message.Model
-		if u := r.Message.Usage; u != nil {
-			l.usage = &usage.Tokens{Input: u.InputTokens, Output: u.OutputTokens,
-				CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
-		}
+		l.usage = (*usage.Tokens)(r.Message.Usage)
 		if c.str != "" {
 			l.texts = []string{c.str}
 		}
