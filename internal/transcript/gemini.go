@@ -52,20 +52,15 @@ func lastGeminiMessage(r io.ReaderAt, size int64) (string, error) {
 	var text string
 	var seen bool
 	err := walk(r, size, func(line []byte) bool {
-		var r rawGeminiRecord
-		if json.Unmarshal(line, &r) != nil {
+		var rec rawGeminiRecord
+		if json.Unmarshal(line, &rec) != nil {
 			return true // a blank or torn line
 		}
-		switch r.Type {
-		case "gemini":
-			seen = true
-			text = geminiText(r.Content)
-			return false
-		case "user":
-			seen = true
-			return false
+		if rec.Type == "gemini" {
+			text = geminiText(rec.Content)
 		}
-		return true
+		seen = rec.Type == "gemini" || rec.Type == "user"
+		return !seen
 	})
 	if err == nil && !seen {
 		err = ErrNoMessages
