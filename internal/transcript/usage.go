@@ -101,12 +101,8 @@ func ClaudeUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, stri
 	capped := walk(func(line []byte) bool {
 		// Skip unparsed what is neither usage nor a possible boundary; a
 		// tool result is a user line but no boundary: most of a turn's bytes.
-		hasUsage := bytes.Contains(line, []byte(`"usage"`))
-		if !hasUsage && !bytes.Contains(line, []byte(`"user"`)) &&
-			!bytes.Contains(line, []byte(`compact_boundary`)) {
-			return true
-		}
-		if !hasUsage && bytes.Contains(line, []byte(`"tool_result"`)) {
+		if !bytes.Contains(line, []byte(`"usage"`)) && (bytes.Contains(line, []byte(`"tool_result"`)) ||
+			!bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`compact_boundary`))) {
 			return true
 		}
 		l := parseClaude(line)
