@@ -72,15 +72,13 @@ func (l *CodexLog) Add(line []byte) {
 		if json.Unmarshal(r.Payload, &ev) != nil {
 			return
 		}
-		switch r.Type {
-		case "session_meta":
+		if r.Type == "session_meta" {
 			l.SessionID = cmp.Or(l.SessionID, ev.SessionID, ev.ID)
-			return
-		case "event_msg":
-			l.Events++
-		default:
+		}
+		if r.Type != "event_msg" {
 			return
 		}
+		l.Events++
 	default:
 		return
 	}

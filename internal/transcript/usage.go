@@ -142,8 +142,7 @@ func CodexUsageReader(walk usageWalk, region bool, regionModel string) (usage.Us
 		entries    []usage.UsageEntry // the model is known at the end
 		model      string
 		boundaries int
-		haveTotal  bool
-		later      codexTokenUsage // the cumulative total of the count read before (later in the file)
+		later      *codexTokenUsage // the cumulative total of the count read before (later in the file)
 	)
 	capped := walk(func(line []byte) bool {
 		if boundaries >= 2 { // only the model is still wanted
@@ -161,16 +160,14 @@ func CodexUsageReader(walk usageWalk, region bool, regionModel string) (usage.Us
 		p := r.Payload
 		switch {
 		case r.Type == "turn_context":
-			if p.Model != "" && model == "" {
-				model = p.Model
-			}
+			model = cmp.Or(model, p.Model)
 			return boundaries < 2 || model == ""
 		case boundaries >= 2:
 		case r.Type == "event_msg" && p.Type == "token_count" && p.Info != nil:
-			if haveTotal && p.Info.Total == later {
+			if later != nil && p.Info.Total == *later {
 				return true // a repeat of the count after it
 			}
-			haveTotal, later = true, p.Info.Total
+			later = &p.Info.Total
 			l := p.Info.Last
 			entries = append(entries, usage.UsageEntry{ID: strconv.FormatInt(p.Info.Total.TotalTokens, 10), Tokens: usage.Tokens{
 				Input: max(l.InputTokens-l.CachedInputToken, 0), Output: l.OutputTokens,
