@@ -40,7 +40,7 @@ type ReverseScanner struct {
 // NewReverseScanner returns a scanner over the first size bytes of r that
 // skips lines longer than maxLine.
 func NewReverseScanner(r io.ReaderAt, size int64, maxLine int) *ReverseScanner {
-	return &ReverseScanner{r: r, chunk: DefaultChunkSize, max: maxLine, base: size}
+	return &ReverseScanner{r: r, chunk: DefaultChunkSize, next: firstChunk, max: maxLine, base: size}
 }
 
 // Scan advances to the previous line; false at the start of the file or on
@@ -88,9 +88,6 @@ func (s *ReverseScanner) Scan() bool {
 // them to the end of a buffer grown when they fill half of it, so that the
 // cost stays linear in the bytes read.
 func (s *ReverseScanner) fill() bool {
-	if s.next == 0 {
-		s.next = min(firstChunk, s.chunk)
-	}
 	n := int(min(int64(s.next), s.base))
 	s.next = min(2*s.next, s.chunk)
 	if s.lo < n {

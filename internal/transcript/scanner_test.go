@@ -21,7 +21,7 @@ type scanned struct {
 func scanAll(t testing.TB, data []byte, chunk, maxLine int) []scanned {
 	t.Helper()
 	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)), cmp.Or(maxLine, DefaultMaxLine))
-	s.chunk = chunk
+	s.chunk, s.next = chunk, chunk
 	var out []scanned
 	for s.Scan() {
 		out = append(out, scanned{string(s.Bytes()), s.Offset(), s.Partial()})
