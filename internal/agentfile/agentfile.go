@@ -37,21 +37,18 @@ func (e *Error) Error() string { return e.Path + " " + e.why + ": not read" }
 
 func (e *Error) Is(target error) bool { return target == e.Kind }
 
-// describe names a non-regular file mode.
+// describe names the mode of an open file that is not regular (never a
+// link, followed by the open, nor a socket, which open refuses).
 func describe(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
 	case m&fs.ModeCharDevice != 0:
 		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a block device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
 	}
 	return "an irregular file (" + m.Type().String() + ")"
 }
