@@ -148,15 +148,14 @@ func LastAssistantText(path string) (string, error) {
 
 // oneChain passes fn the parsed lines of the last message line's chain.
 func oneChain(fn func(l claudeLine) bool) func(line []byte) bool {
-	var chainSet, chain bool
+	var chain *bool
 	return func(line []byte) bool {
 		l := parseClaude(line)
-		if l.msg {
-			if !chainSet {
-				chain, chainSet = l.sidechain, true
-			} else if l.sidechain != chain {
-				return true
-			}
+		if l.msg && chain == nil {
+			chain = new(l.sidechain)
+		}
+		if l.msg && l.sidechain != *chain {
+			return true
 		}
 		return fn(l)
 	}

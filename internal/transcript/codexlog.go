@@ -112,8 +112,6 @@ func (s *CodexLogScanner) Write(p []byte) (int, error) {
 
 // Flush adds a final line that had no newline (a file that is complete).
 func (s *CodexLogScanner) Flush() {
-	if len(s.partial) > 0 {
-		s.Log.Add(s.partial)
-		s.partial = nil
-	}
+	s.Log.Add(s.partial) // none (empty) is not a line
+	s.partial = nil
 }

@@ -41,13 +41,10 @@ type UsageReader func(walk usageWalk, region bool, model string) (usage.Usage, s
 // stop's mark; without a valid one, the turns since the previous stop,
 // read backwards) and returns the mark to keep, within UsageLookback.
 func (r UsageReader) Read(path string, from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
-	if from.Path != path {
-		from = usage.UsageMark{}
-	}
 	var mark usage.UsageMark
 	u, err := fromFile(path, func(f io.ReaderAt, size int64) (u usage.Usage, err error) {
-		if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
-			from = usage.UsageMark{} // not the transcript marked (rewritten, or replaced)
+		if from.Path != path || from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
+			from = usage.UsageMark{} // not the transcript marked (another, rewritten, or replaced)
 		}
 		u, mark, err = usageFrom(f, size, from, r)
 		return u, err
