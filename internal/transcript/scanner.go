@@ -52,10 +52,9 @@ func (s *ReverseScanner) Scan() bool {
 		if s.base == 0 || !s.fill() {
 			return false
 		}
-		if end := len(s.buf) - 1; s.buf[end] == '\n' {
-			s.buf = s.buf[:end]
-		} else {
-			s.unterminated = true
+		s.unterminated = s.buf[len(s.buf)-1] != '\n'
+		if !s.unterminated {
+			s.buf = s.buf[:len(s.buf)-1]
 		}
 	}
 	for !s.done {
@@ -108,12 +107,9 @@ func (s *ReverseScanner) fill() bool {
 		copy(nb[size-used:], s.buf[s.lo:])
 		s.buf, s.lo = nb, size-used
 	}
-	if !s.readAt(s.buf[s.lo-n:s.lo], s.base-int64(n)) {
-		return false
-	}
 	s.lo -= n
 	s.base -= int64(n)
-	return true
+	return s.readAt(s.buf[s.lo:s.lo+n], s.base) // a failed read ends the scan
 }
 
 // skipLong drops the over-long line the pending bytes end, reading back
