@@ -62,13 +62,12 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &Error{path, ErrNotRegular, "is " + describe(fi.Mode()) + ", not a regular file"}
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &Error{path, ErrNotRegular, "is " + describe(fi.Mode()) + ", not a regular file"}
 	}
 	return f, fi, nil
 }
