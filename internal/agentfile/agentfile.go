@@ -37,21 +37,18 @@ func (e *Error) Error() string { return e.Path + " " + e.why + ": not read" }
 
 func (e *Error) Is(target error) bool { return target == e.Kind }
 
-// describe names a non-regular file mode.
+// describe names the mode of an open file that is not regular (never a
+// link, followed by the open, nor a socket, which open refuses).
 func describe(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
 	case m&fs.ModeCharDevice != 0:
 		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a block device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
 	}
 	return "an irregular file (" + m.Type().String() + ")"
 }
@@ -65,23 +62,19 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &Error{path, ErrNotRegular, "is " + describe(fi.Mode()) + ", not a regular file"}
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &Error{path, ErrNotRegular, "is " + describe(fi.Mode()) + ", not a regular file"}
-	}
 	return f, fi, nil
 }
 
-// Read returns the content of the regular file at path, at most max bytes
-// (MaxText when 0 or less): a larger file is an *Error (ErrTooLarge).
+// Read returns the content of the regular file at path, at most max bytes:
+// a larger file is an *Error (ErrTooLarge).
 func Read(path string, max int64) ([]byte, error) {
-	if max <= 0 {
-		max = MaxText
-	}
 	f, fi, err := Open(path)
 	if err != nil {
 		return nil, err

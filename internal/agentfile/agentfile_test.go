@@ -92,13 +92,13 @@ func TestRead(t *testing.T) {
 	}
 }
 
-func TestReadDefaultCap(t *testing.T) {
+func TestReadMaxText(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(p, make([]byte, MaxText+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Read(p, 0); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("Read(MaxText+1 bytes, 0) = %v; want ErrTooLarge", err)
+	if _, err := Read(p, MaxText); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Read(MaxText+1 bytes, MaxText) = %v; want ErrTooLarge", err)
 	}
 }
 

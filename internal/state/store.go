@@ -466,8 +466,7 @@ func (s *Store) Records(f RecordFilter) ([]Record, error) {
 		firstOff int64 // the first corrupt line in the file: the last one read
 		firstErr error
 	)
-	sc := transcript.NewReverseScanner(file, fi.Size())
-	sc.Buffer(0, maxLogLine)
+	sc := transcript.NewReverseScanner(file, fi.Size(), maxLogLine)
 	for (f.Limit <= 0 || len(out) < f.Limit) && sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {

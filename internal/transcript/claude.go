@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 
@@ -41,11 +42,12 @@ type rawClaudeLine struct {
 		ID      string  `json:"id"`
 		Model   string  `json:"model"`
 		Content content `json:"content"`
-		Usage   *struct {
-			InputTokens              int64 `json:"input_tokens"`
-			OutputTokens             int64 `json:"output_tokens"`
-			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		// Usage converts to *usage.Tokens (the same fields, other tags).
+		Usage *struct {
+			Input      int64 `json:"input_tokens"`
+			Output     int64 `json:"output_tokens"`
+			CacheRead  int64 `json:"cache_read_input_tokens"`
+			CacheWrite int64 `json:"cache_creation_input_tokens"`
 		} `json:"usage"`
 	} `json:"message"`
 }
@@ -96,10 +98,7 @@ func parseClaude(line []byte) claudeLine {
 	switch r.Type {
 	case "assistant":
 		l.kind, l.id, l.model = kindAssistant, r.Message.ID, r.Message.Model
-		if u := r.Message.Usage; u != nil {
-			l.usage = &usage.Tokens{Input: u.InputTokens, Output: u.OutputTokens,
-				CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
-		}
+		l.usage = (*usage.Tokens)(r.Message.Usage)
 		if c.str != "" {
 			l.texts = []string{c.str}
 		}
@@ -149,48 +148,41 @@ func LastAssistantText(path string) (string, error) {
 
 // oneChain passes fn the parsed lines of the last message line's chain.
 func oneChain(fn func(l claudeLine) bool) func(line []byte) bool {
-	var chainSet, chain bool
+	var chain *bool
 	return func(line []byte) bool {
 		l := parseClaude(line)
-		if l.msg {
-			if !chainSet {
-				chain, chainSet = l.sidechain, true
-			} else if l.sidechain != chain {
-				return true
-			}
+		if l.msg && chain == nil {
+			chain = new(l.sidechain)
+		}
+		if l.msg && l.sidechain != *chain {
+			return true
 		}
 		return fn(l)
 	}
 }
 
-func lastAssistantText(walk walker) (string, error) {
+func lastAssistantText(r io.ReaderAt, size int64) (string, error) {
 	var (
-		found bool
 		id    string
-		parts [][]string // text of the found message, last line first
+		texts []string // of the message found, in order
 	)
-	err := walk(oneChain(func(l claudeLine) bool {
-		switch l.kind {
-		case kindBoundary:
+	err := walk(r, size, oneChain(func(l claudeLine) bool {
+		switch {
+		case l.kind == kindBoundary:
 			return false
-		case kindAssistant:
-			if found {
-				if id == "" || l.id != id {
-					return false
-				}
-				parts = append(parts, l.texts)
-				return true
+		case l.kind != kindAssistant:
+		case texts != nil:
+			if id == "" || l.id != id {
+				return false
 			}
-			if joinText(l.texts) != "" {
-				found, id = true, l.id
-				parts = append(parts, l.texts)
-				return id != ""
-			}
+			texts = append(l.texts, texts...)
+		case joinText(l.texts) != "":
+			id, texts = l.id, l.texts
+			return id != ""
 		}
 		return true
 	}))
-	slices.Reverse(parts)
-	return joinText(slices.Concat(parts...)), err
+	return joinText(texts), err
 }
 
 // ToolErrors reports whether the latest tool results of the current turn
@@ -200,9 +192,9 @@ func ToolErrors(path string) (bool, error) {
 	return fromFile(path, toolErrors)
 }
 
-func toolErrors(walk walker) (bool, error) {
+func toolErrors(r io.ReaderAt, size int64) (bool, error) {
 	var found, bad bool
-	err := walk(oneChain(func(l claudeLine) bool {
+	err := walk(r, size, oneChain(func(l claudeLine) bool {
 		switch l.kind {
 		case kindBoundary:
 			return false

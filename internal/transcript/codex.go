@@ -2,22 +2,10 @@ package transcript
 
 import (
 	"encoding/json"
+	"io"
+	"slices"
 	"strings"
 )
-
-// codexKind is what a Codex rollout line means to LastAgentMessage.
-type codexKind int
-
-const (
-	codexOther     codexKind = iota
-	codexTurnStart           // event_msg task_started, or a user message that is not a hook prompt
-	codexFinal               // task_complete's last_agent_message, or an assistant message's text
-)
-
-type codexLine struct {
-	kind codexKind
-	text string
-}
 
 // rawCodexItem holds the fields of a rollout payload (or of an old
 // envelope-less line, or of a TUI log's codex_event) that LastAgentMessage,
@@ -43,37 +31,36 @@ type rawCodexLine struct {
 	Payload *rawCodexItem `json:"payload"`
 }
 
-// parseCodex classifies one rollout line (Codex 0.169, and the older
-// format without the type/payload envelope).
-func parseCodex(line []byte) codexLine {
+// parseCodex reads one rollout line (Codex 0.169, and the older format
+// without the type/payload envelope): final is task_complete's
+// last_agent_message or an assistant message's text; start is set by
+// task_started or a user message that is not a hook prompt.
+func parseCodex(line []byte) (final string, start bool) {
 	var r rawCodexLine
 	if json.Unmarshal(line, &r) != nil {
-		return codexLine{}
+		return "", false
 	}
 	item := r.Payload
 	switch {
 	case r.Type == "event_msg" && item != nil:
 		switch item.Type {
 		case "task_started":
-			return codexLine{kind: codexTurnStart}
+			return "", true
 		case "task_complete", "turn_complete": // Codex reads turn_complete as task_complete
 			if strings.TrimSpace(item.LastAgentMessage) != "" {
-				return codexLine{kind: codexFinal, text: item.LastAgentMessage}
+				return item.LastAgentMessage, false
 			}
 		}
-		return codexLine{}
+		return "", false
 	case r.Type == "response_item" && item != nil:
 	case r.Type == "message" && r.Payload == nil:
 		item = &r.rawCodexItem
 	default:
-		return codexLine{}
-	}
-	if item.Type != "message" {
-		return codexLine{}
+		return "", false
 	}
 	var blocks []block
-	if json.Unmarshal(item.Content, &blocks) != nil {
-		return codexLine{}
+	if item.Type != "message" || json.Unmarshal(item.Content, &blocks) != nil {
+		return "", false
 	}
 	switch item.Role {
 	case "assistant":
@@ -83,18 +70,14 @@ func parseCodex(line []byte) codexLine {
 				texts = append(texts, b.Text)
 			}
 		}
-		if text := joinText(texts); text != "" {
-			return codexLine{kind: codexFinal, text: text}
-		}
+		return joinText(texts), false
 	case "user":
-		for _, b := range blocks {
-			if strings.HasPrefix(strings.TrimSpace(b.Text), "<hook_prompt") {
-				return codexLine{} // a Stop hook's block reason, fed back in the same turn
-			}
-		}
-		return codexLine{kind: codexTurnStart}
+		hook := slices.ContainsFunc(blocks, func(b block) bool {
+			return strings.HasPrefix(strings.TrimSpace(b.Text), "<hook_prompt")
+		})
+		return "", !hook // a Stop hook's block reason is fed back in the same turn
 	}
-	return codexLine{}
+	return "", false
 }
 
 // LastAgentMessage returns the final message of the last turn in a Codex
@@ -106,18 +89,12 @@ func LastAgentMessage(path string) (string, error) {
 	return fromFile(path, lastAgentMessage)
 }
 
-func lastAgentMessage(walk walker) (string, error) {
+func lastAgentMessage(r io.ReaderAt, size int64) (string, error) {
 	var out string
-	err := walk(func(line []byte) bool {
-		l := parseCodex(line)
-		switch l.kind {
-		case codexTurnStart:
-			return false
-		case codexFinal:
-			out = l.text
-			return false
-		}
-		return true
+	err := walk(r, size, func(line []byte) bool {
+		final, start := parseCodex(line)
+		out = final
+		return final == "" && !start
 	})
 	return out, err
 }

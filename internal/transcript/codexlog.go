@@ -72,15 +72,13 @@ func (l *CodexLog) Add(line []byte) {
 		if json.Unmarshal(r.Payload, &ev) != nil {
 			return
 		}
-		switch r.Type {
-		case "session_meta":
+		if r.Type == "session_meta" {
 			l.SessionID = cmp.Or(l.SessionID, ev.SessionID, ev.ID)
-			return
-		case "event_msg":
-			l.Events++
-		default:
+		}
+		if r.Type != "event_msg" {
 			return
 		}
+		l.Events++
 	default:
 		return
 	}
@@ -114,8 +112,6 @@ func (s *CodexLogScanner) Write(p []byte) (int, error) {
 
 // Flush adds a final line that had no newline (a file that is complete).
 func (s *CodexLogScanner) Flush() {
-	if len(s.partial) > 0 {
-		s.Log.Add(s.partial)
-		s.partial = nil
-	}
+	s.Log.Add(s.partial) // none (empty) is not a line
+	s.partial = nil
 }

@@ -87,12 +87,9 @@ func forwardToolErrors(data []byte) bool {
 
 func forwardLastAgentMessage(data []byte) string {
 	out := ""
-	for _, l := range forwardParse(data, parseCodex) {
-		switch l.kind {
-		case codexTurnStart:
-			out = ""
-		case codexFinal:
-			out = l.text
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if final, start := parseCodex(line); final != "" || start {
+			out = final
 		}
 	}
 	return out
@@ -184,15 +181,14 @@ func FuzzLastAssistantText(f *testing.F) {
 		if len(data) == 0 {
 			return
 		}
-		walk := readerWalker(bytes.NewReader(data), int64(len(data)))
-		got, err := lastAssistantText(walk)
+		got, err := lastAssistantText(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := forwardLastAssistantText(data); got != want {
 			t.Fatalf("LastAssistantText = %q, forward reference = %q\n%s", got, want, data)
 		}
-		gotErr, err := toolErrors(readerWalker(bytes.NewReader(data), int64(len(data))))
+		gotErr, err := toolErrors(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +206,7 @@ func FuzzLastAgentMessage(f *testing.F) {
 		if len(data) == 0 {
 			return
 		}
-		got, err := lastAgentMessage(readerWalker(bytes.NewReader(data), int64(len(data))))
+		got, err := lastAgentMessage(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			t.Fatal(err)
 		}

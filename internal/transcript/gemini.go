@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/json"
 	"errors"
+	"io"
 )
 
 // ErrNoMessages is returned for a Gemini CLI transcript without a message
@@ -47,24 +48,19 @@ func LastGeminiMessage(path string) (string, error) {
 	return fromFile(path, lastGeminiMessage)
 }
 
-func lastGeminiMessage(walk walker) (string, error) {
+func lastGeminiMessage(r io.ReaderAt, size int64) (string, error) {
 	var text string
 	var seen bool
-	err := walk(func(line []byte) bool {
-		var r rawGeminiRecord
-		if json.Unmarshal(line, &r) != nil {
+	err := walk(r, size, func(line []byte) bool {
+		var rec rawGeminiRecord
+		if json.Unmarshal(line, &rec) != nil {
 			return true // a blank or torn line
 		}
-		switch r.Type {
-		case "gemini":
-			seen = true
-			text = geminiText(r.Content)
-			return false
-		case "user":
-			seen = true
-			return false
+		if rec.Type == "gemini" {
+			text = geminiText(rec.Content)
 		}
-		return true
+		seen = rec.Type == "gemini" || rec.Type == "user"
+		return !seen
 	})
 	if err == nil && !seen {
 		err = ErrNoMessages

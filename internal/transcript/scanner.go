@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"io"
 )
@@ -13,8 +12,7 @@ const (
 	// lines, and every page of a buffer costs a fault when first filled.
 	DefaultChunkSize = 64 << 10
 	firstChunk       = 8 << 10
-	// DefaultMaxLine is the longest line a ReverseScanner buffers; longer
-	// lines are skipped.
+	// DefaultMaxLine is the longest line a transcript read buffers.
 	DefaultMaxLine = 16 << 20
 )
 
@@ -36,20 +34,13 @@ type ReverseScanner struct {
 	line          []byte
 	off           int64
 	partial       bool
-	skipped       int
 	err           error
 }
 
-// NewReverseScanner returns a scanner over the first size bytes of r.
-func NewReverseScanner(r io.ReaderAt, size int64) *ReverseScanner {
-	return &ReverseScanner{r: r, chunk: DefaultChunkSize, max: DefaultMaxLine, base: size}
-}
-
-// Buffer sets the read size and the longest line kept, before the first
-// Scan; values below 1 keep the defaults.
-func (s *ReverseScanner) Buffer(chunk, maxLine int) {
-	s.chunk = cmp.Or(max(chunk, 0), s.chunk)
-	s.max = cmp.Or(max(maxLine, 0), s.max)
+// NewReverseScanner returns a scanner over the first size bytes of r that
+// skips lines longer than maxLine.
+func NewReverseScanner(r io.ReaderAt, size int64, maxLine int) *ReverseScanner {
+	return &ReverseScanner{r: r, chunk: DefaultChunkSize, next: firstChunk, max: maxLine, base: size}
 }
 
 // Scan advances to the previous line; false at the start of the file or on
@@ -61,10 +52,9 @@ func (s *ReverseScanner) Scan() bool {
 		if s.base == 0 || !s.fill() {
 			return false
 		}
-		if end := len(s.buf) - 1; s.buf[end] == '\n' {
-			s.buf = s.buf[:end]
-		} else {
-			s.unterminated = true
+		s.unterminated = s.buf[len(s.buf)-1] != '\n'
+		if !s.unterminated {
+			s.buf = s.buf[:len(s.buf)-1]
 		}
 	}
 	for !s.done {
@@ -85,7 +75,6 @@ func (s *ReverseScanner) Scan() bool {
 		line, off, partial := pending[i+1:], s.base+int64(i+1), s.unterminated
 		s.buf, s.searched, s.done, s.unterminated = s.buf[:s.lo+max(i, 0)], 0, i < 0, false
 		if len(line) > s.max {
-			s.skipped++
 			continue
 		}
 		s.line, s.off, s.partial = line, off, partial
@@ -98,9 +87,6 @@ func (s *ReverseScanner) Scan() bool {
 // them to the end of a buffer grown when they fill half of it, so that the
 // cost stays linear in the bytes read.
 func (s *ReverseScanner) fill() bool {
-	if s.next == 0 {
-		s.next = min(firstChunk, s.chunk)
-	}
 	n := int(min(int64(s.next), s.base))
 	s.next = min(2*s.next, s.chunk)
 	if s.lo < n {
@@ -121,18 +107,14 @@ func (s *ReverseScanner) fill() bool {
 		copy(nb[size-used:], s.buf[s.lo:])
 		s.buf, s.lo = nb, size-used
 	}
-	if !s.readAt(s.buf[s.lo-n:s.lo], s.base-int64(n)) {
-		return false
-	}
 	s.lo -= n
 	s.base -= int64(n)
-	return true
+	return s.readAt(s.buf[s.lo:s.lo+n], s.base) // a failed read ends the scan
 }
 
 // skipLong drops the over-long line the pending bytes end, reading back
 // through one chunk-sized window to the newline before it.
 func (s *ReverseScanner) skipLong() bool {
-	s.skipped++
 	s.unterminated = false
 	if cap(s.buf) < s.chunk || cap(s.buf) > 4*s.chunk {
 		s.buf = make([]byte, s.chunk)
@@ -174,7 +156,5 @@ func (s *ReverseScanner) Offset() int64 { return s.off }
 // Partial reports whether the current line is the unterminated last one
 // (a writer may still be writing it).
 func (s *ReverseScanner) Partial() bool { return s.partial }
-
-func (s *ReverseScanner) Skipped() int { return s.skipped }
 
 func (s *ReverseScanner) Err() error { return s.err }

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -17,10 +18,10 @@ type scanned struct {
 }
 
 // scanAll runs a ReverseScanner over data.
-func scanAll(t testing.TB, data []byte, chunk, maxLine int) ([]scanned, int) {
+func scanAll(t testing.TB, data []byte, chunk, maxLine int) []scanned {
 	t.Helper()
-	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)))
-	s.Buffer(chunk, maxLine)
+	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)), cmp.Or(maxLine, DefaultMaxLine))
+	s.chunk, s.next = chunk, chunk
 	var out []scanned
 	for s.Scan() {
 		out = append(out, scanned{string(s.Bytes()), s.Offset(), s.Partial()})
@@ -28,14 +29,13 @@ func scanAll(t testing.TB, data []byte, chunk, maxLine int) ([]scanned, int) {
 	if err := s.Err(); err != nil {
 		t.Fatalf("Err = %v", err)
 	}
-	return out, s.Skipped()
+	return out
 }
 
 // forwardLines is the reference: split on '\n' reading forwards, drop
 // lines longer than maxLine, return the result last line first.
-func forwardLines(data []byte, maxLine int) ([]scanned, int) {
+func forwardLines(data []byte, maxLine int) []scanned {
 	var out []scanned
-	skipped := 0
 	off := 0
 	for off < len(data) {
 		i := bytes.IndexByte(data[off:], '\n')
@@ -44,15 +44,13 @@ func forwardLines(data []byte, maxLine int) ([]scanned, int) {
 		if partial {
 			end = len(data)
 		}
-		if end-off > maxLine {
-			skipped++
-		} else {
+		if end-off <= maxLine {
 			out = append(out, scanned{string(data[off:end]), int64(off), partial})
 		}
 		off = end + 1
 	}
 	slices.Reverse(out)
-	return out, skipped
+	return out
 }
 
 func TestReverseScanner(t *testing.T) {
@@ -63,7 +61,6 @@ func TestReverseScanner(t *testing.T) {
 		chunk int
 		max   int
 		want  []scanned
-		skip  int
 	}{
 		{name: "empty", data: "", chunk: 4},
 		{name: "one newline", data: "\n", chunk: 4, want: []scanned{{"", 0, false}}},
@@ -78,24 +75,21 @@ func TestReverseScanner(t *testing.T) {
 		{name: "line at the cap", data: "a\n" + long + "\n", chunk: 8, max: 100,
 			want: []scanned{{long, 2, false}, {"a", 0, false}}},
 		{name: "line over the cap is skipped", data: "a\n" + long + "\nb\n", chunk: 8, max: 99,
-			want: []scanned{{"b", 103, false}, {"a", 0, false}}, skip: 1},
+			want: []scanned{{"b", 103, false}, {"a", 0, false}}},
 		{name: "over-long first line", data: long + "\nb\n", chunk: 8, max: 10,
-			want: []scanned{{"b", 101, false}}, skip: 1},
+			want: []scanned{{"b", 101, false}}},
 		{name: "over-long unterminated tail", data: "a\n" + long, chunk: 8, max: 10,
-			want: []scanned{{"a", 0, false}}, skip: 1},
+			want: []scanned{{"a", 0, false}}},
 		{name: "over-long found within a chunk", data: "a\n" + long[:20] + "\n", chunk: 64, max: 10,
-			want: []scanned{{"a", 0, false}}, skip: 1},
+			want: []scanned{{"a", 0, false}}},
 		{name: "two over-long lines", data: long + "\n" + long + "\nz", chunk: 16, max: 50,
-			want: []scanned{{"z", 202, true}}, skip: 2},
+			want: []scanned{{"z", 202, true}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, skip := scanAll(t, []byte(tt.data), tt.chunk, tt.max)
+			got := scanAll(t, []byte(tt.data), tt.chunk, tt.max)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("lines = %+v, want %+v", got, tt.want)
-			}
-			if skip != tt.skip {
-				t.Errorf("Skipped = %d, want %d", skip, tt.skip)
 			}
 		})
 	}
@@ -106,7 +100,7 @@ func TestReverseScanner(t *testing.T) {
 func TestReverseScannerHugeLine(t *testing.T) {
 	huge := bytes.Repeat([]byte("0123456789abcdef"), 5<<20/16)
 	data := slices.Concat([]byte("first\n"), huge, []byte("\nlast\n"))
-	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)))
+	s := NewReverseScanner(bytes.NewReader(data), int64(len(data)), DefaultMaxLine)
 	var got [][]byte
 	for s.Scan() {
 		got = append(got, bytes.Clone(s.Bytes()))
@@ -118,14 +112,13 @@ func TestReverseScannerHugeLine(t *testing.T) {
 		t.Errorf("buffer grew to %d bytes for a %d-byte line", cap(s.buf), len(huge))
 	}
 
-	s = NewReverseScanner(bytes.NewReader(data), int64(len(data)))
-	s.Buffer(0, 1<<20)
+	s = NewReverseScanner(bytes.NewReader(data), int64(len(data)), 1<<20)
 	var lines []string
 	for s.Scan() {
 		lines = append(lines, string(s.Bytes()))
 	}
-	if !slices.Equal(lines, []string{"last", "first"}) || s.Skipped() != 1 {
-		t.Errorf("with a 1 MiB cap: lines %q, skipped %d; want [last first], 1", lines, s.Skipped())
+	if !slices.Equal(lines, []string{"last", "first"}) {
+		t.Errorf("with a 1 MiB cap: lines %q; want [last first]", lines)
 	}
 	if cap(s.buf) > 1<<20+4*DefaultChunkSize {
 		t.Errorf("with a 1 MiB cap the buffer grew to %d bytes", cap(s.buf))
@@ -154,7 +147,7 @@ func TestReverseScannerReadsOnlyTheTail(t *testing.T) {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
 	cr := &countingReader{r: bytes.NewReader(b.Bytes())}
-	s := NewReverseScanner(cr, int64(b.Len()))
+	s := NewReverseScanner(cr, int64(b.Len()), DefaultMaxLine)
 	for range 3 {
 		if !s.Scan() {
 			t.Fatal("Scan = false")
@@ -174,7 +167,7 @@ func TestReverseScannerReadsGrow(t *testing.T) {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
 	cr := &countingReader{r: bytes.NewReader(b.Bytes())}
-	s := NewReverseScanner(cr, int64(b.Len()))
+	s := NewReverseScanner(cr, int64(b.Len()), DefaultMaxLine)
 	for s.Scan() && cr.n < 200<<10 {
 	}
 	want := []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 64 << 10}
@@ -188,7 +181,7 @@ type failingReader struct{}
 func (failingReader) ReadAt([]byte, int64) (int, error) { return 0, errors.New("disk on fire") }
 
 func TestReverseScannerReadError(t *testing.T) {
-	s := NewReverseScanner(failingReader{}, 10)
+	s := NewReverseScanner(failingReader{}, 10, DefaultMaxLine)
 	if s.Scan() {
 		t.Fatal("Scan = true on a failing reader")
 	}
@@ -196,7 +189,7 @@ func TestReverseScannerReadError(t *testing.T) {
 		t.Errorf("Err = %v, want the read error", err)
 	}
 	// A file that shrank under the scanner is an error, not a short read.
-	s = NewReverseScanner(strings.NewReader("abc\n"), 100)
+	s = NewReverseScanner(strings.NewReader("abc\n"), 100, DefaultMaxLine)
 	if s.Scan() || !errors.Is(s.Err(), io.ErrUnexpectedEOF) {
 		t.Errorf("shrunk file: Err = %v, want io.ErrUnexpectedEOF", s.Err())
 	}
@@ -209,10 +202,9 @@ func FuzzReverseScanner(f *testing.F) {
 	f.Add([]byte("\n"), uint8(0), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, chunk, maxLine uint8) {
 		c, m := int(chunk)%32+1, int(maxLine)%64+1
-		got, gotSkip := scanAll(t, data, c, m)
-		want, wantSkip := forwardLines(data, m)
-		if !slices.Equal(got, want) || gotSkip != wantSkip {
-			t.Fatalf("chunk %d max %d on %q:\n got %+v skipped %d\nwant %+v skipped %d", c, m, data, got, gotSkip, want, wantSkip)
+		got, want := scanAll(t, data, c, m), forwardLines(data, m)
+		if !slices.Equal(got, want) {
+			t.Fatalf("chunk %d max %d on %q:\n got %+v\nwant %+v", c, m, data, got, want)
 		}
 	})
 }

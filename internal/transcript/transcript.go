@@ -21,38 +21,34 @@ var ErrEmpty = errors.New("transcript is empty")
 // without assistant text yields none instead of a read of the whole file.
 var lookback int64 = 64 << 20
 
-// walker calls fn with lines from the last to the first until it returns false.
-type walker func(fn func(line []byte) bool) error
-
-func fromFile[T any](path string, read func(walker) (T, error)) (T, error) {
+// fromFile calls read with the transcript at path, a regular file not empty.
+func fromFile[T any](path string, read func(r io.ReaderAt, size int64) (T, error)) (T, error) {
 	var zero T
 	f, fi, err := agentfile.Open(path)
 	if err != nil {
 		return zero, fmt.Errorf("open transcript: %w", err)
 	}
 	defer f.Close()
-	size := fi.Size()
-	if size == 0 {
+	if fi.Size() == 0 {
 		return zero, fmt.Errorf("%s: %w", path, ErrEmpty)
 	}
-	v, err := read(readerWalker(f, size))
+	v, err := read(f, fi.Size())
 	if err != nil {
 		return zero, fmt.Errorf("read transcript %s: %w", path, err)
 	}
 	return v, nil
 }
 
-// readerWalker walks the first size bytes of r, back to lookback.
-func readerWalker(r io.ReaderAt, size int64) walker {
-	return func(fn func(line []byte) bool) error {
-		s := NewReverseScanner(r, size)
-		for s.Scan() {
-			if size-s.Offset() > lookback || !fn(s.Bytes()) {
-				break
-			}
+// walk calls fn with the lines of the first size bytes of r, from the last
+// to the first and back to lookback, until fn returns false.
+func walk(r io.ReaderAt, size int64, fn func(line []byte) bool) error {
+	s := NewReverseScanner(r, size, DefaultMaxLine)
+	for s.Scan() {
+		if size-s.Offset() > lookback || !fn(s.Bytes()) {
+			break
 		}
-		return s.Err()
 	}
+	return s.Err()
 }
 
 // joinText joins the text blocks that are not blank, one per line.

@@ -294,7 +294,7 @@ func TestFlatCost(t *testing.T) {
 	read := func(size int) int64 {
 		data := genClaude(size)
 		cr := &countingReader{r: bytes.NewReader(data)}
-		got, err := lastAssistantText(readerWalker(cr, int64(len(data))))
+		got, err := lastAssistantText(cr, int64(len(data)))
 		if err != nil || got != genFinal {
 			t.Fatalf("%d bytes: %q, %v", size, got, err)
 		}

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
@@ -39,35 +37,20 @@ type usageWalk func(fn func(line []byte) bool) (capped bool)
 // start. It returns the usage and the model in use at the end.
 type UsageReader func(walk usageWalk, region bool, model string) (usage.Usage, string)
 
-// The readers of the clients whose transcripts carry usage.
-var (
-	ClaudeUsageReader UsageReader = claudeUsage
-	CodexUsageReader  UsageReader = codexUsage
-	GeminiUsageReader UsageReader = geminiUsage
-)
-
 // Read reads the usage of the responses written after from (the previous
 // stop's mark; without a valid one, the turns since the previous stop,
 // read backwards) and returns the mark to keep, within UsageLookback.
 func (r UsageReader) Read(path string, from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
-	if from.Path != path {
-		from = usage.UsageMark{}
-	}
-	f, fi, err := agentfile.Open(path)
+	var mark usage.UsageMark
+	u, err := fromFile(path, func(f io.ReaderAt, size int64) (u usage.Usage, err error) {
+		if from.Path != path || from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
+			from = usage.UsageMark{} // not the transcript marked (another, rewritten, or replaced)
+		}
+		u, mark, err = usageFrom(f, size, from, r)
+		return u, err
+	})
 	if err != nil {
-		return usage.Usage{}, from, fmt.Errorf("open transcript: %w", err)
-	}
-	defer f.Close()
-	size := fi.Size()
-	if size == 0 {
-		return usage.Usage{}, usage.UsageMark{}, fmt.Errorf("%s: %w", path, ErrEmpty)
-	}
-	if from.Offset > size || (from.Offset > 0 && !lineEndAt(f, from.Offset-1)) {
-		from = usage.UsageMark{} // not the transcript marked (rewritten, or replaced)
-	}
-	u, mark, err := usageFrom(f, size, from, r)
-	if err != nil {
-		return usage.Usage{}, from, fmt.Errorf("read transcript %s: %w", path, err)
+		return usage.Usage{}, from, err
 	}
 	mark.Path = path
 	return u, mark, nil
@@ -87,8 +70,7 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format UsageRead
 	end := size // the end of the last whole line, once scanned
 	var scanErr error
 	u, model := format(func(fn func(line []byte) bool) bool {
-		s := NewReverseScanner(io.NewSectionReader(r, start, size-start), size-start)
-		s.Buffer(0, UsageMaxLine)
+		s := NewReverseScanner(io.NewSectionReader(r, start, size-start), size-start, UsageMaxLine)
 		defer func() { scanErr = s.Err() }()
 		for s.Scan() {
 			if s.Partial() { // still being written: the next read has it whole
@@ -105,23 +87,19 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format UsageRead
 	return u, usage.UsageMark{Offset: end, Model: cmp.Or(model, from.Model)}, scanErr
 }
 
-// claudeUsage sums message.usage since the previous stop: back to the last
+// ClaudeUsageReader sums message.usage since the previous stop: back to the last
 // "Stop hook feedback" line (a blocked stop), real prompt or compaction. A
 // message's usage, repeated on each of its content-block lines, counts
 // once (by message.id); subagent lines count but end no search.
-func claudeUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
+func ClaudeUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
 	boundaries := 0
 	capped := walk(func(line []byte) bool {
 		// Skip unparsed what is neither usage nor a possible boundary; a
 		// tool result is a user line but no boundary: most of a turn's bytes.
-		hasUsage := bytes.Contains(line, []byte(`"usage"`))
-		if !hasUsage && !bytes.Contains(line, []byte(`"user"`)) &&
-			!bytes.Contains(line, []byte(`compact_boundary`)) {
-			return true
-		}
-		if !hasUsage && bytes.Contains(line, []byte(`"tool_result"`)) {
+		if !bytes.Contains(line, []byte(`"usage"`)) && (bytes.Contains(line, []byte(`"tool_result"`)) ||
+			!bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`compact_boundary`))) {
 			return true
 		}
 		l := parseClaude(line)
@@ -150,19 +128,18 @@ type codexTokenUsage struct {
 	TotalTokens      int64 `json:"total_tokens"`
 }
 
-// codexUsage sums the token_count events (last_token_usage) since the
+// CodexUsageReader sums the token_count events (last_token_usage) since the
 // previous stop: back to the last user message (a prompt, or a Stop hook's
 // <hook_prompt>) or task_started. One repeating the cumulative total of the
 // one after it is a repeat; input_tokens include the cached ones. The model
 // is the latest turn_context's (read further back when needed).
-func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, string) {
+func CodexUsageReader(walk usageWalk, region bool, regionModel string) (usage.Usage, string) {
 	var (
 		u          usage.Usage
 		entries    []usage.UsageEntry // the model is known at the end
 		model      string
 		boundaries int
-		haveTotal  bool
-		later      codexTokenUsage // the cumulative total of the count read before (later in the file)
+		later      *codexTokenUsage // the cumulative total of the count read before (later in the file)
 	)
 	capped := walk(func(line []byte) bool {
 		if boundaries >= 2 { // only the model is still wanted
@@ -180,16 +157,14 @@ func codexUsage(walk usageWalk, region bool, regionModel string) (usage.Usage, s
 		p := r.Payload
 		switch {
 		case r.Type == "turn_context":
-			if p.Model != "" && model == "" {
-				model = p.Model
-			}
+			model = cmp.Or(model, p.Model)
 			return boundaries < 2 || model == ""
 		case boundaries >= 2:
 		case r.Type == "event_msg" && p.Type == "token_count" && p.Info != nil:
-			if haveTotal && p.Info.Total == later {
+			if later != nil && p.Info.Total == *later {
 				return true // a repeat of the count after it
 			}
-			haveTotal, later = true, p.Info.Total
+			later = &p.Info.Total
 			l := p.Info.Last
 			entries = append(entries, usage.UsageEntry{ID: strconv.FormatInt(p.Info.Total.TotalTokens, 10), Tokens: usage.Tokens{
 				Input: max(l.InputTokens-l.CachedInputToken, 0), Output: l.OutputTokens,
@@ -221,12 +196,12 @@ func codexContext(raw json.RawMessage) bool {
 		strings.HasPrefix(t, "# AGENTS.md")
 }
 
-// geminiUsage sums the "gemini" records' tokens since the previous stop:
+// GeminiUsageReader sums the "gemini" records' tokens since the previous stop:
 // back to the last "user" record (the prompt, or an AfterAgent block
 // reason); a tool's result (functionResponse parts) is a user record but
 // no boundary. A message written twice counts once. tokens.input includes
 // tokens.cached; thoughts are billed as output, tool as input.
-func geminiUsage(walk usageWalk, region bool, _ string) (usage.Usage, string) {
+func GeminiUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
 	boundaries := 0

@@ -255,7 +255,7 @@ func (c *holeReader) ReadAt(p []byte, off int64) (int, error) {
 // UsageLookback and a little: the stop's cost is flat.
 func TestUsageReadIsBounded(t *testing.T) {
 	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
-	for _, read := range []UsageReader{claudeUsage, codexUsage, geminiUsage} {
+	for _, read := range []UsageReader{ClaudeUsageReader, CodexUsageReader, GeminiUsageReader} {
 		r := &holeReader{size: 1 << 40, tail: tail}
 		u, _, err := usageFrom(r, r.size, usage.UsageMark{}, read)
 		if err != nil {
@@ -269,7 +269,7 @@ func TestUsageReadIsBounded(t *testing.T) {
 		}
 	}
 	r := &holeReader{size: 1 << 40, tail: tail}
-	if u, _, _ := usageFrom(r, r.size, usage.UsageMark{}, claudeUsage); len(u.Models) != 1 || u.Models[0].Input != 3 {
+	if u, _, _ := usageFrom(r, r.size, usage.UsageMark{}, ClaudeUsageReader); len(u.Models) != 1 || u.Models[0].Input != 3 {
 		t.Errorf("the tail's response: %+v", u)
 	}
 }
@@ -280,7 +280,7 @@ func TestUsageReadOnFromMarkReadsOnlyTheNewBytes(t *testing.T) {
 	tail := []byte("\n" + `{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":3,"output_tokens":4}}}` + "\n")
 	r := &holeReader{size: 1 << 40, tail: tail}
 	from := usage.UsageMark{Offset: r.size - int64(len(tail)) + 1}
-	u, mark, err := usageFrom(r, r.size, from, claudeUsage)
+	u, mark, err := usageFrom(r, r.size, from, ClaudeUsageReader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestUsageMarkOfARewrittenTranscript(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(path, []byte(b.String()), 0o644)
-	_, mark, err := ClaudeUsageReader.Read(path, usage.UsageMark{})
+	_, mark, err := UsageReader(ClaudeUsageReader).Read(path, usage.UsageMark{})
 	if err != nil || mark.Offset != int64(b.Len()) {
 		t.Fatalf("first read: mark %+v, %v", mark, err)
 	}
@@ -315,7 +315,7 @@ func TestUsageMarkOfARewrittenTranscript(t *testing.T) {
 		fmt.Fprintf(&c, line, 10+i, 10)
 	}
 	os.WriteFile(path, []byte(c.String()), 0o644)
-	u, _, err := ClaudeUsageReader.Read(path, mark)
+	u, _, err := UsageReader(ClaudeUsageReader).Read(path, mark)
 	if err != nil {
 		t.Fatal(err)
 	}

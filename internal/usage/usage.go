@@ -79,13 +79,9 @@ func (u Usage) Since(cursor string) (counted Usage, next string) {
 	case len(u.Entries) == 0:
 		return Usage{Models: u.Models, Partial: u.Partial}, ""
 	}
-	k := -1
-	switch cursor {
-	case "":
-	case StartCursor:
+	k := slices.IndexFunc(u.Entries, func(e UsageEntry) bool { return cursor != "" && e.ID == cursor })
+	if cursor == StartCursor {
 		k = len(u.Entries)
-	default:
-		k = slices.IndexFunc(u.Entries, func(e UsageEntry) bool { return e.ID == cursor })
 	}
 	out := Usage{Partial: u.Partial && k < 0}
 	for i, e := range u.Entries {
