@@ -148,13 +148,11 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 func keyInFile(key, settings string) bool {
 	// The file part may itself hold colons (Windows drive letters): cut
 	// the three trailing fields.
-	for range 3 {
-		i := strings.LastIndexByte(key, ':')
-		if i < 0 {
-			return false
-		}
-		key = key[:i]
+	parts := strings.Split(key, ":")
+	if len(parts) < 4 {
+		return false
 	}
+	key = strings.Join(parts[:len(parts)-3], ":")
 	if filepath.Clean(key) == filepath.Clean(settings) {
 		return true
 	}

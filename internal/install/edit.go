@@ -327,17 +327,6 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 	}
 	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
 		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
-	// Check every shape first (objects on the way, a list at the end), so
-	// that the message names the first problem.
-	for _, w := range wants {
-		v, err := d.lookup(w.path)
-		if err == nil && v != nil && v.Value.Kind() != '[' {
-			err = d.shapeError(v, w.path, "a list")
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 	root := d.root.Value.(*hujson.Object)
 	for _, s := range scalars {
 		if memberIndex(root, s.k) >= 0 {
@@ -353,7 +342,15 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 			m := minified(e)
 			return slices.IndexFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
 		}
-		v, _ := d.lookup(w.path) // its shape is checked above
+		// Objects on the way, a list at the end (on an error the caller
+		// drops the document).
+		v, err := d.lookup(w.path)
+		if err == nil && v != nil && v.Value.Kind() != '[' {
+			err = d.shapeError(v, w.path, "a list")
+		}
+		if err != nil {
+			return nil, err
+		}
 		if v == nil {
 			d.create(w.path, w.value, rec)
 			rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want})
@@ -492,11 +489,6 @@ func closing(v *hujson.Value) *hujson.Extra {
 }
 
 func isEmpty(v hujson.Value) bool {
-	switch c := v.Value.(type) {
-	case *hujson.Object:
-		return len(c.Members) == 0
-	case *hujson.Array:
-		return len(c.Elements) == 0
-	}
-	return false
+	m := minified(v)
+	return m == "{}" || m == "[]"
 }

@@ -41,7 +41,8 @@ func digest(b []byte) string {
 
 // openManifest locks and reads the root's record; close must be called.
 func openManifest(dir, root string, write bool) (*manifest, error) {
-	m := &manifest{Version: 1, Root: root, path: filepath.Join(dir, digest([]byte(root))[:16]+".json")}
+	m := &manifest{Version: 1, path: filepath.Join(dir, digest([]byte(root))[:16]+".json"),
+		Settings: map[string]*settingsRecord{}, Files: map[string]*sharedFile{}, Dirs: map[string][]string{}}
 	if write {
 		err := os.MkdirAll(dir, 0o700)
 		if err == nil {
@@ -64,15 +65,6 @@ func openManifest(dir, root string, write bool) (*manifest, error) {
 		return nil, fmt.Errorf("install record %s: %w (move it away to start afresh)", m.path, err)
 	}
 	m.Root = root
-	if m.Settings == nil {
-		m.Settings = map[string]*settingsRecord{}
-	}
-	if m.Files == nil {
-		m.Files = map[string]*sharedFile{}
-	}
-	if m.Dirs == nil {
-		m.Dirs = map[string][]string{}
-	}
 	return m, nil
 }
 

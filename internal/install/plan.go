@@ -194,16 +194,7 @@ func (p *plan) settings(path string, remove bool) error {
 			fc.after = []byte(*rec.Blank)
 		}
 	}
-	switch {
-	case (fc.before == nil) == (fc.after == nil) && bytes.Equal(fc.before, fc.after):
-		fc.Action = Unchanged
-	case fc.before == nil:
-		fc.Action = Created
-	case fc.after == nil:
-		fc.Action = Removed
-	default:
-		fc.Action = Updated
-	}
+	fc.Action = action(fc.before, fc.after)
 	fc.backup = !remove && fc.before != nil && fc.Action != Unchanged
 	if p.o.DryRun && fc.Action != Unchanged {
 		from, to := "a/"+strings.TrimPrefix(path, "/"), "b/"+strings.TrimPrefix(path, "/")
@@ -257,27 +248,24 @@ func (p *plan) addShared(path string, content []byte) error {
 		return err
 	}
 	before, rec := fc.before, p.m.Files[path]
-	fc.after = content
 	switch {
 	case before == nil:
-		fc.Action = Created
 		p.m.Files[path] = &sharedFile{SHA256: digest(content), Holders: []string{p.holder}}
 		p.needDirs(fc.target)
 	case rec != nil && digest(before) == rec.SHA256:
+		// Ours: a newer runtasks' version of it is an update.
 		rec.Holders = addHolder(rec.Holders, p.holder)
-		fc.Action = Unchanged
-		if !bytes.Equal(before, content) {
-			fc.Action = Updated // a newer runtasks' version of its own file
-			rec.SHA256 = digest(content)
-		}
+		rec.SHA256 = digest(content)
 	default:
 		// The user's own file (or one they changed since): theirs.
 		delete(p.m.Files, path)
-		fc.Action, fc.after = Unchanged, before
 		if !bytes.Equal(before, content) && filepath.Base(path) == "SKILL.md" {
 			p.res.Notes = append(p.res.Notes, path+" differs from runtasks' skill; it is yours and is left as it is.")
 		}
+		content = before
 	}
+	fc.after = content
+	fc.Action = action(before, content)
 	p.res.Files = append(p.res.Files, fc)
 	return nil
 }
@@ -301,6 +289,19 @@ func (p *plan) removeShared(path string) error {
 		p.res.Files = append(p.res.Files, fc)
 	}
 	return nil // else gone, or changed by the user since: theirs now
+}
+
+// action is what replacing before (nil: missing) with after (nil: none) does.
+func action(before, after []byte) string {
+	switch {
+	case (before == nil) == (after == nil) && bytes.Equal(before, after):
+		return Unchanged
+	case before == nil:
+		return Created
+	case after == nil:
+		return Removed
+	}
+	return Updated
 }
 
 // needDirs records the directories that must be created for target.
