@@ -206,65 +206,56 @@ func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string
 	return string(leadingSpace(before)), false, ""
 }
 
-// appendElement adds x at the end of the list v in its style.
-func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) {
-	arr := v.Value.(*hujson.Array)
+// appendTo adds x at the end of the container v (at path) in its style:
+// as member name of an object, else as an element of a list.
+func (d *doc) appendTo(v *hujson.Value, path []string, name string, x any, rec *settingsRecord) {
+	obj, isObj := v.Value.(*hujson.Object)
+	arr, _ := v.Value.(*hujson.Array)
+	// last is the last element or member value, start what begins it.
+	var last, start *hujson.Value
+	if isObj && len(obj.Members) > 0 {
+		m := &obj.Members[len(obj.Members)-1]
+		last, start = &m.Value, &m.Name
+	} else if !isObj && len(arr.Elements) > 0 {
+		last = &arr.Elements[len(arr.Elements)-1]
+		start = last
+	}
 	var (
-		before, ind        string
-		multiline, oneLine bool
+		before, ind, colon string
+		multiline, compact bool
 	)
-	if n := len(arr.Elements); n > 0 {
-		last := arr.Elements[n-1]
-		before, multiline, ind = siblingStyle(last.BeforeExtra)
-		// Elements written on one line each: so is this one.
-		if multiline && last.EndOffset > last.StartOffset && last.EndOffset <= len(d.src) {
-			oneLine = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
+	if last != nil {
+		before, multiline, ind = siblingStyle(start.BeforeExtra)
+		compact = !multiline
+		if !bytes.ContainsAny(last.BeforeExtra, "\n/") {
+			colon = string(last.BeforeExtra)
+		}
+		// List elements written on one line each: so is this one.
+		if !isObj && multiline && last.EndOffset > last.StartOffset && last.EndOffset <= len(d.src) {
+			compact = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
 		}
 	} else {
 		before, ind, multiline = d.emptyContainer(v, path, rec)
+		compact = !multiline
+		if multiline {
+			colon = " "
+		}
 	}
-	nv := d.newValue(x, ind, !multiline || oneLine)
-	nv.BeforeExtra = hujson.Extra(before)
-	if n := len(arr.Elements); n > 0 {
-		followComma(&arr.Elements[n-1], &nv)
-	}
-	arr.Elements = append(arr.Elements, nv)
-}
-
-// followComma puts nv after last: nv takes over last's trailing comma, if any.
-func followComma(last, nv *hujson.Value) {
-	if last.AfterExtra != nil {
+	nv := d.newValue(x, ind, compact)
+	// nv takes over last's trailing comma, if any.
+	if last != nil && last.AfterExtra != nil {
 		nv.AfterExtra = hujson.Extra{}
-	} else {
+	} else if last != nil {
 		last.AfterExtra = hujson.Extra{}
 	}
-}
-
-// appendMember adds "name": x at the end of the object at path.
-func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, rec *settingsRecord) {
-	obj := v.Value.(*hujson.Object)
-	var (
-		before, colon = "", " "
-		ind           string
-		multiline     bool
-	)
-	if n := len(obj.Members); n > 0 {
-		last := obj.Members[n-1]
-		before, multiline, ind = siblingStyle(last.Name.BeforeExtra)
-		colon = ""
-		if vb := last.Value.BeforeExtra; !bytes.ContainsAny(vb, "\n/") {
-			colon = string(vb)
-		}
-	} else if before, ind, multiline = d.emptyContainer(v, path, rec); !multiline {
-		colon = ""
+	if !isObj {
+		nv.BeforeExtra = hujson.Extra(before)
+		arr.Elements = append(arr.Elements, nv)
+		return
 	}
-	nv := d.newValue(x, ind, !multiline)
 	nv.BeforeExtra = hujson.Extra(colon)
-	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(marshal(name))}, Value: nv}
-	if n := len(obj.Members); n > 0 {
-		followComma(&obj.Members[n-1].Value, &m.Value)
-	}
-	obj.Members = append(obj.Members, m)
+	n := hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(marshal(name))}
+	obj.Members = append(obj.Members, hujson.ObjectMember{Name: n, Value: nv})
 }
 
 // emptyContainer prepares an empty container for its first element,
@@ -332,7 +323,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		if memberIndex(root, s.k) >= 0 {
 			continue
 		}
-		d.appendMember(&d.root, nil, s.k, s.v, rec)
+		d.appendTo(&d.root, nil, s.k, s.v, rec)
 		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(marshal(s.v))})
 	}
 	for _, w := range wants {
@@ -397,7 +388,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		case exact:
 			continue // the user's own copy (or the team's): not ours, not added twice
 		default:
-			d.appendElement(v, w.path, w.value, rec)
+			d.appendTo(v, w.path, "", w.value, rec)
 		}
 		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want, Replaced: replaced})
 	}
@@ -427,7 +418,7 @@ func (d *doc) create(path []string, x any, rec *settingsRecord) {
 		for k := i; k < len(path); k++ {
 			rec.Created = append(rec.Created, createdMember{Path: slices.Clone(path[:k+1])})
 		}
-		d.appendMember(v, path[:i], name, val, rec)
+		d.appendTo(v, path[:i], name, val, rec)
 		return
 	}
 }
