@@ -275,36 +275,36 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	return "\n" + outer + d.unit, outer + d.unit, true
 }
 
-// removeAt removes element i of a container, keeping the comma style.
+// removeAt removes element i of a container, keeping the comma style: a
+// new last element takes the removed one's trailing comma (or none).
 func removeAt(c hujson.ValueTrimmed, i int) {
+	var (
+		gone hujson.Extra  // the removed one's AfterExtra
+		last *hujson.Value // the new last one, if the last was removed
+	)
 	switch c := c.(type) {
 	case *hujson.Array:
-		gone := c.Elements[i]
+		gone = c.Elements[i].AfterExtra
 		c.Elements = slices.Delete(c.Elements, i, i+1)
-		fixLast(gone.AfterExtra, i, len(c.Elements), func(j int) *hujson.Value { return &c.Elements[j] }, &c.AfterExtra)
-	case *hujson.Object:
-		gone := c.Members[i]
-		c.Members = slices.Delete(c.Members, i, i+1)
-		fixLast(gone.Value.AfterExtra, i, len(c.Members), func(j int) *hujson.Value { return &c.Members[j].Value }, &c.AfterExtra)
-	}
-}
-
-// fixLast gives a new last element the removed one's trailing comma (or none).
-func fixLast(goneAfter hujson.Extra, i, n int, at func(int) *hujson.Value, after *hujson.Extra) {
-	if i != n || n == 0 {
-		return
-	}
-	last := at(n - 1)
-	if goneAfter != nil {
-		if last.AfterExtra == nil {
-			last.AfterExtra = hujson.Extra{}
+		if i == len(c.Elements) && i > 0 {
+			last = &c.Elements[i-1]
 		}
-		return
+	case *hujson.Object:
+		gone = c.Members[i].Value.AfterExtra
+		c.Members = slices.Delete(c.Members, i, i+1)
+		if i == len(c.Members) && i > 0 {
+			last = &c.Members[i-1].Value
+		}
 	}
-	if len(last.AfterExtra) > 0 {
-		*after = append(append(hujson.Extra(nil), last.AfterExtra...), *after...)
+	switch {
+	case last == nil:
+	case gone != nil && last.AfterExtra == nil:
+		last.AfterExtra = hujson.Extra{}
+	case gone == nil:
+		after := closing(&hujson.Value{Value: c})
+		*after = append(slices.Clone(last.AfterExtra), *after...)
+		last.AfterExtra = nil
 	}
-	last.AfterExtra = nil
 }
 
 func pathKey(p []string) string { return strings.Join(p, "\x00") }
