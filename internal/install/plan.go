@@ -41,8 +41,9 @@ func (o Options) root() string {
 	return o.ProjectDir
 }
 
-// newPlan works out the change; p.m.close must be called.
-func newPlan(o Options, remove bool) (*plan, error) {
+// change works out the install (or uninstall) and, unless a dry run,
+// makes it.
+func change(o Options, remove bool) (*Result, error) {
 	settings, err := SettingsPath(o)
 	if err != nil {
 		return nil, err
@@ -54,6 +55,7 @@ func newPlan(o Options, remove bool) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer m.close()
 	holder := o.Agent
 	if o.Global {
 		holder += " --global"
@@ -63,10 +65,12 @@ func newPlan(o Options, remove bool) (*plan, error) {
 		err = p.sharedFiles(remove)
 	}
 	if err != nil {
-		m.close()
 		return nil, err
 	}
-	return p, nil
+	if !o.DryRun {
+		err = p.apply(remove)
+	}
+	return p.res, err
 }
 
 // Install merges runtasks' hooks into agent's settings and writes the skills and project.yaml.
@@ -74,24 +78,17 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	p, err := newPlan(o, false)
+	res, err := change(o, false)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	defer p.m.close()
-	res := p.res
 	var (
 		tr    *TrustReport
 		trErr error
 	)
-	if !o.DryRun {
-		if err := p.apply(false); err != nil {
-			return res, err
-		}
-		if o.Agent == hook.Codex && o.Trust != nil {
-			r, err := o.Trust(ctx, res.Settings, o.installs)
-			tr, trErr = &r, err
-		}
+	if !o.DryRun && o.Agent == hook.Codex && o.Trust != nil {
+		r, err := o.Trust(ctx, res.Settings, o.installs)
+		tr, trErr = &r, err
 	}
 	res.Notes = append(res.Notes, notes(o, res.Settings, tr, trErr)...)
 	return res, nil
@@ -99,21 +96,11 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 
 // Uninstall removes exactly what Install added.
 func Uninstall(ctx context.Context, o Options) (*Result, error) {
-	p, err := newPlan(o, true)
-	if err != nil {
-		return nil, err
+	res, err := change(o, true)
+	if err == nil && !o.DryRun && o.Agent == hook.Codex && res.Changed() {
+		res.Notes = append(res.Notes, "Codex keeps the trust records (hooks.state) in config.toml; they match no hook now and do no harm.")
 	}
-	defer p.m.close()
-	if o.DryRun {
-		return p.res, nil
-	}
-	if err := p.apply(true); err != nil {
-		return p.res, err
-	}
-	if o.Agent == hook.Codex && p.res.Changed() {
-		p.res.Notes = append(p.res.Notes, "Codex keeps the trust records (hooks.state) in config.toml; they match no hook now and do no harm.")
-	}
-	return p.res, nil
+	return res, err
 }
 
 // installs reports whether cmd is one of the hook commands install writes.
