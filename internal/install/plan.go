@@ -203,11 +203,9 @@ func (p *plan) settings(path string, remove bool) error {
 
 // sharedFiles plans the skills and project.yaml.
 func (p *plan) sharedFiles(remove bool) error {
-	plan := func(path string, content []byte) error {
-		if remove {
-			return p.removeShared(path)
-		}
-		return p.addShared(path, content)
+	plan := p.addShared
+	if remove {
+		plan = p.removeShared
 	}
 	for _, name := range Skills {
 		content, err := prompts.Read("skills/" + name + "/SKILL.md")
@@ -257,7 +255,7 @@ func (p *plan) addShared(path string, content []byte) error {
 	return nil
 }
 
-func (p *plan) removeShared(path string) error {
+func (p *plan) removeShared(path string, _ []byte) error {
 	rec := p.m.Files[path]
 	if rec == nil {
 		return nil
