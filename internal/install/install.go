@@ -105,6 +105,7 @@ type agentSpec struct {
 	events               []eventSpec
 	// grouped: hooks.<Event> = [{matcher?, hooks:[handler]}]; else [handler] (Cursor).
 	grouped bool
+	scalars []kv // top-level members the file must hold
 }
 
 var specs = map[string]agentSpec{
@@ -121,7 +122,8 @@ var specs = map[string]agentSpec{
 		events: append(threeEvents("^(startup|resume|clear)$"), eventSpec{hook.EventPreTool, PreToolHook, "^Bash$"})},
 	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills",
 		events: append(threeEvents(""), eventSpec{hook.EventPreTool, PreToolHook, "^run_shell_command$"})},
-	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents("")},
+	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents(""),
+		scalars: []kv{{"version", 1}}},
 }
 
 // threeEvents are the stop, prompt and session hooks.

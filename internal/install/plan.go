@@ -120,11 +120,7 @@ func wants(o Options) ([]wantEntry, []kv) {
 		}
 		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry, sub: ev.sub, grouped: sp.grouped})
 	}
-	var scalars []kv
-	if o.Agent == hook.Cursor {
-		scalars = []kv{{"version", 1}}
-	}
-	return out, scalars
+	return out, sp.scalars
 }
 
 // settings plans the settings file.
