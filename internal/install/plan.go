@@ -55,7 +55,7 @@ func change(o Options, remove bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer m.close()
+	defer m.lock.Close()
 	holder := o.Agent
 	if o.Global {
 		holder += " --global"
