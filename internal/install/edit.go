@@ -194,16 +194,17 @@ func (d *doc) newValue(x any, ind string, compact bool) hujson.Value {
 	return v
 }
 
-// siblingStyle is how a non-empty container's elements start.
-func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string) {
+// siblingStyle is how a non-empty container's elements start (a line
+// break first when they stand on lines of their own) and their indent.
+func siblingStyle(before hujson.Extra) (extra, ind string) {
 	if i := bytes.LastIndexByte(before, '\n'); i >= 0 {
 		rest := before[i+1:]
 		if len(bytes.TrimLeft(rest, " \t")) == 0 {
-			return "\n" + string(rest), true, string(rest)
+			return "\n" + string(rest), string(rest)
 		}
-		return "\n", true, ""
+		return "\n", ""
 	}
-	return string(leadingSpace(before)), false, ""
+	return string(leadingSpace(before)), ""
 }
 
 // appendTo adds x at the end of the container v (at path) in its style:
@@ -220,26 +221,19 @@ func (d *doc) appendTo(v *hujson.Value, path []string, name string, x any, rec *
 		last = &arr.Elements[len(arr.Elements)-1]
 		start = last
 	}
-	var (
-		before, ind, colon string
-		multiline, compact bool
-	)
+	var before, ind, colon string
 	if last != nil {
-		before, multiline, ind = siblingStyle(start.BeforeExtra)
-		compact = !multiline
+		before, ind = siblingStyle(start.BeforeExtra)
 		if !bytes.ContainsAny(last.BeforeExtra, "\n/") {
 			colon = string(last.BeforeExtra)
 		}
-		// List elements written on one line each: so is this one.
-		if !isObj && multiline && last.EndOffset > last.StartOffset && last.EndOffset <= len(d.src) {
-			compact = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
-		}
-	} else {
-		before, ind, multiline = d.emptyContainer(v, path, rec)
-		compact = !multiline
-		if multiline {
-			colon = " "
-		}
+	} else if before, ind = d.emptyContainer(v, path, rec); before != "" {
+		colon = " "
+	}
+	compact := !strings.HasPrefix(before, "\n")
+	// List elements written on one line each: so is this one.
+	if !isObj && !compact && last != nil && last.EndOffset > last.StartOffset && last.EndOffset <= len(d.src) {
+		compact = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
 	}
 	nv := d.newValue(x, ind, compact)
 	// nv takes over last's trailing comma, if any.
@@ -260,9 +254,9 @@ func (d *doc) appendTo(v *hujson.Value, path []string, name string, x any, rec *
 
 // emptyContainer prepares an empty container for its first element,
 // recording its old closing whitespace.
-func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (before, ind string, multiline bool) {
+func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (before, ind string) {
 	if d.compact {
-		return "", "", false
+		return "", ""
 	}
 	after := closing(v)
 	outer := d.lineIndent(v.StartOffset)
@@ -272,7 +266,7 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	if !bytes.HasSuffix(bytes.TrimRight(*after, " \t"), []byte("\n")) {
 		*after = append(append(hujson.Extra(nil), *after...), "\n"+outer...)
 	}
-	return "\n" + outer + d.unit, outer + d.unit, true
+	return "\n" + outer + d.unit, outer + d.unit
 }
 
 // removeAt removes element i of a container, keeping the comma style: a
