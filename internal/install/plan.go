@@ -25,7 +25,7 @@ type plan struct {
 	m      *manifest // the record (locked), as it will be after the change
 	res    *Result
 	holder string
-	// dirs: directories to create, in order.
+	// dirs: directories to create (install) or remove (uninstall).
 	dirs []string
 }
 
@@ -288,19 +288,15 @@ func action(before, after []byte) string {
 // needDirs records the directories that must be created for target.
 func (p *plan) needDirs(target string) {
 	root := p.o.root()
-	var missing []string
 	for dir := filepath.Dir(target); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
 		if holders, ok := p.m.Dirs[dir]; ok {
 			p.m.Dirs[dir] = addHolder(holders, p.holder)
 			continue
 		}
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) && !slices.Contains(p.dirs, dir) {
-			missing = append(missing, dir)
+			p.dirs = append(p.dirs, dir)
+			p.m.Dirs[dir] = []string{p.holder}
 		}
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		p.dirs = append(p.dirs, missing[i])
-		p.m.Dirs[missing[i]] = []string{p.holder}
 	}
 }
 
@@ -343,7 +339,7 @@ func (p *plan) apply(remove bool) error {
 		}
 		atPoint("record")
 		for _, dir := range p.dirs {
-			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
 		}
