@@ -138,19 +138,15 @@ func SettingsPath(o Options) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
 	}
-	if o.Global {
-		if o.Agent == hook.Codex {
-			return filepath.Join(codexHome(o), sp.file), nil
-		}
-		if o.Home == "" {
-			return "", errors.New("no home directory")
-		}
-		return filepath.Join(o.Home, sp.dir, sp.file), nil
-	}
-	if o.ProjectDir == "" {
+	switch {
+	case o.Global && o.Agent == hook.Codex:
+		return filepath.Join(codexHome(o), sp.file), nil
+	case o.root() == "" && o.Global:
+		return "", errors.New("no home directory")
+	case o.root() == "":
 		return "", errors.New("no project directory")
 	}
-	return filepath.Join(o.ProjectDir, sp.dir, sp.file), nil
+	return filepath.Join(o.root(), sp.dir, sp.file), nil
 }
 
 func codexHome(o Options) string {
