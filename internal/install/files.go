@@ -79,8 +79,7 @@ func checkWritable(path string) error {
 			return fmt.Errorf("%s is not writable", path)
 		}
 	}
-	dir := filepath.Dir(path)
-	for {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
 		fi, err := os.Stat(dir)
 		if err == nil {
 			if !fi.IsDir() {
@@ -91,11 +90,9 @@ func checkWritable(path string) error {
 			}
 			return nil
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
+		if dir == filepath.Dir(dir) {
 			return err
 		}
-		dir = parent
 	}
 }
 

@@ -175,17 +175,6 @@ func Command(o Options, sub string) string {
 	return cmd
 }
 
-// check refuses options Install cannot honour (an unknown agent: SettingsPath).
-func (o Options) check() error {
-	if o.Global && !filepath.IsAbs(o.Executable) {
-		return fmt.Errorf("the runtasks binary must be an absolute path, not %q", o.Executable)
-	}
-	if strings.ContainsAny(o.Epic, "\n\r\x00") {
-		return errors.New("epic id holds a line break")
-	}
-	return nil
-}
-
 // notes lists what is left to the user after an install.
 func notes(o Options, settings string, tr *TrustReport, trErr error) []string {
 	var out []string

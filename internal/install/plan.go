@@ -75,8 +75,11 @@ func change(o Options, remove bool) (*Result, error) {
 
 // Install merges runtasks' hooks into agent's settings and writes the skills and project.yaml.
 func Install(ctx context.Context, o Options) (*Result, error) {
-	if err := o.check(); err != nil {
-		return nil, err
+	if o.Global && !filepath.IsAbs(o.Executable) {
+		return nil, fmt.Errorf("the runtasks binary must be an absolute path, not %q", o.Executable)
+	}
+	if strings.ContainsAny(o.Epic, "\n\r\x00") {
+		return nil, errors.New("epic id holds a line break")
 	}
 	res, err := change(o, false)
 	if err != nil {
