@@ -21,21 +21,13 @@ var atPoint = func(string) {}
 // resolve follows path's symlinks (a dangling link is written through too).
 func resolve(path string) (string, error) {
 	for range 40 {
-		fi, err := os.Lstat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return path, nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			return path, nil
-		}
 		link, err := os.Readlink(path)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.EINVAL):
+			return path, nil // missing, or not a link
+		case err != nil:
 			return "", err
-		}
-		if !filepath.IsAbs(link) {
+		case !filepath.IsAbs(link):
 			link = filepath.Join(filepath.Dir(path), link)
 		}
 		path = link
