@@ -30,8 +30,6 @@ const (
 	PreToolHook = "pre-tool-hook"
 )
 
-var ourSubcommands = []string{StopHook, PromptHook, SessionHook, PreToolHook}
-
 // Skills are the embedded skills install writes for the agent.
 var Skills = []string{"run-tasks", "completion-checklist"}
 

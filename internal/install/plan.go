@@ -25,7 +25,7 @@ type plan struct {
 	m      *manifest // the record (locked), as it will be after the change
 	res    *Result
 	holder string
-	// dirs: directories to create (install) or remove (uninstall).
+	// dirs: directories uninstall removes when empty.
 	dirs []string
 }
 
@@ -288,7 +288,7 @@ func action(before, after []byte) string {
 	return Updated
 }
 
-// needDirs records the directories that must be created for target.
+// needDirs records the directories install creates for target.
 func (p *plan) needDirs(target string) {
 	root := p.o.root()
 	for dir := filepath.Dir(target); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
@@ -296,9 +296,8 @@ func (p *plan) needDirs(target string) {
 			p.m.Dirs[dir] = addHolder(holders, p.holder)
 			continue
 		}
-		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) && !slices.Contains(p.dirs, dir) {
-			p.dirs = append(p.dirs, dir)
-			p.m.Dirs[dir] = []string{p.holder}
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			p.m.Dirs[dir] = []string{p.holder} // apply's MkdirAll creates it
 		}
 	}
 }
@@ -341,11 +340,6 @@ func (p *plan) apply(remove bool) error {
 			return fmt.Errorf("install record: %w (nothing was changed)", err)
 		}
 		atPoint("record")
-		for _, dir := range p.dirs {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-		}
 	}
 	for i := range p.res.Files {
 		fc := &p.res.Files[i]
