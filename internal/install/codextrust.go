@@ -109,8 +109,17 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	if err != nil {
 		return rep, err
 	}
+	// {"data": [{"cwd": …, "hooks": [codexHook…]}]}
+	var list struct {
+		Data []struct {
+			Hooks []codexHook `json:"hooks"`
+		} `json:"data"`
+	}
+	json.Unmarshal(raw, &list) // another shape lists none
 	var hooks []codexHook
-	collectHooks(raw, &hooks)
+	for _, d := range list.Data {
+		hooks = append(hooks, d.Hooks...)
+	}
 	slices.SortFunc(hooks, func(a, b codexHook) int { return strings.Compare(a.Key, b.Key) })
 	var edits []map[string]any
 	seen := map[string]bool{}
@@ -148,41 +157,15 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 func keyInFile(key, settings string) bool {
 	// The file part may itself hold colons (Windows drive letters): cut
 	// the three trailing fields.
-	for range 3 {
-		i := strings.LastIndexByte(key, ':')
-		if i < 0 {
-			return false
-		}
-		key = key[:i]
+	parts := strings.Split(key, ":")
+	if len(parts) < 4 {
+		return false
 	}
+	key = strings.Join(parts[:len(parts)-3], ":")
 	if filepath.Clean(key) == filepath.Clean(settings) {
 		return true
 	}
 	rk, err1 := filepath.EvalSymlinks(key)
 	rs, err2 := filepath.EvalSymlinks(settings)
 	return err1 == nil && err2 == nil && rk == rs
-}
-
-// collectHooks finds every object with key and trustStatus, at any depth.
-func collectHooks(raw json.RawMessage, out *[]codexHook) {
-	var (
-		list []json.RawMessage
-		obj  map[string]json.RawMessage
-		h    codexHook
-	)
-	switch {
-	case json.Unmarshal(raw, &list) == nil:
-		for _, e := range list {
-			collectHooks(e, out)
-		}
-	case json.Unmarshal(raw, &obj) != nil:
-	case obj["key"] != nil && obj["trustStatus"] != nil:
-		if json.Unmarshal(raw, &h) == nil {
-			*out = append(*out, h)
-		}
-	default:
-		for _, e := range obj {
-			collectHooks(e, out)
-		}
-	}
 }

@@ -194,84 +194,69 @@ func (d *doc) newValue(x any, ind string, compact bool) hujson.Value {
 	return v
 }
 
-// siblingStyle is how a non-empty container's elements start.
-func siblingStyle(before hujson.Extra) (extra string, multiline bool, ind string) {
+// siblingStyle is how a non-empty container's elements start (a line
+// break first when they stand on lines of their own) and their indent.
+func siblingStyle(before hujson.Extra) (extra, ind string) {
 	if i := bytes.LastIndexByte(before, '\n'); i >= 0 {
 		rest := before[i+1:]
 		if len(bytes.TrimLeft(rest, " \t")) == 0 {
-			return "\n" + string(rest), true, string(rest)
+			return "\n" + string(rest), string(rest)
 		}
-		return "\n", true, ""
+		return "\n", ""
 	}
-	return string(leadingSpace(before)), false, ""
+	return string(leadingSpace(before)), ""
 }
 
-// appendElement adds x at the end of the list v in its style.
-func (d *doc) appendElement(v *hujson.Value, path []string, x any, rec *settingsRecord) {
-	arr := v.Value.(*hujson.Array)
-	var (
-		before, ind        string
-		multiline, oneLine bool
-	)
-	if n := len(arr.Elements); n > 0 {
-		last := arr.Elements[n-1]
-		before, multiline, ind = siblingStyle(last.BeforeExtra)
-		// Elements written on one line each: so is this one.
-		if multiline && last.EndOffset > last.StartOffset && last.EndOffset <= len(d.src) {
-			oneLine = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
+// appendTo adds x at the end of the container v (at path) in its style:
+// as member name of an object, else as an element of a list.
+func (d *doc) appendTo(v *hujson.Value, path []string, name string, x any, rec *settingsRecord) {
+	obj, isObj := v.Value.(*hujson.Object)
+	arr, _ := v.Value.(*hujson.Array)
+	// last is the last element or member value, start what begins it.
+	var last, start *hujson.Value
+	if isObj && len(obj.Members) > 0 {
+		m := &obj.Members[len(obj.Members)-1]
+		last, start = &m.Value, &m.Name
+	} else if !isObj && len(arr.Elements) > 0 {
+		last = &arr.Elements[len(arr.Elements)-1]
+		start = last
+	}
+	var before, ind, colon string
+	if last != nil {
+		before, ind = siblingStyle(start.BeforeExtra)
+		if !bytes.ContainsAny(last.BeforeExtra, "\n/") {
+			colon = string(last.BeforeExtra)
 		}
-	} else {
-		before, ind, multiline = d.emptyContainer(v, path, rec)
+	} else if before, ind = d.emptyContainer(v, path, rec); before != "" {
+		colon = " "
 	}
-	nv := d.newValue(x, ind, !multiline || oneLine)
-	nv.BeforeExtra = hujson.Extra(before)
-	if n := len(arr.Elements); n > 0 {
-		followComma(&arr.Elements[n-1], &nv)
+	compact := !strings.HasPrefix(before, "\n")
+	// List elements written on one line each: so is this one.
+	if !isObj && !compact && last != nil && last.EndOffset > last.StartOffset && last.EndOffset <= len(d.src) {
+		compact = !bytes.Contains(d.src[last.StartOffset:last.EndOffset], []byte("\n"))
 	}
-	arr.Elements = append(arr.Elements, nv)
-}
-
-// followComma puts nv after last: nv takes over last's trailing comma, if any.
-func followComma(last, nv *hujson.Value) {
-	if last.AfterExtra != nil {
+	nv := d.newValue(x, ind, compact)
+	// nv takes over last's trailing comma, if any.
+	if last != nil && last.AfterExtra != nil {
 		nv.AfterExtra = hujson.Extra{}
-	} else {
+	} else if last != nil {
 		last.AfterExtra = hujson.Extra{}
 	}
-}
-
-// appendMember adds "name": x at the end of the object at path.
-func (d *doc) appendMember(v *hujson.Value, path []string, name string, x any, rec *settingsRecord) {
-	obj := v.Value.(*hujson.Object)
-	var (
-		before, colon = "", " "
-		ind           string
-		multiline     bool
-	)
-	if n := len(obj.Members); n > 0 {
-		last := obj.Members[n-1]
-		before, multiline, ind = siblingStyle(last.Name.BeforeExtra)
-		colon = ""
-		if vb := last.Value.BeforeExtra; !bytes.ContainsAny(vb, "\n/") {
-			colon = string(vb)
-		}
-	} else if before, ind, multiline = d.emptyContainer(v, path, rec); !multiline {
-		colon = ""
+	if !isObj {
+		nv.BeforeExtra = hujson.Extra(before)
+		arr.Elements = append(arr.Elements, nv)
+		return
 	}
-	nv := d.newValue(x, ind, !multiline)
 	nv.BeforeExtra = hujson.Extra(colon)
-	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(marshal(name))}, Value: nv}
-	if n := len(obj.Members); n > 0 {
-		followComma(&obj.Members[n-1].Value, &m.Value)
-	}
-	obj.Members = append(obj.Members, m)
+	n := hujson.Value{BeforeExtra: hujson.Extra(before), Value: hujson.Literal(marshal(name))}
+	obj.Members = append(obj.Members, hujson.ObjectMember{Name: n, Value: nv})
 }
 
 // emptyContainer prepares an empty container for its first element,
 // recording its old closing whitespace.
-func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (before, ind string, multiline bool) {
+func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord) (before, ind string) {
 	if d.compact {
-		return "", "", false
+		return "", ""
 	}
 	after := closing(v)
 	outer := d.lineIndent(v.StartOffset)
@@ -281,39 +266,39 @@ func (d *doc) emptyContainer(v *hujson.Value, path []string, rec *settingsRecord
 	if !bytes.HasSuffix(bytes.TrimRight(*after, " \t"), []byte("\n")) {
 		*after = append(append(hujson.Extra(nil), *after...), "\n"+outer...)
 	}
-	return "\n" + outer + d.unit, outer + d.unit, true
+	return "\n" + outer + d.unit, outer + d.unit
 }
 
-// removeAt removes element i of a container, keeping the comma style.
+// removeAt removes element i of a container, keeping the comma style: a
+// new last element takes the removed one's trailing comma (or none).
 func removeAt(c hujson.ValueTrimmed, i int) {
+	var (
+		gone hujson.Extra  // the removed one's AfterExtra
+		last *hujson.Value // the new last one, if the last was removed
+	)
 	switch c := c.(type) {
 	case *hujson.Array:
-		gone := c.Elements[i]
+		gone = c.Elements[i].AfterExtra
 		c.Elements = slices.Delete(c.Elements, i, i+1)
-		fixLast(gone.AfterExtra, i, len(c.Elements), func(j int) *hujson.Value { return &c.Elements[j] }, &c.AfterExtra)
-	case *hujson.Object:
-		gone := c.Members[i]
-		c.Members = slices.Delete(c.Members, i, i+1)
-		fixLast(gone.Value.AfterExtra, i, len(c.Members), func(j int) *hujson.Value { return &c.Members[j].Value }, &c.AfterExtra)
-	}
-}
-
-// fixLast gives a new last element the removed one's trailing comma (or none).
-func fixLast(goneAfter hujson.Extra, i, n int, at func(int) *hujson.Value, after *hujson.Extra) {
-	if i != n || n == 0 {
-		return
-	}
-	last := at(n - 1)
-	if goneAfter != nil {
-		if last.AfterExtra == nil {
-			last.AfterExtra = hujson.Extra{}
+		if i == len(c.Elements) && i > 0 {
+			last = &c.Elements[i-1]
 		}
-		return
+	case *hujson.Object:
+		gone = c.Members[i].Value.AfterExtra
+		c.Members = slices.Delete(c.Members, i, i+1)
+		if i == len(c.Members) && i > 0 {
+			last = &c.Members[i-1].Value
+		}
 	}
-	if len(last.AfterExtra) > 0 {
-		*after = append(append(hujson.Extra(nil), last.AfterExtra...), *after...)
+	switch {
+	case last == nil:
+	case gone != nil && last.AfterExtra == nil:
+		last.AfterExtra = hujson.Extra{}
+	case gone == nil:
+		after := closing(&hujson.Value{Value: c})
+		*after = append(slices.Clone(last.AfterExtra), *after...)
+		last.AfterExtra = nil
 	}
-	last.AfterExtra = nil
 }
 
 func pathKey(p []string) string { return strings.Join(p, "\x00") }
@@ -327,23 +312,12 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 	}
 	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
 		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
-	// Check every shape first (objects on the way, a list at the end), so
-	// that the message names the first problem.
-	for _, w := range wants {
-		v, err := d.lookup(w.path)
-		if err == nil && v != nil && v.Value.Kind() != '[' {
-			err = d.shapeError(v, w.path, "a list")
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 	root := d.root.Value.(*hujson.Object)
 	for _, s := range scalars {
 		if memberIndex(root, s.k) >= 0 {
 			continue
 		}
-		d.appendMember(&d.root, nil, s.k, s.v, rec)
+		d.appendTo(&d.root, nil, s.k, s.v, rec)
 		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(marshal(s.v))})
 	}
 	for _, w := range wants {
@@ -353,7 +327,15 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 			m := minified(e)
 			return slices.IndexFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
 		}
-		v, _ := d.lookup(w.path) // its shape is checked above
+		// Objects on the way, a list at the end (on an error the caller
+		// drops the document).
+		v, err := d.lookup(w.path)
+		if err == nil && v != nil && v.Value.Kind() != '[' {
+			err = d.shapeError(v, w.path, "a list")
+		}
+		if err != nil {
+			return nil, err
+		}
 		if v == nil {
 			d.create(w.path, w.value, rec)
 			rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want})
@@ -400,7 +382,7 @@ func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*se
 		case exact:
 			continue // the user's own copy (or the team's): not ours, not added twice
 		default:
-			d.appendElement(v, w.path, w.value, rec)
+			d.appendTo(v, w.path, "", w.value, rec)
 		}
 		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want, Replaced: replaced})
 	}
@@ -430,7 +412,7 @@ func (d *doc) create(path []string, x any, rec *settingsRecord) {
 		for k := i; k < len(path); k++ {
 			rec.Created = append(rec.Created, createdMember{Path: slices.Clone(path[:k+1])})
 		}
-		d.appendMember(v, path[:i], name, val, rec)
+		d.appendTo(v, path[:i], name, val, rec)
 		return
 	}
 }
@@ -492,11 +474,6 @@ func closing(v *hujson.Value) *hujson.Extra {
 }
 
 func isEmpty(v hujson.Value) bool {
-	switch c := v.Value.(type) {
-	case *hujson.Object:
-		return len(c.Members) == 0
-	case *hujson.Array:
-		return len(c.Elements) == 0
-	}
-	return false
+	m := minified(v)
+	return m == "{}" || m == "[]"
 }

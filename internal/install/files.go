@@ -21,21 +21,13 @@ var atPoint = func(string) {}
 // resolve follows path's symlinks (a dangling link is written through too).
 func resolve(path string) (string, error) {
 	for range 40 {
-		fi, err := os.Lstat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return path, nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			return path, nil
-		}
 		link, err := os.Readlink(path)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.EINVAL):
+			return path, nil // missing, or not a link
+		case err != nil:
 			return "", err
-		}
-		if !filepath.IsAbs(link) {
+		case !filepath.IsAbs(link):
 			link = filepath.Join(filepath.Dir(path), link)
 		}
 		path = link
@@ -79,8 +71,7 @@ func checkWritable(path string) error {
 			return fmt.Errorf("%s is not writable", path)
 		}
 	}
-	dir := filepath.Dir(path)
-	for {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
 		fi, err := os.Stat(dir)
 		if err == nil {
 			if !fi.IsDir() {
@@ -91,11 +82,9 @@ func checkWritable(path string) error {
 			}
 			return nil
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
+		if dir == filepath.Dir(dir) {
 			return err
 		}
-		dir = parent
 	}
 }
 

@@ -30,8 +30,6 @@ const (
 	PreToolHook = "pre-tool-hook"
 )
 
-var ourSubcommands = []string{StopHook, PromptHook, SessionHook, PreToolHook}
-
 // Skills are the embedded skills install writes for the agent.
 var Skills = []string{"run-tasks", "completion-checklist"}
 
@@ -105,6 +103,7 @@ type agentSpec struct {
 	events               []eventSpec
 	// grouped: hooks.<Event> = [{matcher?, hooks:[handler]}]; else [handler] (Cursor).
 	grouped bool
+	scalars []kv // top-level members the file must hold
 }
 
 var specs = map[string]agentSpec{
@@ -121,7 +120,8 @@ var specs = map[string]agentSpec{
 		events: append(threeEvents("^(startup|resume|clear)$"), eventSpec{hook.EventPreTool, PreToolHook, "^Bash$"})},
 	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills",
 		events: append(threeEvents(""), eventSpec{hook.EventPreTool, PreToolHook, "^run_shell_command$"})},
-	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents("")},
+	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents(""),
+		scalars: []kv{{"version", 1}}},
 }
 
 // threeEvents are the stop, prompt and session hooks.
@@ -136,19 +136,15 @@ func SettingsPath(o Options) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("unknown agent %q (want %s)", o.Agent, strings.Join(hook.Agents, ", "))
 	}
-	if o.Global {
-		if o.Agent == hook.Codex {
-			return filepath.Join(codexHome(o), sp.file), nil
-		}
-		if o.Home == "" {
-			return "", errors.New("no home directory")
-		}
-		return filepath.Join(o.Home, sp.dir, sp.file), nil
-	}
-	if o.ProjectDir == "" {
+	switch {
+	case o.Global && o.Agent == hook.Codex:
+		return filepath.Join(codexHome(o), sp.file), nil
+	case o.root() == "" && o.Global:
+		return "", errors.New("no home directory")
+	case o.root() == "":
 		return "", errors.New("no project directory")
 	}
-	return filepath.Join(o.ProjectDir, sp.dir, sp.file), nil
+	return filepath.Join(o.root(), sp.dir, sp.file), nil
 }
 
 func codexHome(o Options) string {
@@ -175,17 +171,6 @@ func Command(o Options, sub string) string {
 		}
 	}
 	return cmd
-}
-
-// check refuses options Install cannot honour (an unknown agent: SettingsPath).
-func (o Options) check() error {
-	if o.Global && !filepath.IsAbs(o.Executable) {
-		return fmt.Errorf("the runtasks binary must be an absolute path, not %q", o.Executable)
-	}
-	if strings.ContainsAny(o.Epic, "\n\r\x00") {
-		return errors.New("epic id holds a line break")
-	}
-	return nil
 }
 
 // notes lists what is left to the user after an install.

@@ -39,9 +39,11 @@ func digest(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// openManifest locks and reads the root's record; close must be called.
+// openManifest locks and reads the root's record; m.lock.Close must be
+// called (a nil *os.File, when not writing, closes as a no-op).
 func openManifest(dir, root string, write bool) (*manifest, error) {
-	m := &manifest{Version: 1, Root: root, path: filepath.Join(dir, digest([]byte(root))[:16]+".json")}
+	m := &manifest{Version: 1, path: filepath.Join(dir, digest([]byte(root))[:16]+".json"),
+		Settings: map[string]*settingsRecord{}, Files: map[string]*sharedFile{}, Dirs: map[string][]string{}}
 	if write {
 		err := os.MkdirAll(dir, 0o700)
 		if err == nil {
@@ -51,7 +53,7 @@ func openManifest(dir, root string, write bool) (*manifest, error) {
 			err = unix.Flock(int(m.lock.Fd()), unix.LOCK_EX)
 		}
 		if err != nil {
-			m.close()
+			m.lock.Close()
 			return nil, fmt.Errorf("install record: %w", err)
 		}
 	}
@@ -60,27 +62,11 @@ func openManifest(dir, root string, write bool) (*manifest, error) {
 		err = json.Unmarshal(fc.before, m)
 	}
 	if err != nil {
-		m.close()
+		m.lock.Close()
 		return nil, fmt.Errorf("install record %s: %w (move it away to start afresh)", m.path, err)
 	}
 	m.Root = root
-	if m.Settings == nil {
-		m.Settings = map[string]*settingsRecord{}
-	}
-	if m.Files == nil {
-		m.Files = map[string]*sharedFile{}
-	}
-	if m.Dirs == nil {
-		m.Dirs = map[string][]string{}
-	}
 	return m, nil
-}
-
-func (m *manifest) close() {
-	if m.lock != nil {
-		m.lock.Close()
-		m.lock = nil
-	}
 }
 
 // save writes the record atomically, or removes it when it is empty.

@@ -67,7 +67,7 @@ func handler(o Options, ev eventSpec) hookHandler {
 // (runtasks-hook too, so doctor still reports such a stale entry).
 func ours(cmd string) bool {
 	w := shellWords(cmd)
-	if len(w) < 2 || !slices.Contains(ourSubcommands, w[1]) {
+	if len(w) < 2 || !slices.Contains([]string{StopHook, PromptHook, SessionHook, PreToolHook}, w[1]) {
 		return false
 	}
 	base := strings.TrimSuffix(filepath.Base(w[0]), ".exe")

@@ -25,7 +25,7 @@ type plan struct {
 	m      *manifest // the record (locked), as it will be after the change
 	res    *Result
 	holder string
-	// dirs: directories to create, in order.
+	// dirs: directories uninstall removes when empty.
 	dirs []string
 }
 
@@ -41,8 +41,9 @@ func (o Options) root() string {
 	return o.ProjectDir
 }
 
-// newPlan works out the change; p.m.close must be called.
-func newPlan(o Options, remove bool) (*plan, error) {
+// change works out the install (or uninstall) and, unless a dry run,
+// makes it.
+func change(o Options, remove bool) (*Result, error) {
 	settings, err := SettingsPath(o)
 	if err != nil {
 		return nil, err
@@ -54,6 +55,7 @@ func newPlan(o Options, remove bool) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer m.lock.Close()
 	holder := o.Agent
 	if o.Global {
 		holder += " --global"
@@ -63,35 +65,33 @@ func newPlan(o Options, remove bool) (*plan, error) {
 		err = p.sharedFiles(remove)
 	}
 	if err != nil {
-		m.close()
 		return nil, err
 	}
-	return p, nil
+	if !o.DryRun {
+		err = p.apply(remove)
+	}
+	return p.res, err
 }
 
 // Install merges runtasks' hooks into agent's settings and writes the skills and project.yaml.
 func Install(ctx context.Context, o Options) (*Result, error) {
-	if err := o.check(); err != nil {
-		return nil, err
+	if o.Global && !filepath.IsAbs(o.Executable) {
+		return nil, fmt.Errorf("the runtasks binary must be an absolute path, not %q", o.Executable)
 	}
-	p, err := newPlan(o, false)
+	if strings.ContainsAny(o.Epic, "\n\r\x00") {
+		return nil, errors.New("epic id holds a line break")
+	}
+	res, err := change(o, false)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	defer p.m.close()
-	res := p.res
 	var (
 		tr    *TrustReport
 		trErr error
 	)
-	if !o.DryRun {
-		if err := p.apply(false); err != nil {
-			return res, err
-		}
-		if o.Agent == hook.Codex && o.Trust != nil {
-			r, err := o.Trust(ctx, res.Settings, o.installs)
-			tr, trErr = &r, err
-		}
+	if !o.DryRun && o.Agent == hook.Codex && o.Trust != nil {
+		r, err := o.Trust(ctx, res.Settings, o.installs)
+		tr, trErr = &r, err
 	}
 	res.Notes = append(res.Notes, notes(o, res.Settings, tr, trErr)...)
 	return res, nil
@@ -99,21 +99,11 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 
 // Uninstall removes exactly what Install added.
 func Uninstall(ctx context.Context, o Options) (*Result, error) {
-	p, err := newPlan(o, true)
-	if err != nil {
-		return nil, err
+	res, err := change(o, true)
+	if err == nil && !o.DryRun && o.Agent == hook.Codex && res.Changed() {
+		res.Notes = append(res.Notes, "Codex keeps the trust records (hooks.state) in config.toml; they match no hook now and do no harm.")
 	}
-	defer p.m.close()
-	if o.DryRun {
-		return p.res, nil
-	}
-	if err := p.apply(true); err != nil {
-		return p.res, err
-	}
-	if o.Agent == hook.Codex && p.res.Changed() {
-		p.res.Notes = append(p.res.Notes, "Codex keeps the trust records (hooks.state) in config.toml; they match no hook now and do no harm.")
-	}
-	return p.res, nil
+	return res, err
 }
 
 // installs reports whether cmd is one of the hook commands install writes.
@@ -133,11 +123,7 @@ func wants(o Options) ([]wantEntry, []kv) {
 		}
 		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry, sub: ev.sub, grouped: sp.grouped})
 	}
-	var scalars []kv
-	if o.Agent == hook.Cursor {
-		scalars = []kv{{"version", 1}}
-	}
-	return out, scalars
+	return out, sp.scalars
 }
 
 // settings plans the settings file.
@@ -194,16 +180,7 @@ func (p *plan) settings(path string, remove bool) error {
 			fc.after = []byte(*rec.Blank)
 		}
 	}
-	switch {
-	case (fc.before == nil) == (fc.after == nil) && bytes.Equal(fc.before, fc.after):
-		fc.Action = Unchanged
-	case fc.before == nil:
-		fc.Action = Created
-	case fc.after == nil:
-		fc.Action = Removed
-	default:
-		fc.Action = Updated
-	}
+	fc.Action = action(fc.before, fc.after)
 	fc.backup = !remove && fc.before != nil && fc.Action != Unchanged
 	if p.o.DryRun && fc.Action != Unchanged {
 		from, to := "a/"+strings.TrimPrefix(path, "/"), "b/"+strings.TrimPrefix(path, "/")
@@ -225,11 +202,9 @@ func (p *plan) settings(path string, remove bool) error {
 
 // sharedFiles plans the skills and project.yaml.
 func (p *plan) sharedFiles(remove bool) error {
-	plan := func(path string, content []byte) error {
-		if remove {
-			return p.removeShared(path)
-		}
-		return p.addShared(path, content)
+	plan := p.addShared
+	if remove {
+		plan = p.removeShared
 	}
 	for _, name := range Skills {
 		content, err := prompts.Read("skills/" + name + "/SKILL.md")
@@ -257,32 +232,29 @@ func (p *plan) addShared(path string, content []byte) error {
 		return err
 	}
 	before, rec := fc.before, p.m.Files[path]
-	fc.after = content
 	switch {
 	case before == nil:
-		fc.Action = Created
 		p.m.Files[path] = &sharedFile{SHA256: digest(content), Holders: []string{p.holder}}
 		p.needDirs(fc.target)
 	case rec != nil && digest(before) == rec.SHA256:
+		// Ours: a newer runtasks' version of it is an update.
 		rec.Holders = addHolder(rec.Holders, p.holder)
-		fc.Action = Unchanged
-		if !bytes.Equal(before, content) {
-			fc.Action = Updated // a newer runtasks' version of its own file
-			rec.SHA256 = digest(content)
-		}
+		rec.SHA256 = digest(content)
 	default:
 		// The user's own file (or one they changed since): theirs.
 		delete(p.m.Files, path)
-		fc.Action, fc.after = Unchanged, before
 		if !bytes.Equal(before, content) && filepath.Base(path) == "SKILL.md" {
 			p.res.Notes = append(p.res.Notes, path+" differs from runtasks' skill; it is yours and is left as it is.")
 		}
+		content = before
 	}
+	fc.after = content
+	fc.Action = action(before, content)
 	p.res.Files = append(p.res.Files, fc)
 	return nil
 }
 
-func (p *plan) removeShared(path string) error {
+func (p *plan) removeShared(path string, _ []byte) error {
 	rec := p.m.Files[path]
 	if rec == nil {
 		return nil
@@ -303,22 +275,30 @@ func (p *plan) removeShared(path string) error {
 	return nil // else gone, or changed by the user since: theirs now
 }
 
-// needDirs records the directories that must be created for target.
+// action is what replacing before (nil: missing) with after (nil: none) does.
+func action(before, after []byte) string {
+	switch {
+	case (before == nil) == (after == nil) && bytes.Equal(before, after):
+		return Unchanged
+	case before == nil:
+		return Created
+	case after == nil:
+		return Removed
+	}
+	return Updated
+}
+
+// needDirs records the directories install creates for target.
 func (p *plan) needDirs(target string) {
 	root := p.o.root()
-	var missing []string
 	for dir := filepath.Dir(target); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
 		if holders, ok := p.m.Dirs[dir]; ok {
 			p.m.Dirs[dir] = addHolder(holders, p.holder)
 			continue
 		}
-		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) && !slices.Contains(p.dirs, dir) {
-			missing = append(missing, dir)
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			p.m.Dirs[dir] = []string{p.holder} // apply's MkdirAll creates it
 		}
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		p.dirs = append(p.dirs, missing[i])
-		p.m.Dirs[missing[i]] = []string{p.holder}
 	}
 }
 
@@ -360,11 +340,6 @@ func (p *plan) apply(remove bool) error {
 			return fmt.Errorf("install record: %w (nothing was changed)", err)
 		}
 		atPoint("record")
-		for _, dir := range p.dirs {
-			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
-			}
-		}
 	}
 	for i := range p.res.Files {
 		fc := &p.res.Files[i]
