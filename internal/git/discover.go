@@ -105,16 +105,10 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 		(gitdir != common && !plainConfig(filepath.Join(gitdir, "config.worktree"), gitdir, top)) {
 		return "", false, false
 	}
-	if filepath.Base(common) == ".git" {
-		main := filepath.Dir(common)
-		if mfi, err := os.Stat(main); err == nil && mfi.IsDir() {
-			if m, err := filepath.EvalSymlinks(main); err == nil {
-				return m, true, true
-			}
-			return "", false, false
-		}
+	if m, err := filepath.EvalSymlinks(mainOf(common, top)); err == nil {
+		return m, true, true
 	}
-	return top, true, true
+	return "", false, false
 }
 
 // isGitDir is git's test of a git directory, in short: a HEAD, and objects
