@@ -412,36 +412,19 @@ func Under(epic string, ready, known []Issue) (in []Issue, missing []string) {
 // Subtree lists every unclosed, unpinned descendant of the epic (bd list's
 // default answer) with its stored status and open blockers (BlockedBy),
 // placed by bd ready --parent's rule. A second query (bd list --all) runs
-// only when a chain of parents passes through an unlisted (closed) issue.
+// only when an issue's place hangs on an unlisted (closed) ancestor.
 func (c *Client) Subtree(ctx context.Context, epic string) ([]Issue, error) {
 	open, err := query[[]Issue](ctx, c, []string{epic}, "list", "--json", "--limit", "0")
 	if err != nil {
 		return nil, err
 	}
 	links := open
-	if unlisted(open, epic) {
-		if links, err = query[[]Issue](ctx, c, nil, "list", "--json", "--limit", "0", "--all"); err != nil {
+	if _, missing := Under(epic, open, nil); len(missing) > 0 {
+		if links, err = query[[]Issue](ctx, c, nil, tallyArgs...); err != nil {
 			return nil, err
 		}
 	}
 	return descendants(open, links, epic), nil
-}
-
-// unlisted reports whether an issue of list names a parent that list does
-// not hold (other than root).
-func unlisted(list []Issue, root string) bool {
-	in := make(map[string]bool, len(list))
-	for _, is := range list {
-		in[is.ID] = true
-	}
-	for _, is := range list {
-		for _, p := range is.parentIDs() {
-			if p != root && !in[p] {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // reach is the set of ids below from by children (each id's children).
@@ -739,9 +722,7 @@ func snippet(b []byte) string {
 
 // Decode reads bd's JSON answer into v, accepting both the bare payload and
 // the {"schema_version","data"} envelope (BD_JSON_ENVELOPE=1, bd 2.0's
-// default). An error object where v expects an array is an error. Into
-// *[]Issue, each issue's dependencies become rows whichever shape bd
-// printed (wireIssue).
+// default). An error object where v expects an array is an error.
 func Decode(out []byte, v any) error {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
@@ -761,17 +742,6 @@ func Decode(out []byte, v any) error {
 		if len(env.Data) > 0 {
 			out = env.Data
 		}
-	}
-	if issues, ok := v.(*[]Issue); ok {
-		var ws []wireIssue
-		if err := json.Unmarshal(out, &ws); err != nil {
-			return err
-		}
-		*issues = make([]Issue, len(ws))
-		for i := range ws {
-			(*issues)[i] = ws[i].issue()
-		}
-		return nil
 	}
 	return json.Unmarshal(out, v)
 }

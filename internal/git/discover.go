@@ -95,30 +95,20 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 	default:
 		return "", false, false
 	}
-	dirs := []string{top, gitdir, common}
-	if common == gitdir { // a main work tree's .git: asked once
-		dirs = dirs[:2]
-	}
-	for _, d := range dirs {
+	for _, d := range []string{top, gitdir, common} {
 		// git's safe.directory refuses another user's directories.
 		if dfi, err := os.Stat(d); err != nil || !ownedByUs(dfi) {
 			return "", false, false
 		}
 	}
-	if !isGitDir(gitdir) || (common != gitdir && !isGitDir(common)) || !plainConfig(filepath.Join(common, "config"), gitdir, top) ||
+	if !isGitDir(gitdir) || !isGitDir(common) || !plainConfig(filepath.Join(common, "config"), gitdir, top) ||
 		(gitdir != common && !plainConfig(filepath.Join(gitdir, "config.worktree"), gitdir, top)) {
 		return "", false, false
 	}
-	if filepath.Base(common) == ".git" {
-		main := filepath.Dir(common)
-		if mfi, err := os.Stat(main); err == nil && mfi.IsDir() {
-			if m, err := filepath.EvalSymlinks(main); err == nil {
-				return m, true, true
-			}
-			return "", false, false
-		}
+	if m, err := filepath.EvalSymlinks(mainOf(common, top)); err == nil {
+		return m, true, true
 	}
-	return top, true, true
+	return "", false, false
 }
 
 // isGitDir is git's test of a git directory, in short: a HEAD, and objects

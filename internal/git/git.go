@@ -125,12 +125,17 @@ func mainWorktreeByGit(ctx context.Context, dir string) (root string, ok bool, e
 	if len(lines) != 2 || lines[1] == "" {
 		return "", false, nil
 	}
-	common, top := filepath.Clean(lines[0]), filepath.Clean(lines[1])
-	if filepath.Base(common) == ".git" {
-		main := filepath.Dir(common)
+	return mainOf(filepath.Clean(lines[0]), filepath.Clean(lines[1])), true, nil
+}
+
+// mainOf is the main work tree for a git common directory and a work
+// tree's top level: the directory holding common when common is a .git
+// directory, else top (a submodule's, a bare repository's worktree's).
+func mainOf(common, top string) string {
+	if main := filepath.Dir(common); filepath.Base(common) == ".git" {
 		if fi, err := os.Stat(main); err == nil && fi.IsDir() {
-			return main, true, nil
+			return main
 		}
 	}
-	return top, true, nil
+	return top
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runtasks/runtasks/internal/beads"
 )
 
 // Store is a throwaway beads store made by the real bd in a temporary git
@@ -102,9 +104,7 @@ func (s *Store) exec(bin string, args ...string) string {
 func (s *Store) Create(title string, extra ...string) string {
 	s.t.Helper()
 	out := s.BD(append([]string{"create", title, "--json"}, extra...)...)
-	var v struct {
-		ID string `json:"id"`
-	}
+	var v beads.Issue
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID == "" {
 		s.t.Fatalf("bd create %q: no id in %q: %v", title, out, err)
 	}
