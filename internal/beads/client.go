@@ -722,7 +722,9 @@ func snippet(b []byte) string {
 
 // Decode reads bd's JSON answer into v, accepting both the bare payload and
 // the {"schema_version","data"} envelope (BD_JSON_ENVELOPE=1, bd 2.0's
-// default). An error object where v expects an array is an error.
+// default). An error object where v expects an array is an error. Into
+// *[]Issue, each issue's dependencies become rows whichever shape bd
+// printed (wireIssue).
 func Decode(out []byte, v any) error {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
@@ -742,6 +744,17 @@ func Decode(out []byte, v any) error {
 		if len(env.Data) > 0 {
 			out = env.Data
 		}
+	}
+	if issues, ok := v.(*[]Issue); ok {
+		var ws []wireIssue
+		if err := json.Unmarshal(out, &ws); err != nil {
+			return err
+		}
+		*issues = make([]Issue, len(ws))
+		for i := range ws {
+			(*issues)[i] = ws[i].issue()
+		}
+		return nil
 	}
 	return json.Unmarshal(out, v)
 }

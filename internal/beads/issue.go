@@ -24,7 +24,7 @@ const TypeEpic = "epic"
 
 // Dependency is one row of an issue's dependencies as bd list/ready print
 // them ({"issue_id","depends_on_id","type"}). bd show embeds whole issues
-// instead; Issue.UnmarshalJSON normalises both shapes to this one.
+// instead; Decode normalises both shapes to this one.
 type Dependency struct {
 	IssueID     string `json:"issue_id"`
 	DependsOnID string `json:"depends_on_id"`
@@ -68,31 +68,32 @@ const (
 	DepParentChild = "parent-child"
 )
 
-// UnmarshalJSON reads an issue as bd prints it. bd show embeds the
-// depended-on issues ({"id","status","dependency_type",…}) where list and
-// ready print rows ({"issue_id","depends_on_id","type"}); both become rows.
-func (is *Issue) UnmarshalJSON(b []byte) error {
-	type plain Issue
-	var w struct {
-		plain
-		Dependencies []struct {
-			Dependency
-			ID             string `json:"id"`
-			DependencyType string `json:"dependency_type"`
-		} `json:"dependencies"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*is = Issue(w.plain)
+// wireIssue is an issue as bd prints it. bd show embeds the depended-on
+// issues ({"id","status","dependency_type",…}) where list and ready print
+// rows ({"issue_id","depends_on_id","type"}); issue makes both rows.
+type wireIssue struct {
+	Issue
+	Dependencies []struct {
+		IssueID        string `json:"issue_id"`
+		DependsOnID    string `json:"depends_on_id"`
+		Type           string `json:"type"`
+		ID             string `json:"id"`
+		Status         string `json:"status"`
+		DependencyType string `json:"dependency_type"`
+	} `json:"dependencies"`
+}
+
+func (w *wireIssue) issue() Issue {
+	is := w.Issue
 	is.Dependencies = nil
 	for _, d := range w.Dependencies {
+		dep := Dependency{IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type}
 		if d.DependsOnID == "" && d.ID != "" { // bd show shape
-			d.Dependency = Dependency{IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status}
+			dep = Dependency{IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status}
 		}
-		is.Dependencies = append(is.Dependencies, d.Dependency)
+		is.Dependencies = append(is.Dependencies, dep)
 	}
-	return nil
+	return is
 }
 
 // ParentID is the issue's parent: the parent field, else its parent-child
