@@ -63,7 +63,10 @@ func (r Repo) Reset(ctx context.Context, rev string) error {
 // HEAD lacks.
 func (r Repo) RemoveBranch(ctx context.Context, path, branch string) error {
 	if path != "" {
-		if _, err := r.run(ctx, "worktree", "remove", "--", path); err != nil {
+		worktrees.Lock()
+		_, err := r.run(ctx, "worktree", "remove", "--", path)
+		worktrees.Unlock()
+		if err != nil {
 			return err
 		}
 	}

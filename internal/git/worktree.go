@@ -9,7 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
+
+// worktrees serialises this process's worktree changes: git does not lock
+// .git/worktrees, so one worker's prune removed another's entry half made
+// by its add ("fatal: failed to read .git/worktrees/…").
+var worktrees sync.Mutex
 
 // Worktree is one entry of `git worktree list --porcelain`.
 type Worktree struct {
@@ -56,6 +62,8 @@ func ParseWorktrees(out []byte) []Worktree {
 // task a dead worker had); a worktree on branch at path already is kept,
 // one on another branch is an error (someone else's work).
 func (r Repo) AddWorktree(ctx context.Context, path, branch string) error {
+	worktrees.Lock()
+	defer worktrees.Unlock()
 	wts, err := r.Worktrees(ctx)
 	if err != nil {
 		return err

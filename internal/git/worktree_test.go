@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,5 +58,32 @@ func TestIntegrationWorktrees(t *testing.T) {
 	}
 	if _, err := (Repo{Dir: t.TempDir()}).Worktrees(context.Background()); err == nil {
 		t.Fatal("want an error outside a repository")
+	}
+}
+
+// Workers add and remove their worktrees at the same moment: one's prune
+// must never take the entry another's add is making.
+func TestIntegrationWorktreesAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	gitCmd(t, dir, "init", "-q", "-b", "main")
+	gitCmd(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	repo, ctx := Repo{Dir: dir}, context.Background()
+	for round := range 4 {
+		errs := make(chan error, 8)
+		for i := range 8 {
+			go func() {
+				path, branch := filepath.Join(dir, ".worktrees", fmt.Sprintf("w%d-%d", round, i)), fmt.Sprintf("agent/w%d-%d", round, i)
+				err := repo.AddWorktree(ctx, path, branch)
+				if err == nil {
+					err = repo.RemoveBranch(ctx, path, branch)
+				}
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
 	}
 }
