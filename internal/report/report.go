@@ -189,11 +189,7 @@ func Build(in Input) Report {
 	slices.SortStableFunc(r.Tasks, func(a, b usage.Row) int {
 		return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(b.Total(), a.Total()))
 	})
-	for _, run := range in.Runs {
-		if run.Epic == in.Epic {
-			r.Runs = append(r.Runs, run)
-		}
-	}
+	r.Runs = slices.DeleteFunc(slices.Clone(in.Runs), func(run headless.RunState) bool { return run.Epic != in.Epic })
 	slices.SortStableFunc(r.Runs, func(a, b headless.RunState) int { return a.StartedAt.Compare(b.StartedAt) })
 	return r
 }
