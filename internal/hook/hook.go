@@ -55,8 +55,6 @@ type Payload struct {
 	} `json:"tool_input"`
 }
 
-var ErrEmpty = errors.New("empty hook input")
-
 func Parse(r io.Reader) (Payload, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
@@ -67,7 +65,7 @@ func Parse(r io.Reader) (Payload, error) {
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return Payload{}, ErrEmpty
+		return Payload{}, errors.New("empty hook input")
 	}
 	var p Payload
 	if err := json.Unmarshal(data, &p); err != nil {

@@ -263,7 +263,11 @@ func (r Report) Duration() time.Duration {
 // Summary is the plain-text summary at the top of the page.
 func (r Report) Summary() string {
 	var b strings.Builder
-	b.WriteString("Epic " + r.Named(r.Epic) + ": ")
+	b.WriteString("Epic " + r.Epic)
+	if t := oneLine(r.Title, 80); t != "" {
+		b.WriteString(" (" + t + ")")
+	}
+	b.WriteString(": ")
 	switch {
 	case len(r.Cycles) == 0:
 		b.WriteString("no decisions recorded.\n")
@@ -308,14 +312,6 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "Last reason: %s\n", oneLine(r.LastWhy, 200))
 	}
 	return b.String()
-}
-
-// Named is an id with its title from beads: "bd-a.1 (Write the parser)".
-func (r Report) Named(id string) string {
-	if t := oneLine(r.Titles[id], 80); t != "" {
-		return id + " (" + t + ")"
-	}
-	return id
 }
 
 // ClosedBy is how many closed tasks are counted at session's decisions.
