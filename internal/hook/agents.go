@@ -126,9 +126,7 @@ func EncodeContextMessage(agent, event, text, msg string) []byte {
 	}
 	native := NativeEvent(agent, event)
 	switch {
-	case native == "" || (event != EventSessionStart && event != EventPromptSubmit):
-		return nil
-	case agent == Cursor && event != EventSessionStart:
+	case native == "" || (event != EventSessionStart && (agent == Cursor || event != EventPromptSubmit)):
 		return nil
 	case agent == Cursor:
 		return marshalLine(output{AdditionalContext: text})

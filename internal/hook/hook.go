@@ -55,8 +55,6 @@ type Payload struct {
 	} `json:"tool_input"`
 }
 
-var ErrEmpty = errors.New("empty hook input")
-
 func Parse(r io.Reader) (Payload, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
@@ -67,7 +65,7 @@ func Parse(r io.Reader) (Payload, error) {
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return Payload{}, ErrEmpty
+		return Payload{}, errors.New("empty hook input")
 	}
 	var p Payload
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -119,7 +117,14 @@ func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 	case p.LastAssistantMessage != nil:
 		in.FinalMessage = *p.LastAssistantMessage
 	case agent == Gemini && p.TranscriptPath != "":
-		in.FinalMessage, err = geminiFinal(p)
+		// Gemini CLI's final message is the transcript's last model record:
+		// prompt_response joins every model text since the prompt (an earlier
+		// turn's promise included), so it stands in only for a missing transcript.
+		in.FinalMessage, err = transcript.LastGeminiMessage(p.TranscriptPath)
+		if err != nil && p.PromptResponse != nil &&
+			(errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty) || errors.Is(err, transcript.ErrNoMessages)) {
+			in.FinalMessage, err = *p.PromptResponse, nil
+		}
 	case p.PromptResponse != nil:
 		in.FinalMessage = *p.PromptResponse
 	case p.TranscriptPath == "":
@@ -137,19 +142,6 @@ func Input(agent string, p Payload, readErrors bool) (engine.Input, error) {
 		in.ToolErrors, _ = transcript.ToolErrors(p.TranscriptPath)
 	}
 	return in, err
-}
-
-// geminiFinal is Gemini CLI's final message: the transcript's last model
-// record. prompt_response joins every model text since the prompt (an
-// earlier turn's promise included): only used when there is no transcript
-// to read.
-func geminiFinal(p Payload) (string, error) {
-	msg, err := transcript.LastGeminiMessage(p.TranscriptPath)
-	if err != nil && p.PromptResponse != nil &&
-		(errors.Is(err, fs.ErrNotExist) || errors.Is(err, transcript.ErrEmpty) || errors.Is(err, transcript.ErrNoMessages)) {
-		return *p.PromptResponse, nil
-	}
-	return msg, err
 }
 
 // usageReaders read the agents' transcripts (Cursor's has no documented shape).

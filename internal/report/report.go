@@ -189,11 +189,7 @@ func Build(in Input) Report {
 	slices.SortStableFunc(r.Tasks, func(a, b usage.Row) int {
 		return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(b.Total(), a.Total()))
 	})
-	for _, run := range in.Runs {
-		if run.Epic == in.Epic {
-			r.Runs = append(r.Runs, run)
-		}
-	}
+	r.Runs = slices.DeleteFunc(slices.Clone(in.Runs), func(run headless.RunState) bool { return run.Epic != in.Epic })
 	slices.SortStableFunc(r.Runs, func(a, b headless.RunState) int { return a.StartedAt.Compare(b.StartedAt) })
 	return r
 }
@@ -267,7 +263,11 @@ func (r Report) Duration() time.Duration {
 // Summary is the plain-text summary at the top of the page.
 func (r Report) Summary() string {
 	var b strings.Builder
-	b.WriteString("Epic " + r.Named(r.Epic) + ": ")
+	b.WriteString("Epic " + r.Epic)
+	if t := oneLine(r.Title, 80); t != "" {
+		b.WriteString(" (" + t + ")")
+	}
+	b.WriteString(": ")
 	switch {
 	case len(r.Cycles) == 0:
 		b.WriteString("no decisions recorded.\n")
@@ -312,14 +312,6 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "Last reason: %s\n", oneLine(r.LastWhy, 200))
 	}
 	return b.String()
-}
-
-// Named is an id with its title from beads: "bd-a.1 (Write the parser)".
-func (r Report) Named(id string) string {
-	if t := oneLine(r.Titles[id], 80); t != "" {
-		return id + " (" + t + ")"
-	}
-	return id
 }
 
 // ClosedBy is how many closed tasks are counted at session's decisions.

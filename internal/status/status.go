@@ -227,10 +227,6 @@ func cost(s *usage.Spent) string {
 // other values as compact JSON.
 func JQ(ctx context.Context, w io.Writer, expr string, rep *Report) error {
 	q, err := gojq.Parse(expr)
-	var code *gojq.Code
-	if err == nil {
-		code, err = gojq.Compile(q)
-	}
 	if err != nil {
 		return fmt.Errorf("--jq: %w", err)
 	}
@@ -242,7 +238,7 @@ func JQ(ctx context.Context, w io.Writer, expr string, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	for iter := code.RunWithContext(ctx, v); ; {
+	for iter := q.RunWithContext(ctx, v); ; {
 		r, ok := iter.Next()
 		if !ok {
 			return nil
@@ -391,13 +387,12 @@ func cycles(n, max int) string {
 // countCells renders READY, WIP, BLKD, DEFR and LEFT as tab-separated
 // cells; "-" for what was not read.
 func countCells(c *state.Counts) string {
-	if c == nil {
-		return "-\t-\t-\t-\t-"
-	}
 	cells := []string{"-", "-", "-", "-", "-"}
-	for i, n := range []int{c.Ready, c.InProgress, c.Blocked, c.Deferred, c.Remaining} {
-		if n >= 0 {
-			cells[i] = strconv.Itoa(n)
+	if c != nil {
+		for i, n := range []int{c.Ready, c.InProgress, c.Blocked, c.Deferred, c.Remaining} {
+			if n >= 0 {
+				cells[i] = strconv.Itoa(n)
+			}
 		}
 	}
 	return strings.Join(cells, "\t")

@@ -25,17 +25,11 @@ func Follow(ctx context.Context, dir string, changed func(), runsDirs ...string)
 	watched := map[string]bool{}
 	add := func() {
 		dirs := []string{filepath.Dir(dir), dir, filepath.Join(dir, "sessions"), filepath.Join(dir, "bindings")}
-		for _, rd := range runsDirs {
-			if rd == "" {
-				continue
-			}
+		for _, rd := range runsDirs { // "" reads and stats as nothing
 			dirs = append(dirs, rd)
-			if entries, err := os.ReadDir(rd); err == nil {
-				for _, e := range entries {
-					if e.IsDir() {
-						dirs = append(dirs, filepath.Join(rd, e.Name()))
-					}
-				}
+			entries, _ := os.ReadDir(rd)
+			for _, e := range entries {
+				dirs = append(dirs, filepath.Join(rd, e.Name()))
 			}
 		}
 		for _, d := range dirs {

@@ -245,15 +245,7 @@ func ago(d time.Duration) string {
 
 // cut makes s printable on one line and at most n cells wide.
 func cut(s string, n int) string {
-	s = strings.Join(strings.Fields(headless.Clean(s)), " ")
-	if lipgloss.Width(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	for len(r) > 0 && lipgloss.Width(string(r))+1 > n {
-		r = r[:len(r)-1]
-	}
-	return string(r) + "…"
+	return ansi.Truncate(strings.Join(strings.Fields(headless.Clean(s)), " "), n, "…")
 }
 
 // idWidth is the cells a session or run id gets: 12 at 80 columns, more

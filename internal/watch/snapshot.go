@@ -101,7 +101,7 @@ func Load(store *state.Store, runsDir string) (Snapshot, error) {
 
 func needsPerson(o state.Outcome) bool {
 	c := o.Class()
-	return o == state.OutcomeCapReached || o == state.OutcomeBudget || o != "" && (c == state.ClassNeedsPerson || c == state.ClassError)
+	return o == state.OutcomeCapReached || o != "" && (c == state.ClassNeedsPerson || c == state.ClassError)
 }
 
 // mostRemaining is the most unclosed work a recent decision on the epic
