@@ -76,6 +76,24 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if opts.Flags != nil {
 		layers = append(layers, cfgFlagLayer(opts.Flags))
 	}
+	src, err := cfg.merge(layers)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, src, nil
+}
+
+// LoadEnv is the configuration at root of the defaults and environ alone
+// (doctor's, for a project whose project.yaml does not load).
+func LoadEnv(root string, environ []string) (*Config, error) {
+	cfg := &Config{Root: root}
+	_, err := cfg.merge([]cfgLayer{cfgEnvLayer(environ, nil)})
+	return cfg, err
+}
+
+// merge merges Defaults() and the layers into c, lowest first, and says
+// which layer set each key.
+func (c *Config) merge(layers []cfgLayer) (*Sources, error) {
 	k, src, def := koanf.New("."), Sources{}, Defaults()
 	_ = k.Load(confmap.Provider(cfgMap(&def), "."), nil) // a map loads without error
 	for _, key := range cfgKeys {
@@ -91,12 +109,12 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		_ = k.Load(confmap.Provider(vals, "."), nil)
 	}
 	if errs != nil {
-		return nil, nil, errs
+		return nil, errs
 	}
-	if errs := cfgDecode(k.Raw(), cfg, false, nil); errs != nil {
-		return nil, nil, errs
+	if errs := cfgDecode(k.Raw(), c, false, nil); errs != nil {
+		return nil, errs
 	}
-	return cfg, &src, nil
+	return &src, nil
 }
 
 // ValidateFile checks one project.yaml on its own (an ErrorList).

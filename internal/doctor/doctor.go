@@ -96,7 +96,7 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 	if cfg == nil {
 		emit(configError(in.CfgErr))
 		var err error
-		if cfg, err = defaultConfig(in.Root, in.Environ); err != nil {
+		if cfg, err = config.LoadEnv(in.Root, in.Environ); err != nil {
 			return true
 		}
 	}
@@ -390,24 +390,4 @@ func oneLine(err error) string {
 		return ""
 	}
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// defaultConfig is the configuration of the defaults alone, for a project
-// whose project.yaml does not load.
-func defaultConfig(root string, environ []string) (*config.Config, error) {
-	dir, err := os.MkdirTemp("", "runtasks-doctor-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	empty := filepath.Join(dir, config.ProjectFile)
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		return nil, err
-	}
-	cfg, _, err := config.Load(config.LoadOptions{ConfigFile: empty, StartDir: dir, Environ: environ})
-	if err != nil {
-		return nil, err
-	}
-	cfg.Root, cfg.File = root, ""
-	return cfg, nil
 }
