@@ -174,10 +174,10 @@ func cfgEnvLayer(environ []string, warn func(string)) cfgLayer {
 			case key != "" && !strings.HasPrefix(name, cfgEnvPrefix):
 				r = 1
 			case key != "":
-			case !strings.HasPrefix(name, cfgEnvPrefix) || EnvVars[name] != "" || slices.Contains(NotifyEnvNames, name) || strings.HasPrefix(name, "RUNTASKS_TASK_"):
+			case !strings.HasPrefix(name, cfgEnvPrefix) || slices.Contains(envVars, name) || slices.Contains(NotifyEnvNames, name) || strings.HasPrefix(name, "RUNTASKS_TASK_"):
 				return "", nil
 			case !slices.Contains(cfgKeys, EnvKey(name)):
-				if cands := slices.Concat(slices.Collect(maps.Keys(EnvVars)), slices.Collect(maps.Keys(EnvAliases))); warn != nil {
+				if cands := slices.Concat(envVars, slices.Collect(maps.Keys(EnvAliases))); warn != nil {
 					for _, k := range cfgKeys {
 						cands = append(cands, EnvName(k))
 					}
