@@ -117,15 +117,6 @@ func (c *Config) merge(layers []cfgLayer) (*Sources, error) {
 	return &src, nil
 }
 
-// ValidateFile checks one project.yaml on its own (an ErrorList).
-func ValidateFile(path string) error {
-	data, err := agentfile.Read(path, agentfile.MaxText)
-	if err != nil {
-		return fmt.Errorf("read configuration: %w", err)
-	}
-	return ValidateYAML(path, data)
-}
-
 // ValidateYAML checks a project.yaml's content; name is the errors' source.
 func ValidateYAML(name string, data []byte) error {
 	return cfgErr(cfgFileLayer(name, data).check())

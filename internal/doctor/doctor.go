@@ -314,7 +314,11 @@ func checkConfig(in *Inputs) Finding {
 	}
 	switch {
 	case cfg.Untrusted != nil:
-		if err := config.ValidateFile(cfg.Untrusted.Path); err != nil {
+		data, err := in.ReadFile(cfg.Untrusted.Path)
+		if err == nil {
+			err = config.ValidateYAML(cfg.Untrusted.Path, data)
+		}
+		if err != nil {
 			return Finding{Warning, "config", cfg.Untrusted.Path + " (not applied: " + cfg.Untrusted.State.String() + ") has problems: " + oneLine(err), "correct it before you trust it"}
 		}
 		return Finding{OK, "config", cfg.Untrusted.Path + " is valid (not applied: " + cfg.Untrusted.State.String() + ")", ""}
