@@ -268,7 +268,7 @@ func wouldRun(in *Inputs, file string) string {
 	}
 	var items []string
 	for _, e := range execs {
-		items = append(items, e.String())
+		items = append(items, e.Key+": "+e.Value)
 	}
 	return "; trusted, it would make runtasks run or use: " + strings.Join(items, "; ")
 }
