@@ -335,13 +335,10 @@ var EnvAliases = map[string]string{
 	"TASKMASTER_MAX":         "workflow.done_token.max",
 }
 
-// EnvVars are the RUNTASKS_ variables runtasks reads that are not keys.
-var EnvVars = map[string]string{
-	EnvConfig:          "the project.yaml to read",
-	"RUNTASKS_SESSION": "the agent session a command acts for (--session); session-hook writes it into CLAUDE_ENV_FILE",
-	"RUNTASKS_BIN":     "the runtasks binary the plugin's hook script runs",
-	"RUNTASKS_TASK":    "a runtasks run worker's task, set for its agent: the agent's pre-tool hook gates closing it",
-}
+// envVars are the RUNTASKS_ variables runtasks reads that are not keys:
+// the project.yaml to read, the agent session a command acts for, the
+// binary the plugin's hook script runs, a runtasks run worker's task.
+var envVars = []string{EnvConfig, "RUNTASKS_SESSION", "RUNTASKS_BIN", "RUNTASKS_TASK"}
 
 // EnvName is the long environment variable of a key:
 // workflow.stop_hook.max_cycles -> RUNTASKS_WORKFLOW__STOP_HOOK__MAX_CYCLES.
@@ -401,12 +398,7 @@ func (c *Config) Promises() []Promise {
 			continue
 		}
 		if p.Condition == "" {
-			p.Condition = CondAllComplete
-			for known, cond := range cfgKnownPromises {
-				if strings.EqualFold(p.Text, known) {
-					p.Condition = cond
-				}
-			}
+			p.Condition = cmp.Or(cfgKnownPromises[strings.ToUpper(p.Text)], CondAllComplete)
 		}
 		out = append(out, p)
 	}

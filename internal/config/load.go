@@ -76,6 +76,24 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if opts.Flags != nil {
 		layers = append(layers, cfgFlagLayer(opts.Flags))
 	}
+	src, err := cfg.merge(layers)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, src, nil
+}
+
+// LoadEnv is the configuration at root of the defaults and environ alone
+// (doctor's, for a project whose project.yaml does not load).
+func LoadEnv(root string, environ []string) (*Config, error) {
+	cfg := &Config{Root: root}
+	_, err := cfg.merge([]cfgLayer{cfgEnvLayer(environ, nil)})
+	return cfg, err
+}
+
+// merge merges Defaults() and the layers into c, lowest first, and says
+// which layer set each key.
+func (c *Config) merge(layers []cfgLayer) (*Sources, error) {
 	k, src, def := koanf.New("."), Sources{}, Defaults()
 	_ = k.Load(confmap.Provider(cfgMap(&def), "."), nil) // a map loads without error
 	for _, key := range cfgKeys {
@@ -91,21 +109,12 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		_ = k.Load(confmap.Provider(vals, "."), nil)
 	}
 	if errs != nil {
-		return nil, nil, errs
+		return nil, errs
 	}
-	if errs := cfgDecode(k.Raw(), cfg, false, nil); errs != nil {
-		return nil, nil, errs
+	if errs := cfgDecode(k.Raw(), c, false, nil); errs != nil {
+		return nil, errs
 	}
-	return cfg, &src, nil
-}
-
-// ValidateFile checks one project.yaml on its own (an ErrorList).
-func ValidateFile(path string) error {
-	data, err := agentfile.Read(path, agentfile.MaxText)
-	if err != nil {
-		return fmt.Errorf("read configuration: %w", err)
-	}
-	return ValidateYAML(path, data)
+	return &src, nil
 }
 
 // ValidateYAML checks a project.yaml's content; name is the errors' source.
@@ -156,10 +165,10 @@ func cfgEnvLayer(environ []string, warn func(string)) cfgLayer {
 			case key != "" && !strings.HasPrefix(name, cfgEnvPrefix):
 				r = 1
 			case key != "":
-			case !strings.HasPrefix(name, cfgEnvPrefix) || EnvVars[name] != "" || slices.Contains(NotifyEnvNames, name) || strings.HasPrefix(name, "RUNTASKS_TASK_"):
+			case !strings.HasPrefix(name, cfgEnvPrefix) || slices.Contains(envVars, name) || slices.Contains(NotifyEnvNames, name) || strings.HasPrefix(name, "RUNTASKS_TASK_"):
 				return "", nil
 			case !slices.Contains(cfgKeys, EnvKey(name)):
-				if cands := slices.Concat(slices.Collect(maps.Keys(EnvVars)), slices.Collect(maps.Keys(EnvAliases))); warn != nil {
+				if cands := slices.Concat(envVars, slices.Collect(maps.Keys(EnvAliases))); warn != nil {
 					for _, k := range cfgKeys {
 						cands = append(cands, EnvName(k))
 					}

@@ -373,8 +373,8 @@ func TestLoadFileErrors(t *testing.T) {
 					t.Errorf("error source = %q, want %q", e.Source, path)
 				}
 			}
-			if err := ValidateFile(path); err == nil || err.Error() != list.Error() {
-				t.Errorf("ValidateFile = %v, want the same errors as Load", err)
+			if err := ValidateYAML(path, cfgRead(t, path)); err == nil || err.Error() != list.Error() {
+				t.Errorf("ValidateYAML = %v, want the same errors as Load", err)
 			}
 		})
 	}
@@ -884,8 +884,8 @@ func TestFormatDuration(t *testing.T) {
 // comment, and loads cleanly.
 func TestProjectYAMLExample(t *testing.T) {
 	path := cfgAbs(t, "../../project.yaml.example")
-	if err := ValidateFile(path); err != nil {
-		t.Fatalf("ValidateFile: %v", err)
+	if err := ValidateYAML(path, cfgRead(t, path)); err != nil {
+		t.Fatalf("ValidateYAML: %v", err)
 	}
 	cfg, src := cfgLoad(t, LoadOptions{ConfigFile: path})
 	for _, k := range ConfigKeys() {
@@ -1084,4 +1084,13 @@ func TestLoadListReplacedWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+func cfgRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

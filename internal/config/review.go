@@ -20,8 +20,6 @@ type Exec struct {
 	Runs bool
 }
 
-func (e Exec) String() string { return e.Key + ": " + e.Value }
-
 // Review lists what a project.yaml's content would make runtasks run —
 // beads.bin, the command checks (composite ones included, and
 // workflow.verify's with its overrides and task_commands), the notify

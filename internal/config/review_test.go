@@ -38,7 +38,7 @@ log:
 	}
 	var got []string
 	for _, e := range execs {
-		got = append(got, e.String())
+		got = append(got, e.Key+": "+e.Value)
 	}
 	want := []string{
 		"beads.bin: ./evilbd",

@@ -94,12 +94,6 @@ func checkAgent(in *Inputs, agent string, s agentSettings) Finding {
 	}
 	var problems, fixes []string
 	seen := map[string]bool{}
-	add := func(list []string, x string) []string {
-		if slices.Contains(list, x) {
-			return list
-		}
-		return append(list, x)
-	}
 	for _, file := range s.files {
 		for _, e := range file.entries {
 			key := fmt.Sprint(file.user, e.Program)
@@ -107,9 +101,12 @@ func checkAgent(in *Inputs, agent string, s agentSettings) Finding {
 				continue
 			}
 			seen[key] = true
-			if problem := hookProgram(in, e.Program); problem != "" {
-				problems = add(problems, e.Program+" "+problem)
-				fixes = add(fixes, programFix(in, agent, file, e.Program))
+			problem := hookProgram(in, e.Program)
+			if p := e.Program + " " + problem; problem != "" && !slices.Contains(problems, p) {
+				problems = append(problems, p)
+			}
+			if fix := programFix(in, agent, file, e.Program); problem != "" && !slices.Contains(fixes, fix) {
+				fixes = append(fixes, fix)
 			}
 		}
 	}

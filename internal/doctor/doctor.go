@@ -96,7 +96,7 @@ func Run(ctx context.Context, in *Inputs, report func(Finding)) (failed bool) {
 	if cfg == nil {
 		emit(configError(in.CfgErr))
 		var err error
-		if cfg, err = defaultConfig(in.Root, in.Environ); err != nil {
+		if cfg, err = config.LoadEnv(in.Root, in.Environ); err != nil {
 			return true
 		}
 	}
@@ -268,7 +268,7 @@ func wouldRun(in *Inputs, file string) string {
 	}
 	var items []string
 	for _, e := range execs {
-		items = append(items, e.String())
+		items = append(items, e.Key+": "+e.Value)
 	}
 	return "; trusted, it would make runtasks run or use: " + strings.Join(items, "; ")
 }
@@ -314,7 +314,11 @@ func checkConfig(in *Inputs) Finding {
 	}
 	switch {
 	case cfg.Untrusted != nil:
-		if err := config.ValidateFile(cfg.Untrusted.Path); err != nil {
+		data, err := in.ReadFile(cfg.Untrusted.Path)
+		if err == nil {
+			err = config.ValidateYAML(cfg.Untrusted.Path, data)
+		}
+		if err != nil {
 			return Finding{Warning, "config", cfg.Untrusted.Path + " (not applied: " + cfg.Untrusted.State.String() + ") has problems: " + oneLine(err), "correct it before you trust it"}
 		}
 		return Finding{OK, "config", cfg.Untrusted.Path + " is valid (not applied: " + cfg.Untrusted.State.String() + ")", ""}
@@ -390,24 +394,4 @@ func oneLine(err error) string {
 		return ""
 	}
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// defaultConfig is the configuration of the defaults alone, for a project
-// whose project.yaml does not load.
-func defaultConfig(root string, environ []string) (*config.Config, error) {
-	dir, err := os.MkdirTemp("", "runtasks-doctor-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	empty := filepath.Join(dir, config.ProjectFile)
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		return nil, err
-	}
-	cfg, _, err := config.Load(config.LoadOptions{ConfigFile: empty, StartDir: dir, Environ: environ})
-	if err != nil {
-		return nil, err
-	}
-	cfg.Root, cfg.File = root, ""
-	return cfg, nil
 }
