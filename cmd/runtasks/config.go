@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/usage"
@@ -192,7 +192,7 @@ Flags are not checked here; runtasks config show checks every layer.`,
 // runConfigValidate checks the file at path and the environment's
 // RUNTASKS_* (and TASKMASTER_*) values.
 func runConfigValidate(f *Factory, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := agentfile.Read(path, agentfile.MaxText)
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/doctor"
 	"github.com/runtasks/runtasks/internal/engine"
@@ -73,7 +73,7 @@ removes it.`,
 			// would have run.
 			in.Cfg, in.Src, in.CfgErr = f.LoadHookConfig(cmd, wd)
 			in.Wd = wd
-			in.Environ, in.ReadFile = f.Environ(), os.ReadFile
+			in.Environ, in.ReadFile = f.Environ(), func(p string) ([]byte, error) { return agentfile.Read(p, agentfile.MaxText) }
 			in.Home, in.CodexHome = f.home(), f.Getenv("CODEX_HOME")
 			in.Executable, _ = f.executable()
 			in.LookPath = func(name string) string { return lookPathIn(f.Getenv("PATH"), name) }
