@@ -37,8 +37,8 @@ type codexHook struct {
 }
 
 // Trust runs the exchange for the hooks of settings.
-func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(string) bool) (TrustReport, error) {
-	var rep TrustReport
+func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(string) bool) (*TrustReport, error) {
+	rep := &TrustReport{}
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(c.Timeout, 30*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Bin, "app-server")
@@ -121,13 +121,12 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 		hooks = append(hooks, d.Hooks...)
 	}
 	slices.SortFunc(hooks, func(a, b codexHook) int { return strings.Compare(a.Key, b.Key) })
+	hooks = slices.CompactFunc(hooks, func(a, b codexHook) bool { return a.Key == b.Key })
 	var edits []map[string]any
-	seen := map[string]bool{}
 	for _, h := range hooks {
-		if seen[h.Key] || h.IsManaged || !isOurs(h.Command) || !keyInFile(h.Key, settings) {
+		if h.IsManaged || !isOurs(h.Command) || !keyInFile(h.Key, settings) {
 			continue
 		}
-		seen[h.Key] = true
 		switch {
 		case h.TrustStatus == "trusted":
 			rep.Already = append(rep.Already, h.Key)

@@ -48,7 +48,7 @@ type Options struct {
 	// LoopLimit is Cursor's loop_limit for the stop hook (0 = none).
 	LoopLimit int
 	// Trust trusts the installed Codex hooks (nil: no trust step).
-	Trust func(ctx context.Context, settings string, isOurs func(command string) bool) (TrustReport, error)
+	Trust func(ctx context.Context, settings string, isOurs func(command string) bool) (*TrustReport, error)
 	// ManifestDir holds the install records ("" = Home/.local/state/runtasks/install).
 	ManifestDir string
 }
@@ -103,7 +103,7 @@ type agentSpec struct {
 	events               []eventSpec
 	// grouped: hooks.<Event> = [{matcher?, hooks:[handler]}]; else [handler] (Cursor).
 	grouped bool
-	scalars []kv // top-level members the file must hold
+	scalars map[string]any // top-level members the file must hold
 }
 
 var specs = map[string]agentSpec{
@@ -121,7 +121,7 @@ var specs = map[string]agentSpec{
 	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills",
 		events: append(threeEvents(""), eventSpec{hook.EventPreTool, PreToolHook, "^run_shell_command$"})},
 	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents(""),
-		scalars: []kv{{"version", 1}}},
+		scalars: map[string]any{"version": 1}},
 }
 
 // threeEvents are the stop, prompt and session hooks.

@@ -85,13 +85,10 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var (
-		tr    *TrustReport
-		trErr error
-	)
+	var tr *TrustReport
+	var trErr error
 	if !o.DryRun && o.Agent == hook.Codex && o.Trust != nil {
-		r, err := o.Trust(ctx, res.Settings, o.installs)
-		tr, trErr = &r, err
+		tr, trErr = o.Trust(ctx, res.Settings, o.installs)
 	}
 	res.Notes = append(res.Notes, notes(o, res.Settings, tr, trErr)...)
 	return res, nil
@@ -112,7 +109,7 @@ func (o Options) installs(cmd string) bool {
 }
 
 // wants are the entries install writes for the agent.
-func wants(o Options) ([]wantEntry, []kv) {
+func wants(o Options) ([]wantEntry, map[string]any) {
 	sp := specs[o.Agent]
 	var out []wantEntry
 	for _, ev := range sp.events {
