@@ -37,8 +37,7 @@ type codexHook struct {
 }
 
 // Trust runs the exchange for the hooks of settings.
-func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(string) bool) (TrustReport, error) {
-	var rep TrustReport
+func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(string) bool) (*TrustReport, error) {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(c.Timeout, 30*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Bin, "app-server")
@@ -49,14 +48,14 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	g := shell.NewContextGroup(cmd, shell.Terminate, time.Second)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return rep, fmt.Errorf("start codex app-server: %w", err)
+		return nil, fmt.Errorf("start codex app-server: %w", err)
 	}
 	defer func() {
 		stdin.Close()
@@ -100,14 +99,14 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 	}
 
 	if _, err := call(1, "initialize", map[string]any{"clientInfo": map[string]string{"name": "runtasks", "version": "1"}}); err != nil {
-		return rep, err
+		return nil, err
 	}
 	if err := send(map[string]any{"method": "initialized"}); err != nil {
-		return rep, err
+		return nil, err
 	}
 	raw, err := call(2, "hooks/list", map[string]any{"cwds": []string{c.Dir}})
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
 	// {"data": [{"cwd": …, "hooks": [codexHook…]}]}
 	var list struct {
@@ -121,33 +120,27 @@ func (c CodexTrust) Trust(ctx context.Context, settings string, isOurs func(stri
 		hooks = append(hooks, d.Hooks...)
 	}
 	slices.SortFunc(hooks, func(a, b codexHook) int { return strings.Compare(a.Key, b.Key) })
+	hooks = slices.CompactFunc(hooks, func(a, b codexHook) bool { return a.Key == b.Key })
+	rep := &TrustReport{}
 	var edits []map[string]any
-	seen := map[string]bool{}
 	for _, h := range hooks {
-		if seen[h.Key] || h.IsManaged || !isOurs(h.Command) || !keyInFile(h.Key, settings) {
-			continue
-		}
-		seen[h.Key] = true
 		switch {
+		case h.IsManaged || h.TrustStatus == "managed" || !isOurs(h.Command) || !keyInFile(h.Key, settings):
 		case h.TrustStatus == "trusted":
 			rep.Already = append(rep.Already, h.Key)
-			continue
-		case h.TrustStatus == "managed" || h.CurrentHash == "":
-			continue
+		case h.CurrentHash != "":
+			edits = append(edits, map[string]any{
+				"keyPath":       fmt.Sprintf("hooks.state.%q.trusted_hash", h.Key),
+				"mergeStrategy": "upsert",
+				"value":         h.CurrentHash,
+			})
+			rep.Trusted = append(rep.Trusted, h.Key)
 		}
-		edits = append(edits, map[string]any{
-			"keyPath":       fmt.Sprintf("hooks.state.%q.trusted_hash", h.Key),
-			"mergeStrategy": "upsert",
-			"value":         h.CurrentHash,
-		})
-		rep.Trusted = append(rep.Trusted, h.Key)
 	}
-	if len(edits) == 0 {
-		return rep, nil
-	}
-	if _, err := call(3, "config/batchWrite", map[string]any{"edits": edits, "reloadUserConfig": true}); err != nil {
-		rep.Trusted = nil
-		return rep, err
+	if len(edits) > 0 {
+		if _, err := call(3, "config/batchWrite", map[string]any{"edits": edits, "reloadUserConfig": true}); err != nil {
+			return nil, err
+		}
 	}
 	return rep, nil
 }

@@ -2,9 +2,9 @@ package install
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -50,11 +50,6 @@ type wantEntry struct {
 	grouped bool
 }
 
-type kv struct {
-	k string
-	v any
-}
-
 // marshal is json.Marshal without HTML escaping (commands hold & and <).
 func marshal(v any) []byte {
 	return marshalIndent(v, "", "")
@@ -78,13 +73,11 @@ var (
 
 // shapeError is v, at path, of the wrong kind where install must edit.
 func (d *doc) shapeError(v *hujson.Value, path []string, want string) error {
-	return fmt.Errorf("line %d: %q is %s, want %s", lineAt(d.src, v.StartOffset), strings.Join(path, "."), kindName(v.Value.Kind()), want)
+	return fmt.Errorf("line %d: %q is %s, want %s", lineAt(d.src, v.StartOffset), strings.Join(path, "."), kindNames[v.Value.Kind()], want)
 }
 
 var kindNames = map[hujson.Kind]string{'n': "null", 't': "a boolean", 'f': "a boolean", '"': "a string",
 	'0': "a number", '{': "an object", '[': "a list"}
-
-func kindName(k hujson.Kind) string { return cmp.Or(kindNames[k], "a value") }
 
 // doc is a parsed settings file being edited.
 type doc struct {
@@ -105,7 +98,7 @@ func parseDoc(data []byte) (*doc, error) {
 		return nil, fmt.Errorf("not valid JSON: %s", strings.TrimPrefix(err.Error(), "hujson: "))
 	}
 	if root.Value.Kind() != '{' {
-		return nil, fmt.Errorf("line %d: the file holds %s, want an object", lineAt(src, root.StartOffset), kindName(root.Value.Kind()))
+		return nil, fmt.Errorf("line %d: the file holds %s, want an object", lineAt(src, root.StartOffset), kindNames[root.Value.Kind()])
 	}
 	d := &doc{src: src, root: root, unit: indentUnit(src)}
 	obj := root.Value.(*hujson.Object)
@@ -306,19 +299,19 @@ func pathKey(p []string) string { return strings.Join(p, "\x00") }
 // install puts the wanted entries and missing top-level scalars into the
 // document and returns the new record. Owned entries are updated in place,
 // unwanted ones removed; the user's identical entry is left, not doubled.
-func (d *doc) install(wants []wantEntry, scalars []kv, old *settingsRecord) (*settingsRecord, error) {
+func (d *doc) install(wants []wantEntry, scalars map[string]any, old *settingsRecord) (*settingsRecord, error) {
 	if old == nil {
 		old = &settingsRecord{}
 	}
 	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
 		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
 	root := d.root.Value.(*hujson.Object)
-	for _, s := range scalars {
-		if memberIndex(root, s.k) >= 0 {
+	for _, k := range slices.Sorted(maps.Keys(scalars)) {
+		if memberIndex(root, k) >= 0 {
 			continue
 		}
-		d.appendTo(&d.root, nil, s.k, s.v, rec)
-		rec.Created = append(rec.Created, createdMember{Path: []string{s.k}, Value: string(marshal(s.v))})
+		d.appendTo(&d.root, nil, k, scalars[k], rec)
+		rec.Created = append(rec.Created, createdMember{Path: []string{k}, Value: string(marshal(scalars[k]))})
 	}
 	for _, w := range wants {
 		want := string(marshal(w.value))

@@ -48,7 +48,7 @@ type Options struct {
 	// LoopLimit is Cursor's loop_limit for the stop hook (0 = none).
 	LoopLimit int
 	// Trust trusts the installed Codex hooks (nil: no trust step).
-	Trust func(ctx context.Context, settings string, isOurs func(command string) bool) (TrustReport, error)
+	Trust func(ctx context.Context, settings string, isOurs func(command string) bool) (*TrustReport, error)
 	// ManifestDir holds the install records ("" = Home/.local/state/runtasks/install).
 	ManifestDir string
 }
@@ -103,7 +103,7 @@ type agentSpec struct {
 	events               []eventSpec
 	// grouped: hooks.<Event> = [{matcher?, hooks:[handler]}]; else [handler] (Cursor).
 	grouped bool
-	scalars []kv // top-level members the file must hold
+	scalars map[string]any // top-level members the file must hold
 }
 
 var specs = map[string]agentSpec{
@@ -121,7 +121,7 @@ var specs = map[string]agentSpec{
 	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills",
 		events: append(threeEvents(""), eventSpec{hook.EventPreTool, PreToolHook, "^run_shell_command$"})},
 	hook.Cursor: {dir: ".cursor", file: "hooks.json", skillsDir: ".cursor/skills", events: threeEvents(""),
-		scalars: []kv{{"version", 1}}},
+		scalars: map[string]any{"version": 1}},
 }
 
 // threeEvents are the stop, prompt and session hooks.
@@ -182,32 +182,30 @@ func notes(o Options, settings string, tr *TrustReport, trErr error) []string {
 			out = append(out, fmt.Sprintf("Codex reads %s only in a trusted project: answer \"Trust this folder\" when Codex asks, or add [projects.%q] trust_level = \"trusted\" to %s.",
 				settings, o.ProjectDir, filepath.Join(codexHome(o), "config.toml")))
 		}
+		why := ""
 		switch {
 		case o.DryRun:
 			out = append(out, "Codex skips hooks until they are trusted; the install trusts them through `codex app-server` when codex is on PATH.")
-		case tr != nil && trErr == nil:
-			if len(tr.Trusted)+len(tr.Already) > 0 {
-				out = append(out, fmt.Sprintf("Codex hooks trusted: %d now, %d already.", len(tr.Trusted), len(tr.Already)))
-				break
-			}
-			fallthrough
+		case trErr != nil:
+			why = "trusting them failed: " + trErr.Error()
+		case tr == nil:
+			why = "codex was not found on PATH"
+		case len(tr.Trusted)+len(tr.Already) == 0:
+			why = "codex app-server listed none of them (is the project trusted?)"
 		default:
-			why := "codex was not found on PATH"
-			if trErr != nil {
-				why = "trusting them failed: " + trErr.Error()
-			} else if tr != nil {
-				why = "codex app-server listed none of them (is the project trusted?)"
-			}
+			out = append(out, fmt.Sprintf("Codex hooks trusted: %d now, %d already.", len(tr.Trusted), len(tr.Already)))
+		}
+		if why != "" {
 			out = append(out, "Codex skips untrusted hooks silently, and "+why+". Do one of: start `codex` in "+
 				o.ProjectDir+" and choose \"Trust all and continue\" when it shows \"Hooks need review\"; or run `runtasks install codex` again once codex is on PATH; "+
 				"or, for one run, `codex exec --dangerously-bypass-hook-trust …`.")
 		}
 	case hook.Gemini:
+		trust := "Gemini CLI loads a project's hooks only in a trusted folder: trust it when gemini asks, or add it to ~/.gemini/trustedFolders.json ({\"" + o.ProjectDir + "\": \"TRUST_FOLDER\"}), or set GEMINI_CLI_TRUST_WORKSPACE=true (needed with -p, which cannot ask)."
 		if o.Global {
-			out = append(out, "Gemini CLI runs user hooks in every folder; a project's own hooks only in a trusted one. Gemini CLI before 0.27 also needs /settings → \"Enable Hooks System\". The /hooks panel lists the runtasks hooks.")
-			break
+			trust = "Gemini CLI runs user hooks in every folder; a project's own hooks only in a trusted one."
 		}
-		out = append(out, "Gemini CLI loads a project's hooks only in a trusted folder: trust it when gemini asks, or add it to ~/.gemini/trustedFolders.json ({\""+o.ProjectDir+"\": \"TRUST_FOLDER\"}), or set GEMINI_CLI_TRUST_WORKSPACE=true (needed with -p, which cannot ask). Gemini CLI before 0.27 also needs /settings → \"Enable Hooks System\". The /hooks panel lists the runtasks hooks.")
+		out = append(out, trust+" Gemini CLI before 0.27 also needs /settings → \"Enable Hooks System\". The /hooks panel lists the runtasks hooks.")
 	case hook.Cursor:
 		out = append(out, "Restart Cursor (or reload the window) so it reads "+settings+"; project hooks run in trusted workspaces only. Cursor's stop payload carries no final message, so <promise> tags and the done token are not seen: beads alone decides.")
 	case hook.Claude:

@@ -74,29 +74,28 @@ func ours(cmd string) bool {
 	return base == "runtasks" || base == "runtasks-hook"
 }
 
-// installShaped reports whether a hook command is one any install wrote
-// for sub: only --agent and --epic; another flag makes it the user's own.
-func installShaped(cmd, sub string) bool {
-	w := shellWords(cmd)
-	if len(w) < 2 || w[1] != sub || !ours(cmd) {
+// foreignEntry reports whether e is an entry any install wrote for w's
+// subcommand: one handler whose command passes only --agent and --epic
+// (another flag makes it the user's own).
+func foreignEntry(e hujson.Value, w wantEntry) bool {
+	hs := handlers(e, w.grouped)
+	if len(hs) != 1 || !ours(command(hs[0])) {
 		return false
 	}
-	for i := 2; i < len(w); i++ {
+	args := shellWords(command(hs[0]))
+	if args[1] != w.sub {
+		return false
+	}
+	for i := 2; i < len(args); i++ {
 		switch {
-		case (w[i] == "--agent" || w[i] == "--epic") && i+1 < len(w):
+		case (args[i] == "--agent" || args[i] == "--epic") && i+1 < len(args):
 			i++
-		case strings.HasPrefix(w[i], "--agent=") || strings.HasPrefix(w[i], "--epic="):
+		case strings.HasPrefix(args[i], "--agent=") || strings.HasPrefix(args[i], "--epic="):
 		default:
 			return false
 		}
 	}
 	return true
-}
-
-// foreignEntry reports whether e is an entry any install wrote for w's subcommand.
-func foreignEntry(e hujson.Value, w wantEntry) bool {
-	hs := handlers(e, w.grouped)
-	return len(hs) == 1 && installShaped(command(hs[0]), w.sub)
 }
 
 // handlers are a hooks list item's handlers (grouped: {hooks: [handler]}).

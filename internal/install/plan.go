@@ -25,8 +25,6 @@ type plan struct {
 	m      *manifest // the record (locked), as it will be after the change
 	res    *Result
 	holder string
-	// dirs: directories uninstall removes when empty.
-	dirs []string
 }
 
 func (o Options) manifestDir() string {
@@ -85,13 +83,10 @@ func Install(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var (
-		tr    *TrustReport
-		trErr error
-	)
+	var tr *TrustReport
+	var trErr error
 	if !o.DryRun && o.Agent == hook.Codex && o.Trust != nil {
-		r, err := o.Trust(ctx, res.Settings, o.installs)
-		tr, trErr = &r, err
+		tr, trErr = o.Trust(ctx, res.Settings, o.installs)
 	}
 	res.Notes = append(res.Notes, notes(o, res.Settings, tr, trErr)...)
 	return res, nil
@@ -112,7 +107,7 @@ func (o Options) installs(cmd string) bool {
 }
 
 // wants are the entries install writes for the agent.
-func wants(o Options) ([]wantEntry, []kv) {
+func wants(o Options) ([]wantEntry, map[string]any) {
 	sp := specs[o.Agent]
 	var out []wantEntry
 	for _, ev := range sp.events {
@@ -216,12 +211,7 @@ func (p *plan) sharedFiles(remove bool) error {
 		}
 	}
 	if !p.o.Global {
-		if err := plan(filepath.Join(p.o.ProjectDir, "project.yaml"), runtasks.ProjectYAMLExample); err != nil {
-			return err
-		}
-	}
-	if remove {
-		p.releaseDirs()
+		return plan(filepath.Join(p.o.ProjectDir, "project.yaml"), runtasks.ProjectYAMLExample)
 	}
 	return nil
 }
@@ -302,18 +292,20 @@ func (p *plan) needDirs(target string) {
 	}
 }
 
-// releaseDirs drops this install from the recorded directories.
-func (p *plan) releaseDirs() {
+// releaseDirs drops this install from the recorded directories and
+// returns those it no longer shares, deepest first.
+func (p *plan) releaseDirs() []string {
+	var out []string
 	for dir, holders := range p.m.Dirs {
 		if holders = dropHolder(holders, p.holder); len(holders) > 0 {
 			p.m.Dirs[dir] = holders
 			continue
 		}
 		delete(p.m.Dirs, dir)
-		p.dirs = append(p.dirs, dir)
+		out = append(out, dir)
 	}
-	// Deepest first.
-	slices.SortFunc(p.dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	slices.SortFunc(out, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	return out
 }
 
 // apply checks that every file can be written, then writes: for install
@@ -372,7 +364,7 @@ func (p *plan) apply(remove bool) error {
 		}
 	}
 	if remove {
-		for _, dir := range p.dirs {
+		for _, dir := range p.releaseDirs() {
 			os.Remove(dir) // only when empty: what else is there stays
 		}
 		if err := p.m.save(); err != nil {
