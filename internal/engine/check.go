@@ -130,19 +130,17 @@ func (d *decider) checkPromise(texts []string, v Verdict) Verdict {
 	if strings.TrimSpace(d.in.FinalMessage) == "" {
 		return v.as(VerdictSkipped, "no final message")
 	}
-	promises := d.promises()
-	if len(texts) > 0 {
-		promises = nil
-		for _, t := range texts {
-			promises = append(promises, config.Promise{Text: t, Condition: config.CondAlways})
+	if len(texts) == 0 {
+		for _, p := range d.promises() {
+			texts = append(texts, p.Text)
 		}
+	}
+	var promises []config.Promise // FindPromises compares texts only
+	for _, t := range texts {
+		promises = append(promises, config.Promise{Text: t})
 	}
 	if found := FindPromises(d.in.FinalMessage, promises); len(found) > 0 {
 		return v.as(VerdictComplete, fmt.Sprintf("promise %q made", found[0].Text))
-	}
-	texts = nil
-	for _, p := range promises {
-		texts = append(texts, p.Text)
 	}
 	v.Feedback = []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}
 	return v.as(VerdictIncomplete, "no completion promise in the final message")
