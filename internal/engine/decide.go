@@ -19,12 +19,9 @@ import (
 
 // Env is what Decide reads besides the input, the state and the config.
 type Env struct {
-	Beads     Tracker
-	Workspace Workspace      // nil: the checkpoint promise cannot check git
-	Worktrees WorktreeLister // nil turns stuck-task detection off
-	Runner    CommandRunner  // runs command checks; nil makes them an error
-	Prompt    string         // the orchestration prompt, re-fed at every block ("" without an epic)
-	Now       time.Time
+	Ports
+	Prompt string    // the orchestration prompt, re-fed at every block ("" without an epic)
+	Now    time.Time // the stop's time (Ports.Now is not read)
 	// Verdicts judges through the checkers even when none are configured
 	// (the built-in beads check), so the decision carries each verdict.
 	Verdicts bool

@@ -24,13 +24,13 @@ type StopRequest struct {
 	DryRun bool
 }
 
-// Ports are the engine's ways to the outside world (see Env for the first four).
+// Ports are the engine's ways to the outside world.
 type Ports struct {
 	Beads     Tracker
-	Workspace Workspace
-	Worktrees WorktreeLister
-	Runner    CommandRunner
-	Updater   StatusUpdater // moves stuck tasks; nil reports them unmoved
+	Workspace Workspace      // nil: the checkpoint promise cannot check git
+	Worktrees WorktreeLister // nil turns stuck-task detection off
+	Runner    CommandRunner  // runs command checks; nil makes them an error
+	Updater   StatusUpdater  // moves stuck tasks; nil reports them unmoved
 	// Usage reads a driven stop's token usage from the agent's transcript;
 	// nil keeps the Input's (runtasks run reads it from the agent's events).
 	Usage usage.UsageReader
@@ -72,8 +72,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 	}
 
-	env := Env{Beads: p.Beads, Workspace: p.Workspace, Worktrees: p.Worktrees, Runner: p.Runner,
-		Now: p.Now(), Verdicts: req.DryRun}
+	env := Env{Ports: p, Now: p.Now(), Verdicts: req.DryRun}
 	if in.Epic != "" {
 		prompt, err := RenderPrompt(cfg, in.Epic, in.SessionID)
 		if err != nil {
@@ -125,7 +124,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 		var aud audit
 		if cfg.Workflow.Verify.On() && in.Epic != "" {
-			aud = runAudit(ctx, s, cfg, in, *st, binding.ArmedAt, env, p)
+			aud = runAudit(ctx, s, cfg, in, *st, binding.ArmedAt, env)
 		}
 		var next state.State
 		dec, next = Decide(ctx, in, *st, cfg, env)
