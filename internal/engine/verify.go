@@ -18,12 +18,11 @@ import (
 // workflow.verify.checks; then, with task_commands, its own command (bd
 // metadata verify).
 func VerifyChecks(cfg *config.Config, is beads.Issue) []config.CheckSpec {
-	specs := cfg.Workflow.Verify.Checks
-	for _, o := range cfg.Workflow.Verify.Overrides {
-		if o.IssueType != "" && o.IssueType == is.IssueType || o.Label != "" && slices.Contains(is.Labels, o.Label) {
-			specs = o.Checks
-			break
-		}
+	specs, overrides := cfg.Workflow.Verify.Checks, cfg.Workflow.Verify.Overrides
+	if i := slices.IndexFunc(overrides, func(o config.VerifyOverride) bool {
+		return o.IssueType != "" && o.IssueType == is.IssueType || o.Label != "" && slices.Contains(is.Labels, o.Label)
+	}); i >= 0 {
+		specs = overrides[i].Checks
 	}
 	if run := is.VerifyCommand(); run != "" && cfg.Workflow.Verify.TaskCommands {
 		specs = append(slices.Clip(specs), config.CheckSpec{Type: "command", Name: "task " + is.ID, Run: run,
