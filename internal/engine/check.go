@@ -17,6 +17,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -40,16 +41,9 @@ type Verdict struct {
 	stop     *Decision // the beads checker's decision when it does not pass: the stop hook's answer
 }
 
-// CommandRunner runs a shell command in a directory (shell.Runner, adapted).
+// CommandRunner runs a shell command in a directory; shell.Runner implements it.
 type CommandRunner interface {
-	Run(ctx context.Context, dir, command string, timeout time.Duration) (CommandResult, error)
-}
-
-// CommandResult is how a command ended.
-type CommandResult struct {
-	ExitCode int
-	Output   []byte // the tail of stdout and stderr
-	TimedOut bool
+	Run(ctx context.Context, dir, command string, timeout time.Duration) (shell.Result, error)
 }
 
 // check runs the checker a spec of workflow.checks or workflow.verify names.

@@ -12,16 +12,17 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
 type fakeRunner struct {
-	res   CommandResult
+	res   shell.Result
 	err   error
 	calls []string
 }
 
-func (f *fakeRunner) Run(_ context.Context, dir, command string, timeout time.Duration) (CommandResult, error) {
+func (f *fakeRunner) Run(_ context.Context, dir, command string, timeout time.Duration) (shell.Result, error) {
 	f.calls = append(f.calls, dir+"|"+command+"|"+timeout.String())
 	return f.res, f.err
 }
@@ -89,9 +90,9 @@ func TestCheckers(t *testing.T) {
 		}
 	}
 	plan := func(f string) string { p, _ := filepath.Abs(filepath.Join("testdata", "plan", f)); return p }
-	pass := &fakeRunner{res: CommandResult{ExitCode: 0}}
-	fail := &fakeRunner{res: CommandResult{ExitCode: 1, Output: []byte("line1\nline2\nline3\n--- FAIL: TestX\nFAIL\n")}}
-	timeout := &fakeRunner{res: CommandResult{ExitCode: -1, TimedOut: true, Output: []byte("still running")}}
+	pass := &fakeRunner{res: shell.Result{ExitCode: 0}}
+	fail := &fakeRunner{res: shell.Result{ExitCode: 1, Output: []byte("line1\nline2\nline3\n--- FAIL: TestX\nFAIL\n")}}
+	timeout := &fakeRunner{res: shell.Result{ExitCode: -1, TimedOut: true, Output: []byte("still running")}}
 	broken := &fakeRunner{err: errors.New("exec: sh: not found")}
 
 	tests := []struct {
@@ -181,7 +182,7 @@ func allFeedback(v Verdict) []string {
 // naming its place; no checks, nothing judged.
 func TestCheckersOfConfig(t *testing.T) {
 	ctx := context.Background()
-	r := &fakeRunner{res: CommandResult{ExitCode: 1, Output: []byte(strings.Repeat("line\n", 25))}}
+	r := &fakeRunner{res: shell.Result{ExitCode: 1, Output: []byte(strings.Repeat("line\n", 25))}}
 	cfg := testConfig()
 	cfg.Workflow.Checks = []config.CheckSpec{{Type: "beads"},
 		{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}}
@@ -201,7 +202,7 @@ func TestCheckersOfConfig(t *testing.T) {
 }
 
 func TestCheckShortCircuit(t *testing.T) {
-	r := &fakeRunner{res: CommandResult{ExitCode: 0}}
+	r := &fakeRunner{res: shell.Result{ExitCode: 0}}
 	cfg := testConfig()
 	cfg.Root = t.TempDir()
 	cfg.Workflow.Checks = cfgCheckSpecs(t, map[string]any{"type": "files", "paths": []any{"nope"}}, map[string]any{"type": "command", "run": "x"})
@@ -236,20 +237,20 @@ func TestDecideWithChecks(t *testing.T) {
 	cmd := map[string]any{"type": "command", "run": "go test ./..."}
 
 	// beads blocks first: the rules' own block, the command is not run.
-	r := &fakeRunner{res: CommandResult{ExitCode: 1}}
+	r := &fakeRunner{res: shell.Result{ExitCode: 1}}
 	dec, st := decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic([]string{"e.1"}), Runner: r}, Now: now, Prompt: "P"})
 	if !dec.Block || dec.Outcome != state.OutcomeContinue || len(r.calls) != 0 || st.Cycles != 1 {
 		t.Fatalf("beads block: %+v %v", dec, r.calls)
 	}
 	// beads complete, command fails: blocked with the tail, feedback capped.
-	r = &fakeRunner{res: CommandResult{ExitCode: 2, Output: []byte("boom\n")}}
+	r = &fakeRunner{res: shell.Result{ExitCode: 2, Output: []byte("boom\n")}}
 	files := map[string]any{"type": "files", "paths": []any{"a", "b", "c", "d", "e"}}
 	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now, Prompt: "P"})
 	if !dec.Block || dec.Outcome != state.OutcomeIncomplete || !strings.Contains(dec.Reason, "boom") || !strings.Contains(dec.Reason, "- and 3 more") || !strings.Contains(dec.Reason, "\nP\n") {
 		t.Fatalf("command failure: %+v", dec)
 	}
 	// beads complete, command passes: the beads completion, checks noted.
-	r = &fakeRunner{res: CommandResult{ExitCode: 0}}
+	r = &fakeRunner{res: shell.Result{ExitCode: 0}}
 	dec, _ = decideCfg(ctx, in, state.State{Cycles: 4}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now, Prompt: "P"})
 	if dec.Block || dec.Outcome != state.OutcomeComplete || !strings.Contains(dec.Why, "all checks passed") {
 		t.Fatalf("all pass: %+v", dec)
@@ -279,7 +280,7 @@ func TestDecideWithChecks(t *testing.T) {
 		t.Fatalf("check error: %+v", dec)
 	}
 	// Repeated failing checks are not a no-progress stall: only the cap ends them.
-	r = &fakeRunner{res: CommandResult{ExitCode: 1}}
+	r = &fakeRunner{res: shell.Result{ExitCode: 1}}
 	st = state.State{}
 	for i := 0; i < 8; i++ {
 		dec, st = decideCfg(ctx, in, st, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now})
