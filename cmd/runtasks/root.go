@@ -91,15 +91,7 @@ func stopPorts(f *Factory, cfg *config.Config) engine.Ports {
 	bd := newBeadsClient(f, cfg)
 	repo := git.Repo{Dir: cfg.Root}
 	return engine.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
-		Runner: shellRunner{shell.Runner{Env: f.Environ()}}, Now: func() time.Time { return f.Now().UTC() }}
-}
-
-// shellRunner adapts shell.Runner to the engine's CommandRunner.
-type shellRunner struct{ r shell.Runner }
-
-func (s shellRunner) Run(ctx context.Context, dir, command string, timeout time.Duration) (engine.CommandResult, error) {
-	res, err := s.r.Run(ctx, dir, command, timeout)
-	return engine.CommandResult{ExitCode: res.ExitCode, Output: res.Output, TimedOut: res.TimedOut}, err
+		Runner: shell.Runner{Env: f.Environ()}, Now: func() time.Time { return f.Now().UTC() }}
 }
 
 // LoadConfig loads the layered configuration for a command. startDir is

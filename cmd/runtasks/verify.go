@@ -71,7 +71,7 @@ func runVerify(ctx context.Context, out io.Writer, cfg *config.Config, p engine.
 	var b strings.Builder
 	failed := 0
 	for _, is := range tasks {
-		v := engine.VerifyTask(ctx, cfg, engine.Env{Beads: p.Beads, Worktrees: p.Worktrees, Runner: p.Runner}, is)
+		v := engine.VerifyTask(ctx, cfg, p, is)
 		v.Check = is.ID
 		checkPrint(&b, v.Verdict, "", cfg.Workflow.FeedbackLimit)
 		if !v.Passed() {

@@ -22,7 +22,7 @@ func TestDecideRecordsUsage(t *testing.T) {
 	cfg := testConfig()
 	cfg.Usage.Prices = []usage.Price{{Model: "m-*", Input: 1, Output: 2}}
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	env := Env{Beads: epic([]string{"bd-e.1"}), Now: now}
+	env := Env{Ports: Ports{Beads: epic([]string{"bd-e.1"})}, Now: now}
 	in := Input{SessionID: "s1", Event: "Stop", Usage: usageOf("m-1", 1e6, 1e6, 10, 0),
 		Claims: []state.ClaimedRun{{Task: "bd-e.1", ClaimedAt: now.Add(-time.Hour)}, {Task: "bd-e.2", ClaimedAt: now.Add(-time.Minute)}}}
 	dec, st := decideCfg(context.Background(), in, state.State{Session: "s1", Epic: "bd-e"}, cfg, env)
@@ -87,7 +87,7 @@ func TestDecideBudget(t *testing.T) {
 			cfg.Workflow.Checks = []config.CheckSpec{{Type: "beads"}}
 			tr := epic([]string{"bd-e.1"})
 			in := Input{SessionID: "s1", Event: "Stop", Epic: tt.epic, Usage: tt.usage, OthersSpent: tt.others}
-			dec, st := Decide(context.Background(), in, state.State{Session: "s1", Epic: "bd-e", Spent: tt.spent, Cycles: 3, FirstBlockAt: now.Add(-time.Hour)}, cfg, Env{Beads: tr, Now: now})
+			dec, st := Decide(context.Background(), in, state.State{Session: "s1", Epic: "bd-e", Spent: tt.spent, Cycles: 3, FirstBlockAt: now.Add(-time.Hour)}, cfg, Env{Ports: Ports{Beads: tr}, Now: now})
 			if dec.Outcome != tt.want {
 				t.Fatalf("outcome %s (%s), want %s", dec.Outcome, dec.Why, tt.want)
 			}
@@ -117,7 +117,7 @@ func TestDecideBudgetUnpriced(t *testing.T) {
 	ctx, now := context.Background(), time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	cfg := testConfig()
 	cfg.Workflow.Budget = config.Budget{SessionCost: 2}
-	env := Env{Beads: epic([]string{"bd-e.1"}), Now: now}
+	env := Env{Ports: Ports{Beads: epic([]string{"bd-e.1"})}, Now: now}
 	in := Input{SessionID: "s1", Event: "Stop", Epic: "bd-e", Usage: usageOf("fake-model", 5e6, 0, 0, 0)}
 	want := "the cost budget (workflow.budget) cannot be enforced: no price for fake-model"
 	dec, st := Decide(ctx, in, state.State{Session: "s1", Epic: "bd-e"}, cfg, env)

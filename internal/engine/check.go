@@ -17,6 +17,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -40,16 +41,9 @@ type Verdict struct {
 	stop     *Decision // the beads checker's decision when it does not pass: the stop hook's answer
 }
 
-// CommandRunner runs a shell command in a directory (shell.Runner, adapted).
+// CommandRunner runs a shell command in a directory; shell.Runner implements it.
 type CommandRunner interface {
-	Run(ctx context.Context, dir, command string, timeout time.Duration) (CommandResult, error)
-}
-
-// CommandResult is how a command ended.
-type CommandResult struct {
-	ExitCode int
-	Output   []byte // the tail of stdout and stderr
-	TimedOut bool
+	Run(ctx context.Context, dir, command string, timeout time.Duration) (shell.Result, error)
 }
 
 // check runs the checker a spec of workflow.checks or workflow.verify names.
@@ -130,19 +124,17 @@ func (d *decider) checkPromise(texts []string, v Verdict) Verdict {
 	if strings.TrimSpace(d.in.FinalMessage) == "" {
 		return v.as(VerdictSkipped, "no final message")
 	}
-	promises := d.promises()
-	if len(texts) > 0 {
-		promises = nil
-		for _, t := range texts {
-			promises = append(promises, config.Promise{Text: t, Condition: config.CondAlways})
+	if len(texts) == 0 {
+		for _, p := range d.promises() {
+			texts = append(texts, p.Text)
 		}
+	}
+	var promises []config.Promise // FindPromises compares texts only
+	for _, t := range texts {
+		promises = append(promises, config.Promise{Text: t})
 	}
 	if found := FindPromises(d.in.FinalMessage, promises); len(found) > 0 {
 		return v.as(VerdictComplete, fmt.Sprintf("promise %q made", found[0].Text))
-	}
-	texts = nil
-	for _, p := range promises {
-		texts = append(texts, p.Text)
 	}
 	v.Feedback = []string{"when it is true, end with one of: <promise>" + strings.Join(texts, "</promise>, <promise>") + "</promise>"}
 	return v.as(VerdictIncomplete, "no completion promise in the final message")
@@ -332,19 +324,67 @@ func ReadPlan(path string) (items []PlanItem, found bool, err error) {
 	}
 }
 
-// planTodos is a TodoWrite input ({"todos":[{content,status}]}) or an
-// update_plan's arguments ({"plan":[{step,status}]}).
-type planTodos struct {
-	Todos []planStep `json:"todos"`
-	Plan  []planStep `json:"plan"`
+// planStep is one plan item: {content,status} (TodoWrite), {step,status}
+// (update_plan) or {text,completed} (todo_list).
+type planStep struct {
+	Content, Step, Text, Status string
+	Completed                   bool
 }
 
-type planStep struct{ Content, Step, Status string }
+// planSteps is a TodoWrite input ({"todos":[...]}) or update_plan's
+// arguments ({"plan":[...]}); steps is nil when it holds neither.
+type planSteps struct{ Todos, Plan []planStep }
 
-func (p planTodos) items() ([]PlanItem, bool) {
-	steps := p.Todos
-	if steps == nil {
-		steps = p.Plan
+func (p planSteps) steps() []planStep {
+	if p.Todos != nil {
+		return p.Todos
+	}
+	return p.Plan
+}
+
+// planFromLine decodes one transcript line that may hold a plan.
+func planFromLine(line []byte) ([]PlanItem, bool) {
+	var raw struct {
+		Type    string
+		Message struct{ Content json.RawMessage }
+		Payload struct{ Type, Name, Arguments string }
+		Item    struct {
+			Type  string
+			Items []planStep
+		}
+	}
+	if json.Unmarshal(line, &raw) != nil {
+		return nil, false
+	}
+	var steps []planStep
+	switch {
+	case raw.Type == "assistant":
+		// Claude Code: a tool_use block named TodoWrite; the last one wins.
+		var blocks []struct {
+			Type, Name string
+			Input      planSteps
+		}
+		if json.Unmarshal(raw.Message.Content, &blocks) != nil {
+			return nil, false
+		}
+		for _, b := range slices.Backward(blocks) {
+			if b.Type == "tool_use" && b.Name == "TodoWrite" && b.Input.steps() != nil {
+				steps = b.Input.steps()
+				break
+			}
+		}
+	case raw.Payload.Type == "function_call" && raw.Payload.Name == "update_plan":
+		// Codex rollout: the arguments are a JSON string.
+		var p planSteps
+		if json.Unmarshal([]byte(raw.Payload.Arguments), &p) == nil {
+			steps = p.steps()
+		}
+	case raw.Item.Type == "todo_list":
+		// codex exec --json: item.updated / item.completed with todo_list.
+		steps = []planStep{}
+		for _, t := range raw.Item.Items {
+			steps = append(steps, planStep{Content: t.Text, Status: map[bool]string{true: PlanCompleted, false: PlanPending}[t.Completed]})
+		}
 	}
 	if steps == nil {
 		return nil, false
@@ -354,66 +394,4 @@ func (p planTodos) items() ([]PlanItem, bool) {
 		out = append(out, PlanItem{Text: cmp.Or(t.Content, t.Step), Status: t.Status})
 	}
 	return out, true
-}
-
-// planFromLine decodes one transcript line that may hold a plan.
-func planFromLine(line []byte) ([]PlanItem, bool) {
-	var raw struct {
-		Type    string `json:"type"`
-		Message struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
-		Payload *struct {
-			Type      string `json:"type"`
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"payload"`
-		Item *struct {
-			Type  string `json:"type"`
-			Items []struct {
-				Text      string `json:"text"`
-				Completed bool   `json:"completed"`
-			} `json:"items"`
-		} `json:"item"`
-	}
-	if json.Unmarshal(line, &raw) != nil {
-		return nil, false
-	}
-	switch {
-	case raw.Type == "assistant" && len(raw.Message.Content) > 0:
-		// Claude Code: a tool_use block named TodoWrite; the last one wins.
-		var blocks []struct {
-			Type  string    `json:"type"`
-			Name  string    `json:"name"`
-			Input planTodos `json:"input"`
-		}
-		if json.Unmarshal(raw.Message.Content, &blocks) != nil {
-			return nil, false
-		}
-		for _, b := range slices.Backward(blocks) {
-			if it, ok := b.Input.items(); ok && b.Type == "tool_use" && b.Name == "TodoWrite" {
-				return it, true
-			}
-		}
-		return nil, false
-	case raw.Payload != nil && raw.Payload.Type == "function_call" && raw.Payload.Name == "update_plan":
-		// Codex rollout: the arguments are a JSON string.
-		var p planTodos
-		if json.Unmarshal([]byte(raw.Payload.Arguments), &p) != nil {
-			return nil, false
-		}
-		return p.items()
-	case raw.Item != nil && raw.Item.Type == "todo_list":
-		// codex exec --json: item.updated / item.completed with todo_list.
-		out := make([]PlanItem, 0, len(raw.Item.Items))
-		for _, t := range raw.Item.Items {
-			st := PlanPending
-			if t.Completed {
-				st = PlanCompleted
-			}
-			out = append(out, PlanItem{Text: t.Text, Status: st})
-		}
-		return out, true
-	}
-	return nil, false
 }

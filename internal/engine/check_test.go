@@ -12,16 +12,17 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
 type fakeRunner struct {
-	res   CommandResult
+	res   shell.Result
 	err   error
 	calls []string
 }
 
-func (f *fakeRunner) Run(_ context.Context, dir, command string, timeout time.Duration) (CommandResult, error) {
+func (f *fakeRunner) Run(_ context.Context, dir, command string, timeout time.Duration) (shell.Result, error) {
 	f.calls = append(f.calls, dir+"|"+command+"|"+timeout.String())
 	return f.res, f.err
 }
@@ -89,9 +90,9 @@ func TestCheckers(t *testing.T) {
 		}
 	}
 	plan := func(f string) string { p, _ := filepath.Abs(filepath.Join("testdata", "plan", f)); return p }
-	pass := &fakeRunner{res: CommandResult{ExitCode: 0}}
-	fail := &fakeRunner{res: CommandResult{ExitCode: 1, Output: []byte("line1\nline2\nline3\n--- FAIL: TestX\nFAIL\n")}}
-	timeout := &fakeRunner{res: CommandResult{ExitCode: -1, TimedOut: true, Output: []byte("still running")}}
+	pass := &fakeRunner{res: shell.Result{ExitCode: 0}}
+	fail := &fakeRunner{res: shell.Result{ExitCode: 1, Output: []byte("line1\nline2\nline3\n--- FAIL: TestX\nFAIL\n")}}
+	timeout := &fakeRunner{res: shell.Result{ExitCode: -1, TimedOut: true, Output: []byte("still running")}}
 	broken := &fakeRunner{err: errors.New("exec: sh: not found")}
 
 	tests := []struct {
@@ -146,7 +147,7 @@ func TestCheckers(t *testing.T) {
 			if tr == nil {
 				tr = epic(nil)
 			}
-			d := &decider{in: in, cfg: cfg, env: Env{Beads: tr, Now: time.Now(), Runner: tt.runner}}
+			d := &decider{in: in, cfg: cfg, env: Env{Ports: Ports{Beads: tr, Runner: tt.runner}, Now: time.Now()}}
 			vs, status := runChecks(context.Background(), cfg.Workflow.Checks, d)
 			if status != tt.status || len(vs) != 1 {
 				t.Fatalf("status %s (%+v), want %s", status, vs, tt.status)
@@ -181,11 +182,11 @@ func allFeedback(v Verdict) []string {
 // naming its place; no checks, nothing judged.
 func TestCheckersOfConfig(t *testing.T) {
 	ctx := context.Background()
-	r := &fakeRunner{res: CommandResult{ExitCode: 1, Output: []byte(strings.Repeat("line\n", 25))}}
+	r := &fakeRunner{res: shell.Result{ExitCode: 1, Output: []byte(strings.Repeat("line\n", 25))}}
 	cfg := testConfig()
 	cfg.Workflow.Checks = []config.CheckSpec{{Type: "beads"},
 		{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}}
-	d := &decider{in: Input{Epic: cfg.Workflow.Epic}, cfg: cfg, env: Env{Beads: epic(nil), Runner: r}}
+	d := &decider{in: Input{Epic: cfg.Workflow.Epic}, cfg: cfg, env: Env{Ports: Ports{Beads: epic(nil), Runner: r}}}
 	vs, st := runChecks(ctx, cfg.Workflow.Checks, d)
 	if st != VerdictIncomplete || len(vs) != 2 || vs[0].Check != "beads" || vs[1].Check != "command" ||
 		!reflect.DeepEqual(r.calls, []string{"/proj|go test ./...|10m0s"}) || strings.Count(vs[1].Feedback[0], "line") != 20 {
@@ -201,11 +202,11 @@ func TestCheckersOfConfig(t *testing.T) {
 }
 
 func TestCheckShortCircuit(t *testing.T) {
-	r := &fakeRunner{res: CommandResult{ExitCode: 0}}
+	r := &fakeRunner{res: shell.Result{ExitCode: 0}}
 	cfg := testConfig()
 	cfg.Root = t.TempDir()
 	cfg.Workflow.Checks = cfgCheckSpecs(t, map[string]any{"type": "files", "paths": []any{"nope"}}, map[string]any{"type": "command", "run": "x"})
-	vs, st := runChecks(context.Background(), cfg.Workflow.Checks, &decider{cfg: cfg, env: Env{Beads: epic(nil), Runner: r}})
+	vs, st := runChecks(context.Background(), cfg.Workflow.Checks, &decider{cfg: cfg, env: Env{Ports: Ports{Beads: epic(nil), Runner: r}}})
 	if st != VerdictIncomplete || len(vs) != 1 || len(r.calls) != 0 {
 		t.Fatalf("all_must_pass did not stop at the first failure: %s %+v %v", st, vs, r.calls)
 	}
@@ -236,53 +237,53 @@ func TestDecideWithChecks(t *testing.T) {
 	cmd := map[string]any{"type": "command", "run": "go test ./..."}
 
 	// beads blocks first: the rules' own block, the command is not run.
-	r := &fakeRunner{res: CommandResult{ExitCode: 1}}
-	dec, st := decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Beads: epic([]string{"e.1"}), Runner: r, Now: now, Prompt: "P"})
+	r := &fakeRunner{res: shell.Result{ExitCode: 1}}
+	dec, st := decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic([]string{"e.1"}), Runner: r}, Now: now, Prompt: "P"})
 	if !dec.Block || dec.Outcome != state.OutcomeContinue || len(r.calls) != 0 || st.Cycles != 1 {
 		t.Fatalf("beads block: %+v %v", dec, r.calls)
 	}
 	// beads complete, command fails: blocked with the tail, feedback capped.
-	r = &fakeRunner{res: CommandResult{ExitCode: 2, Output: []byte("boom\n")}}
+	r = &fakeRunner{res: shell.Result{ExitCode: 2, Output: []byte("boom\n")}}
 	files := map[string]any{"type": "files", "paths": []any{"a", "b", "c", "d", "e"}}
-	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now, Prompt: "P"})
 	if !dec.Block || dec.Outcome != state.OutcomeIncomplete || !strings.Contains(dec.Reason, "boom") || !strings.Contains(dec.Reason, "- and 3 more") || !strings.Contains(dec.Reason, "\nP\n") {
 		t.Fatalf("command failure: %+v", dec)
 	}
 	// beads complete, command passes: the beads completion, checks noted.
-	r = &fakeRunner{res: CommandResult{ExitCode: 0}}
-	dec, _ = decideCfg(ctx, in, state.State{Cycles: 4}, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now, Prompt: "P"})
+	r = &fakeRunner{res: shell.Result{ExitCode: 0}}
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 4}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now, Prompt: "P"})
 	if dec.Block || dec.Outcome != state.OutcomeComplete || !strings.Contains(dec.Why, "all checks passed") {
 		t.Fatalf("all pass: %+v", dec)
 	}
 	// Only blocked work: the beads escalation, command not run.
 	r = &fakeRunner{}
-	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Beads: epic(nil, issue("e.2", "blocked")), Runner: r, Now: now})
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil, issue("e.2", "blocked")), Runner: r}, Now: now})
 	if dec.Block || dec.Outcome != state.OutcomeEscalated || len(r.calls) != 0 {
 		t.Fatalf("escalation: %+v", dec)
 	}
 	// Cycle budget spent: checks skipped, stop allowed.
 	r = &fakeRunner{}
-	dec, _ = decideCfg(ctx, in, state.State{Cycles: 50}, cfgWith(cmd), Env{Beads: epic(nil), Runner: r, Now: now})
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 50}, cfgWith(cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now})
 	if dec.Block || dec.Outcome != state.OutcomeCapReached || len(r.calls) != 0 || !strings.Contains(dec.Why, "checks skipped") {
 		t.Fatalf("cap: %+v", dec)
 	}
 	// max_duration spent: checks skipped.
 	cfg := cfgWith(cmd)
 	cfg.Workflow.MaxDuration = time.Hour
-	dec, _ = decideCfg(ctx, in, state.State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Beads: epic(nil), Runner: r, Now: now})
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now})
 	if dec.Block || dec.Outcome != state.OutcomeCapReached || len(r.calls) != 0 {
 		t.Fatalf("max_duration: %+v", dec)
 	}
 	// A check that cannot run allows the stop and says why.
-	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith(cmd), Env{Beads: epic(nil), Runner: &fakeRunner{err: errors.New("no sh")}, Now: now})
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith(cmd), Env{Ports: Ports{Beads: epic(nil), Runner: &fakeRunner{err: errors.New("no sh")}}, Now: now})
 	if dec.Block || dec.Outcome != state.OutcomeCheckError || !strings.Contains(dec.SystemMessage, "no sh") {
 		t.Fatalf("check error: %+v", dec)
 	}
 	// Repeated failing checks are not a no-progress stall: only the cap ends them.
-	r = &fakeRunner{res: CommandResult{ExitCode: 1}}
+	r = &fakeRunner{res: shell.Result{ExitCode: 1}}
 	st = state.State{}
 	for i := 0; i < 8; i++ {
-		dec, st = decideCfg(ctx, in, st, cfgWith("beads", cmd), Env{Beads: epic(nil), Runner: r, Now: now})
+		dec, st = decideCfg(ctx, in, st, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now})
 		if !dec.Block || dec.Outcome != state.OutcomeIncomplete {
 			t.Fatalf("stop %d: %+v", i+1, dec)
 		}

@@ -19,12 +19,9 @@ import (
 
 // Env is what Decide reads besides the input, the state and the config.
 type Env struct {
-	Beads     Tracker
-	Workspace Workspace      // nil: the checkpoint promise cannot check git
-	Worktrees WorktreeLister // nil turns stuck-task detection off
-	Runner    CommandRunner  // runs command checks; nil makes them an error
-	Prompt    string         // the orchestration prompt, re-fed at every block ("" without an epic)
-	Now       time.Time
+	Ports
+	Prompt string    // the orchestration prompt, re-fed at every block ("" without an epic)
+	Now    time.Time // the stop's time (Ports.Now is not read)
 	// Verdicts judges through the checkers even when none are configured
 	// (the built-in beads check), so the decision carries each verdict.
 	Verdicts bool
@@ -226,13 +223,17 @@ func (d *decider) unpricedBudget(dec Decision, spent *usage.Spent, unpricedBefor
 	return dec
 }
 
-// rules are the stop hook's rules: the done-token contract without an
-// epic, else the epic's work in beads.
+// rules are the stop hook's rules: the epic's work in beads, else the
+// TASKMASTER_DONE contract alone.
 func (d *decider) rules() Decision {
-	if d.in.Epic == "" {
-		return d.tokenOnly()
+	if d.in.Epic != "" {
+		return d.withEpic()
 	}
-	return d.withEpic()
+	if HasDoneToken(d.in.FinalMessage, d.cfg.Workflow.DoneToken.Prefix, d.in.SessionID) {
+		return Decision{Outcome: state.OutcomeTokenDone, Why: "done token printed"}
+	}
+	return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed",
+		Reason: d.tokenReason("the done line has not been printed")})
 }
 
 // withChecks runs workflow.checks in order (all must pass). The beads
@@ -289,16 +290,6 @@ func (d *decider) checked(top Verdict) Decision {
 	}
 	return Decision{Outcome: state.OutcomeComplete, Why: "all checks passed", Counts: counts,
 		SystemMessage: "runtasks: every completion check passed."}
-}
-
-// tokenOnly is the TASKMASTER_DONE contract without an epic.
-func (d *decider) tokenOnly() Decision {
-	dt := d.cfg.Workflow.DoneToken
-	if HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID) {
-		return Decision{Outcome: state.OutcomeTokenDone, Why: "done token printed"}
-	}
-	return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed",
-		Reason: d.tokenReason("the done line has not been printed")})
 }
 
 func (d *decider) withEpic() Decision {

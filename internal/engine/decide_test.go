@@ -226,7 +226,7 @@ func TestDecide(t *testing.T) {
 			}
 			st := c.st
 			st.Session, st.Epic = "s1", cfg.Workflow.Epic
-			dec, next := decideCfg(context.Background(), c.in, st, cfg, Env{Beads: c.tr, Workspace: c.ws, Prompt: prompt, Now: now})
+			dec, next := decideCfg(context.Background(), c.in, st, cfg, Env{Ports: Ports{Beads: c.tr, Workspace: c.ws}, Prompt: prompt, Now: now})
 			if dec.Block != c.block || dec.Outcome != c.outcome {
 				t.Fatalf("got block=%v outcome=%s (%s), want block=%v outcome=%s\nreason: %s\nsystemMessage: %s",
 					dec.Block, dec.Outcome, dec.Why, c.block, c.outcome, dec.Reason, dec.SystemMessage)
@@ -269,13 +269,13 @@ func TestDecideCounterLifecycle(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		tr.ready[0].UpdatedAt = now.Add(time.Duration(i) * time.Minute) // progress
 		var dec Decision
-		dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
+		dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Ports: Ports{Beads: tr}, Prompt: prompt, Now: now})
 		if !dec.Block || st.Cycles != i {
 			t.Fatalf("stop %d: block=%v cycles=%d", i, dec.Block, st.Cycles)
 		}
 	}
 	tr.ready, tr.subtree = nil, nil
-	dec, st := decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
+	dec, st := decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Ports: Ports{Beads: tr}, Prompt: prompt, Now: now})
 	if dec.Outcome != state.OutcomeComplete || st.Cycles != 0 || st.Session != "s1" {
 		t.Fatalf("complete: %s, state %+v", dec.Outcome, st)
 	}
@@ -294,7 +294,7 @@ func TestDecideNoProgress(t *testing.T) {
 				tr.subtree[0].UpdatedAt = tr.ready[0].UpdatedAt
 			}
 			var dec Decision
-			dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
+			dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Ports: Ports{Beads: tr}, Prompt: prompt, Now: now})
 			outs = append(outs, dec.Outcome)
 			if !dec.Block {
 				break
@@ -323,7 +323,7 @@ func TestDecideNoProgress(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		tr.subtree[1].UpdatedAt = now.Add(time.Duration(i) * time.Minute)
 		var dec Decision
-		dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Beads: tr, Prompt: prompt, Now: now})
+		dec, st = decideCfg(context.Background(), Input{SessionID: "s1"}, st, cfg, Env{Ports: Ports{Beads: tr}, Prompt: prompt, Now: now})
 		if dec.Outcome != state.OutcomeContinue {
 			t.Fatalf("stop %d: in-progress work changing, got %s (%s)", i, dec.Outcome, dec.Why)
 		}
@@ -339,7 +339,7 @@ func TestReasonSizeIsConstant(t *testing.T) {
 			ids = append(ids, fmt.Sprintf("bd-e.%d", i+1))
 		}
 		dec, _ := decideCfg(context.Background(), Input{SessionID: "s1"}, state.State{Cycles: cycle}, cfg,
-			Env{Beads: epic(ids), Prompt: prompt, Now: now})
+			Env{Ports: Ports{Beads: epic(ids)}, Prompt: prompt, Now: now})
 		return len(dec.Reason)
 	}
 	small, big, late := size(3, 0), size(1000, 0), size(1000, 48)
@@ -366,7 +366,7 @@ func TestNextIDsHuge(t *testing.T) {
 	for _, n := range []int{1 << 32, int(^uint(0) >> 1)} {
 		cfg := testConfig()
 		cfg.Workflow.StopHook.NextIDs = n
-		dec, _ := decideCfg(context.Background(), Input{SessionID: "s1"}, state.State{}, cfg, Env{Beads: epic([]string{"bd-e.1", "bd-e.2"}), Prompt: prompt, Now: now})
+		dec, _ := decideCfg(context.Background(), Input{SessionID: "s1"}, state.State{}, cfg, Env{Ports: Ports{Beads: epic([]string{"bd-e.1", "bd-e.2"})}, Prompt: prompt, Now: now})
 		if !strings.Contains(dec.Reason, "2 ready (next: bd-e.1, bd-e.2)") {
 			t.Errorf("next_ids %d: %q", n, dec.Reason)
 		}
@@ -405,7 +405,7 @@ func TestDecideReadsRacingAChange(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &racingTracker{fakeTracker: &fakeTracker{subtree: []beads.Issue{x5}}, later: tc.later}
 			dec, _ := Decide(context.Background(), Input{SessionID: "s", Epic: "x"}, state.State{}, testConfig(),
-				Env{Beads: tr, Now: now, Prompt: "P"})
+				Env{Ports: Ports{Beads: tr}, Now: now, Prompt: "P"})
 			if dec.Outcome != tc.want || dec.Block != tc.block || !slices.Equal(tr.calls, []string{"ready", "subtree", "ready"}) {
 				t.Errorf("outcome %s block %v (%s); want %s block %v; calls %v", dec.Outcome, dec.Block, dec.Why, tc.want, tc.block, tr.calls)
 			}
@@ -464,7 +464,7 @@ func TestTaskmasterTurns(t *testing.T) {
 			for i, s := range tc.steps {
 				var dec Decision
 				dec, st = Decide(context.Background(), Input{SessionID: "s1", Event: "Stop", FinalMessage: s.msg}, st, cfg,
-					Env{Beads: &fakeTracker{}, Now: now.Add(time.Duration(i) * time.Minute)})
+					Env{Ports: Ports{Beads: &fakeTracker{}}, Now: now.Add(time.Duration(i) * time.Minute)})
 				if dec.Block != (s.want != "") {
 					t.Fatalf("stop %d (%q): block=%v outcome=%s (%s), want label %q", i+1, s.msg, dec.Block, dec.Outcome, dec.Why, s.want)
 				}
@@ -490,7 +490,7 @@ func TestTaskmasterEpicEndsForGood(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workflow.DoneToken.Required = true
 	dec, st := decideCfg(context.Background(), Input{SessionID: "s1", FinalMessage: "TASKMASTER_DONE::s1"},
-		state.State{Session: "s1", Epic: "bd-e"}, cfg, Env{Beads: epic(nil), Prompt: prompt, Now: now})
+		state.State{Session: "s1", Epic: "bd-e"}, cfg, Env{Ports: Ports{Beads: epic(nil)}, Prompt: prompt, Now: now})
 	if dec.Outcome != state.OutcomeTokenDone || st.Ended != state.OutcomeTokenDone {
 		t.Fatalf("epic, token and beads agree: %s, ended %q", dec.Outcome, st.Ended)
 	}
@@ -535,7 +535,7 @@ func TestDecideTask(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{SessionID: "s1", Epic: "bd-e.1", FinalMessage: tc.msg}
 			dec, next := Decide(context.Background(), in, state.State{Session: "s1", Epic: "bd-e.1"}, testConfig(),
-				Env{Beads: tc.tr, Prompt: prompt, Now: now})
+				Env{Ports: Ports{Beads: tc.tr}, Prompt: prompt, Now: now})
 			if dec.Block != tc.block || dec.Outcome != tc.outcome {
 				t.Fatalf("got block=%v %s (%s), want block=%v %s\nreason: %s\nsystemMessage: %s",
 					dec.Block, dec.Outcome, dec.Why, tc.block, tc.outcome, dec.Reason, dec.SystemMessage)
@@ -564,7 +564,7 @@ func TestDecideTask(t *testing.T) {
 // An epic whose tasks are all closed is complete although the epic itself
 // is still open (it is closed by bd epic close-eligible, not worked on).
 func TestDecideEpicCompleteWhileItselfOpen(t *testing.T) {
-	dec, _ := decideCfg(context.Background(), Input{SessionID: "s1"}, state.State{}, testConfig(), Env{Beads: epic(nil), Prompt: prompt, Now: now})
+	dec, _ := decideCfg(context.Background(), Input{SessionID: "s1"}, state.State{}, testConfig(), Env{Ports: Ports{Beads: epic(nil)}, Prompt: prompt, Now: now})
 	if dec.Outcome != state.OutcomeComplete || !strings.Contains(dec.SystemMessage, "epic bd-e complete") {
 		t.Fatalf("%s: %s", dec.Outcome, dec.SystemMessage)
 	}

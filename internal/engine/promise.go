@@ -42,12 +42,7 @@ func HasDoneToken(msg, prefix, sessionID string) bool {
 	if !strings.Contains(msg, want) {
 		return false
 	}
-	for line := range strings.SplitSeq(maskCode(msg), "\n") {
-		if strings.TrimSpace(line) == want {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(maskCode(msg), "\n"), func(line string) bool { return strings.TrimSpace(line) == want })
 }
 
 // promiseElems match the promise element, raw and XML-escaped, in

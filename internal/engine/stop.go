@@ -24,13 +24,13 @@ type StopRequest struct {
 	DryRun bool
 }
 
-// Ports are the engine's ways to the outside world (see Env for the first four).
+// Ports are the engine's ways to the outside world.
 type Ports struct {
 	Beads     Tracker
-	Workspace Workspace
-	Worktrees WorktreeLister
-	Runner    CommandRunner
-	Updater   StatusUpdater // moves stuck tasks; nil reports them unmoved
+	Workspace Workspace      // nil: the checkpoint promise cannot check git
+	Worktrees WorktreeLister // nil turns stuck-task detection off
+	Runner    CommandRunner  // runs command checks; nil makes them an error
+	Updater   StatusUpdater  // moves stuck tasks; nil reports them unmoved
 	// Usage reads a driven stop's token usage from the agent's transcript;
 	// nil keeps the Input's (runtasks run reads it from the agent's events).
 	Usage usage.UsageReader
@@ -45,19 +45,16 @@ type Ports struct {
 // lock, applies its effects, records the decision and hands it to
 // Ports.Notify. A failure still returns a Decision that allows the stop
 // and tells the person why; the error is for the caller's log.
-func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, error) {
-	dec, in, err := stop(ctx, s, cfg, req, p)
-	if p.Notify != nil && !req.DryRun {
-		p.Notify(in, dec)
-	}
-	return dec, err
-}
-
-func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (Decision, Input, error) {
+func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (dec Decision, err error) {
 	in := req.Input
+	defer func() {
+		if p.Notify != nil && !req.DryRun {
+			p.Notify(in, dec)
+		}
+	}()
 	began := p.Now()
 	if !cfg.Workflow.StopHook.Enabled {
-		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, in, nil
+		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}, nil
 	}
 
 	binding, epic := resolveEpic(s, cfg, in, req.EpicFromFlag)
@@ -66,7 +63,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	// An undriven session is left alone, unless a task it claimed still
 	// waits for its RESULTS.md (Decide's results stage then blocks).
 	if !Driven(in, cfg) && len(state.UntouchedResults(in.Claims)) == 0 {
-		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven", Epic: in.Epic}, in, nil
+		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven", Epic: in.Epic}, nil
 	}
 	if b := cfg.Workflow.Budget; (b.EpicTokens > 0 || b.EpicCost > 0) && in.Epic != "" {
 		var err error
@@ -75,27 +72,23 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 	}
 
-	env := Env{Beads: p.Beads, Workspace: p.Workspace, Worktrees: p.Worktrees, Runner: p.Runner,
-		Now: p.Now(), Verdicts: req.DryRun}
+	env := Env{Ports: p, Now: p.Now(), Verdicts: req.DryRun}
 	if in.Epic != "" {
 		prompt, err := RenderPrompt(cfg, in.Epic, in.SessionID)
 		if err != nil {
-			return failed(in.Epic, err), in, err
+			return failed(in.Epic, err), err
 		}
 		env.Prompt = prompt
 	}
 
 	key := cmp.Or(in.Epic, state.NoEpic)
 	if req.DryRun {
-		dec, _ := Decide(ctx, in, state.State{Session: in.SessionID, Epic: key}, cfg, env)
-		return dec, in, nil
+		dec, _ = Decide(ctx, in, state.State{Session: in.SessionID, Epic: key}, cfg, env)
+		return dec, nil
 	}
-	var (
-		dec Decision
-		rec state.Record
-	)
+	var rec state.Record
 	thisStop := stopMark(in)
-	_, err := s.Update(in.SessionID, key, func(st *state.State) error {
+	_, err = s.Update(in.SessionID, key, func(st *state.State) error {
 		// Two runtasks stop hooks of one stop (a project and a user install
 		// that both fire) reach here one after the other, under the state
 		// lock. The second is not a new stop: it began before the first
@@ -131,7 +124,7 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 		}
 		var aud audit
 		if cfg.Workflow.Verify.On() && in.Epic != "" {
-			aud = runAudit(ctx, s, cfg, in, *st, binding.ArmedAt, env, p)
+			aud = runAudit(ctx, s, cfg, in, *st, binding.ArmedAt, env)
 		}
 		var next state.State
 		dec, next = Decide(ctx, in, *st, cfg, env)
@@ -163,16 +156,16 @@ func stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 	})
 	if err != nil {
 		err = fmt.Errorf("state: %w", err)
-		return failed(in.Epic, err), in, err
+		return failed(in.Epic, err), err
 	}
 	if dec.Outcome == state.OutcomeDuplicate {
 		s.Warnf("session %s: %s", in.SessionID, dec.Why)
-		return dec, in, nil
+		return dec, nil
 	}
 	if err := s.Append(rec); err != nil {
 		s.Warnf("decision log: %v", err)
 	}
-	return dec, in, nil
+	return dec, nil
 }
 
 // stopMark identifies a stop as the agent made it: its event, transcript

@@ -150,8 +150,6 @@ func applyStuck(ctx context.Context, bd StatusUpdater, t StuckTask, now time.Tim
 	switch {
 	case status == "":
 		return "reported, not changed"
-	case bd == nil:
-		return "could not set " + status + ": beads cannot be updated"
 	case t.Reclaim:
 		// bd reclaim clears the assignee too: bd refuses another
 		// actor's claim on a task still assigned.

@@ -18,12 +18,11 @@ import (
 // workflow.verify.checks; then, with task_commands, its own command (bd
 // metadata verify).
 func VerifyChecks(cfg *config.Config, is beads.Issue) []config.CheckSpec {
-	specs := cfg.Workflow.Verify.Checks
-	for _, o := range cfg.Workflow.Verify.Overrides {
-		if o.IssueType != "" && o.IssueType == is.IssueType || o.Label != "" && slices.Contains(is.Labels, o.Label) {
-			specs = o.Checks
-			break
-		}
+	specs, overrides := cfg.Workflow.Verify.Checks, cfg.Workflow.Verify.Overrides
+	if i := slices.IndexFunc(overrides, func(o config.VerifyOverride) bool {
+		return o.IssueType != "" && o.IssueType == is.IssueType || o.Label != "" && slices.Contains(is.Labels, o.Label)
+	}); i >= 0 {
+		specs = overrides[i].Checks
 	}
 	if run := is.VerifyCommand(); run != "" && cfg.Workflow.Verify.TaskCommands {
 		specs = append(slices.Clip(specs), config.CheckSpec{Type: "command", Name: "task " + is.ID, Run: run,
@@ -71,12 +70,12 @@ func (v Verification) Record(in Input, epic string, now time.Time) state.Record 
 // VerifyTask runs the task's checks, each command in its own process group
 // with RUNTASKS_TASK_ID, RUNTASKS_TASK_TITLE and RUNTASKS_TASK_WORKTREE set,
 // in the task's worktree when it has one.
-func VerifyTask(ctx context.Context, cfg *config.Config, env Env, is beads.Issue) Verification {
+func VerifyTask(ctx context.Context, cfg *config.Config, p Ports, is beads.Issue) Verification {
 	v := Verification{Task: is}
-	commit, worktree := taskPlace(ctx, cfg, env.Worktrees, is.ID)
+	commit, worktree := taskPlace(ctx, cfg, p.Worktrees, is.ID)
 	c := *cfg
 	c.Root, v.Commit = cmp.Or(worktree, cfg.Root), commit
-	d := &decider{ctx: ctx, cfg: &c, env: env, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
+	d := &decider{ctx: ctx, cfg: &c, env: Env{Ports: p}, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
 		config.ShellQuote(is.ID), config.ShellQuote(is.Title), config.ShellQuote(worktree))}
 	specs := VerifyChecks(cfg, is)
 	for _, s := range specs {
@@ -136,12 +135,11 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 			return "", err
 		}
 	}
-	env := Env{Beads: p.Beads, Worktrees: p.Worktrees, Runner: p.Runner}
 	for _, is := range tasks {
 		if !slices.Contains(req.Closes, is.ID) || is.Status == beads.StatusClosed {
 			continue
 		}
-		v := VerifyTask(ctx, cfg, env, is)
+		v := VerifyTask(ctx, cfg, p, is)
 		if err := s.Append(v.Record(in, in.Epic, p.Now())); err != nil {
 			s.Warnf("decision log: %v", err)
 		}
@@ -179,7 +177,7 @@ type audit struct {
 	from     time.Time // the next AuditFrom
 }
 
-func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input, st state.State, armed time.Time, env Env, p Ports) (a audit) {
+func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input, st state.State, armed time.Time, env Env) (a audit) {
 	a.from = env.Now
 	from := st.AuditFrom
 	switch {
@@ -196,7 +194,7 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 			}
 		}
 	}
-	_, tasks, err := p.Beads.Descendants(ctx, in.Epic)
+	_, tasks, err := env.Beads.Descendants(ctx, in.Epic)
 	if err != nil {
 		s.Warnf("verify: could not list the epic's tasks; audited at the next stop: %v", err)
 		a.from = from
@@ -224,7 +222,7 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 			a.deferred++
 			continue
 		}
-		v := VerifyTask(ctx, cfg, env, is)
+		v := VerifyTask(ctx, cfg, env.Ports, is)
 		if v.Passed() {
 			if err := s.Append(v.Record(in, in.Epic, env.Now)); err != nil {
 				s.Warnf("decision log: %v", err)
@@ -232,12 +230,12 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 			continue
 		}
 		a.failed = append(a.failed, v)
-		if cfg.Workflow.Verify.OnUnverified == "reopen" && p.Updater != nil {
-			if _, err := p.Updater.SetStatus(ctx, is.ID, beads.StatusOpen); err != nil {
+		if cfg.Workflow.Verify.OnUnverified == "reopen" && env.Updater != nil {
+			if _, err := env.Updater.SetStatus(ctx, is.ID, beads.StatusOpen); err != nil {
 				s.Warnf("verify: could not reopen %s: %v", is.ID, err)
 				continue
 			}
-			_, _ = p.Updater.AppendNotes(ctx, is.ID, "runtasks reopened it: closed without passing its checks.\n"+v.Failure())
+			_, _ = env.Updater.AppendNotes(ctx, is.ID, "runtasks reopened it: closed without passing its checks.\n"+v.Failure())
 			a.reopened = append(a.reopened, is.ID)
 		}
 	}
