@@ -47,8 +47,8 @@ type Ports struct {
 // and tells the person why; the error is for the caller's log.
 func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopRequest, p Ports) (dec Decision, err error) {
 	in := req.Input
-	defer func() {
-		if p.Notify != nil && !req.DryRun {
+	defer func() { // not on a panic: dec is empty then, and nothing was decided
+		if p.Notify != nil && !req.DryRun && dec.Outcome != "" {
 			p.Notify(in, dec)
 		}
 	}()

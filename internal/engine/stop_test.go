@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -269,5 +270,26 @@ func TestStopDuplicateHooks(t *testing.T) {
 		if r.Outcome == state.OutcomeDuplicate {
 			t.Errorf("a duplicate was logged as a decision: %+v", r)
 		}
+	}
+}
+
+type panicking struct{ Tracker }
+
+func (panicking) Ready(context.Context, string) ([]beads.Issue, error) { panic("boom") }
+
+// A stop that panics (the hook recovers it) decided nothing: nobody is
+// notified of an empty decision.
+func TestStopPanicNotifiesNobody(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workflow.Epic = "bd-e"
+	p := stopPorts(panicking{})
+	notified := 0
+	p.Notify = func(Input, Decision) { notified++ }
+	func() {
+		defer func() { _ = recover() }()
+		Stop(context.Background(), &state.Store{Dir: t.TempDir()}, cfg, StopRequest{Input: Input{SessionID: "s1", Event: "Stop"}}, p)
+	}()
+	if notified != 0 {
+		t.Errorf("notified %d times of a stop that panicked", notified)
 	}
 }
