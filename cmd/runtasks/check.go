@@ -17,14 +17,16 @@ import (
 )
 
 type checkOptions struct {
+	*Factory
 	Transcript string
 	Session    string
 	JSON       bool
 	EpicFlag   bool // --epic given: it wins over a session binding
+	cfg        *config.Config
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
-	opts := &checkOptions{}
+	opts := &checkOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Run the configured completion checks outside any agent (for CI)",
@@ -50,13 +52,13 @@ tasks are not moved and no cycle is counted.`,
       - {type: command, run: "go test ./...", timeout: 10m}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadConfig(cmd, "")
-			if err != nil {
+			var err error
+			if opts.cfg, _, err = f.LoadConfig(cmd, ""); err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			opts.EpicFlag = cmd.Flags().Changed("epic")
-			return runCheck(cmd.Context(), f.Out, cfg, stopPorts(f, cfg), opts)
+			return runCheck(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to judge (env RUNTASKS_EPIC, workflow.epic)")
@@ -84,7 +86,8 @@ type checkReport struct {
 
 // runCheck judges once through the stop transaction as a dry run and
 // prints each check's verdict.
-func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engine.Ports, o *checkOptions) error {
+func runCheck(ctx context.Context, o *checkOptions) error {
+	cfg := o.cfg
 	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
 	if o.Transcript != "" {
 		msg, err := transcript.LastAssistantText(o.Transcript)
@@ -97,7 +100,7 @@ func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engi
 		in.FinalMessage = msg
 	}
 	dec, err := engine.Stop(ctx, &state.Store{Dir: cfg.StateDir()}, cfg,
-		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, ports)
+		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, stopPorts(o.Factory, cfg))
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
@@ -108,7 +111,7 @@ func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engi
 		rep.Checks = []engine.Verdict{}
 	}
 	if o.JSON {
-		if err := printJSON(out, rep); err != nil {
+		if err := printJSON(o.Out, rep); err != nil {
 			return err
 		}
 	} else {
@@ -117,7 +120,7 @@ func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engi
 			checkPrint(&b, v, "", cfg.Workflow.FeedbackLimit)
 		}
 		fmt.Fprintf(&b, "result: %s\n", status)
-		io.WriteString(out, headless.Clean(b.String()))
+		io.WriteString(o.Out, headless.Clean(b.String()))
 	}
 	if rep.Exit != 0 {
 		return exitCode(rep.Exit, errSilent)

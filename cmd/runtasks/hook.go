@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
@@ -26,15 +25,12 @@ import (
 
 // hookOptions are the hooks' options.
 type hookOptions struct {
-	In       io.Reader
-	Out, Err io.Writer
+	*Factory
 	// Agent is --agent ("" = detected from the input).
 	Agent    string
 	LogLevel string
 	EpicFlag bool   // --epic given: it wins over a session binding
 	Worker   string // RUNTASKS_TASK: a runtasks run worker's task
-	Getenv   func(string) string
-	Now      func() time.Time
 	Ports    func(cfg *config.Config) engine.Ports
 	Beads    func(cfg *config.Config) *beads.Client
 	// Notify is the stop hook's notify port (nil: none).
@@ -49,10 +45,10 @@ type hookOptions struct {
 }
 
 func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
-	o.In, o.Out, o.Err = f.In, f.Out, f.Err
+	o.Factory = f
 	o.LogLevel, _ = cmd.Flags().GetString("log-level")
 	o.EpicFlag = cmd.Flags().Changed("epic")
-	o.Worker, o.Getenv, o.Now = f.Getenv("RUNTASKS_TASK"), f.Getenv, f.Now
+	o.Worker = f.Getenv("RUNTASKS_TASK")
 	o.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
 	o.Beads = func(cfg *config.Config) *beads.Client { return newBeadsClient(f, cfg) }
 	o.LoadConfig = func(dir string) (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, dir) }

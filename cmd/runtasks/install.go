@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,17 +24,22 @@ import (
 	"github.com/runtasks/runtasks/internal/trust"
 )
 
-type installCmdOptions struct {
+// installOptions are install's and uninstall's.
+type installOptions struct {
+	*Factory
 	Opts install.Options
 	// NoTrust skips Codex's trust step.
 	NoTrust bool
 	// TrustYes trusts a project.yaml install did not write without asking
 	// (--trust), after showing what it runs.
 	TrustYes bool
+	Bin      string // --bin: install's only
+	// cmd's flags name the configuration, loaded after the trust step.
+	cmd *cobra.Command
 }
 
 func newInstallCmd(f *Factory) *cobra.Command {
-	o := &installCmdOptions{}
+	o := &installOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "install claude|codex|gemini|cursor",
 		Short: "Register runtasks' hooks and skills with an agent",
@@ -97,14 +103,14 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: hook.Agents,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := installOptions(f, cmd, args[0], &o.Opts); err != nil {
+			if err := o.fill(cmd, args[0]); err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
-			return runInstall(cmd, f, o)
+			return runInstall(cmd.Context(), o)
 		},
 	}
 	installFlags(cmd, &o.Opts)
-	cmd.Flags().String("bin", "", "with --global: the runtasks binary the user's hooks run (default: this binary)")
+	cmd.Flags().StringVar(&o.Bin, "bin", "", "with --global: the runtasks binary the user's hooks run (default: this binary)")
 	cmd.Flags().StringVar(&o.Opts.Epic, "epic", "", "epic the Stop hook drives (written as --epic; default: RUNTASKS_EPIC or project.yaml at run time)")
 	cmd.Flags().BoolVar(&o.NoTrust, "no-trust", false, "codex: do not trust the hooks through codex app-server")
 	cmd.Flags().BoolVar(&o.TrustYes, "trust", false, "trust the project's project.yaml without asking (it is shown first)")
@@ -118,26 +124,26 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 }
 
 // runInstall trusts (or refuses) the project's project.yaml, then installs.
-func runInstall(cmd *cobra.Command, f *Factory, o *installCmdOptions) error {
+func runInstall(ctx context.Context, o *installOptions) error {
 	if !o.Opts.Global {
-		if err := projectTrust(f, o); err != nil {
+		if err := projectTrust(o); err != nil {
 			return trustExit(err)
 		}
 	}
-	installLimits(f, cmd, &o.Opts)
+	installLimits(o)
 	if o.Opts.Agent == hook.Codex && !o.NoTrust && !o.Opts.DryRun {
-		if bin := lookPathIn(f.Getenv("PATH"), "codex"); bin != "" {
-			o.Opts.Trust = install.CodexTrust{Bin: bin, Env: f.Environ(), Dir: o.Opts.ProjectDir}.Trust
+		if bin := lookPathIn(o.Getenv("PATH"), "codex"); bin != "" {
+			o.Opts.Trust = install.CodexTrust{Bin: bin, Env: o.Environ(), Dir: o.Opts.ProjectDir}.Trust
 		}
 	}
-	res, err := install.Install(cmd.Context(), o.Opts)
-	printInstallResult(f.Out, "install", o.Opts, res)
+	res, err := install.Install(ctx, o.Opts)
+	printInstallResult(o.Out, "install", o.Opts, res)
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
 	if !o.Opts.Global {
-		pathNote(f)
-		if err := trustWritten(f, o.Opts, res); err != nil {
+		pathNote(o.Factory)
+		if err := trustWritten(o.Factory, o.Opts, res); err != nil {
 			return exitCode(engine.ExitFailed, err)
 		}
 	}
@@ -150,27 +156,25 @@ func installFlags(cmd *cobra.Command, o *install.Options) {
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the diff, write nothing")
 }
 
-// installOptions fills the options both commands take from the factory.
-func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Options) error {
+// fill fills the options both commands take from the factory.
+func (o *installOptions) fill(cmd *cobra.Command, agent string) error {
+	o.cmd = cmd
 	if !hook.Known(agent) {
 		return fmt.Errorf("unknown agent %q: want %s", agent, strings.Join(hook.Agents, ", "))
 	}
-	o.Agent = agent
-	o.Home = f.home()
-	if s := f.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
-		o.ManifestDir = filepath.Join(s, "runtasks", "install")
+	o.Opts.Agent = agent
+	o.Opts.Home = o.home()
+	if s := o.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
+		o.Opts.ManifestDir = filepath.Join(s, "runtasks", "install")
 	}
-	o.CodexHome = f.Getenv("CODEX_HOME")
-	bin := ""
-	if cmd.Flags().Lookup("bin") != nil {
-		bin, _ = cmd.Flags().GetString("bin")
-	}
+	o.Opts.CodexHome = o.Getenv("CODEX_HOME")
+	bin := o.Bin
 	switch {
-	case bin != "" && !o.Global:
+	case bin != "" && !o.Opts.Global:
 		return fmt.Errorf("--bin %s: a project's settings are shared, so its hooks run runtasks from PATH; put %s on PATH, or give --bin with --global (the user's own settings)", bin, filepath.Dir(bin))
 	case bin == "":
-		exe, err := f.executable()
-		if err != nil && o.Global {
+		exe, err := o.executable()
+		if err != nil && o.Opts.Global {
 			return fmt.Errorf("path of this runtasks binary: %w (give --bin)", err)
 		}
 		bin = exe
@@ -178,12 +182,12 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 	if abs, err := filepath.Abs(bin); err == nil && bin != "" {
 		bin = abs
 	}
-	o.Executable = bin
-	root, _, err := f.findProject(cmd, "")
+	o.Opts.Executable = bin
+	root, _, err := o.findProject(cmd, "")
 	if err != nil {
 		return err
 	}
-	o.ProjectDir = root
+	o.Opts.ProjectDir = root
 	return nil
 }
 
@@ -193,18 +197,18 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 // has asked by now); the user's settings (--global) are not one project's,
 // and take no value from any project.yaml. A configuration that does not
 // load leaves Cursor unlimited (runtasks' cap applies at run time).
-func installLimits(f *Factory, cmd *cobra.Command, o *install.Options) {
-	load := func() (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, "") }
-	if o.Global {
+func installLimits(o *installOptions) {
+	load := func() (*config.Config, *config.Sources, error) { return o.LoadHookConfig(o.cmd, "") }
+	if o.Opts.Global {
 		load = func() (*config.Config, *config.Sources, error) {
-			return config.Load(config.LoadOptions{StartDir: o.Home, Environ: f.Environ(), RequireTrust: brokenTrust(nil)})
+			return config.Load(config.LoadOptions{StartDir: o.Opts.Home, Environ: o.Environ(), RequireTrust: brokenTrust(nil)})
 		}
 	}
 	if cfg, _, err := load(); err == nil {
-		o.LoopLimit = cfg.Workflow.StopHook.MaxCycles
-		o.StopTimeout = doctor.HookTimeout(cfg)
+		o.Opts.LoopLimit = cfg.Workflow.StopHook.MaxCycles
+		o.Opts.StopTimeout = doctor.HookTimeout(cfg)
 	} else {
-		o.StopTimeout = doctor.HookTimeout(nil)
+		o.Opts.StopTimeout = doctor.HookTimeout(nil)
 	}
 }
 
@@ -214,7 +218,8 @@ func installLimits(f *Factory, cmd *cobra.Command, o *install.Options) {
 // example: nothing to ask. Any other: what it would run is shown and the
 // person's yes taken (asked on a terminal, --trust otherwise); a dry run
 // only shows it.
-func projectTrust(f *Factory, o *installCmdOptions) error {
+func projectTrust(o *installOptions) error {
+	f := o.Factory
 	root := o.Opts.ProjectDir
 	file := filepath.Join(root, config.ProjectFile)
 	data, err := agentfile.Read(file, agentfile.MaxText)

@@ -61,7 +61,9 @@ func runPreToolHook(ctx context.Context, o *hookOptions) error {
 	if json.Unmarshal(data, &p) == nil && len(gated(o.Worker, p)) == 0 {
 		return nil
 	}
-	o.In = bytes.NewReader(data)
+	f := *o.Factory
+	f.In = bytes.NewReader(data)
+	o.Factory = &f
 	return runHook(ctx, o, preToolHook, func(ctx context.Context, h *hookCall) {
 		if h.noStore != "" {
 			return

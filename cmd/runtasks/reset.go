@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,15 +15,14 @@ import (
 )
 
 type resetOptions struct {
-	Out, Err io.Writer
-	Store    *state.Store
-	Epic     string // "" = any
-	Session  string // "" = any
-	Now      func() time.Time
+	*Factory
+	Store   *state.Store
+	Epic    string // "" = any
+	Session string // "" = any
 }
 
 func newResetCmd(f *Factory) *cobra.Command {
-	opts := &resetOptions{}
+	opts := &resetOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Clear sessions' cycle counters",
@@ -47,7 +45,6 @@ It prints how many states it cleared.`,
 			if err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
-			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
 			return runReset(opts) // a failure is status 1
@@ -73,7 +70,7 @@ func runReset(o *resetOptions) error {
 			rec.Max = st.Last.Max
 		}
 		if aerr := o.Store.Append(rec); aerr != nil {
-			fmt.Fprintf(o.Err, "runtasks: warning: decision log: %v\n", aerr)
+			o.warn(fmt.Sprint("decision log: ", aerr))
 		}
 	}
 	var b strings.Builder

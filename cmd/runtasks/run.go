@@ -17,16 +17,20 @@ import (
 )
 
 type runOptions struct {
-	headless.Options
-	Agent, Session string // override run.agent and run.session
-	Plain          bool
-	Workers        int
-	Heartbeat      time.Duration
-	AllowDirty     bool
+	*Factory
+	headless.Options        // its Out, Now and Environ are the factory's
+	Agent, Session   string // override run.agent and run.session
+	Plain            bool
+	Workers          int
+	Heartbeat        time.Duration
+	AllowDirty       bool
+	// cmd's flags: --log-level, --config, whether --workers was given.
+	cmd *cobra.Command
+	src *config.Sources
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
-	opts := &runOptions{}
+	opts := &runOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "run --epic E [--agent claude|codex] [--max-cycles N] [--max-duration D] [-- agent args…]",
 		Short: "Drive an epic headless: one fresh agent run per cycle until beads says done",
@@ -82,8 +86,8 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 			if err != nil {
 				return exitCode(headless.ExitError, err)
 			}
-			opts.Out, opts.Config = f.Out, cfg
-			opts.Environ, opts.Now = f.Environ(), f.Now
+			opts.Options.Out, opts.Config, opts.cmd, opts.src = f.Out, cfg, cmd, src
+			opts.Options.Environ, opts.Options.Now = f.Environ(), f.Now
 			opts.Args = args
 			opts.Beads = newBeadsClient(f, cfg)
 			if clean, _ := cmd.Flags().GetBool("clean"); clean {
@@ -98,7 +102,7 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 			kill, stop := secondInterrupt()
 			defer stop()
 			opts.Kill = kill
-			return runRun(cmd.Context(), f, cmd, src, opts)
+			return runRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to work (env RUNTASKS_EPIC, workflow.epic)")
@@ -130,7 +134,8 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 	return cmd
 }
 
-func runRun(ctx context.Context, f *Factory, cmd *cobra.Command, src *config.Sources, o *runOptions) error {
+func runRun(ctx context.Context, o *runOptions) error {
+	f, cmd := o.Factory, o.cmd
 	cfg := o.Config
 	if o.Agent != "" {
 		cfg.Run.Agent = o.Agent
@@ -157,7 +162,7 @@ func runRun(ctx context.Context, f *Factory, cmd *cobra.Command, src *config.Sou
 	if cfg.Log.File == "" {
 		o.LogOut = f.Err
 	}
-	o.Ports.Notify = notifyPort(f, cmd, cfg, src, projectTrusted(f, cfg), o.Log)
+	o.Ports.Notify = notifyPort(f, cmd, cfg, o.src, projectTrusted(f, cfg), o.Log)
 	var res headless.Result
 	var err error
 	// Workers > 1, or --workers given (even 1), runs headless.RunWorkers.

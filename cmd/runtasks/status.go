@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -19,8 +18,8 @@ import (
 )
 
 type statusOptions struct {
+	*Factory
 	status.Options
-	Out   io.Writer
 	JSON  bool
 	JQ    string
 	Why   string // the session whose last reason is printed
@@ -29,12 +28,11 @@ type statusOptions struct {
 	// Tally reads an epic's tally from bd for the watch view's bars (nil:
 	// the decisions' bars).
 	Tally func(ctx context.Context, epic string) (beads.Tally, error)
-	Now   func() time.Time
 	Loc   *time.Location
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
-	opts := &statusOptions{}
+	opts := &statusOptions{Factory: f, Loc: time.Local}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each session's cycle count, last decision and the decision history",
@@ -63,7 +61,6 @@ every 3 seconds; without a terminal, a new table on each change
   runtasks status --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Out, opts.Now, opts.Loc = f.Out, f.Now, time.Local
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			if opts.Watch {
 				opts.TTY = ttyOf(f.In, f.Out)

@@ -17,7 +17,14 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
+type verifyOptions struct {
+	*Factory
+	IDs []string
+	cfg *config.Config
+}
+
 func newVerifyCmd(f *Factory) *cobra.Command {
+	o := &verifyOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "verify [TASK…]",
 		Short: "Run tasks' workflow.verify checks by hand or in CI",
@@ -32,11 +39,12 @@ gate records it, so the stop audit does not run it again at that commit.`,
   # one task, before closing it
   runtasks verify bd-x7y8.3`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadConfig(cmd, "")
-			if err != nil {
+			var err error
+			if o.cfg, _, err = f.LoadConfig(cmd, ""); err != nil {
 				return exitCode(engine.ExitUsage, err)
 			}
-			return runVerify(cmd.Context(), f.Out, cfg, stopPorts(f, cfg), args)
+			o.IDs = args
+			return runVerify(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic whose closed tasks to verify (env RUNTASKS_EPIC, workflow.epic)")
@@ -47,7 +55,8 @@ gate records it, so the stop audit does not run it again at that commit.`,
 	return cmd
 }
 
-func runVerify(ctx context.Context, out io.Writer, cfg *config.Config, p engine.Ports, ids []string) error {
+func runVerify(ctx context.Context, o *verifyOptions) error {
+	cfg, p, ids := o.cfg, stopPorts(o.Factory, o.cfg), o.IDs
 	epic := cfg.Workflow.Epic
 	var tasks []beads.Issue
 	switch {
@@ -83,7 +92,7 @@ func runVerify(ctx context.Context, out io.Writer, cfg *config.Config, p engine.
 		}
 	}
 	fmt.Fprintf(&b, "result: %d of %d task(s) passed\n", len(tasks)-failed, len(tasks))
-	io.WriteString(out, b.String())
+	io.WriteString(o.Out, b.String())
 	if failed > 0 {
 		return exitCode(engine.ExitWorkLeft, errSilent)
 	}
