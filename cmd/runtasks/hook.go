@@ -32,16 +32,32 @@ type hookOptions struct {
 	EpicFlag bool   // --epic given: it wins over a session binding
 	Worker   string // RUNTASKS_TASK: a runtasks run worker's task
 	Ports    func(cfg *config.Config) engine.Ports
-	Beads    func(cfg *config.Config) *beads.Client
 	// Notify is the stop hook's notify port (nil: none).
 	Notify func(h *hookCall) func(engine.Input, engine.Decision)
 	// LoadConfig loads the configuration from the hook's cwd.
 	LoadConfig func(startDir string) (*config.Config, *config.Sources, error)
-	// ConfigError records a configuration error (nil: it is only said).
+	// ConfigError records a stop's configuration error (nil: it is only
+	// said), so that status shows why runtasks is off.
 	ConfigError func(h *hookCall, startDir string, dec engine.Decision)
 	// FindStore finds the project's beads store; where says where it
 	// looked when there is none (nil: not looked for).
 	FindStore func(cfg *config.Config) (where string, ok bool)
+}
+
+// hookCmd is a hook command: cmd with the hooks' flags and EXIT STATUS,
+// running run with the options wired to f.
+func hookCmd(f *Factory, run func(context.Context, *hookOptions) error, cmd *cobra.Command) *cobra.Command {
+	o := &hookOptions{}
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		o.wire(f, cmd)
+		return run(cmd.Context(), o)
+	}
+	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, hookExitStatus)
+	return cmd
 }
 
 func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
@@ -50,7 +66,13 @@ func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
 	o.EpicFlag = cmd.Flags().Changed("epic")
 	o.Worker = f.Getenv("RUNTASKS_TASK")
 	o.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
-	o.Beads = func(cfg *config.Config) *beads.Client { return newBeadsClient(f, cfg) }
+	o.Notify = func(h *hookCall) func(engine.Input, engine.Decision) {
+		return notifyPort(f, cmd, h.cfg, h.src, hookFileTrusted(h.cfg), h.log)
+	}
+	o.ConfigError = func(h *hookCall, dir string, dec engine.Decision) {
+		in, _ := hook.Input(h.agent, h.payload, false)
+		recordConfigError(f, dir, in, dec)
+	}
 	o.LoadConfig = func(dir string) (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, dir) }
 	o.FindStore = func(cfg *config.Config) (string, bool) {
 		_, where, ok := beads.FindStore(cfg.BeadsDir(), cfg.Root, f.Environ())
@@ -59,13 +81,6 @@ func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
 		}
 		return where, ok
 	}
-}
-
-func (o *hookOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
-	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
-	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
-	setExitStatus(cmd, hookExitStatus)
 }
 
 // hookSpec names a hook and what a failure leaves undone: unread ends the
@@ -127,7 +142,7 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 	cfg, src, err := o.LoadConfig(start)
 	if err != nil {
 		dec := engine.ConfigErrorDecision(err)
-		if o.ConfigError != nil {
+		if o.ConfigError != nil && spec.event == hook.EventStop {
 			o.ConfigError(h, start, dec)
 		}
 		h.say(dec.SystemMessage)

@@ -15,8 +15,7 @@ import (
 )
 
 func newPreToolHookCmd(f *Factory) *cobra.Command {
-	opts := &hookOptions{}
-	cmd := &cobra.Command{
+	cmd := hookCmd(f, runPreToolHook, &cobra.Command{
 		Use:   "pre-tool-hook",
 		Short: "Run a task's checks before the agent closes it (run by the agent's pre-tool hook)",
 		Long: `pre-tool-hook reads a shell tool call (Claude Code and Codex PreToolUse,
@@ -36,14 +35,8 @@ crashes or times out lets the command run, and the stop audit checks it.`,
 
   # try it by hand
   echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"bd close bd-x7y8.1"}}' | runtasks pre-tool-hook --epic bd-x7y8`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.wire(f, cmd)
-			return runPreToolHook(cmd.Context(), opts)
-		},
-	}
+	})
 	cmd.Flags().String("epic", "", "epic whose tasks are gated (env RUNTASKS_EPIC, workflow.epic)")
-	opts.addFlags(cmd)
 	return cmd
 }
 

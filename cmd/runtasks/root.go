@@ -91,15 +91,7 @@ func stopPorts(f *Factory, cfg *config.Config) engine.Ports {
 	bd := newBeadsClient(f, cfg)
 	repo := git.Repo{Dir: cfg.Root}
 	return engine.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
-		Runner: shellRunner{shell.Runner{Env: f.Environ()}}, Now: func() time.Time { return f.Now().UTC() }}
-}
-
-// shellRunner adapts shell.Runner to the engine's CommandRunner.
-type shellRunner struct{ r shell.Runner }
-
-func (s shellRunner) Run(ctx context.Context, dir, command string, timeout time.Duration) (engine.CommandResult, error) {
-	res, err := s.r.Run(ctx, dir, command, timeout)
-	return engine.CommandResult{ExitCode: res.ExitCode, Output: res.Output, TimedOut: res.TimedOut}, err
+		Runner: shell.Runner{Env: f.Environ()}, Now: func() time.Time { return f.Now().UTC() }}
 }
 
 // LoadConfig loads the layered configuration for a command. startDir is
@@ -144,15 +136,10 @@ type ExitError struct {
 	Err  error
 }
 
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
+func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// exitCode wraps err (may be nil) with an exit status.
+// exitCode wraps err (errSilent: nothing to print) with an exit status.
 func exitCode(code int, err error) error { return &ExitError{Code: code, Err: err} }
 
 // errSilent ends a command with status 1 after it has printed its own error.
@@ -255,7 +242,7 @@ func execute(ctx context.Context, args []string, f *Factory) int {
 	} else if strings.HasPrefix(err.Error(), "unknown command") {
 		code = engine.ExitUsage
 	}
-	if err != nil && err.Error() != "" {
+	if err.Error() != "" {
 		fmt.Fprintln(f.Err, "runtasks:", err)
 	}
 	return code

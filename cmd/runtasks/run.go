@@ -177,7 +177,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return exitCode(headless.ExitError, err)
 	}
 	if res.Code != headless.ExitComplete {
-		return exitCode(res.Code, nil)
+		return exitCode(res.Code, errSilent)
 	}
 	return nil
 }

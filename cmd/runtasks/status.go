@@ -24,7 +24,7 @@ type statusOptions struct {
 	JQ    string
 	Why   string // the session whose last reason is printed
 	Watch bool
-	TTY   *statusTTY
+	TTY   bool // --watch draws full screen: stdin and stdout are a terminal
 	// Tally reads an epic's tally from bd for the watch view's bars (nil:
 	// the decisions' bars).
 	Tally func(ctx context.Context, epic string) (beads.Tally, error)
@@ -63,7 +63,7 @@ every 3 seconds; without a terminal, a new table on each change
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			if opts.Watch {
-				opts.TTY = ttyOf(f.In, f.Out)
+				opts.TTY = terminal(f.In, f.Out)
 			}
 			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
@@ -81,7 +81,7 @@ every 3 seconds; without a terminal, a new table on each change
 			opts.RunsDir, opts.Prices = headless.RunsDir(cfg), cfg.Usage.Prices
 			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
 			bd := newBeadsClient(f, cfg)
-			if opts.TTY != nil {
+			if opts.TTY {
 				opts.Tally = bd.Tally
 			}
 			opts.Tasks = func(epic string) ([]beads.Issue, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -36,17 +37,13 @@ type Verdict struct {
 	stop     *Decision // the beads checker's decision when it does not pass: the stop hook's answer
 }
 
-// CommandRunner runs a shell command in a directory (shell.Runner, adapted).
+// CommandRunner runs a shell command in a directory (shell.Runner).
 type CommandRunner interface {
 	Run(ctx context.Context, dir, command string, timeout time.Duration) (CommandResult, error)
 }
 
 // CommandResult is how a command ended.
-type CommandResult struct {
-	ExitCode int
-	Output   []byte // the tail of stdout and stderr
-	TimedOut bool
-}
+type CommandResult = shell.Result
 
 // check runs the checker a spec of workflow.checks or workflow.verify names.
 func (d *decider) check(s config.CheckSpec) Verdict {
