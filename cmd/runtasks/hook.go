@@ -115,7 +115,11 @@ type hookCall struct {
 // JSON, and every problem (a panic too) leaves the event to the agent, is
 // told to the person in a systemMessage and is logged on stderr.
 func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(context.Context, *hookCall)) error {
-	h := &hookCall{spec: spec, out: o.Out, errw: o.Err, agent: agentOr(o.Agent)}
+	// Until the input names the agent: --agent, else Claude Code's protocol.
+	h := &hookCall{spec: spec, out: o.Out, errw: o.Err, agent: hook.Claude}
+	if hook.Known(o.Agent) {
+		h.agent = o.Agent
+	}
 	defer recoverHook(h)
 	p, err := hook.Parse(o.In)
 	if err != nil {
@@ -263,12 +267,4 @@ func recordConfigError(f *Factory, dir string, in engine.Input, dec engine.Decis
 // joinMessages joins the non-empty messages for one systemMessage.
 func joinMessages(msgs ...string) string {
 	return strings.Join(slices.DeleteFunc(msgs, func(m string) bool { return m == "" }), "\n")
-}
-
-// agentOr is the agent, or Claude Code's protocol when it is not known.
-func agentOr(agent string) string {
-	if hook.Known(agent) {
-		return agent
-	}
-	return hook.Claude
 }

@@ -126,7 +126,7 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 // runInstall trusts (or refuses) the project's project.yaml, then installs.
 func runInstall(ctx context.Context, o *installOptions) error {
 	if !o.Opts.Global {
-		if err := projectTrust(o); err != nil {
+		if err := projectTrust(o, nil); err != nil {
 			return trustExit(err)
 		}
 	}
@@ -143,9 +143,7 @@ func runInstall(ctx context.Context, o *installOptions) error {
 	}
 	if !o.Opts.Global {
 		pathNote(o.Factory)
-		if err := trustWritten(o.Factory, o.Opts, res); err != nil {
-			return exitCode(engine.ExitFailed, err)
-		}
+		return trustExit(projectTrust(o, res))
 	}
 	return nil
 }
@@ -213,69 +211,54 @@ func installLimits(o *installOptions) {
 }
 
 // projectTrust gets a yes for the project's project.yaml before a project
-// install writes anything. None yet: install writes runtasks' example and
-// trusts it (trustWritten). Trusted and unchanged, or runtasks' own
-// example: nothing to ask. Any other: what it would run is shown and the
-// person's yes taken (asked on a terminal, --trust otherwise); a dry run
-// only shows it.
-func projectTrust(o *installOptions) error {
-	f := o.Factory
+// install writes anything (res nil). None yet: install writes runtasks'
+// example, and this trusts it after the install (res: the file created).
+// Trusted and unchanged, or runtasks' own example: nothing to ask. Any
+// other: what it would run is shown and the person's yes taken (asked on a
+// terminal, --trust otherwise); a dry run only shows it.
+func projectTrust(o *installOptions, res *install.Result) error {
 	root := o.Opts.ProjectDir
 	file := filepath.Join(root, config.ProjectFile)
+	written := res != nil && slices.ContainsFunc(res.Files, func(fc install.FileChange) bool { return fc.Path == file && fc.Action == install.Created })
+	if res != nil && (o.Opts.DryRun || !written) {
+		return nil
+	}
 	data, err := agentfile.Read(file, agentfile.MaxText)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("read %s: %w", file, err)
 	}
-	st, err := f.trustStore()
+	st, err := o.trustStore()
 	if err != nil {
 		return err
 	}
-	if state, err := st.Check(root, data); err == nil && state == trust.Trusted {
+	if state, err := st.Check(root, data); !written && err == nil && state == trust.Trusted {
 		return nil
 	}
 	own := bytes.Equal(data, runtasks.ProjectYAMLExample)
 	switch {
 	case own && o.Opts.DryRun:
-		fmt.Fprintf(f.Out, "%s is runtasks' own example: install would trust it\n", file)
+		fmt.Fprintf(o.Out, "%s is runtasks' own example: install would trust it\n", file)
 		return nil
 	case own:
 	case o.Opts.DryRun:
-		execs, err := config.Review(root, data)
-		fmt.Fprint(f.Out, config.ReviewText(file, execs, err))
-		fmt.Fprintf(f.Out, "install would ask before trusting %s (--trust: without asking); until then runtasks ignores it\n", file)
+		o.confirmTrust(root, file, data, true, "")
+		fmt.Fprintf(o.Out, "install would ask before trusting %s (--trust: without asking); until then runtasks ignores it\n", file)
 		return nil
 	default:
-		if err := f.confirmTrust(root, file, data, o.TrustYes, "--trust"); err != nil {
+		if err := o.confirmTrust(root, file, data, o.TrustYes, "--trust"); err != nil {
 			return err
 		}
 	}
-	if _, err := st.Trust(root, file, data, f.Now()); err != nil {
+	if _, err := st.Trust(root, file, data, o.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.Out, "trusted %s: runtasks reads its %s as it is now (run `runtasks trust` again after changing it)\n", root, config.ProjectFile)
-	return nil
-}
-
-// trustWritten trusts the project.yaml install wrote itself.
-func trustWritten(f *Factory, o install.Options, res *install.Result) error {
-	file := filepath.Join(o.ProjectDir, config.ProjectFile)
-	if o.DryRun || !slices.ContainsFunc(res.Files, func(fc install.FileChange) bool { return fc.Path == file && fc.Action == install.Created }) {
-		return nil
+	what := "its %s as it is now"
+	if written {
+		what = "the %s install wrote"
 	}
-	st, err := f.trustStore()
-	if err != nil {
-		return err
-	}
-	data, err := agentfile.Read(file, agentfile.MaxText)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", file, err)
-	}
-	if _, err := st.Trust(o.ProjectDir, file, data, f.Now()); err != nil {
-		return err
-	}
-	fmt.Fprintf(f.Out, "trusted %s: runtasks reads the %s install wrote (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
+	fmt.Fprintf(o.Out, "trusted %s: runtasks reads "+what+" (run `runtasks trust` again after changing it)\n", root, config.ProjectFile)
 	return nil
 }
 
@@ -301,9 +284,7 @@ func printInstallResult(w io.Writer, verb string, o install.Options, res *instal
 	}
 	if o.DryRun {
 		for _, fc := range res.Files {
-			if fc.Diff != "" {
-				fmt.Fprint(w, fc.Diff)
-			}
+			fmt.Fprint(w, fc.Diff)
 		}
 	}
 	fmt.Fprintf(w, "%s %s: %s\n", verb, res.Agent, res.Settings)

@@ -62,9 +62,7 @@ every 3 seconds; without a terminal, a new table on each change
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			if opts.Watch {
-				opts.TTY = terminal(f.In, f.Out)
-			}
+			opts.TTY = opts.Watch && terminal(f.In, f.Out)
 			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
 				// The state can still be shown: a broken file is exactly
