@@ -167,7 +167,6 @@ func runDisarm(o *disarmOptions) error {
 			}
 		}
 	}
-	o.released = 0
 	for _, s := range sessions {
 		if err := o.disarm(store, s); err != nil {
 			return err

@@ -50,12 +50,9 @@ tasks are not moved and no cycle is counted.`,
     checks:
       - beads
       - {type: command, run: "go test ./...", timeout: 10m}`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: loadConfig(f.LoadConfig, &opts.cfg, engine.ExitUsage),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.cfg, _, err = f.LoadConfig(cmd, ""); err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			opts.EpicFlag = cmd.Flags().Changed("epic")
 			return runCheck(cmd.Context(), opts)
@@ -87,8 +84,7 @@ type checkReport struct {
 // runCheck judges once through the stop transaction as a dry run and
 // prints each check's verdict.
 func runCheck(ctx context.Context, o *checkOptions) error {
-	cfg := o.cfg
-	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: cfg.Root}
+	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript, CWD: o.cfg.Root}
 	if o.Transcript != "" {
 		msg, err := transcript.LastAssistantText(o.Transcript)
 		if err == nil && msg == "" {
@@ -99,8 +95,8 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 		}
 		in.FinalMessage = msg
 	}
-	dec, err := engine.Stop(ctx, &state.Store{Dir: cfg.StateDir()}, cfg,
-		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, stopPorts(o.Factory, cfg))
+	dec, err := engine.Stop(ctx, &state.Store{Dir: o.cfg.StateDir()}, o.cfg,
+		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, stopPorts(o.Factory, o.cfg))
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
@@ -117,7 +113,7 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 	} else {
 		var b strings.Builder
 		for _, v := range dec.Verdicts {
-			checkPrint(&b, v, "", cfg.Workflow.FeedbackLimit)
+			checkPrint(&b, v, "", o.cfg.Workflow.FeedbackLimit)
 		}
 		fmt.Fprintf(&b, "result: %s\n", status)
 		io.WriteString(o.Out, headless.Clean(b.String()))

@@ -40,12 +40,9 @@ binding: its stop is incomplete while RESULTS.md is the untouched template.
 The prompt hook does the same for "claim <id>", "work on <id>"…`,
 		Example: `  runtasks claim bd-x7y8.3 --session "$SESSION"
   runtasks claim bd-x7y8.3 --json | jq -r .run_dir`,
-		Args: cobra.ExactArgs(1),
+		Args:    cobra.ExactArgs(1),
+		PreRunE: loadConfig(f.LoadConfig, &opts.cfg, engine.ExitFailed),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.cfg, _, err = f.LoadConfig(cmd, ""); err != nil {
-				return err
-			}
 			opts.ID, opts.Session = args[0], cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			return runClaim(cmd.Context(), opts)
 		},

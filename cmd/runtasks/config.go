@@ -97,18 +97,17 @@ type configShowJSON struct {
 }
 
 func runConfigShow(o *configShowOptions) error {
-	cfg := o.cfg
 	var keys []configKeyJSON
 	for _, key := range config.ConfigKeys() {
-		v, _ := cfg.Value(key)
+		v, _ := o.cfg.Value(key)
 		keys = append(keys, configKeyJSON{Key: key, Value: configWritten(v), Source: (*o.src)[key]})
 	}
 	if o.JSON {
-		return printJSON(o.Out, configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises(), PricesDate: usage.PricesDate})
+		return printJSON(o.Out, configShowJSON{Root: o.cfg.Root, File: o.cfg.File, Keys: keys, Promises: o.cfg.Promises(), PricesDate: usage.PricesDate})
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "# project root: %s\n# project file: %s\n", cfg.Root, cmp.Or(cfg.File, "none (no project.yaml in the project root)"))
+	fmt.Fprintf(&b, "# project root: %s\n# project file: %s\n", o.cfg.Root, cmp.Or(o.cfg.File, "none (no project.yaml in the project root)"))
 	fmt.Fprintf(&b, "# price table: runtasks' own of %s, after usage.prices (docs/usage.md)\n", usage.PricesDate)
 	lefts := make([]string, len(keys))
 	width := 0
@@ -124,9 +123,9 @@ func runConfigShow(o *configShowOptions) error {
 		fmt.Fprintf(&b, "%-*s  # %s\n", width, lefts[i], k.Source)
 	}
 	b.WriteString("# completion promises, resolved:\n")
-	for _, p := range cfg.Promises() {
+	for _, p := range o.cfg.Promises() {
 		state := ""
-		if !cfg.AllowsExitOn(p.Condition) {
+		if !o.cfg.AllowsExitOn(p.Condition) {
 			state = " (not in allow_exit_on: ignored)"
 		}
 		fmt.Fprintf(&b, "#   %q -> %s%s\n", p.Text, p.Condition, state)
@@ -205,13 +204,12 @@ Flags are not checked here; runtasks config show checks every layer.`,
 // runConfigValidate checks the file at Path and the environment's
 // RUNTASKS_* (and TASKMASTER_*) values.
 func runConfigValidate(o *configValidateOptions) error {
-	path := o.Path
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(o.Path)
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
 	var problems config.ErrorList
-	for _, err := range []error{config.ValidateYAML(path, data), config.ValidateEnv(o.Environ())} {
+	for _, err := range []error{config.ValidateYAML(o.Path, data), config.ValidateEnv(o.Environ())} {
 		if list, ok := err.(config.ErrorList); ok {
 			problems = append(problems, list...)
 		}
@@ -219,7 +217,7 @@ func runConfigValidate(o *configValidateOptions) error {
 	if len(problems) > 0 {
 		return configError(o.Err, problems)
 	}
-	_, err = fmt.Fprintf(o.Out, "%s: ok\n", path)
+	_, err = fmt.Fprintf(o.Out, "%s: ok\n", o.Path)
 	return err
 }
 

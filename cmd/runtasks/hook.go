@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// hookOptions are the hooks' options.
 type hookOptions struct {
 	*Factory
 	// Agent is --agent ("" = detected from the input).
@@ -95,13 +93,13 @@ type hookSpec struct {
 
 // hookCall is what the hooks' preamble found, for the hook's body.
 type hookCall struct {
-	spec      hookSpec
-	out, errw io.Writer
-	payload   hook.Payload
-	agent     string
-	cfg       *config.Config
-	src       *config.Sources
-	log       *log.Logger
+	*Factory
+	spec    hookSpec
+	payload hook.Payload
+	agent   string
+	cfg     *config.Config
+	src     *config.Sources
+	log     *log.Logger
 	// notice is said to the person when the hook answers: the file the
 	// hooks ignore because it is not trusted.
 	notice string
@@ -116,7 +114,7 @@ type hookCall struct {
 // told to the person in a systemMessage and is logged on stderr.
 func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(context.Context, *hookCall)) error {
 	// Until the input names the agent: --agent, else Claude Code's protocol.
-	h := &hookCall{spec: spec, out: o.Out, errw: o.Err, agent: hook.Claude}
+	h := &hookCall{Factory: o.Factory, spec: spec, agent: hook.Claude}
 	if hook.Known(o.Agent) {
 		h.agent = o.Agent
 	}
@@ -195,24 +193,24 @@ func recoverHook(h *hookCall) {
 	if r == nil {
 		return
 	}
-	fmt.Fprintf(h.errw, "runtasks %s: panic: %v\n%s", h.spec.name, r, debug.Stack())
-	h.out.Write(hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)))
+	fmt.Fprintf(h.Err, "runtasks %s: panic: %v\n%s", h.spec.name, r, debug.Stack())
+	h.Out.Write(hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)))
 }
 
 // say tells the person msg: a systemMessage (Cursor has none) and a line
 // on stderr.
 func (h *hookCall) say(msg string) {
-	fmt.Fprintf(h.errw, "runtasks %s: %s\n", h.spec.name, strings.TrimPrefix(msg, "runtasks: "))
-	h.out.Write(hook.EncodeMessage(h.agent, msg)) // nil for Cursor: nothing
+	fmt.Fprintf(h.Err, "runtasks %s: %s\n", h.spec.name, strings.TrimPrefix(msg, "runtasks: "))
+	h.Out.Write(hook.EncodeMessage(h.agent, msg)) // nil for Cursor: nothing
 }
 
 // answer gives the agent context text ("" for none) with the notice for
 // the person; what the agent cannot take at this event goes to stderr.
 func (h *hookCall) answer(text string) {
 	if b := hook.EncodeContextMessage(h.agent, cmp.Or(h.payload.HookEventName, h.spec.event), text, h.notice); b != nil {
-		h.out.Write(b)
+		h.Out.Write(b)
 	} else if s := joinMessages(h.notice, text); s != "" {
-		fmt.Fprintln(h.errw, s)
+		fmt.Fprintln(h.Err, s)
 	}
 }
 

@@ -102,12 +102,8 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
   runtasks install gemini --global`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: hook.Agents,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.fill(cmd, args[0]); err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			return runInstall(cmd.Context(), o)
-		},
+		PreRunE:   o.fill,
+		RunE:      func(cmd *cobra.Command, args []string) error { return runInstall(cmd.Context(), o) },
 	}
 	installFlags(cmd, &o.Opts)
 	cmd.Flags().StringVar(&o.Bin, "bin", "", "with --global: the runtasks binary the user's hooks run (default: this binary)")
@@ -154,13 +150,14 @@ func installFlags(cmd *cobra.Command, o *install.Options) {
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the diff, write nothing")
 }
 
-// fill fills the options both commands take from the factory.
-func (o *installOptions) fill(cmd *cobra.Command, agent string) error {
+// fill fills the options both commands take from the factory and the
+// agent named; a failure is a usage error.
+func (o *installOptions) fill(cmd *cobra.Command, args []string) error {
 	o.cmd = cmd
-	if !hook.Known(agent) {
-		return fmt.Errorf("unknown agent %q: want %s", agent, strings.Join(hook.Agents, ", "))
+	if !hook.Known(args[0]) {
+		return exitCode(engine.ExitUsage, fmt.Errorf("unknown agent %q: want %s", args[0], strings.Join(hook.Agents, ", ")))
 	}
-	o.Opts.Agent = agent
+	o.Opts.Agent = args[0]
 	o.Opts.Home = o.home()
 	if s := o.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
 		o.Opts.ManifestDir = filepath.Join(s, "runtasks", "install")
@@ -169,11 +166,11 @@ func (o *installOptions) fill(cmd *cobra.Command, agent string) error {
 	bin := o.Bin
 	switch {
 	case bin != "" && !o.Opts.Global:
-		return fmt.Errorf("--bin %s: a project's settings are shared, so its hooks run runtasks from PATH; put %s on PATH, or give --bin with --global (the user's own settings)", bin, filepath.Dir(bin))
+		return exitCode(engine.ExitUsage, fmt.Errorf("--bin %s: a project's settings are shared, so its hooks run runtasks from PATH; put %s on PATH, or give --bin with --global (the user's own settings)", bin, filepath.Dir(bin)))
 	case bin == "":
 		exe, err := o.executable()
 		if err != nil && o.Opts.Global {
-			return fmt.Errorf("path of this runtasks binary: %w (give --bin)", err)
+			return exitCode(engine.ExitUsage, fmt.Errorf("path of this runtasks binary: %w (give --bin)", err))
 		}
 		bin = exe
 	}
@@ -183,7 +180,7 @@ func (o *installOptions) fill(cmd *cobra.Command, agent string) error {
 	o.Opts.Executable = bin
 	root, _, err := o.findProject(cmd, "")
 	if err != nil {
-		return err
+		return exitCode(engine.ExitUsage, err)
 	}
 	o.Opts.ProjectDir = root
 	return nil

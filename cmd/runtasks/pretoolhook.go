@@ -70,7 +70,7 @@ func runPreToolHook(ctx context.Context, o *hookOptions) error {
 			h.say("runtasks: could not verify the close (" + err.Error() + "); " + preToolHook.unjudged + ".")
 		case deny != "":
 			h.log.Info("close denied", "session", in.SessionID, "why", deny)
-			h.out.Write(hook.EncodeDeny(h.agent, deny))
+			h.Out.Write(hook.EncodeDeny(h.agent, deny))
 		case h.notice != "":
 			h.say(h.notice)
 		}

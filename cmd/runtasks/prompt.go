@@ -25,14 +25,9 @@ every block: the embedded prompts/run-tasks.md, or the file named by
 prompts.run_tasks in project.yaml, with {epic_id} filled in.`,
 		Example: `  runtasks prompt --epic bd-x7y8
   runtasks prompt --epic bd-x7y8 > .claude/commands/run-tasks-prompt.md`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if o.cfg, _, err = f.LoadTrustedConfig(cmd, ""); err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			return runPrompt(o)
-		},
+		Args:    cobra.NoArgs,
+		PreRunE: loadConfig(f.LoadTrustedConfig, &o.cfg, engine.ExitUsage),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runPrompt(o) },
 	}
 	cmd.Flags().String("epic", "", "epic id (env RUNTASKS_EPIC, workflow.epic)")
 	setExitStatus(cmd, `  0  printed

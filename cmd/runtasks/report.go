@@ -48,12 +48,9 @@ the newest decision's. The file is written whole or not at all.`,
 		Example: `  runtasks report                                # report.html, the newest epic
   runtasks report --epic bd-x7y8 --out epic.html
   runtasks report --epic bd-x7y8 --out - | gzip > epic.html.gz`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: loadConfig(f.LoadTrustedConfig, &o.cfg, engine.ExitUsage),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if o.cfg, _, err = f.LoadTrustedConfig(cmd, ""); err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
 			if o.Path != "-" && !filepath.IsAbs(o.Path) {
 				wd, err := f.Getwd()
 				if err != nil {
@@ -78,47 +75,46 @@ the newest decision's. The file is written whole or not at all.`,
 }
 
 func runReport(ctx context.Context, o *reportOptions) error {
-	cfg, epic, path := o.cfg, o.Epic, o.Path
-	store := &state.Store{Dir: cfg.StateDir(), Warn: o.warn}
+	store := &state.Store{Dir: o.cfg.StateDir(), Warn: o.warn}
 	recs, err := store.Records(state.RecordFilter{})
 	if err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	for i := len(recs) - 1; i >= 0 && epic == ""; i-- {
+	for i := len(recs) - 1; i >= 0 && o.Epic == ""; i-- {
 		if recs[i].Epic != "" && recs[i].Outcome.Class() != state.ClassIgnored {
-			epic = recs[i].Epic
+			o.Epic = recs[i].Epic
 		}
 	}
-	if epic == "" {
+	if o.Epic == "" {
 		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on an epic in %s", store.LogPath()))
 	}
-	runs, skipped, err := headless.ListRuns(headless.RunsDir(cfg))
+	runs, skipped, err := headless.ListRuns(headless.RunsDir(o.cfg))
 	if err != nil {
 		return exitCode(engine.ExitFailed, fmt.Errorf("run records: %w", err))
 	}
 	for _, e := range skipped {
 		o.warn(fmt.Sprint("skipped ", e))
 	}
-	top, tasks, err := newBeadsClient(o.Factory, cfg).Descendants(ctx, epic)
+	top, tasks, err := newBeadsClient(o.Factory, o.cfg).Descendants(ctx, o.Epic)
 	if err != nil {
-		return cmp.Or(unknownEpic(epic, err), exitCode(engine.ExitFailed, err))
+		return cmp.Or(unknownEpic(o.Epic, err), exitCode(engine.ExitFailed, err))
 	}
-	rep := report.Build(report.Input{Epic: epic, Title: top.Title, Tasks: tasks, Records: recs, Runs: runs, Now: o.Now(), Loc: localZone()})
+	rep := report.Build(report.Input{Epic: o.Epic, Title: top.Title, Tasks: tasks, Records: recs, Runs: runs, Now: o.Now(), Loc: localZone()})
 	if len(rep.Cycles) == 0 {
-		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision yet on epic %s in %s", epic, store.LogPath()))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision yet on epic %s in %s", o.Epic, store.LogPath()))
 	}
 	var page bytes.Buffer
 	if err := report.Render(&page, rep); err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	if path == "-" {
+	if o.Path == "-" {
 		_, err := o.Out.Write(page.Bytes())
 		return err
 	}
-	if err := renameio.WriteFile(path, page.Bytes(), 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
+	if err := renameio.WriteFile(o.Path, page.Bytes(), 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	fmt.Fprintf(o.Out, "wrote %s\n%s", path, rep.Summary())
+	fmt.Fprintf(o.Out, "wrote %s\n%s", o.Path, rep.Summary())
 	return nil
 }
 

@@ -105,6 +105,18 @@ func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*config.Confi
 	return config.Load(opts)
 }
 
+// loadConfig is a PreRunE that loads the configuration with load (a
+// Factory's LoadConfig or LoadTrustedConfig) into *cfg; an error ends the
+// command with status code.
+func loadConfig(load func(*cobra.Command, string) (*config.Config, *config.Sources, error), cfg **config.Config, code int) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) (err error) {
+		if *cfg, _, err = load(cmd, ""); err != nil {
+			return exitCode(code, err)
+		}
+		return nil
+	}
+}
+
 // loadOptions are the LoadOptions every command shares: one project per
 // repository, RUNTASKS_ typos as warnings.
 func (f *Factory) loadOptions(cmd *cobra.Command, startDir string) (config.LoadOptions, error) {

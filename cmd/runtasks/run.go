@@ -135,7 +135,6 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 }
 
 func runRun(ctx context.Context, o *runOptions) error {
-	f, cmd := o.Factory, o.cmd
 	cfg := o.Config
 	if o.Agent != "" {
 		cfg.Run.Agent = o.Agent
@@ -155,20 +154,20 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.Heartbeat <= 0 || o.Heartbeat >= 5*time.Minute {
 		return exitCode(headless.ExitError, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Heartbeat))
 	}
-	level, _ := cmd.Flags().GetString("log-level")
-	logger, closeLog := newLogger(cfg, f.Err, level)
+	level, _ := o.cmd.Flags().GetString("log-level")
+	logger, closeLog := newLogger(cfg, o.Err, level)
 	defer closeLog()
 	o.Log = logger.With("cmd", "run")
 	if cfg.Log.File == "" {
-		o.LogOut = f.Err
+		o.LogOut = o.Err
 	}
-	o.Ports.Notify = notifyPort(f, cmd, cfg, o.src, projectTrusted(f, cfg), o.Log)
+	o.Ports.Notify = notifyPort(o.Factory, o.cmd, cfg, o.src, projectTrusted(o.Factory, cfg), o.Log)
 	var res headless.Result
 	var err error
 	// Workers > 1, or --workers given (even 1), runs headless.RunWorkers.
-	if o.Workers > 1 || cmd.Flags().Changed("workers") {
+	if o.Workers > 1 || o.cmd.Flags().Changed("workers") {
 		res, err = headless.RunWorkers(ctx, o.Options, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
-			Actor: claim.Actor(cfg.Claim.Actor, f.Getenv, ""), AllowDirty: o.AllowDirty})
+			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, ""), AllowDirty: o.AllowDirty})
 	} else {
 		res, err = headless.Run(ctx, o.Options)
 	}
@@ -189,12 +188,10 @@ func secondInterrupt() (kill <-chan struct{}, stop func()) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	k := make(chan struct{})
 	go func() {
-		for n := 0; n < 2; n++ {
-			if _, ok := <-sigs; !ok {
-				return
-			}
+		<-sigs
+		if _, ok := <-sigs; ok {
+			close(k)
 		}
-		close(k)
 	}()
 	return k, func() {
 		signal.Stop(sigs) // no send after it returns: sigs can be closed

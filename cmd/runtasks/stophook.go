@@ -72,7 +72,7 @@ func runStopHook(ctx context.Context, o *hookOptions) error {
 		}
 		logDecision(logger, in.SessionID, dec)
 		dec.SystemMessage = joinMessages(h.notice, dec.SystemMessage)
-		h.out.Write(hook.EncodeStop(h.agent, dec))
+		h.Out.Write(hook.EncodeStop(h.agent, dec))
 		if notifyAfter != nil {
 			notifyAfter()
 		}

@@ -113,8 +113,9 @@ type trustOptions struct {
 // target finds the trust records and the project a trust or untrust
 // command names: DIR (or the working directory) resolved as the hooks
 // resolve their cwd, except that RUNTASKS_CONFIG is not followed, and
-// CLAUDE_PROJECT_DIR only when no DIR is given.
-func (o *trustOptions) target(args []string) (err error) {
+// CLAUDE_PROJECT_DIR only when no DIR is given. A failure is status 1.
+func (o *trustOptions) target(_ *cobra.Command, args []string) (err error) {
+	defer func() { err = trustExit(err) }()
 	if o.st, err = o.trustStore(); err != nil {
 		return err
 	}
@@ -157,14 +158,9 @@ trust; install trusts the project.yaml it writes itself.`,
 		Example: `  runtasks trust
   runtasks trust --yes ~/src/app
   runtasks untrust ~/src/app`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			err := o.target(args)
-			if err == nil {
-				err = runTrust(o)
-			}
-			return trustExit(err)
-		},
+		Args:    cobra.MaximumNArgs(1),
+		PreRunE: o.target,
+		RunE:    func(cmd *cobra.Command, args []string) error { return trustExit(runTrust(o)) },
 	}
 	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "trust without asking (after reviewing what the file runs)")
 	setExitStatus(cmd, `  0  trusted (or already trusted as it is; or nothing to trust: the project
@@ -184,13 +180,9 @@ directory): from then on runtasks ignores its project.yaml where it needs
 trust until it is trusted again (runtasks trust).`,
 		Example: `  runtasks untrust
   runtasks untrust ~/src/app`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.target(args); err != nil {
-				return exitCode(engine.ExitFailed, err)
-			}
-			return runUntrust(o)
-		},
+		Args:    cobra.MaximumNArgs(1),
+		PreRunE: o.target,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runUntrust(o) },
 	}
 	setExitStatus(cmd, `  0  untrusted (or it was not trusted)
   1  failed: the trust record could not be removed`)
@@ -211,28 +203,27 @@ func runUntrust(o *trustOptions) error {
 }
 
 func runTrust(o *trustOptions) error {
-	st, root, file := o.st, o.root, o.file
-	if file == "" {
-		fmt.Fprintf(o.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", root, config.ProjectFile)
+	if o.file == "" {
+		fmt.Fprintf(o.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", o.root, config.ProjectFile)
 		return nil
 	}
-	data, err := agentfile.Read(file, agentfile.MaxText)
+	data, err := agentfile.Read(o.file, agentfile.MaxText)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", file, err)
+		return fmt.Errorf("read %s: %w", o.file, err)
 	}
-	if state, err := st.Check(root, data); err == nil && state == trust.Trusted {
-		fmt.Fprintf(o.Out, "%s is trusted already (%s as it is now)\n", root, file)
+	if state, err := o.st.Check(o.root, data); err == nil && state == trust.Trusted {
+		fmt.Fprintf(o.Out, "%s is trusted already (%s as it is now)\n", o.root, o.file)
 		return nil
 	}
-	if err := o.confirmTrust(root, file, data, o.Yes, "--yes"); err != nil {
+	if err := o.confirmTrust(o.root, o.file, data, o.Yes, "--yes"); err != nil {
 		return err
 	}
-	if _, err := st.Trust(root, file, data, o.Now()); err != nil {
+	if _, err := o.st.Trust(o.root, o.file, data, o.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "trusted %s (%s as it is now)\n", root, file)
-	if err := config.ValidateYAML(file, data); err != nil {
-		fmt.Fprintf(o.Out, "note: %s has problems the hooks will report:\n%s\n", file, err)
+	fmt.Fprintf(o.Out, "trusted %s (%s as it is now)\n", o.root, o.file)
+	if err := config.ValidateYAML(o.file, data); err != nil {
+		fmt.Fprintf(o.Out, "note: %s has problems the hooks will report:\n%s\n", o.file, err)
 	}
 	return nil
 }

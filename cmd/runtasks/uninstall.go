@@ -28,12 +28,8 @@ with the last agent's uninstall, when they are still as install wrote them.
   runtasks uninstall codex --global --dry-run`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: hook.Agents,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.fill(cmd, args[0]); err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			return runUninstall(cmd.Context(), o)
-		},
+		PreRunE:   o.fill,
+		RunE:      func(cmd *cobra.Command, args []string) error { return runUninstall(cmd.Context(), o) },
 	}
 	installFlags(cmd, &o.Opts)
 	setExitStatus(cmd, `  0  removed (or nothing to remove)

@@ -38,11 +38,8 @@ gate records it, so the stop audit does not run it again at that commit.`,
 
   # one task, before closing it
   runtasks verify bd-x7y8.3`,
+		PreRunE: loadConfig(f.LoadConfig, &o.cfg, engine.ExitUsage),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if o.cfg, _, err = f.LoadConfig(cmd, ""); err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
 			o.IDs = args
 			return runVerify(cmd.Context(), o)
 		},
@@ -56,33 +53,33 @@ gate records it, so the stop audit does not run it again at that commit.`,
 }
 
 func runVerify(ctx context.Context, o *verifyOptions) error {
-	cfg, p, ids := o.cfg, stopPorts(o.Factory, o.cfg), o.IDs
-	epic := cfg.Workflow.Epic
+	p := stopPorts(o.Factory, o.cfg)
+	epic := o.cfg.Workflow.Epic
 	var tasks []beads.Issue
 	switch {
-	case len(ids) == 0 && epic == "":
+	case len(o.IDs) == 0 && epic == "":
 		return exitCode(engine.ExitUsage, errors.New("name tasks, or an epic with --epic (or workflow.epic)"))
-	case len(ids) == 0:
+	case len(o.IDs) == 0:
 		_, all, err := p.Beads.(engine.Lister).Descendants(ctx, epic)
 		if err != nil {
 			return exitCode(engine.ExitUsage, err)
 		}
 		tasks = slices.DeleteFunc(all, func(is beads.Issue) bool { return is.Status != beads.StatusClosed || is.IssueType == beads.TypeEpic })
 	}
-	for _, id := range ids {
+	for _, id := range o.IDs {
 		is, err := p.Beads.Show(ctx, id)
 		if err != nil {
 			return exitCode(engine.ExitUsage, err)
 		}
 		tasks = append(tasks, is)
 	}
-	store := &state.Store{Dir: cfg.StateDir()}
+	store := &state.Store{Dir: o.cfg.StateDir()}
 	var b strings.Builder
 	failed := 0
 	for _, is := range tasks {
-		v := engine.VerifyTask(ctx, cfg, engine.Env{Beads: p.Beads, Worktrees: p.Worktrees, Runner: p.Runner}, is)
+		v := engine.VerifyTask(ctx, o.cfg, engine.Env{Beads: p.Beads, Worktrees: p.Worktrees, Runner: p.Runner}, is)
 		v.Check = is.ID
-		checkPrint(&b, v.Verdict, "", cfg.Workflow.FeedbackLimit)
+		checkPrint(&b, v.Verdict, "", o.cfg.Workflow.FeedbackLimit)
 		if !v.Passed() {
 			failed++
 			continue
