@@ -42,16 +42,13 @@ in the state directory (state.dir/bindings).`,
 		Example: `  runtasks arm --epic bd-x7y8 --session "$SESSION"
   runtasks disarm --session "$SESSION"`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if o.Session = cmp.Or(o.Session, sessionFromEnv(f.Getenv)); o.Session == "" {
 				return errors.New("no session: give --session (or set RUNTASKS_SESSION)")
 			}
-			var err error
-			if o.cfg, _, err = f.LoadConfig(cmd, ""); err != nil {
-				return err
-			}
-			return runArm(cmd.Context(), o)
+			return loadConfig(f.LoadConfig, &o.cfg, engine.ExitFailed)(cmd, args)
 		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runArm(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.Epic, "epic", "", "epic to drive (required)")
 	cmd.Flags().StringVar(&o.Session, "session", "", "agent session to bind (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")

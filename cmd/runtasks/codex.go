@@ -21,13 +21,6 @@ import (
 	"github.com/runtasks/runtasks/internal/transcript"
 )
 
-// Exit statuses of runtasks codex monitor.
-const (
-	monitorMissing    = 2
-	monitorNoComplete = 3
-	monitorUsage      = 4
-)
-
 type codexMonitorOptions struct {
 	*Factory
 	Log      string
@@ -81,16 +74,15 @@ the status is 3. The log must be a regular file (else exit 4).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Log == "" {
-				return exitCode(monitorUsage, errors.New("codex monitor: --log FILE is required"))
+				return exitCode(engine.ExitUsage, errors.New("codex monitor: --log FILE is required"))
 			}
 			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
-				return exitCode(monitorUsage, fmt.Errorf("codex monitor: configuration: %w", err))
+				return exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: configuration: %w", err))
 			}
-			opts.Prefix = cfg.Workflow.DoneToken.Prefix
-			opts.Promises = cfg.Promises()
+			opts.Prefix, opts.Promises = cfg.Workflow.DoneToken.Prefix, cfg.Promises()
 			if opts.Interval, err = parsePollInterval(f.Getenv("TASKMASTER_POLL_INTERVAL")); err != nil {
-				return exitCode(monitorUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			return runCodexMonitor(cmd.Context(), opts)
 		},
@@ -155,7 +147,7 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) error {
 		}
 		n, err := io.CopyBuffer(&sc, io.NewSectionReader(f, offset, math.MaxInt64-offset), buf)
 		if offset += n; err != nil {
-			return exitCode(monitorUsage, fmt.Errorf("codex monitor: read %s: %w", o.Log, err))
+			return exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: read %s: %w", o.Log, err))
 		}
 		if !o.Follow {
 			sc.Flush()
@@ -193,18 +185,18 @@ func openCodexLog(ctx context.Context, o *codexMonitorOptions) (*os.File, error)
 		case err == nil:
 			return f, nil
 		case !errors.Is(err, fs.ErrNotExist):
-			return nil, exitCode(monitorUsage, fmt.Errorf("codex monitor: %w", err))
+			return nil, exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: %w", err))
 		case !o.Follow:
-			return nil, exitCode(monitorUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log))
+			return nil, exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log))
 		}
 		left := deadline.Sub(o.Now())
 		if left <= 0 {
 			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear within %s\n", o.Log, o.Wait)
-			return nil, exitCode(monitorNoComplete, errSilent)
+			return nil, exitCode(engine.ExitNeedsPerson, errSilent)
 		}
 		if err := o.Sleep(ctx, min(o.Interval, left)); err != nil {
 			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear before the monitor was interrupted\n", o.Log)
-			return nil, exitCode(monitorNoComplete, errSilent)
+			return nil, exitCode(engine.ExitNeedsPerson, errSilent)
 		}
 	}
 }
@@ -216,7 +208,7 @@ func monitorReport(o *codexMonitorOptions, l *transcript.CodexLog, session strin
 		if l.Format == transcript.FormatTUILog && l.Events == 0 {
 			fmt.Fprintln(o.Err, "runtasks: this TUI session log holds no codex_event records: Codex 0.117 and later no longer write them; read the session's rollout file (<codex_home>/sessions/…/rollout-*.jsonl) or use the native Stop hook (runtasks install codex)")
 		}
-		return exitCode(monitorNoComplete, errSilent)
+		return exitCode(engine.ExitNeedsPerson, errSilent)
 	}
 	what := "a promise"
 	if session != "" {
@@ -225,5 +217,5 @@ func monitorReport(o *codexMonitorOptions, l *transcript.CodexLog, session strin
 		fmt.Fprintln(o.Err, "runtasks: no session id in the log and no --session: only promises can match")
 	}
 	fmt.Fprintf(o.Out, "missing: %d task_complete event(s), none holds %s\n", len(l.Completes), what)
-	return exitCode(monitorMissing, errSilent)
+	return exitCode(engine.ExitWorkLeft, errSilent)
 }

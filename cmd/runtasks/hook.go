@@ -26,7 +26,6 @@ type hookOptions struct {
 	*Factory
 	// Agent is --agent ("" = detected from the input).
 	Agent    string
-	LogLevel string
 	EpicFlag bool   // --epic given: it wins over a session binding
 	Worker   string // RUNTASKS_TASK: a runtasks run worker's task
 	Ports    func(cfg *config.Config) engine.Ports
@@ -60,7 +59,6 @@ func hookCmd(f *Factory, run func(context.Context, *hookOptions) error, cmd *cob
 
 func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
 	o.Factory = f
-	o.LogLevel, _ = cmd.Flags().GetString("log-level")
 	o.EpicFlag = cmd.Flags().Changed("epic")
 	o.Worker = f.Getenv("RUNTASKS_TASK")
 	o.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
@@ -150,7 +148,7 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 		h.say(dec.SystemMessage)
 		return nil
 	}
-	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	logger, closeLog := newLogger(cfg, o.Err)
 	defer closeLog()
 	h.cfg, h.src, h.log = cfg, src, logger
 	if cfg.Untrusted != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
@@ -19,6 +20,7 @@ type resetOptions struct {
 	Store   *state.Store
 	Epic    string // "" = any
 	Session string // "" = any
+	cfg     *config.Config
 }
 
 func newResetCmd(f *Factory) *cobra.Command {
@@ -39,14 +41,11 @@ It prints how many states it cleared.`,
   runtasks reset --epic bd-x7y8
   # everything
   runtasks reset`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: loadConfig(f.LoadTrustedConfig, &opts.cfg, engine.ExitUsage),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadTrustedConfig(cmd, "")
-			if err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
+			opts.Store = &state.Store{Dir: opts.cfg.StateDir(), Warn: f.warn}
 			return runReset(opts) // a failure is status 1
 		},
 	}

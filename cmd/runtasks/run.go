@@ -154,8 +154,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.Heartbeat <= 0 || o.Heartbeat >= 5*time.Minute {
 		return exitCode(headless.ExitError, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Heartbeat))
 	}
-	level, _ := o.cmd.Flags().GetString("log-level")
-	logger, closeLog := newLogger(cfg, o.Err, level)
+	logger, closeLog := newLogger(cfg, o.Err)
 	defer closeLog()
 	o.Log = logger.With("cmd", "run")
 	if cfg.Log.File == "" {

@@ -137,10 +137,9 @@ func runStatus(ctx context.Context, o *statusOptions) error {
 	}
 	if o.Epic != "" && len(rep.Sessions) == 0 && len(rep.History) == 0 && o.Tasks != nil {
 		// Nothing recorded: a typo and an epic not yet driven differ.
-		if _, err := o.Tasks(o.Epic); err != nil {
-			if err := unknownEpic(o.Epic, err); err != nil {
-				return err
-			}
+		_, err := o.Tasks(o.Epic)
+		if err := unknownEpic(o.Epic, err); err != nil {
+			return err
 		}
 	}
 	return printStatus(ctx, o, rep)
