@@ -123,7 +123,7 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 func runInstall(ctx context.Context, o *installOptions) error {
 	if !o.Opts.Global {
 		if err := projectTrust(o, nil); err != nil {
-			return trustExit(err)
+			return err
 		}
 	}
 	installLimits(o)
@@ -139,7 +139,7 @@ func runInstall(ctx context.Context, o *installOptions) error {
 	}
 	if !o.Opts.Global {
 		pathNote(o.Factory)
-		return trustExit(projectTrust(o, res))
+		return projectTrust(o, res)
 	}
 	return nil
 }

@@ -91,10 +91,7 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 			opts.Args = args
 			opts.Beads = newBeadsClient(f, cfg)
 			if clean, _ := cmd.Flags().GetBool("clean"); clean {
-				if err := headless.RemoveLeftovers(cmd.Context(), cfg, opts.Beads, f.Out); err != nil {
-					return exitCode(headless.ExitError, err)
-				}
-				return nil
+				return headless.RemoveLeftovers(cmd.Context(), cfg, opts.Beads, f.Out) // a failure is status 1
 			}
 			opts.Ports = stopPorts(f, cfg)
 			opts.TTY = !opts.Plain && headless.IsTerminal(f.Out)

@@ -71,15 +71,6 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.C
 	return config.Load(opts)
 }
 
-// trustExit is a trust step's exit status: no yes is a usage error
-// (confirmTrust's), anything else a failure.
-func trustExit(err error) error {
-	if err == nil || errors.As(err, new(*ExitError)) {
-		return err
-	}
-	return exitCode(engine.ExitFailed, err)
-}
-
 // confirmTrust shows what root's project.yaml (data, read from file) would
 // make runtasks run, then gets the person's informed yes: given by flag
 // (--yes, install's --trust), else asked on a terminal. Without it the
@@ -113,9 +104,8 @@ type trustOptions struct {
 // target finds the trust records and the project a trust or untrust
 // command names: DIR (or the working directory) resolved as the hooks
 // resolve their cwd, except that RUNTASKS_CONFIG is not followed, and
-// CLAUDE_PROJECT_DIR only when no DIR is given. A failure is status 1.
+// CLAUDE_PROJECT_DIR only when no DIR is given.
 func (o *trustOptions) target(_ *cobra.Command, args []string) (err error) {
-	defer func() { err = trustExit(err) }()
 	if o.st, err = o.trustStore(); err != nil {
 		return err
 	}
@@ -160,7 +150,7 @@ trust; install trusts the project.yaml it writes itself.`,
   runtasks untrust ~/src/app`,
 		Args:    cobra.MaximumNArgs(1),
 		PreRunE: o.target,
-		RunE:    func(cmd *cobra.Command, args []string) error { return trustExit(runTrust(o)) },
+		RunE:    func(cmd *cobra.Command, args []string) error { return runTrust(o) },
 	}
 	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "trust without asking (after reviewing what the file runs)")
 	setExitStatus(cmd, `  0  trusted (or already trusted as it is; or nothing to trust: the project
