@@ -101,11 +101,8 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 		return exitCode(engine.ExitUsage, err)
 	}
 	status := checkStatus(dec)
-	rep := checkReport{Status: status, Epic: dec.Epic, Checks: dec.Verdicts, Outcome: dec.Outcome, Why: dec.Why,
-		Exit: engine.ExitStatus(dec.Outcome.Class())}
-	if rep.Checks == nil {
-		rep.Checks = []engine.Verdict{}
-	}
+	rep := checkReport{Status: status, Epic: dec.Epic, Checks: append([]engine.Verdict{}, dec.Verdicts...), Outcome: dec.Outcome,
+		Why: dec.Why, Exit: engine.ExitStatus(dec.Outcome.Class())}
 	if o.JSON {
 		if err := printJSON(o.Out, rep); err != nil {
 			return err

@@ -24,8 +24,7 @@ import (
 
 type hookOptions struct {
 	*Factory
-	// Agent is --agent ("" = detected from the input).
-	Agent    string
+	Agent    string // --agent
 	EpicFlag bool   // --epic given: it wins over a session binding
 	Worker   string // RUNTASKS_TASK: a runtasks run worker's task
 	Ports    func(cfg *config.Config) engine.Ports

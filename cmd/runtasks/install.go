@@ -27,12 +27,9 @@ import (
 // installOptions are install's and uninstall's.
 type installOptions struct {
 	*Factory
-	Opts install.Options
-	// NoTrust skips Codex's trust step.
-	NoTrust bool
-	// TrustYes trusts a project.yaml install did not write without asking
-	// (--trust), after showing what it runs.
-	TrustYes bool
+	Opts     install.Options
+	NoTrust  bool   // --no-trust
+	TrustYes bool   // --trust
 	Bin      string // --bin: install's only
 	// cmd's flags name the configuration, loaded after the trust step.
 	cmd *cobra.Command
@@ -193,18 +190,16 @@ func (o *installOptions) fill(cmd *cobra.Command, args []string) error {
 // and take no value from any project.yaml. A configuration that does not
 // load leaves Cursor unlimited (runtasks' cap applies at run time).
 func installLimits(o *installOptions) {
-	load := func() (*config.Config, *config.Sources, error) { return o.LoadHookConfig(o.cmd, "") }
+	var cfg *config.Config // nil: it does not load
 	if o.Opts.Global {
-		load = func() (*config.Config, *config.Sources, error) {
-			return config.Load(config.LoadOptions{StartDir: o.Opts.Home, Environ: o.Environ(), RequireTrust: brokenTrust(nil)})
-		}
-	}
-	if cfg, _, err := load(); err == nil {
-		o.Opts.LoopLimit = cfg.Workflow.StopHook.MaxCycles
-		o.Opts.StopTimeout = doctor.HookTimeout(cfg)
+		cfg, _, _ = config.Load(config.LoadOptions{StartDir: o.Opts.Home, Environ: o.Environ(), RequireTrust: brokenTrust(nil)})
 	} else {
-		o.Opts.StopTimeout = doctor.HookTimeout(nil)
+		cfg, _, _ = o.LoadHookConfig(o.cmd, "")
 	}
+	if cfg != nil {
+		o.Opts.LoopLimit = cfg.Workflow.StopHook.MaxCycles
+	}
+	o.Opts.StopTimeout = doctor.HookTimeout(cfg)
 }
 
 // projectTrust gets a yes for the project's project.yaml before a project

@@ -25,9 +25,7 @@ import (
 
 type reportOptions struct {
 	*Factory
-	// Epic is the epic to report on ("": the newest decision's); Path the
-	// file to write ("-": stdout).
-	Epic, Path string
+	Epic, Path string // --epic, --out
 	cfg        *config.Config
 }
 

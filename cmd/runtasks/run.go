@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -24,7 +25,7 @@ type runOptions struct {
 	Workers          int
 	Heartbeat        time.Duration
 	AllowDirty       bool
-	// cmd's flags: --log-level, --config, whether --workers was given.
+	// cmd's flags: --config, whether --workers was given.
 	cmd *cobra.Command
 	src *config.Sources
 }
@@ -133,15 +134,10 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 
 func runRun(ctx context.Context, o *runOptions) error {
 	cfg := o.Config
-	if o.Agent != "" {
-		cfg.Run.Agent = o.Agent
+	if o.Session != "" && o.Session != headless.SessionFresh && o.Session != headless.SessionResume {
+		return exitCode(headless.ExitError, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
 	}
-	if o.Session != "" {
-		if o.Session != headless.SessionFresh && o.Session != headless.SessionResume {
-			return exitCode(headless.ExitError, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
-		}
-		cfg.Run.Session = o.Session
-	}
+	cfg.Run.Agent, cfg.Run.Session = cmp.Or(o.Agent, cfg.Run.Agent), cmp.Or(o.Session, cfg.Run.Session)
 	if o.Grace <= 0 {
 		return exitCode(headless.ExitError, fmt.Errorf("--grace %s: must be positive", o.Grace))
 	}

@@ -63,21 +63,15 @@ every 3 seconds; without a terminal, a new table on each change
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			opts.TTY = opts.Watch && terminal(f.In, f.Out)
+			opts.Store = &state.Store{Warn: f.warn}
 			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
-				// The state can still be shown: a broken file is exactly
-				// when a person needs to look.
-				dir, derr := statusFallbackDir(f, cmd)
-				if derr != nil {
-					return exitCode(engine.ExitUsage, err)
+				if err := opts.fallback(cmd, err); err != nil {
+					return err
 				}
-				opts.ConfigError = err.Error()
-				fmt.Fprintf(f.Err, "runtasks: warning: the configuration is broken, so runtasks is off for this project until it is fixed:\n%s\n", err)
-				opts.Store = &state.Store{Dir: dir, Warn: f.warn}
 				return runStatus(cmd.Context(), opts)
 			}
-			opts.RunsDir, opts.Prices = headless.RunsDir(cfg), cfg.Usage.Prices
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
+			opts.RunsDir, opts.Prices, opts.Store.Dir = headless.RunsDir(cfg), cfg.Usage.Prices, cfg.StateDir()
 			bd := newBeadsClient(f, cfg)
 			if opts.TTY {
 				opts.Tally = bd.Tally
@@ -106,18 +100,21 @@ every 3 seconds; without a terminal, a new table on each change
 	return cmd
 }
 
-// statusFallbackDir is the state directory when the configuration cannot
-// be read: --state-dir, else the default.
-func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
-	root, _, err := f.findProject(nil, "")
+// fallback shows the state when the configuration cannot be read (cfgErr):
+// a broken file is exactly when a person needs to look. The state directory
+// is --state-dir, else the default; without a project, cfgErr is the error.
+func (o *statusOptions) fallback(cmd *cobra.Command, cfgErr error) error {
+	root, _, err := o.findProject(nil, "")
 	if err != nil {
-		return "", err
+		return exitCode(engine.ExitUsage, cfgErr)
 	}
-	dir, _ := cmd.Flags().GetString("state-dir")
-	if dir = cmp.Or(dir, config.DefaultStateDir); !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
+	o.Store.Dir, _ = cmd.Flags().GetString("state-dir")
+	if o.Store.Dir = cmp.Or(o.Store.Dir, config.DefaultStateDir); !filepath.IsAbs(o.Store.Dir) {
+		o.Store.Dir = filepath.Join(root, o.Store.Dir)
 	}
-	return dir, nil
+	o.ConfigError = cfgErr.Error()
+	o.warn("the configuration is broken, so runtasks is off for this project until it is fixed:\n" + cfgErr.Error())
+	return nil
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {
