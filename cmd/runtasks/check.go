@@ -100,8 +100,7 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
-	status := checkStatus(dec)
-	rep := checkReport{Status: status, Epic: dec.Epic, Checks: append([]engine.Verdict{}, dec.Verdicts...), Outcome: dec.Outcome,
+	rep := checkReport{Status: checkStatus(dec), Epic: dec.Epic, Checks: append([]engine.Verdict{}, dec.Verdicts...), Outcome: dec.Outcome,
 		Why: dec.Why, Exit: engine.ExitStatus(dec.Outcome.Class())}
 	if o.JSON {
 		if err := printJSON(o.Out, rep); err != nil {
@@ -112,7 +111,7 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 		for _, v := range dec.Verdicts {
 			checkPrint(&b, v, "", o.cfg.Workflow.FeedbackLimit)
 		}
-		fmt.Fprintf(&b, "result: %s\n", status)
+		fmt.Fprintf(&b, "result: %s\n", rep.Status)
 		io.WriteString(o.Out, headless.Clean(b.String()))
 	}
 	if rep.Exit != 0 {

@@ -83,8 +83,6 @@ func runReset(o *resetOptions) error {
 		}
 		tw.Flush()
 	}
-	if _, werr := io.WriteString(o.Out, b.String()); werr != nil && err == nil {
-		err = werr
-	}
-	return err
+	_, werr := io.WriteString(o.Out, b.String())
+	return cmp.Or(err, werr)
 }
