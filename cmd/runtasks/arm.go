@@ -19,8 +19,14 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
+type armOptions struct {
+	*Factory
+	Epic, Session string
+	cfg           *config.Config
+}
+
 func newArmCmd(f *Factory) *cobra.Command {
-	var epic, session string
+	o := &armOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "arm --epic E --session S",
 		Short: "Bind a session to an epic: its Stop hook then drives that epic",
@@ -36,19 +42,16 @@ in the state directory (state.dir/bindings).`,
 		Example: `  runtasks arm --epic bd-x7y8 --session "$SESSION"
   runtasks disarm --session "$SESSION"`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if session = cmp.Or(session, sessionFromEnv(f.Getenv)); session == "" {
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if o.Session = cmp.Or(o.Session, sessionFromEnv(f.Getenv)); o.Session == "" {
 				return errors.New("no session: give --session (or set RUNTASKS_SESSION)")
 			}
-			cfg, _, err := f.LoadConfig(cmd, "")
-			if err != nil {
-				return err
-			}
-			return runArm(cmd.Context(), f, cfg, epic, session)
+			return loadConfig(f.LoadConfig, &o.cfg, engine.ExitFailed)(cmd, args)
 		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runArm(cmd.Context(), o) },
 	}
-	cmd.Flags().StringVar(&epic, "epic", "", "epic to drive (required)")
-	cmd.Flags().StringVar(&session, "session", "", "agent session to bind (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
+	cmd.Flags().StringVar(&o.Epic, "epic", "", "epic to drive (required)")
+	cmd.Flags().StringVar(&o.Session, "session", "", "agent session to bind (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
 	cmd.MarkFlagRequired("epic")
 	setExitStatus(cmd, `  0  armed
   1  error (no session, bd failed, state directory unusable)
@@ -57,13 +60,13 @@ in the state directory (state.dir/bindings).`,
 	return cmd
 }
 
-func runArm(ctx context.Context, f *Factory, cfg *config.Config, epic, session string) error {
-	is, b, err := claim.Arm(ctx, newBeadsClient(f, cfg), &state.Store{Dir: cfg.StateDir()}, session, epic, f.Now())
+func runArm(ctx context.Context, o *armOptions) error {
+	is, b, err := claim.Arm(ctx, newBeadsClient(o.Factory, o.cfg), &state.Store{Dir: o.cfg.StateDir()}, o.Session, o.Epic, o.Now())
 	switch {
 	case errors.Is(err, claim.ErrUnknown):
-		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing armed", epic))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing armed", o.Epic))
 	case errors.Is(err, claim.ErrClosed):
-		return exitCode(engine.ExitUsage, fmt.Errorf("%s is closed; nothing armed", epic))
+		return exitCode(engine.ExitUsage, fmt.Errorf("%s is closed; nothing armed", o.Epic))
 	case err != nil:
 		return err
 	}
@@ -71,16 +74,16 @@ func runArm(ctx context.Context, f *Factory, cfg *config.Config, epic, session s
 	if is.IssueType != beads.TypeEpic {
 		kind = "task"
 	}
-	fmt.Fprintf(f.Out, "session %s armed for %s %s %q (since %s)\n", session, kind, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))
+	fmt.Fprintf(o.Out, "session %s armed for %s %s %q (since %s)\n", o.Session, kind, is.ID, is.Title, b.ArmedAt.Format(time.RFC3339))
 	return nil
 }
 
 type disarmOptions struct {
+	*Factory
 	Session string
 	All     bool
 	// Shell is the agent session whose shell runs the command (zero: a person's).
 	Shell engine.Shell
-	f     *Factory
 	cfg   *config.Config
 	// notify sends a refused disarm's event to workflow.notify.
 	notify func(in engine.Input, dec engine.Decision) (string, error)
@@ -89,7 +92,7 @@ type disarmOptions struct {
 }
 
 func newDisarmCmd(f *Factory) *cobra.Command {
-	opts := &disarmOptions{}
+	opts := &disarmOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "disarm (--session S | --all)",
 		Short: "Release a session from its epic (--all: every armed session)",
@@ -119,7 +122,7 @@ person) and sent to workflow.notify. Disarm from your own terminal.`,
 			if err != nil {
 				return err
 			}
-			opts.f, opts.cfg, opts.notify = f, cfg, notifySender(f, cmd, cfg, src, hookFileTrusted(cfg))
+			opts.cfg, opts.notify = cfg, notifySender(f, cmd, cfg, src, hookFileTrusted(cfg))
 			return runDisarm(opts)
 		},
 	}
@@ -145,7 +148,7 @@ func runDisarm(o *disarmOptions) error {
 		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("disarm --all from inside an agent's shell (%s) is refused; nothing released", o.Shell.Var))
 	}
 	if o.Session == "" && !o.All {
-		listArmed(o.f.Err, store)
+		listArmed(o.Err, store)
 		return exitCode(engine.ExitUsage, errors.New("disarm: no session given (--session S) and no --all; nothing released"))
 	}
 	sessions := []string{o.Session}
@@ -161,24 +164,23 @@ func runDisarm(o *disarmOptions) error {
 			}
 		}
 	}
-	o.released = 0
 	for _, s := range sessions {
 		if err := o.disarm(store, s); err != nil {
 			return err
 		}
 	}
 	if o.released == 0 {
-		fmt.Fprintln(o.f.Out, "no armed session")
+		fmt.Fprintln(o.Out, "no armed session")
 	}
 	return nil
 }
 
 // disarm releases one session, or reports (and notifies) a refusal.
 func (o *disarmOptions) disarm(store *state.Store, session string) error {
-	was, refused, err := engine.Disarm(store, o.cfg, session, o.Shell, o.f.Now())
+	was, refused, err := engine.Disarm(store, o.cfg, session, o.Shell, o.Now())
 	if refused != nil {
 		if _, nerr := o.notify(engine.Input{SessionID: session, Agent: o.Shell.Agent}, *refused); nerr != nil {
-			fmt.Fprintf(o.f.Err, "runtasks: notify: %v\n", nerr)
+			fmt.Fprintf(o.Err, "runtasks: notify: %v\n", nerr)
 		}
 		if err == nil {
 			err = exitCode(engine.ExitNeedsPerson, fmt.Errorf("session %s stays armed for %s: a disarm from inside its own agent (%s) is refused; "+
@@ -186,7 +188,7 @@ func (o *disarmOptions) disarm(store *state.Store, session string) error {
 		}
 	}
 	if err == nil && was != "" {
-		fmt.Fprintf(o.f.Out, "session %s disarmed (was driving %s)\n", session, was)
+		fmt.Fprintf(o.Out, "session %s disarmed (was driving %s)\n", session, was)
 		o.released++
 	}
 	return err

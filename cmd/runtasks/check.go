@@ -17,14 +17,16 @@ import (
 )
 
 type checkOptions struct {
+	*Factory
 	Transcript string
 	Session    string
 	JSON       bool
 	EpicFlag   bool // --epic given: it wins over a session binding
+	cfg        *config.Config
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
-	opts := &checkOptions{}
+	opts := &checkOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Run the configured completion checks outside any agent (for CI)",
@@ -48,15 +50,12 @@ tasks are not moved and no cycle is counted.`,
     checks:
       - beads
       - {type: command, run: "go test ./...", timeout: 10m}`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: loadConfig(f.LoadConfig, &opts.cfg, engine.ExitUsage),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadConfig(cmd, "")
-			if err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
 			opts.EpicFlag = cmd.Flags().Changed("epic")
-			return runCheck(cmd.Context(), f.Out, cfg, stopPorts(f, cfg), opts)
+			return runCheck(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to judge (env RUNTASKS_EPIC, workflow.epic)")
@@ -84,7 +83,7 @@ type checkReport struct {
 
 // runCheck judges once through the stop transaction as a dry run and
 // prints each check's verdict.
-func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engine.Ports, o *checkOptions) error {
+func runCheck(ctx context.Context, o *checkOptions) error {
 	in := engine.Input{Event: engine.EventCheck, SessionID: o.Session, TranscriptPath: o.Transcript}
 	if o.Transcript != "" {
 		msg, err := transcript.LastAssistantText(o.Transcript)
@@ -96,28 +95,24 @@ func runCheck(ctx context.Context, out io.Writer, cfg *config.Config, ports engi
 		}
 		in.FinalMessage = msg
 	}
-	dec, err := engine.Stop(ctx, &state.Store{Dir: cfg.StateDir()}, cfg,
-		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, ports)
+	dec, err := engine.Stop(ctx, &state.Store{Dir: o.cfg.StateDir()}, o.cfg,
+		engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag, DryRun: true}, stopPorts(o.Factory, o.cfg))
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
-	status := checkStatus(dec)
-	rep := checkReport{Status: status, Epic: dec.Epic, Checks: dec.Verdicts, Outcome: dec.Outcome, Why: dec.Why,
-		Exit: engine.ExitStatus(dec.Outcome.Class())}
-	if rep.Checks == nil {
-		rep.Checks = []engine.Verdict{}
-	}
+	rep := checkReport{Status: checkStatus(dec), Epic: dec.Epic, Checks: append([]engine.Verdict{}, dec.Verdicts...), Outcome: dec.Outcome,
+		Why: dec.Why, Exit: engine.ExitStatus(dec.Outcome.Class())}
 	if o.JSON {
-		if err := printJSON(out, rep); err != nil {
+		if err := printJSON(o.Out, rep); err != nil {
 			return err
 		}
 	} else {
 		var b strings.Builder
 		for _, v := range dec.Verdicts {
-			checkPrint(&b, v, "", cfg.Workflow.FeedbackLimit)
+			checkPrint(&b, v, "", o.cfg.Workflow.FeedbackLimit)
 		}
-		fmt.Fprintf(&b, "result: %s\n", status)
-		io.WriteString(out, headless.Clean(b.String()))
+		fmt.Fprintf(&b, "result: %s\n", rep.Status)
+		io.WriteString(o.Out, headless.Clean(b.String()))
 	}
 	if rep.Exit != 0 {
 		return exitCode(rep.Exit, errSilent)

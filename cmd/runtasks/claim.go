@@ -17,12 +17,14 @@ import (
 )
 
 type claimOptions struct {
-	Session, Actor string
-	JSON           bool
+	*Factory
+	ID, Session, Actor string
+	JSON               bool
+	cfg                *config.Config
 }
 
 func newClaimCmd(f *Factory) *cobra.Command {
-	opts := &claimOptions{}
+	opts := &claimOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "claim <id>",
 		Short: "Claim a beads task for a session and create its run folder",
@@ -38,14 +40,11 @@ binding: its stop is incomplete while RESULTS.md is the untouched template.
 The prompt hook does the same for "claim <id>", "work on <id>"…`,
 		Example: `  runtasks claim bd-x7y8.3 --session "$SESSION"
   runtasks claim bd-x7y8.3 --json | jq -r .run_dir`,
-		Args: cobra.ExactArgs(1),
+		Args:    cobra.ExactArgs(1),
+		PreRunE: loadConfig(f.LoadConfig, &opts.cfg, engine.ExitFailed),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadConfig(cmd, "")
-			if err != nil {
-				return err
-			}
-			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			return runClaim(cmd.Context(), f, cfg, args[0], opts)
+			opts.ID, opts.Session = args[0], cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
+			return runClaim(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Session, "session", "", "agent session the claim is for (env RUNTASKS_SESSION, CLAUDE_SESSION_ID)")
@@ -71,24 +70,24 @@ func claimRequest(cfg *config.Config, id, session, actor string, getenv func(str
 		Root: cfg.Root, RunsDir: cfg.Claim.RunsDir, Templates: cfg.Path(cfg.Claim.Templates), Now: now, Store: &state.Store{Dir: cfg.StateDir()}}
 }
 
-func runClaim(ctx context.Context, f *Factory, cfg *config.Config, id string, o *claimOptions) error {
-	res, err := claim.Claim(ctx, newBeadsClient(f, cfg), claimRequest(cfg, id, o.Session, o.Actor, f.Getenv, f.Now()))
+func runClaim(ctx context.Context, o *claimOptions) error {
+	res, err := claim.Claim(ctx, newBeadsClient(o.Factory, o.cfg), claimRequest(o.cfg, o.ID, o.Session, o.Actor, o.Getenv, o.Now()))
 	switch {
 	case errors.As(err, new(*claim.EpicError)) || errors.Is(err, claim.ErrClosed):
 		return exitCode(engine.ExitUsage, err)
 	case errors.As(err, new(*claim.HeldError)):
 		return exitCode(engine.ExitWorkLeft, err)
 	case errors.Is(err, claim.ErrUnknown):
-		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", id))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("beads has no issue %s; nothing was created", o.ID))
 	case err != nil:
 		return err
 	}
 	if o.JSON {
-		return printJSON(f.Out, struct {
+		return printJSON(o.Out, struct {
 			claim.Result
 			Context string `json:"context"`
 		}{res, res.Text()})
 	}
-	fmt.Fprintln(f.Out, headless.Clean(res.Text()))
+	fmt.Fprintln(o.Out, headless.Clean(res.Text()))
 	return nil
 }

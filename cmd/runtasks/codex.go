@@ -21,16 +21,8 @@ import (
 	"github.com/runtasks/runtasks/internal/transcript"
 )
 
-// Exit statuses of runtasks codex monitor.
-const (
-	monitorFound      = 0
-	monitorMissing    = 2
-	monitorNoComplete = 3
-	monitorUsage      = 4
-)
-
 type codexMonitorOptions struct {
-	Out, Err io.Writer
+	*Factory
 	Log      string
 	Follow   bool
 	Session  string // overrides the log's
@@ -41,7 +33,6 @@ type codexMonitorOptions struct {
 	Interval, Wait time.Duration
 	// Sleep waits between polls; it returns ctx's error when ctx ends.
 	Sleep func(ctx context.Context, d time.Duration) error
-	Now   func() time.Time
 }
 
 func newCodexCmd(f *Factory) *cobra.Command {
@@ -51,7 +42,7 @@ func newCodexCmd(f *Factory) *cobra.Command {
 }
 
 func newCodexMonitorCmd(f *Factory) *cobra.Command {
-	opts := &codexMonitorOptions{}
+	opts := &codexMonitorOptions{Factory: f, Sleep: sleepCtx}
 	cmd := &cobra.Command{
 		Use:   "monitor --log FILE [--follow]",
 		Short: "Report whether a Codex session printed its done token or a promise",
@@ -82,25 +73,18 @@ the status is 3. The log must be a regular file (else exit 4).`,
   runtasks codex monitor --log ~/.codex/log/session-20260319T140318Z.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Out, opts.Err = f.Out, f.Err
 			if opts.Log == "" {
-				return exitCode(monitorUsage, errors.New("codex monitor: --log FILE is required"))
+				return exitCode(engine.ExitUsage, errors.New("codex monitor: --log FILE is required"))
 			}
 			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
-				return exitCode(monitorUsage, fmt.Errorf("codex monitor: configuration: %w", err))
+				return exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: configuration: %w", err))
 			}
-			opts.Prefix = cfg.Workflow.DoneToken.Prefix
-			opts.Promises = cfg.Promises()
+			opts.Prefix, opts.Promises = cfg.Workflow.DoneToken.Prefix, cfg.Promises()
 			if opts.Interval, err = parsePollInterval(f.Getenv("TASKMASTER_POLL_INTERVAL")); err != nil {
-				return exitCode(monitorUsage, err)
+				return exitCode(engine.ExitUsage, err)
 			}
-			opts.Sleep, opts.Now = sleepCtx, f.Now
-			code, err := runCodexMonitor(cmd.Context(), opts)
-			if code == monitorFound && err == nil {
-				return nil
-			}
-			return exitCode(code, err)
+			return runCodexMonitor(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Log, "log", "", "Codex rollout file or TUI session log to read")
@@ -140,12 +124,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// runCodexMonitor returns the exit status and, for statuses other than 0,
-// the error to print (errSilent when the report said it all).
-func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
-	f, code, err := openCodexLog(ctx, o)
+// runCodexMonitor's error carries the exit status (errSilent when the
+// report said it all).
+func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) error {
+	f, err := openCodexLog(ctx, o)
 	if err != nil {
-		return code, err
+		return err
 	}
 	defer f.Close()
 
@@ -163,7 +147,7 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 		}
 		n, err := io.CopyBuffer(&sc, io.NewSectionReader(f, offset, math.MaxInt64-offset), buf)
 		if offset += n; err != nil {
-			return monitorUsage, fmt.Errorf("codex monitor: read %s: %w", o.Log, err)
+			return exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: read %s: %w", o.Log, err))
 		}
 		if !o.Follow {
 			sc.Flush()
@@ -174,11 +158,11 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 			t := log.Completes[seen]
 			if engine.HasDoneToken(t.LastAgentMessage, o.Prefix, session) {
 				fmt.Fprintf(o.Out, "found: %s::%s in the task_complete of turn %s\n", strings.TrimSuffix(o.Prefix, "::"), session, cmp.Or(t.TurnID, "(no id)"))
-				return monitorFound, nil
+				return nil
 			}
 			if ps := engine.FindPromises(t.LastAgentMessage, o.Promises); len(ps) > 0 {
 				fmt.Fprintf(o.Out, "found: <promise>%s</promise> in the task_complete of turn %s\n", ps[0].Text, cmp.Or(t.TurnID, "(no id)"))
-				return monitorFound, nil
+				return nil
 			}
 		}
 		if !o.Follow || log.Ended {
@@ -193,38 +177,38 @@ func runCodexMonitor(ctx context.Context, o *codexMonitorOptions) (int, error) {
 
 // openCodexLog opens the log (a regular file only), with --follow polling
 // up to Wait for one that does not exist yet (never: status 3).
-func openCodexLog(ctx context.Context, o *codexMonitorOptions) (*os.File, int, error) {
+func openCodexLog(ctx context.Context, o *codexMonitorOptions) (*os.File, error) {
 	deadline := o.Now().Add(o.Wait)
 	for {
 		f, _, err := agentfile.Open(o.Log)
 		switch {
 		case err == nil:
-			return f, 0, nil
+			return f, nil
 		case !errors.Is(err, fs.ErrNotExist):
-			return nil, monitorUsage, fmt.Errorf("codex monitor: %w", err)
+			return nil, exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: %w", err))
 		case !o.Follow:
-			return nil, monitorUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log)
+			return nil, exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log))
 		}
 		left := deadline.Sub(o.Now())
 		if left <= 0 {
 			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear within %s\n", o.Log, o.Wait)
-			return nil, monitorNoComplete, errSilent
+			return nil, exitCode(engine.ExitNeedsPerson, errSilent)
 		}
 		if err := o.Sleep(ctx, min(o.Interval, left)); err != nil {
 			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear before the monitor was interrupted\n", o.Log)
-			return nil, monitorNoComplete, errSilent
+			return nil, exitCode(engine.ExitNeedsPerson, errSilent)
 		}
 	}
 }
 
 // monitorReport prints why nothing was found and returns status 2 or 3.
-func monitorReport(o *codexMonitorOptions, l *transcript.CodexLog, session string) (int, error) {
+func monitorReport(o *codexMonitorOptions, l *transcript.CodexLog, session string) error {
 	if len(l.Completes) == 0 {
 		fmt.Fprintf(o.Out, "no task_complete seen in %s (%d lines)\n", o.Log, l.Lines)
 		if l.Format == transcript.FormatTUILog && l.Events == 0 {
 			fmt.Fprintln(o.Err, "runtasks: this TUI session log holds no codex_event records: Codex 0.117 and later no longer write them; read the session's rollout file (<codex_home>/sessions/…/rollout-*.jsonl) or use the native Stop hook (runtasks install codex)")
 		}
-		return monitorNoComplete, errSilent
+		return exitCode(engine.ExitNeedsPerson, errSilent)
 	}
 	what := "a promise"
 	if session != "" {
@@ -233,5 +217,5 @@ func monitorReport(o *codexMonitorOptions, l *transcript.CodexLog, session strin
 		fmt.Fprintln(o.Err, "runtasks: no session id in the log and no --session: only promises can match")
 	}
 	fmt.Fprintf(o.Out, "missing: %d task_complete event(s), none holds %s\n", len(l.Completes), what)
-	return monitorMissing, errSilent
+	return exitCode(engine.ExitWorkLeft, errSilent)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func TestCodexMonitorFollow(t *testing.T) {
 	}
 	var out strings.Builder
 	polls := 0
-	o := &codexMonitorOptions{Out: &out, Err: &out, Log: path, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond, Now: time.Now,
+	o := &codexMonitorOptions{Factory: &Factory{Out: &out, Err: &out, Now: time.Now}, Log: path, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			// Each poll appends a few bytes: lines arrive torn.
 			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -94,7 +95,7 @@ func TestCodexMonitorFollow(t *testing.T) {
 			polls++
 			return nil
 		}}
-	code, _ := runCodexMonitor(context.Background(), o)
+	code := exitOf(runCodexMonitor(context.Background(), o))
 	if code != 0 || !strings.Contains(out.String(), "found: TASKMASTER_DONE::01a20014") {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
@@ -108,8 +109,8 @@ func TestCodexMonitorFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out.Reset()
-	o = &codexMonitorOptions{Out: &out, Err: &out, Log: empty, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond, Sleep: sleepCtx, Now: time.Now}
-	if code, _ := runCodexMonitor(ctx, o); code != 3 {
+	o = &codexMonitorOptions{Factory: &Factory{Out: &out, Err: &out, Now: time.Now}, Log: empty, Follow: true, Prefix: "TASKMASTER_DONE", Interval: time.Millisecond, Sleep: sleepCtx}
+	if code := exitOf(runCodexMonitor(ctx, o)); code != 3 {
 		t.Fatalf("interrupted follow: exit %d: %s", code, out.String())
 	}
 }
@@ -140,8 +141,8 @@ func TestCodexMonitorFollowWaitsForTheLog(t *testing.T) {
 			now := clock
 			polls := 0
 			var out strings.Builder
-			o := &codexMonitorOptions{Out: &out, Err: &out, Log: path, Follow: true, Prefix: "TASKMASTER_DONE",
-				Interval: time.Second, Wait: time.Minute, Now: func() time.Time { return now },
+			o := &codexMonitorOptions{Factory: &Factory{Out: &out, Err: &out, Now: func() time.Time { return now }}, Log: path, Follow: true,
+				Prefix: "TASKMASTER_DONE", Interval: time.Second, Wait: time.Minute,
 				Sleep: func(ctx context.Context, d time.Duration) error {
 					now = now.Add(d)
 					polls++
@@ -155,7 +156,7 @@ func TestCodexMonitorFollowWaitsForTheLog(t *testing.T) {
 					}
 					return nil
 				}}
-			code, _ := runCodexMonitor(context.Background(), o)
+			code := exitOf(runCodexMonitor(context.Background(), o))
 			if code != tt.code || !strings.Contains(out.String(), tt.out) {
 				t.Fatalf("exit %d (want %d): %s", code, tt.code, out.String())
 			}
@@ -164,4 +165,15 @@ func TestCodexMonitorFollowWaitsForTheLog(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exitOf is the exit status err ends a command with.
+func exitOf(err error) int {
+	if ee := (*ExitError)(nil); errors.As(err, &ee) {
+		return ee.Code
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
 }

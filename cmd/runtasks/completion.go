@@ -28,11 +28,10 @@ func registerCompletions(f *Factory, root *cobra.Command) {
 		if !slices.Contains([]string{"arm", "status", "report", "run", "disarm", "claim"}, cmd.Name()) {
 			continue
 		}
-		if cmd.Flags().Lookup("epic") != nil {
-			_ = cmd.RegisterFlagCompletionFunc("epic", completeIssues(f, true, cmd.Name() == "status" || cmd.Name() == "report"))
-		}
+		// A command without the flag refuses its completion (the error is dropped).
+		_ = cmd.RegisterFlagCompletionFunc("epic", completeIssues(f, true, cmd.Name() == "status" || cmd.Name() == "report"))
 		// run's --session is fresh|resume, not an id.
-		if cmd.Flags().Lookup("session") != nil && cmd.Name() != "run" {
+		if cmd.Name() != "run" {
 			_ = cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
 		}
 		if cmd.Name() == "claim" {

@@ -40,8 +40,15 @@ project.yaml, .beads or .git. See docs/configuration.md.`,
 	return cmd
 }
 
+type configShowOptions struct {
+	*Factory
+	JSON bool
+	cfg  *config.Config
+	src  *config.Sources
+}
+
 func newConfigShowCmd(f *Factory) *cobra.Command {
-	var asJSON bool
+	o := &configShowOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Print the effective configuration and where each value came from",
@@ -58,14 +65,14 @@ you can see what a hook invocation with them would use.`,
   runtasks config show --json | jq '.keys[] | select(.source != "default")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, src, err := f.LoadConfig(cmd, "")
-			if err != nil {
+			var err error
+			if o.cfg, o.src, err = f.LoadConfig(cmd, ""); err != nil {
 				return configError(f.Err, err)
 			}
-			return runConfigShow(f.Out, cfg, *src, asJSON)
+			return runConfigShow(o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: root, file, keys [{key, value, source}], promises, prices_date")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: root, file, keys [{key, value, source}], promises, prices_date")
 	cmd.Flags().String("epic", "", "as stop-hook --epic (workflow.epic)")
 	cmd.Flags().Int("max-cycles", 0, "as stop-hook --max-cycles (workflow.stop_hook.max_cycles)")
 	cmd.Flags().Bool("taskmaster", false, "as stop-hook --taskmaster (workflow.done_token.required)")
@@ -89,18 +96,18 @@ type configShowJSON struct {
 	PricesDate string `json:"prices_date"`
 }
 
-func runConfigShow(out io.Writer, cfg *config.Config, sources config.Sources, asJSON bool) error {
+func runConfigShow(o *configShowOptions) error {
 	var keys []configKeyJSON
 	for _, key := range config.ConfigKeys() {
-		v, _ := cfg.Value(key)
-		keys = append(keys, configKeyJSON{Key: key, Value: configWritten(v), Source: sources[key]})
+		v, _ := o.cfg.Value(key)
+		keys = append(keys, configKeyJSON{Key: key, Value: configWritten(v), Source: (*o.src)[key]})
 	}
-	if asJSON {
-		return printJSON(out, configShowJSON{Root: cfg.Root, File: cfg.File, Keys: keys, Promises: cfg.Promises(), PricesDate: usage.PricesDate})
+	if o.JSON {
+		return printJSON(o.Out, configShowJSON{Root: o.cfg.Root, File: o.cfg.File, Keys: keys, Promises: o.cfg.Promises(), PricesDate: usage.PricesDate})
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "# project root: %s\n# project file: %s\n", cfg.Root, cmp.Or(cfg.File, "none (no project.yaml in the project root)"))
+	fmt.Fprintf(&b, "# project root: %s\n# project file: %s\n", o.cfg.Root, cmp.Or(o.cfg.File, "none (no project.yaml in the project root)"))
 	fmt.Fprintf(&b, "# price table: runtasks' own of %s, after usage.prices (docs/usage.md)\n", usage.PricesDate)
 	lefts := make([]string, len(keys))
 	width := 0
@@ -116,14 +123,14 @@ func runConfigShow(out io.Writer, cfg *config.Config, sources config.Sources, as
 		fmt.Fprintf(&b, "%-*s  # %s\n", width, lefts[i], k.Source)
 	}
 	b.WriteString("# completion promises, resolved:\n")
-	for _, p := range cfg.Promises() {
+	for _, p := range o.cfg.Promises() {
 		state := ""
-		if !cfg.AllowsExitOn(p.Condition) {
+		if !o.cfg.AllowsExitOn(p.Condition) {
 			state = " (not in allow_exit_on: ignored)"
 		}
 		fmt.Fprintf(&b, "#   %q -> %s%s\n", p.Text, p.Condition, state)
 	}
-	_, err := io.WriteString(out, b.String())
+	_, err := io.WriteString(o.Out, b.String())
 	return err
 }
 
@@ -147,7 +154,13 @@ func configWritten(v any) any {
 	return v
 }
 
+type configValidateOptions struct {
+	*Factory
+	Path string
+}
+
 func newConfigValidateCmd(f *Factory) *cobra.Command {
+	o := &configValidateOptions{Factory: f}
 	return &cobra.Command{
 		Use:   "validate [FILE]",
 		Short: "Check a project.yaml and the RUNTASKS_* variables",
@@ -168,11 +181,10 @@ Flags are not checked here; runtasks config show checks every layer.`,
 			if err != nil {
 				return err
 			}
-			path := ""
 			if len(args) == 1 {
-				path = args[0]
-				if !filepath.IsAbs(path) {
-					path = filepath.Join(wd, path)
+				o.Path = args[0]
+				if !filepath.IsAbs(o.Path) {
+					o.Path = filepath.Join(wd, o.Path)
 				}
 			} else {
 				root, file, err := f.findProject(cmd, wd)
@@ -182,30 +194,30 @@ Flags are not checked here; runtasks config show checks every layer.`,
 				if file == "" {
 					return exitCode(engine.ExitUsage, fmt.Errorf("no %s in the project root %s (name a file: runtasks config validate FILE)", config.ProjectFile, root))
 				}
-				path = file
+				o.Path = file
 			}
-			return runConfigValidate(f, path)
+			return runConfigValidate(o)
 		},
 	}
 }
 
-// runConfigValidate checks the file at path and the environment's
+// runConfigValidate checks the file at Path and the environment's
 // RUNTASKS_* (and TASKMASTER_*) values.
-func runConfigValidate(f *Factory, path string) error {
-	data, err := agentfile.Read(path, agentfile.MaxText)
+func runConfigValidate(o *configValidateOptions) error {
+	data, err := agentfile.Read(o.Path, agentfile.MaxText)
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
 	var problems config.ErrorList
-	for _, err := range []error{config.ValidateYAML(path, data), config.ValidateEnv(f.Environ())} {
+	for _, err := range []error{config.ValidateYAML(o.Path, data), config.ValidateEnv(o.Environ())} {
 		if list, ok := err.(config.ErrorList); ok {
 			problems = append(problems, list...)
 		}
 	}
 	if len(problems) > 0 {
-		return configError(f.Err, problems)
+		return configError(o.Err, problems)
 	}
-	_, err = fmt.Fprintf(f.Out, "%s: ok\n", path)
+	_, err = fmt.Fprintf(o.Out, "%s: ok\n", o.Path)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -12,7 +13,13 @@ import (
 	"github.com/runtasks/runtasks/internal/headless"
 )
 
+type doctorOptions struct {
+	*Factory
+	in doctor.Inputs
+}
+
 func newDoctorCmd(f *Factory) *cobra.Command {
+	o := &doctorOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that runtasks, bd, the project and the agents fit together",
@@ -64,7 +71,7 @@ removes it.`,
 			if err != nil {
 				return exitCode(1, err)
 			}
-			in := &doctor.Inputs{}
+			in := &o.in
 			if in.Root, _, _ = f.findProject(cmd, wd); in.Root == "" {
 				in.Root = wd
 			}
@@ -83,10 +90,7 @@ removes it.`,
 			} else {
 				in.TrustState = st.CheckFile
 			}
-			if doctor.Run(cmd.Context(), in, func(d doctor.Finding) { fmt.Fprintln(f.Out, headless.Clean(d.String())) }) {
-				return exitCode(engine.ExitUsage, errSilent)
-			}
-			return nil
+			return runDoctor(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to check (env RUNTASKS_EPIC, workflow.epic)")
@@ -96,4 +100,11 @@ removes it.`,
   1  doctor itself could not run (no working directory)
   4  setup error: at least one check is an error (its fix is printed)`)
 	return cmd
+}
+
+func runDoctor(ctx context.Context, o *doctorOptions) error {
+	if doctor.Run(ctx, &o.in, func(d doctor.Finding) { fmt.Fprintln(o.Out, headless.Clean(d.String())) }) {
+		return exitCode(engine.ExitUsage, errSilent)
+	}
+	return nil
 }

@@ -5,14 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
@@ -24,37 +22,52 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// hookOptions are the hooks' options.
 type hookOptions struct {
-	In       io.Reader
-	Out, Err io.Writer
-	// Agent is --agent ("" = detected from the input).
-	Agent    string
-	LogLevel string
+	*Factory
+	Agent    string // --agent
 	EpicFlag bool   // --epic given: it wins over a session binding
 	Worker   string // RUNTASKS_TASK: a runtasks run worker's task
-	Getenv   func(string) string
-	Now      func() time.Time
 	Ports    func(cfg *config.Config) engine.Ports
-	Beads    func(cfg *config.Config) *beads.Client
 	// Notify is the stop hook's notify port (nil: none).
 	Notify func(h *hookCall) func(engine.Input, engine.Decision)
 	// LoadConfig loads the configuration from the hook's cwd.
 	LoadConfig func(startDir string) (*config.Config, *config.Sources, error)
-	// ConfigError records a configuration error (nil: it is only said).
+	// ConfigError records a stop's configuration error (nil: it is only
+	// said), so that status shows why runtasks is off.
 	ConfigError func(h *hookCall, startDir string, dec engine.Decision)
 	// FindStore finds the project's beads store; where says where it
 	// looked when there is none (nil: not looked for).
 	FindStore func(cfg *config.Config) (where string, ok bool)
 }
 
+// hookCmd is a hook command: cmd with the hooks' flags and EXIT STATUS,
+// running run with the options wired to f.
+func hookCmd(f *Factory, run func(context.Context, *hookOptions) error, cmd *cobra.Command) *cobra.Command {
+	o := &hookOptions{}
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		o.wire(f, cmd)
+		return run(cmd.Context(), o)
+	}
+	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, hookExitStatus)
+	return cmd
+}
+
 func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
-	o.In, o.Out, o.Err = f.In, f.Out, f.Err
-	o.LogLevel, _ = cmd.Flags().GetString("log-level")
+	o.Factory = f
 	o.EpicFlag = cmd.Flags().Changed("epic")
-	o.Worker, o.Getenv, o.Now = f.Getenv("RUNTASKS_TASK"), f.Getenv, f.Now
+	o.Worker = f.Getenv("RUNTASKS_TASK")
 	o.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
-	o.Beads = func(cfg *config.Config) *beads.Client { return newBeadsClient(f, cfg) }
+	o.Notify = func(h *hookCall) func(engine.Input, engine.Decision) {
+		return notifyPort(f, cmd, h.cfg, h.src, hookFileTrusted(h.cfg), h.log)
+	}
+	o.ConfigError = func(h *hookCall, dir string, dec engine.Decision) {
+		in, _ := hook.Input(h.agent, h.payload, false)
+		recordConfigError(f, dir, in, dec)
+	}
 	o.LoadConfig = func(dir string) (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, dir) }
 	o.FindStore = func(cfg *config.Config) (string, bool) {
 		_, where, ok := beads.FindStore(cfg.BeadsDir(), cfg.Root, f.Environ())
@@ -63,13 +76,6 @@ func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
 		}
 		return where, ok
 	}
-}
-
-func (o *hookOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
-	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
-	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
-	setExitStatus(cmd, hookExitStatus)
 }
 
 // hookSpec names a hook and what a failure leaves undone: unread ends the
@@ -84,13 +90,13 @@ type hookSpec struct {
 
 // hookCall is what the hooks' preamble found, for the hook's body.
 type hookCall struct {
-	spec      hookSpec
-	out, errw io.Writer
-	payload   hook.Payload
-	agent     string
-	cfg       *config.Config
-	src       *config.Sources
-	log       *log.Logger
+	*Factory
+	spec    hookSpec
+	payload hook.Payload
+	agent   string
+	cfg     *config.Config
+	src     *config.Sources
+	log     *log.Logger
 	// notice is said to the person when the hook answers: the file the
 	// hooks ignore because it is not trusted.
 	notice string
@@ -104,7 +110,11 @@ type hookCall struct {
 // JSON, and every problem (a panic too) leaves the event to the agent, is
 // told to the person in a systemMessage and is logged on stderr.
 func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(context.Context, *hookCall)) error {
-	h := &hookCall{spec: spec, out: o.Out, errw: o.Err, agent: agentOr(o.Agent)}
+	// Until the input names the agent: --agent, else Claude Code's protocol.
+	h := &hookCall{Factory: o.Factory, spec: spec, agent: hook.Claude}
+	if hook.Known(o.Agent) {
+		h.agent = o.Agent
+	}
 	defer recoverHook(h)
 	p, err := hook.Parse(o.In)
 	if err != nil {
@@ -131,13 +141,13 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 	cfg, src, err := o.LoadConfig(start)
 	if err != nil {
 		dec := engine.ConfigErrorDecision(err)
-		if o.ConfigError != nil {
+		if o.ConfigError != nil && spec.event == hook.EventStop {
 			o.ConfigError(h, start, dec)
 		}
 		h.say(dec.SystemMessage)
 		return nil
 	}
-	logger, closeLog := newLogger(cfg, o.Err, o.LogLevel)
+	logger, closeLog := newLogger(cfg, o.Err)
 	defer closeLog()
 	h.cfg, h.src, h.log = cfg, src, logger
 	if cfg.Untrusted != nil {
@@ -180,24 +190,24 @@ func recoverHook(h *hookCall) {
 	if r == nil {
 		return
 	}
-	fmt.Fprintf(h.errw, "runtasks %s: panic: %v\n%s", h.spec.name, r, debug.Stack())
-	h.out.Write(hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)))
+	fmt.Fprintf(h.Err, "runtasks %s: panic: %v\n%s", h.spec.name, r, debug.Stack())
+	h.Out.Write(hook.EncodeMessage(h.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", h.spec.name, r)))
 }
 
 // say tells the person msg: a systemMessage (Cursor has none) and a line
 // on stderr.
 func (h *hookCall) say(msg string) {
-	fmt.Fprintf(h.errw, "runtasks %s: %s\n", h.spec.name, strings.TrimPrefix(msg, "runtasks: "))
-	h.out.Write(hook.EncodeMessage(h.agent, msg)) // nil for Cursor: nothing
+	fmt.Fprintf(h.Err, "runtasks %s: %s\n", h.spec.name, strings.TrimPrefix(msg, "runtasks: "))
+	h.Out.Write(hook.EncodeMessage(h.agent, msg)) // nil for Cursor: nothing
 }
 
 // answer gives the agent context text ("" for none) with the notice for
 // the person; what the agent cannot take at this event goes to stderr.
 func (h *hookCall) answer(text string) {
 	if b := hook.EncodeContextMessage(h.agent, cmp.Or(h.payload.HookEventName, h.spec.event), text, h.notice); b != nil {
-		h.out.Write(b)
+		h.Out.Write(b)
 	} else if s := joinMessages(h.notice, text); s != "" {
-		fmt.Fprintln(h.errw, s)
+		fmt.Fprintln(h.Err, s)
 	}
 }
 
@@ -252,12 +262,4 @@ func recordConfigError(f *Factory, dir string, in engine.Input, dec engine.Decis
 // joinMessages joins the non-empty messages for one systemMessage.
 func joinMessages(msgs ...string) string {
 	return strings.Join(slices.DeleteFunc(msgs, func(m string) bool { return m == "" }), "\n")
-}
-
-// agentOr is the agent, or Claude Code's protocol when it is not known.
-func agentOr(agent string) string {
-	if hook.Known(agent) {
-		return agent
-	}
-	return hook.Claude
 }

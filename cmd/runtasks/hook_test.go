@@ -39,19 +39,19 @@ func TestHooksRecoverFromPanics(t *testing.T) {
 		run  func(in string, out, errw *bytes.Buffer) error
 	}{
 		{"stop-hook: a port panics", func(in string, out, errw *bytes.Buffer) error {
-			return runStopHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw,
+			return runStopHook(context.Background(), &hookOptions{Factory: &Factory{In: strings.NewReader(in), Out: out, Err: errw},
 				LoadConfig: func(string) (*config.Config, *config.Sources, error) { return cfg(), nil, nil },
 				Ports:      func(*config.Config) engine.Ports { return engine.Ports{Beads: panicTracker{}, Now: time.Now} }})
 		}},
 		{"stop-hook: loading panics", func(in string, out, errw *bytes.Buffer) error {
-			return runStopHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig})
+			return runStopHook(context.Background(), &hookOptions{Factory: &Factory{In: strings.NewReader(in), Out: out, Err: errw}, LoadConfig: boomConfig})
 		}},
 		{"prompt-hook", func(in string, out, errw *bytes.Buffer) error {
-			return runPromptHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig})
+			return runPromptHook(context.Background(), &hookOptions{Factory: &Factory{In: strings.NewReader(in), Out: out, Err: errw}, LoadConfig: boomConfig})
 		}},
 		{"session-hook", func(in string, out, errw *bytes.Buffer) error {
-			return runSessionHook(context.Background(), &hookOptions{In: strings.NewReader(in), Out: out, Err: errw, LoadConfig: boomConfig,
-				Getenv: func(string) string { return "" }})
+			return runSessionHook(context.Background(), &hookOptions{LoadConfig: boomConfig,
+				Factory: &Factory{In: strings.NewReader(in), Out: out, Err: errw, Environ: func() []string { return nil }}})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestHookPreamble(t *testing.T) {
 	} {
 		for name, run := range hooks {
 			var out, errw bytes.Buffer
-			err := run(hookOptions{In: strings.NewReader(tt.input), Out: &out, Err: &errw, Agent: tt.agent, LoadConfig: badConfig})
+			err := run(hookOptions{Factory: &Factory{In: strings.NewReader(tt.input), Out: &out, Err: &errw}, Agent: tt.agent, LoadConfig: badConfig})
 			if err != nil {
 				t.Errorf("%s, %s: returned %v; a hook exits 0", name, tt.name, err)
 			}

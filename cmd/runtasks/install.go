@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,17 +24,19 @@ import (
 	"github.com/runtasks/runtasks/internal/trust"
 )
 
-type installCmdOptions struct {
-	Opts install.Options
-	// NoTrust skips Codex's trust step.
-	NoTrust bool
-	// TrustYes trusts a project.yaml install did not write without asking
-	// (--trust), after showing what it runs.
-	TrustYes bool
+// installOptions are install's and uninstall's.
+type installOptions struct {
+	*Factory
+	Opts     install.Options
+	NoTrust  bool   // --no-trust
+	TrustYes bool   // --trust
+	Bin      string // --bin: install's only
+	// cmd's flags name the configuration, loaded after the trust step.
+	cmd *cobra.Command
 }
 
 func newInstallCmd(f *Factory) *cobra.Command {
-	o := &installCmdOptions{}
+	o := &installOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "install claude|codex|gemini|cursor",
 		Short: "Register runtasks' hooks and skills with an agent",
@@ -96,15 +99,11 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
   runtasks install gemini --global`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: hook.Agents,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := installOptions(f, cmd, args[0], &o.Opts); err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			return runInstall(cmd, f, o)
-		},
+		PreRunE:   o.fill,
+		RunE:      func(cmd *cobra.Command, args []string) error { return runInstall(cmd.Context(), o) },
 	}
 	installFlags(cmd, &o.Opts)
-	cmd.Flags().String("bin", "", "with --global: the runtasks binary the user's hooks run (default: this binary)")
+	cmd.Flags().StringVar(&o.Bin, "bin", "", "with --global: the runtasks binary the user's hooks run (default: this binary)")
 	cmd.Flags().StringVar(&o.Opts.Epic, "epic", "", "epic the Stop hook drives (written as --epic; default: RUNTASKS_EPIC or project.yaml at run time)")
 	cmd.Flags().BoolVar(&o.NoTrust, "no-trust", false, "codex: do not trust the hooks through codex app-server")
 	cmd.Flags().BoolVar(&o.TrustYes, "trust", false, "trust the project's project.yaml without asking (it is shown first)")
@@ -118,28 +117,26 @@ do. Codex reads a project's .codex/hooks.json only in a trusted project.`,
 }
 
 // runInstall trusts (or refuses) the project's project.yaml, then installs.
-func runInstall(cmd *cobra.Command, f *Factory, o *installCmdOptions) error {
+func runInstall(ctx context.Context, o *installOptions) error {
 	if !o.Opts.Global {
-		if err := projectTrust(f, o); err != nil {
-			return trustExit(err)
+		if err := projectTrust(o, nil); err != nil {
+			return err
 		}
 	}
-	installLimits(f, cmd, &o.Opts)
+	installLimits(o)
 	if o.Opts.Agent == hook.Codex && !o.NoTrust && !o.Opts.DryRun {
-		if bin := lookPathIn(f.Getenv("PATH"), "codex"); bin != "" {
-			o.Opts.Trust = install.CodexTrust{Bin: bin, Env: f.Environ(), Dir: o.Opts.ProjectDir}.Trust
+		if bin := lookPathIn(o.Getenv("PATH"), "codex"); bin != "" {
+			o.Opts.Trust = install.CodexTrust{Bin: bin, Env: o.Environ(), Dir: o.Opts.ProjectDir}.Trust
 		}
 	}
-	res, err := install.Install(cmd.Context(), o.Opts)
-	printInstallResult(f.Out, "install", o.Opts, res)
+	res, err := install.Install(ctx, o.Opts)
+	printInstallResult(o.Out, "install", o.Opts, res)
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
 	if !o.Opts.Global {
-		pathNote(f)
-		if err := trustWritten(f, o.Opts, res); err != nil {
-			return exitCode(engine.ExitFailed, err)
-		}
+		pathNote(o.Factory)
+		return projectTrust(o, res)
 	}
 	return nil
 }
@@ -150,40 +147,39 @@ func installFlags(cmd *cobra.Command, o *install.Options) {
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the diff, write nothing")
 }
 
-// installOptions fills the options both commands take from the factory.
-func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Options) error {
-	if !hook.Known(agent) {
-		return fmt.Errorf("unknown agent %q: want %s", agent, strings.Join(hook.Agents, ", "))
+// fill fills the options both commands take from the factory and the
+// agent named; a failure is a usage error.
+func (o *installOptions) fill(cmd *cobra.Command, args []string) error {
+	o.cmd = cmd
+	if !hook.Known(args[0]) {
+		return exitCode(engine.ExitUsage, fmt.Errorf("unknown agent %q: want %s", args[0], strings.Join(hook.Agents, ", ")))
 	}
-	o.Agent = agent
-	o.Home = f.home()
-	if s := f.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
-		o.ManifestDir = filepath.Join(s, "runtasks", "install")
+	o.Opts.Agent = args[0]
+	o.Opts.Home = o.home()
+	if s := o.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
+		o.Opts.ManifestDir = filepath.Join(s, "runtasks", "install")
 	}
-	o.CodexHome = f.Getenv("CODEX_HOME")
-	bin := ""
-	if cmd.Flags().Lookup("bin") != nil {
-		bin, _ = cmd.Flags().GetString("bin")
-	}
+	o.Opts.CodexHome = o.Getenv("CODEX_HOME")
+	bin := o.Bin
 	switch {
-	case bin != "" && !o.Global:
-		return fmt.Errorf("--bin %s: a project's settings are shared, so its hooks run runtasks from PATH; put %s on PATH, or give --bin with --global (the user's own settings)", bin, filepath.Dir(bin))
+	case bin != "" && !o.Opts.Global:
+		return exitCode(engine.ExitUsage, fmt.Errorf("--bin %s: a project's settings are shared, so its hooks run runtasks from PATH; put %s on PATH, or give --bin with --global (the user's own settings)", bin, filepath.Dir(bin)))
 	case bin == "":
-		exe, err := f.executable()
-		if err != nil && o.Global {
-			return fmt.Errorf("path of this runtasks binary: %w (give --bin)", err)
+		exe, err := o.executable()
+		if err != nil && o.Opts.Global {
+			return exitCode(engine.ExitUsage, fmt.Errorf("path of this runtasks binary: %w (give --bin)", err))
 		}
 		bin = exe
 	}
 	if abs, err := filepath.Abs(bin); err == nil && bin != "" {
 		bin = abs
 	}
-	o.Executable = bin
-	root, _, err := f.findProject(cmd, "")
+	o.Opts.Executable = bin
+	root, _, err := o.findProject(cmd, "")
 	if err != nil {
-		return err
+		return exitCode(engine.ExitUsage, err)
 	}
-	o.ProjectDir = root
+	o.Opts.ProjectDir = root
 	return nil
 }
 
@@ -193,84 +189,68 @@ func installOptions(f *Factory, cmd *cobra.Command, agent string, o *install.Opt
 // has asked by now); the user's settings (--global) are not one project's,
 // and take no value from any project.yaml. A configuration that does not
 // load leaves Cursor unlimited (runtasks' cap applies at run time).
-func installLimits(f *Factory, cmd *cobra.Command, o *install.Options) {
-	load := func() (*config.Config, *config.Sources, error) { return f.LoadHookConfig(cmd, "") }
-	if o.Global {
-		load = func() (*config.Config, *config.Sources, error) {
-			return config.Load(config.LoadOptions{StartDir: o.Home, Environ: f.Environ(), RequireTrust: brokenTrust(nil)})
-		}
-	}
-	if cfg, _, err := load(); err == nil {
-		o.LoopLimit = cfg.Workflow.StopHook.MaxCycles
-		o.StopTimeout = doctor.HookTimeout(cfg)
+func installLimits(o *installOptions) {
+	var cfg *config.Config // nil: it does not load
+	if o.Opts.Global {
+		cfg, _, _ = config.Load(config.LoadOptions{StartDir: o.Opts.Home, Environ: o.Environ(), RequireTrust: brokenTrust(nil)})
 	} else {
-		o.StopTimeout = doctor.HookTimeout(nil)
+		cfg, _, _ = o.LoadHookConfig(o.cmd, "")
 	}
+	if cfg != nil {
+		o.Opts.LoopLimit = cfg.Workflow.StopHook.MaxCycles
+	}
+	o.Opts.StopTimeout = doctor.HookTimeout(cfg)
 }
 
 // projectTrust gets a yes for the project's project.yaml before a project
-// install writes anything. None yet: install writes runtasks' example and
-// trusts it (trustWritten). Trusted and unchanged, or runtasks' own
-// example: nothing to ask. Any other: what it would run is shown and the
-// person's yes taken (asked on a terminal, --trust otherwise); a dry run
-// only shows it.
-func projectTrust(f *Factory, o *installCmdOptions) error {
+// install writes anything (res nil). None yet: install writes runtasks'
+// example, and this trusts it after the install (res: the file created).
+// Trusted and unchanged, or runtasks' own example: nothing to ask. Any
+// other: what it would run is shown and the person's yes taken (asked on a
+// terminal, --trust otherwise); a dry run only shows it.
+func projectTrust(o *installOptions, res *install.Result) error {
 	root := o.Opts.ProjectDir
 	file := filepath.Join(root, config.ProjectFile)
+	written := res != nil && slices.ContainsFunc(res.Files, func(fc install.FileChange) bool { return fc.Path == file && fc.Action == install.Created })
+	if res != nil && (o.Opts.DryRun || !written) {
+		return nil
+	}
 	data, err := agentfile.Read(file, agentfile.MaxText)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("read %s: %w", file, err)
 	}
-	st, err := f.trustStore()
+	st, err := o.trustStore()
 	if err != nil {
 		return err
 	}
-	if state, err := st.Check(root, data); err == nil && state == trust.Trusted {
+	if state, err := st.Check(root, data); !written && err == nil && state == trust.Trusted {
 		return nil
 	}
 	own := bytes.Equal(data, runtasks.ProjectYAMLExample)
 	switch {
 	case own && o.Opts.DryRun:
-		fmt.Fprintf(f.Out, "%s is runtasks' own example: install would trust it\n", file)
+		fmt.Fprintf(o.Out, "%s is runtasks' own example: install would trust it\n", file)
 		return nil
 	case own:
 	case o.Opts.DryRun:
-		execs, err := config.Review(root, data)
-		fmt.Fprint(f.Out, config.ReviewText(file, execs, err))
-		fmt.Fprintf(f.Out, "install would ask before trusting %s (--trust: without asking); until then runtasks ignores it\n", file)
+		o.confirmTrust(root, file, data, true, "")
+		fmt.Fprintf(o.Out, "install would ask before trusting %s (--trust: without asking); until then runtasks ignores it\n", file)
 		return nil
 	default:
-		if err := f.confirmTrust(root, file, data, o.TrustYes, "--trust"); err != nil {
+		if err := o.confirmTrust(root, file, data, o.TrustYes, "--trust"); err != nil {
 			return err
 		}
 	}
-	if _, err := st.Trust(root, file, data, f.Now()); err != nil {
+	if _, err := st.Trust(root, file, data, o.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.Out, "trusted %s: runtasks reads its %s as it is now (run `runtasks trust` again after changing it)\n", root, config.ProjectFile)
-	return nil
-}
-
-// trustWritten trusts the project.yaml install wrote itself.
-func trustWritten(f *Factory, o install.Options, res *install.Result) error {
-	file := filepath.Join(o.ProjectDir, config.ProjectFile)
-	if o.DryRun || !slices.ContainsFunc(res.Files, func(fc install.FileChange) bool { return fc.Path == file && fc.Action == install.Created }) {
-		return nil
+	what := "its %s as it is now"
+	if written {
+		what = "the %s install wrote"
 	}
-	st, err := f.trustStore()
-	if err != nil {
-		return err
-	}
-	data, err := agentfile.Read(file, agentfile.MaxText)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", file, err)
-	}
-	if _, err := st.Trust(o.ProjectDir, file, data, f.Now()); err != nil {
-		return err
-	}
-	fmt.Fprintf(f.Out, "trusted %s: runtasks reads the %s install wrote (run `runtasks trust` again after changing it)\n", o.ProjectDir, config.ProjectFile)
+	fmt.Fprintf(o.Out, "trusted %s: runtasks reads "+what+" (run `runtasks trust` again after changing it)\n", root, config.ProjectFile)
 	return nil
 }
 
@@ -296,9 +276,7 @@ func printInstallResult(w io.Writer, verb string, o install.Options, res *instal
 	}
 	if o.DryRun {
 		for _, fc := range res.Files {
-			if fc.Diff != "" {
-				fmt.Fprint(w, fc.Diff)
-			}
+			fmt.Fprint(w, fc.Diff)
 		}
 	}
 	fmt.Fprintf(w, "%s %s: %s\n", verb, res.Agent, res.Settings)

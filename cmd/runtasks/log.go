@@ -14,16 +14,13 @@ import (
 
 // newLogger is every command's logger: logfmt lines with the time appended
 // to log.file (relative to the project root) when set and it opens, else
-// charm log's text on stderr. Its level is --log-level, else log.level,
+// charm log's text on stderr. Its level is log.level (--log-level sets it),
 // else warn (a name charm log does not know leaves info).
-func newLogger(cfg *config.Config, stderr io.Writer, flagLevel string) (*log.Logger, func()) {
-	w, closeFn, level := stderr, func() {}, flagLevel
-	if cfg != nil {
-		level = cmp.Or(level, cfg.Log.Level)
-		if path := cfg.Path(cfg.Log.File); path != "" {
-			if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
-				w, closeFn = f, func() { f.Close() }
-			}
+func newLogger(cfg *config.Config, stderr io.Writer) (*log.Logger, func()) {
+	w, closeFn := stderr, func() {}
+	if path := cfg.Path(cfg.Log.File); path != "" {
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			w, closeFn = f, func() { f.Close() }
 		}
 	}
 	opts := log.Options{Prefix: "runtasks", ReportTimestamp: w != stderr, TimeFormat: "2006/01/02 15:04:05"}
@@ -39,7 +36,7 @@ func newLogger(cfg *config.Config, stderr io.Writer, flagLevel string) (*log.Log
 	} else {
 		l.SetColorProfile(termenv.Ascii)
 	}
-	if lv, err := log.ParseLevel(cmp.Or(level, "warn")); err == nil {
+	if lv, err := log.ParseLevel(cmp.Or(cfg.Log.Level, "warn")); err == nil {
 		l.SetLevel(lv)
 	}
 	return l, closeFn

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,24 +22,28 @@ import (
 // logs how each ended, so the hook never waits for them.
 const notifyRunCommand = "notify-run"
 
+type notifyRunOptions struct{ *Factory }
+
 func newNotifyRunCmd(f *Factory) *cobra.Command {
+	o := &notifyRunOptions{Factory: f}
 	return &cobra.Command{
 		Use:    notifyRunCommand,
 		Short:  "Run workflow.notify's commands for one event (started by the stop hook)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			job, err := notify.ReadJob(f.In)
-			if err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			outcomes := notify.Run(cmd.Context(), job, f.Environ())
-			if err := notify.Log(job, outcomes); err != nil {
-				fmt.Fprintf(f.Err, "runtasks notify-run: %v\n", err)
-			}
-			return nil
-		},
+		RunE:   func(cmd *cobra.Command, args []string) error { return runNotifyRun(cmd.Context(), o) },
 	}
+}
+
+func runNotifyRun(ctx context.Context, o *notifyRunOptions) error {
+	job, err := notify.ReadJob(o.In)
+	if err != nil {
+		return exitCode(engine.ExitUsage, err)
+	}
+	if err := notify.Log(job, notify.Run(ctx, job, o.Environ())); err != nil {
+		fmt.Fprintf(o.Err, "runtasks notify-run: %v\n", err)
+	}
+	return nil
 }
 
 // notifySender starts workflow.notify's commands for a decision, detached,

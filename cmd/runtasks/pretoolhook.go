@@ -15,8 +15,7 @@ import (
 )
 
 func newPreToolHookCmd(f *Factory) *cobra.Command {
-	opts := &hookOptions{}
-	cmd := &cobra.Command{
+	cmd := hookCmd(f, runPreToolHook, &cobra.Command{
 		Use:   "pre-tool-hook",
 		Short: "Run a task's checks before the agent closes it (run by the agent's pre-tool hook)",
 		Long: `pre-tool-hook reads a shell tool call (Claude Code and Codex PreToolUse,
@@ -36,14 +35,8 @@ crashes or times out lets the command run, and the stop audit checks it.`,
 
   # try it by hand
   echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"bd close bd-x7y8.1"}}' | runtasks pre-tool-hook --epic bd-x7y8`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.wire(f, cmd)
-			return runPreToolHook(cmd.Context(), opts)
-		},
-	}
+	})
 	cmd.Flags().String("epic", "", "epic whose tasks are gated (env RUNTASKS_EPIC, workflow.epic)")
-	opts.addFlags(cmd)
 	return cmd
 }
 
@@ -61,7 +54,9 @@ func runPreToolHook(ctx context.Context, o *hookOptions) error {
 	if json.Unmarshal(data, &p) == nil && len(gated(o.Worker, p)) == 0 {
 		return nil
 	}
-	o.In = bytes.NewReader(data)
+	f := *o.Factory
+	f.In = bytes.NewReader(data)
+	o.Factory = &f
 	return runHook(ctx, o, preToolHook, func(ctx context.Context, h *hookCall) {
 		if h.noStore != "" {
 			return
@@ -75,7 +70,7 @@ func runPreToolHook(ctx context.Context, o *hookOptions) error {
 			h.say("runtasks: could not verify the close (" + err.Error() + "); " + preToolHook.unjudged + ".")
 		case deny != "":
 			h.log.Info("close denied", "session", in.SessionID, "why", deny)
-			h.out.Write(hook.EncodeDeny(h.agent, deny))
+			h.Out.Write(hook.EncodeDeny(h.agent, deny))
 		case h.notice != "":
 			h.say(h.notice)
 		}

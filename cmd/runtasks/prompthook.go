@@ -17,8 +17,7 @@ import (
 )
 
 func newPromptHookCmd(f *Factory) *cobra.Command {
-	opts := &hookOptions{}
-	cmd := &cobra.Command{
+	return hookCmd(f, runPromptHook, &cobra.Command{
 		Use:   "prompt-hook",
 		Short: "Claim tasks and arm sessions from the user's prompt (UserPromptSubmit hook)",
 		Long: `prompt-hook reads the agent's UserPromptSubmit hook input on stdin, and the
@@ -40,14 +39,7 @@ claimed. Any other prompt passes through: nothing printed, bd not asked.`,
   {"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"runtasks prompt-hook","timeout":30}]}]}}
 
   echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"UserPromptSubmit","prompt":"claim bd-x7y8.3"}' | runtasks prompt-hook`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.wire(f, cmd)
-			return runPromptHook(cmd.Context(), opts)
-		},
-	}
-	opts.addFlags(cmd)
-	return cmd
+	})
 }
 
 var promptHook = hookSpec{name: "prompt-hook", event: hook.EventPromptSubmit, unread: "the prompt was passed through", unjudged: "the prompt was passed through"}
@@ -74,9 +66,9 @@ func runPromptHook(ctx context.Context, o *hookOptions) error {
 		case h.noStore != "":
 			text = fmt.Sprintf("runtasks: no beads store was found, so %s was not %sed: %s. Start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).", intent.ID, intent.Kind, h.noStore)
 		case intent.Kind == claim.KindArm:
-			text = armSession(ctx, cfg, o.Beads(cfg), session, intent.ID, o.Now())
+			text = armSession(ctx, cfg, newBeadsClient(o.Factory, cfg), session, intent.ID, o.Now())
 		default:
-			res, err := claim.Claim(ctx, o.Beads(cfg), claimRequest(cfg, intent.ID, session, "", o.Getenv, o.Now()))
+			res, err := claim.Claim(ctx, newBeadsClient(o.Factory, cfg), claimRequest(cfg, intent.ID, session, "", o.Getenv, o.Now()))
 			if err != nil {
 				text = claim.FailureText(intent.ID, err)
 			} else {

@@ -23,8 +23,14 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
+type reportOptions struct {
+	*Factory
+	Epic, Path string // --epic, --out
+	cfg        *config.Config
+}
+
 func newReportCmd(f *Factory) *cobra.Command {
-	var epic, path string
+	o := &reportOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Write one self-contained HTML page of an epic's loop, to attach to a PR",
@@ -40,24 +46,22 @@ the newest decision's. The file is written whole or not at all.`,
 		Example: `  runtasks report                                # report.html, the newest epic
   runtasks report --epic bd-x7y8 --out epic.html
   runtasks report --epic bd-x7y8 --out - | gzip > epic.html.gz`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: loadConfig(f.LoadTrustedConfig, &o.cfg, engine.ExitUsage),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadTrustedConfig(cmd, "")
-			if err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			if path != "-" && !filepath.IsAbs(path) {
+			if o.Path != "-" && !filepath.IsAbs(o.Path) {
 				wd, err := f.Getwd()
 				if err != nil {
 					return exitCode(engine.ExitFailed, err)
 				}
-				path = filepath.Join(wd, path)
+				o.Path = filepath.Join(wd, o.Path)
 			}
-			return runReport(cmd.Context(), f, cfg, cmp.Or(epic, cfg.Workflow.Epic), path)
+			o.Epic = cmp.Or(o.Epic, o.cfg.Workflow.Epic)
+			return runReport(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&epic, "epic", "", "the epic to report on (default: the configured epic, else the newest in the log)")
-	cmd.Flags().StringVarP(&path, "out", "o", "report.html", `the HTML file to write ("-": standard output)`)
+	cmd.Flags().StringVar(&o.Epic, "epic", "", "the epic to report on (default: the configured epic, else the newest in the log)")
+	cmd.Flags().StringVarP(&o.Path, "out", "o", "report.html", `the HTML file to write ("-": standard output)`)
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
 	setExitStatus(cmd, `  0  written
   1  failed: the state directory or beads could not be read, or the file
@@ -68,49 +72,47 @@ the newest decision's. The file is written whole or not at all.`,
 	return cmd
 }
 
-// runReport writes the report of epic ("": the newest decision's) to path
-// ("-": stdout).
-func runReport(ctx context.Context, f *Factory, cfg *config.Config, epic, path string) error {
-	store := &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
+func runReport(ctx context.Context, o *reportOptions) error {
+	store := &state.Store{Dir: o.cfg.StateDir(), Warn: o.warn}
 	recs, err := store.Records(state.RecordFilter{})
 	if err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	for i := len(recs) - 1; i >= 0 && epic == ""; i-- {
+	for i := len(recs) - 1; i >= 0 && o.Epic == ""; i-- {
 		if recs[i].Epic != "" && recs[i].Outcome.Class() != state.ClassIgnored {
-			epic = recs[i].Epic
+			o.Epic = recs[i].Epic
 		}
 	}
-	if epic == "" {
+	if o.Epic == "" {
 		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision on an epic in %s", store.LogPath()))
 	}
-	runs, skipped, err := headless.ListRuns(headless.RunsDir(cfg))
+	runs, skipped, err := headless.ListRuns(headless.RunsDir(o.cfg))
 	if err != nil {
 		return exitCode(engine.ExitFailed, fmt.Errorf("run records: %w", err))
 	}
 	for _, e := range skipped {
-		f.warn(fmt.Sprint("skipped ", e))
+		o.warn(fmt.Sprint("skipped ", e))
 	}
-	top, tasks, err := newBeadsClient(f, cfg).Descendants(ctx, epic)
+	top, tasks, err := newBeadsClient(o.Factory, o.cfg).Descendants(ctx, o.Epic)
 	if err != nil {
-		return cmp.Or(unknownEpic(epic, err), exitCode(engine.ExitFailed, err))
+		return cmp.Or(unknownEpic(o.Epic, err), exitCode(engine.ExitFailed, err))
 	}
-	rep := report.Build(report.Input{Epic: epic, Title: top.Title, Tasks: tasks, Records: recs, Runs: runs, Now: f.Now(), Loc: localZone()})
+	rep := report.Build(report.Input{Epic: o.Epic, Title: top.Title, Tasks: tasks, Records: recs, Runs: runs, Now: o.Now(), Loc: localZone()})
 	if len(rep.Cycles) == 0 {
-		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision yet on epic %s in %s", epic, store.LogPath()))
+		return exitCode(engine.ExitNeedsPerson, fmt.Errorf("nothing to report: no decision yet on epic %s in %s", o.Epic, store.LogPath()))
 	}
 	var page bytes.Buffer
 	if err := report.Render(&page, rep); err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	if path == "-" {
-		_, err := f.Out.Write(page.Bytes())
+	if o.Path == "-" {
+		_, err := o.Out.Write(page.Bytes())
 		return err
 	}
-	if err := renameio.WriteFile(path, page.Bytes(), 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
+	if err := renameio.WriteFile(o.Path, page.Bytes(), 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
 		return exitCode(engine.ExitFailed, err)
 	}
-	fmt.Fprintf(f.Out, "wrote %s\n%s", path, rep.Summary())
+	fmt.Fprintf(o.Out, "wrote %s\n%s", o.Path, rep.Summary())
 	return nil
 }
 

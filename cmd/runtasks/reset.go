@@ -6,25 +6,25 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
 )
 
 type resetOptions struct {
-	Out, Err io.Writer
-	Store    *state.Store
-	Epic     string // "" = any
-	Session  string // "" = any
-	Now      func() time.Time
+	*Factory
+	Store   *state.Store
+	Epic    string // "" = any
+	Session string // "" = any
+	cfg     *config.Config
 }
 
 func newResetCmd(f *Factory) *cobra.Command {
-	opts := &resetOptions{}
+	opts := &resetOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Clear sessions' cycle counters",
@@ -41,15 +41,11 @@ It prints how many states it cleared.`,
   runtasks reset --epic bd-x7y8
   # everything
   runtasks reset`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: loadConfig(f.LoadTrustedConfig, &opts.cfg, engine.ExitUsage),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadTrustedConfig(cmd, "")
-			if err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			opts.Out, opts.Err, opts.Now = f.Out, f.Err, f.Now
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
+			opts.Store = &state.Store{Dir: opts.cfg.StateDir(), Warn: f.warn}
 			return runReset(opts) // a failure is status 1
 		},
 	}
@@ -73,7 +69,7 @@ func runReset(o *resetOptions) error {
 			rec.Max = st.Last.Max
 		}
 		if aerr := o.Store.Append(rec); aerr != nil {
-			fmt.Fprintf(o.Err, "runtasks: warning: decision log: %v\n", aerr)
+			o.warn(fmt.Sprint("decision log: ", aerr))
 		}
 	}
 	var b strings.Builder
@@ -87,8 +83,6 @@ func runReset(o *resetOptions) error {
 		}
 		tw.Flush()
 	}
-	if _, werr := io.WriteString(o.Out, b.String()); werr != nil && err == nil {
-		err = werr
-	}
-	return err
+	_, werr := io.WriteString(o.Out, b.String())
+	return cmp.Or(err, werr)
 }

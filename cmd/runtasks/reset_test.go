@@ -39,8 +39,8 @@ func TestReset(t *testing.T) {
 			s := statusFixture(t)
 			before, _ := s.Records(state.RecordFilter{})
 			var out, errOut bytes.Buffer
-			err := runReset(&resetOptions{Out: &out, Err: &errOut, Store: s, Session: tt.session, Epic: tt.epic,
-				Now: func() time.Time { return statusNow }})
+			err := runReset(&resetOptions{Factory: &Factory{Out: &out, Err: &errOut, Now: func() time.Time { return statusNow }},
+				Store: s, Session: tt.session, Epic: tt.epic})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestReset(t *testing.T) {
 func TestResetThenCountsRestart(t *testing.T) {
 	s := statusFixture(t)
 	var out bytes.Buffer
-	if err := runReset(&resetOptions{Out: &out, Err: &out, Store: s, Session: "s1", Now: time.Now}); err != nil {
+	if err := runReset(&resetOptions{Factory: &Factory{Out: &out, Err: &out, Now: time.Now}, Store: s, Session: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.Update("s1", "bd-a", func(st *state.State) error { st.Cycles++; return nil })
@@ -96,7 +96,7 @@ func TestResetLogUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	if err := runReset(&resetOptions{Out: &out, Err: &errOut, Store: s, Now: time.Now}); err != nil {
+	if err := runReset(&resetOptions{Factory: &Factory{Out: &out, Err: &errOut, Now: time.Now}, Store: s}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "Cleared 3") {
@@ -112,7 +112,7 @@ func TestResetUnreadableDir(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	s := &state.Store{Dir: filepath.Join(file, "state")}
 	var out bytes.Buffer
-	if err := runReset(&resetOptions{Out: &out, Err: &out, Store: s, Now: time.Now}); err == nil {
+	if err := runReset(&resetOptions{Factory: &Factory{Out: &out, Err: &out, Now: time.Now}, Store: s}); err == nil {
 		t.Errorf("reset in a state dir under a file: no error; output %s", out.String())
 	}
 }

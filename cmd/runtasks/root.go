@@ -105,6 +105,18 @@ func (f *Factory) LoadConfig(cmd *cobra.Command, startDir string) (*config.Confi
 	return config.Load(opts)
 }
 
+// loadConfig is a PreRunE that loads the configuration with load (a
+// Factory's LoadConfig or LoadTrustedConfig) into *cfg; an error ends the
+// command with status code.
+func loadConfig(load func(*cobra.Command, string) (*config.Config, *config.Sources, error), cfg **config.Config, code int) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) (err error) {
+		if *cfg, _, err = load(cmd, ""); err != nil {
+			return exitCode(code, err)
+		}
+		return nil
+	}
+}
+
 // loadOptions are the LoadOptions every command shares: one project per
 // repository, RUNTASKS_ typos as warnings.
 func (f *Factory) loadOptions(cmd *cobra.Command, startDir string) (config.LoadOptions, error) {
@@ -136,15 +148,10 @@ type ExitError struct {
 	Err  error
 }
 
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
+func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// exitCode wraps err (may be nil) with an exit status.
+// exitCode wraps err (errSilent: nothing to print) with an exit status.
 func exitCode(code int, err error) error { return &ExitError{Code: code, Err: err} }
 
 // errSilent ends a command with status 1 after it has printed its own error.
@@ -247,7 +254,7 @@ func execute(ctx context.Context, args []string, f *Factory) int {
 	} else if strings.HasPrefix(err.Error(), "unknown command") {
 		code = engine.ExitUsage
 	}
-	if err != nil && err.Error() != "" {
+	if err.Error() != "" {
 		fmt.Fprintln(f.Err, "runtasks:", err)
 	}
 	return code

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -18,16 +19,20 @@ import (
 )
 
 type runOptions struct {
-	headless.Options
-	Agent, Session string // override run.agent and run.session
-	Plain          bool
-	Workers        int
-	Heartbeat      time.Duration
-	AllowDirty     bool
+	*Factory
+	headless.Options        // its Out, Now and Environ are the factory's
+	Agent, Session   string // override run.agent and run.session
+	Plain            bool
+	Workers          int
+	Heartbeat        time.Duration
+	AllowDirty       bool
+	// cmd's flags: --config, whether --workers was given.
+	cmd *cobra.Command
+	src *config.Sources
 }
 
 func newRunCmd(f *Factory) *cobra.Command {
-	opts := &runOptions{}
+	opts := &runOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "run --epic E [--agent claude|codex] [--max-cycles N] [--max-duration D] [-- agent args…]",
 		Short: "Drive an epic headless: one fresh agent run per cycle until beads says done",
@@ -83,15 +88,12 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 			if err != nil {
 				return exitCode(engine.ExitFailed, err)
 			}
-			opts.Out, opts.Config = f.Out, cfg
-			opts.Environ, opts.Now = f.Environ(), f.Now
+			opts.Options.Out, opts.Config, opts.cmd, opts.src = f.Out, cfg, cmd, src
+			opts.Options.Environ, opts.Options.Now = f.Environ(), f.Now
 			opts.Args = args
 			opts.Beads = newBeadsClient(f, cfg)
 			if clean, _ := cmd.Flags().GetBool("clean"); clean {
-				if err := headless.RemoveLeftovers(cmd.Context(), cfg, opts.Beads, f.Out); err != nil {
-					return exitCode(engine.ExitFailed, err)
-				}
-				return nil
+				return headless.RemoveLeftovers(cmd.Context(), cfg, opts.Beads, f.Out) // a failure is status 1
 			}
 			opts.Ports = stopPorts(f, cfg)
 			opts.TTY = !opts.Plain && headless.IsTerminal(f.Out)
@@ -99,7 +101,7 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 			kill, stop := secondInterrupt()
 			defer stop()
 			opts.Kill = kill
-			return runRun(cmd.Context(), f, cmd, src, opts)
+			return runRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic to work (env RUNTASKS_EPIC, workflow.epic)")
@@ -131,17 +133,12 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 	return cmd
 }
 
-func runRun(ctx context.Context, f *Factory, cmd *cobra.Command, src *config.Sources, o *runOptions) error {
+func runRun(ctx context.Context, o *runOptions) error {
 	cfg := o.Config
-	if o.Agent != "" {
-		cfg.Run.Agent = o.Agent
+	if o.Session != "" && o.Session != headless.SessionFresh && o.Session != headless.SessionResume {
+		return exitCode(engine.ExitFailed, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
 	}
-	if o.Session != "" {
-		if o.Session != headless.SessionFresh && o.Session != headless.SessionResume {
-			return exitCode(engine.ExitFailed, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
-		}
-		cfg.Run.Session = o.Session
-	}
+	cfg.Run.Agent, cfg.Run.Session = cmp.Or(o.Agent, cfg.Run.Agent), cmp.Or(o.Session, cfg.Run.Session)
 	if o.Grace <= 0 {
 		return exitCode(engine.ExitFailed, fmt.Errorf("--grace %s: must be positive", o.Grace))
 	}
@@ -151,20 +148,19 @@ func runRun(ctx context.Context, f *Factory, cmd *cobra.Command, src *config.Sou
 	if o.Heartbeat <= 0 || o.Heartbeat >= 5*time.Minute {
 		return exitCode(engine.ExitFailed, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Heartbeat))
 	}
-	level, _ := cmd.Flags().GetString("log-level")
-	logger, closeLog := newLogger(cfg, f.Err, level)
+	logger, closeLog := newLogger(cfg, o.Err)
 	defer closeLog()
 	o.Log = logger.With("cmd", "run")
 	if cfg.Log.File == "" {
-		o.LogOut = f.Err
+		o.LogOut = o.Err
 	}
-	o.Ports.Notify = notifyPort(f, cmd, cfg, src, projectTrusted(f, cfg), o.Log)
+	o.Ports.Notify = notifyPort(o.Factory, o.cmd, cfg, o.src, projectTrusted(o.Factory, cfg), o.Log)
 	var res headless.Result
 	var err error
 	// Workers > 1, or --workers given (even 1), runs headless.RunWorkers.
-	if o.Workers > 1 || cmd.Flags().Changed("workers") {
+	if o.Workers > 1 || o.cmd.Flags().Changed("workers") {
 		res, err = headless.RunWorkers(ctx, o.Options, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
-			Actor: claim.Actor(cfg.Claim.Actor, f.Getenv, ""), AllowDirty: o.AllowDirty})
+			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, ""), AllowDirty: o.AllowDirty})
 	} else {
 		res, err = headless.Run(ctx, o.Options)
 	}
@@ -173,7 +169,7 @@ func runRun(ctx context.Context, f *Factory, cmd *cobra.Command, src *config.Sou
 		return exitCode(engine.ExitFailed, err)
 	}
 	if res.Code != engine.ExitOK {
-		return exitCode(res.Code, nil)
+		return exitCode(res.Code, errSilent)
 	}
 	return nil
 }
@@ -185,12 +181,10 @@ func secondInterrupt() (kill <-chan struct{}, stop func()) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	k := make(chan struct{})
 	go func() {
-		for n := 0; n < 2; n++ {
-			if _, ok := <-sigs; !ok {
-				return
-			}
+		<-sigs
+		if _, ok := <-sigs; ok {
+			close(k)
 		}
-		close(k)
 	}()
 	return k, func() {
 		signal.Stop(sigs) // no send after it returns: sigs can be closed

@@ -19,8 +19,7 @@ import (
 )
 
 func newSessionHookCmd(f *Factory) *cobra.Command {
-	opts := &hookOptions{}
-	cmd := &cobra.Command{
+	return hookCmd(f, runSessionHook, &cobra.Command{
 		Use:   "session-hook",
 		Short: "Give a bound session its epic's state at start, resume, clear and compact (SessionStart hook)",
 		Long: `session-hook reads the agent's SessionStart hook input on stdin (startup,
@@ -34,14 +33,7 @@ last one stopped; claimed tasks and their run folders are listed too. Any
 other session: nothing is printed and bd is not asked.`,
 		Example: `  # .claude/settings.json
   {"hooks":{"SessionStart":[{"matcher":"startup|resume|clear|compact","hooks":[{"type":"command","command":"runtasks session-hook"}]}]}}`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.wire(f, cmd)
-			return runSessionHook(cmd.Context(), opts)
-		},
-	}
-	opts.addFlags(cmd)
-	return cmd
+	})
 }
 
 var sessionHook = hookSpec{name: "session-hook", event: hook.EventSessionStart, unread: "the session's state was not given",
@@ -69,7 +61,7 @@ func runSessionHook(ctx context.Context, o *hookOptions) error {
 			h.answer("")
 			return
 		}
-		h.answer(sessionContext(ctx, cfg, o.Beads(cfg), store, b, h.payload.Source))
+		h.answer(sessionContext(ctx, cfg, newBeadsClient(o.Factory, cfg), store, b, h.payload.Source))
 		h.log.Info("session hook", "session", session, "epic", b.Epic, "source", h.payload.Source)
 	})
 }

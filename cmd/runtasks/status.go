@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -19,22 +18,21 @@ import (
 )
 
 type statusOptions struct {
+	*Factory
 	status.Options
-	Out   io.Writer
 	JSON  bool
 	JQ    string
 	Why   string // the session whose last reason is printed
 	Watch bool
-	TTY   *statusTTY
+	TTY   bool // --watch draws full screen: stdin and stdout are a terminal
 	// Tally reads an epic's tally from bd for the watch view's bars (nil:
 	// the decisions' bars).
 	Tally func(ctx context.Context, epic string) (beads.Tally, error)
-	Now   func() time.Time
 	Loc   *time.Location
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
-	opts := &statusOptions{}
+	opts := &statusOptions{Factory: f, Loc: time.Local}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each session's cycle count, last decision and the decision history",
@@ -63,28 +61,19 @@ every 3 seconds; without a terminal, a new table on each change
   runtasks status --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Out, opts.Now, opts.Loc = f.Out, f.Now, time.Local
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			if opts.Watch {
-				opts.TTY = ttyOf(f.In, f.Out)
-			}
+			opts.TTY = opts.Watch && terminal(f.In, f.Out)
+			opts.Store = &state.Store{Warn: f.warn}
 			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
-				// The state can still be shown: a broken file is exactly
-				// when a person needs to look.
-				dir, derr := statusFallbackDir(f, cmd)
-				if derr != nil {
-					return exitCode(engine.ExitUsage, err)
+				if err := opts.fallback(cmd, err); err != nil {
+					return err
 				}
-				opts.ConfigError = err.Error()
-				fmt.Fprintf(f.Err, "runtasks: warning: the configuration is broken, so runtasks is off for this project until it is fixed:\n%s\n", err)
-				opts.Store = &state.Store{Dir: dir, Warn: f.warn}
 				return runStatus(cmd.Context(), opts)
 			}
-			opts.RunsDir, opts.Prices = headless.RunsDir(cfg), cfg.Usage.Prices
-			opts.Store = &state.Store{Dir: cfg.StateDir(), Warn: f.warn}
+			opts.RunsDir, opts.Prices, opts.Store.Dir = headless.RunsDir(cfg), cfg.Usage.Prices, cfg.StateDir()
 			bd := newBeadsClient(f, cfg)
-			if opts.TTY != nil {
+			if opts.TTY {
 				opts.Tally = bd.Tally
 			}
 			opts.Tasks = func(epic string) ([]beads.Issue, error) {
@@ -111,18 +100,21 @@ every 3 seconds; without a terminal, a new table on each change
 	return cmd
 }
 
-// statusFallbackDir is the state directory when the configuration cannot
-// be read: --state-dir, else the default.
-func statusFallbackDir(f *Factory, cmd *cobra.Command) (string, error) {
-	root, _, err := f.findProject(nil, "")
+// fallback shows the state when the configuration cannot be read (cfgErr):
+// a broken file is exactly when a person needs to look. The state directory
+// is --state-dir, else the default; without a project, cfgErr is the error.
+func (o *statusOptions) fallback(cmd *cobra.Command, cfgErr error) error {
+	root, _, err := o.findProject(nil, "")
 	if err != nil {
-		return "", err
+		return exitCode(engine.ExitUsage, cfgErr)
 	}
-	dir, _ := cmd.Flags().GetString("state-dir")
-	if dir = cmp.Or(dir, config.DefaultStateDir); !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
+	o.Store.Dir, _ = cmd.Flags().GetString("state-dir")
+	if o.Store.Dir = cmp.Or(o.Store.Dir, config.DefaultStateDir); !filepath.IsAbs(o.Store.Dir) {
+		o.Store.Dir = filepath.Join(root, o.Store.Dir)
 	}
-	return dir, nil
+	o.ConfigError = cfgErr.Error()
+	o.warn("the configuration is broken, so runtasks is off for this project until it is fixed:\n" + cfgErr.Error())
+	return nil
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {
@@ -142,10 +134,9 @@ func runStatus(ctx context.Context, o *statusOptions) error {
 	}
 	if o.Epic != "" && len(rep.Sessions) == 0 && len(rep.History) == 0 && o.Tasks != nil {
 		// Nothing recorded: a typo and an epic not yet driven differ.
-		if _, err := o.Tasks(o.Epic); err != nil {
-			if err := unknownEpic(o.Epic, err); err != nil {
-				return err
-			}
+		_, err := o.Tasks(o.Epic)
+		if err := unknownEpic(o.Epic, err); err != nil {
+			return err
 		}
 	}
 	return printStatus(ctx, o, rep)

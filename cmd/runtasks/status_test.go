@@ -79,10 +79,10 @@ func statusFixture(t testing.TB) *state.Store {
 func statusRun(t testing.TB, o *statusOptions) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	o.Out = &out
-	if o.Now == nil {
-		o.Now = func() time.Time { return statusNow }
+	if o.Factory == nil {
+		o.Factory = &Factory{Now: func() time.Time { return statusNow }}
 	}
+	o.Out = &out
 	if o.Loc == nil {
 		o.Loc = time.UTC
 	}

@@ -13,8 +13,7 @@ import (
 )
 
 func newStopHookCmd(f *Factory) *cobra.Command {
-	opts := &hookOptions{}
-	cmd := &cobra.Command{
+	cmd := hookCmd(f, runStopHook, &cobra.Command{
 		Use:   "stop-hook",
 		Short: "Decide whether the agent may stop (run by the agent's Stop hook)",
 		Long: `stop-hook reads the agent's Stop hook input on stdin and answers on stdout.
@@ -38,24 +37,10 @@ stdout carries only the agent's JSON; logs go to stderr or log.file.`,
 
   # try it by hand
   echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"Stop","last_assistant_message":"done"}' | runtasks stop-hook --epic bd-x7y8`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.wire(f, cmd)
-			opts.Notify = func(h *hookCall) func(engine.Input, engine.Decision) {
-				return notifyPort(f, cmd, h.cfg, h.src, hookFileTrusted(h.cfg), h.log)
-			}
-			// The decision log keeps it, so that status shows why runtasks is off.
-			opts.ConfigError = func(h *hookCall, dir string, dec engine.Decision) {
-				in, _ := hook.Input(h.agent, h.payload, false)
-				recordConfigError(f, dir, in, dec)
-			}
-			return runStopHook(cmd.Context(), opts)
-		},
-	}
+	})
 	cmd.Flags().String("epic", "", "epic whose beads drive the session (env RUNTASKS_EPIC, workflow.epic)")
 	cmd.Flags().Int("max-cycles", 0, "blocks before the stop is allowed anyway (workflow.stop_hook.max_cycles)")
 	cmd.Flags().Bool("taskmaster", false, "require the TASKMASTER_DONE::<session_id> line (workflow.done_token.required)")
-	opts.addFlags(cmd)
 	return cmd
 }
 
@@ -87,7 +72,7 @@ func runStopHook(ctx context.Context, o *hookOptions) error {
 		}
 		logDecision(logger, in.SessionID, dec)
 		dec.SystemMessage = joinMessages(h.notice, dec.SystemMessage)
-		h.out.Write(hook.EncodeStop(h.agent, dec))
+		h.Out.Write(hook.EncodeStop(h.agent, dec))
 		if notifyAfter != nil {
 			notifyAfter()
 		}

@@ -71,15 +71,6 @@ func (f *Factory) LoadHookConfig(cmd *cobra.Command, startDir string) (*config.C
 	return config.Load(opts)
 }
 
-// trustExit is a trust step's exit status: no yes is a usage error
-// (confirmTrust's), anything else a failure.
-func trustExit(err error) error {
-	if err == nil || errors.As(err, new(*ExitError)) {
-		return err
-	}
-	return exitCode(engine.ExitFailed, err)
-}
-
 // confirmTrust shows what root's project.yaml (data, read from file) would
 // make runtasks run, then gets the person's informed yes: given by flag
 // (--yes, install's --trust), else asked on a terminal. Without it the
@@ -101,30 +92,39 @@ func (f *Factory) confirmTrust(root, file string, data []byte, yes bool, flag st
 	return nil
 }
 
-// trustTarget finds the trust records and the project a trust or untrust
+// trustOptions are trust's and untrust's: the trust records and the
+// project named.
+type trustOptions struct {
+	*Factory
+	Yes        bool
+	st         *trust.Store
+	root, file string
+}
+
+// target finds the trust records and the project a trust or untrust
 // command names: DIR (or the working directory) resolved as the hooks
 // resolve their cwd, except that RUNTASKS_CONFIG is not followed, and
 // CLAUDE_PROJECT_DIR only when no DIR is given.
-func trustTarget(f *Factory, args []string) (st *trust.Store, root, file string, err error) {
-	if st, err = f.trustStore(); err != nil {
-		return nil, "", "", err
+func (o *trustOptions) target(_ *cobra.Command, args []string) (err error) {
+	if o.st, err = o.trustStore(); err != nil {
+		return err
 	}
 	dir := ""
 	if len(args) > 0 {
 		dir = args[0]
-	} else if dir, err = f.Getwd(); err != nil {
-		return nil, "", "", err
+	} else if dir, err = o.Getwd(); err != nil {
+		return err
 	}
-	env := slices.DeleteFunc(slices.Clone(f.Environ()), func(kv string) bool {
+	env := slices.DeleteFunc(slices.Clone(o.Environ()), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return name == config.EnvConfig || (len(args) > 0 && name == config.EnvProjectDir)
 	})
-	root, file, err = config.FindProject(config.LoadOptions{StartDir: dir, Environ: env, MainWorktree: mainWorktree})
-	return st, root, file, err
+	o.root, o.file, err = config.FindProject(config.LoadOptions{StartDir: dir, Environ: env, MainWorktree: mainWorktree})
+	return err
 }
 
 func newTrustCmd(f *Factory) *cobra.Command {
-	var yes bool
+	o := &trustOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "trust [DIR]",
 		Short: "Let runtasks read this project's project.yaml",
@@ -148,16 +148,11 @@ trust; install trusts the project.yaml it writes itself.`,
 		Example: `  runtasks trust
   runtasks trust --yes ~/src/app
   runtasks untrust ~/src/app`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, root, file, err := trustTarget(f, args)
-			if err == nil {
-				err = runTrust(f, st, root, file, yes)
-			}
-			return trustExit(err)
-		},
+		Args:    cobra.MaximumNArgs(1),
+		PreRunE: o.target,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runTrust(o) },
 	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "trust without asking (after reviewing what the file runs)")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "trust without asking (after reviewing what the file runs)")
 	setExitStatus(cmd, `  0  trusted (or already trusted as it is; or nothing to trust: the project
      has no project.yaml)
   1  failed: the project or the trust record could not be read or written
@@ -166,6 +161,7 @@ trust; install trusts the project.yaml it writes itself.`,
 }
 
 func newUntrustCmd(f *Factory) *cobra.Command {
+	o := &trustOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "untrust [DIR]",
 		Short: "Stop runtasks reading this project's project.yaml",
@@ -174,51 +170,50 @@ directory): from then on runtasks ignores its project.yaml where it needs
 trust until it is trusted again (runtasks trust).`,
 		Example: `  runtasks untrust
   runtasks untrust ~/src/app`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, root, _, err := trustTarget(f, args)
-			removed := false
-			if err == nil {
-				removed, err = st.Untrust(root)
-			}
-			switch {
-			case err != nil:
-				return exitCode(engine.ExitFailed, err)
-			case removed:
-				fmt.Fprintf(f.Out, "untrusted %s: runtasks ignores its %s where it needs trust\n", root, config.ProjectFile)
-			default:
-				fmt.Fprintf(f.Out, "%s was not trusted\n", root)
-			}
-			return nil
-		},
+		Args:    cobra.MaximumNArgs(1),
+		PreRunE: o.target,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runUntrust(o) },
 	}
 	setExitStatus(cmd, `  0  untrusted (or it was not trusted)
   1  failed: the trust record could not be removed`)
 	return cmd
 }
 
-func runTrust(f *Factory, st *trust.Store, root, file string, yes bool) error {
-	if file == "" {
-		fmt.Fprintf(f.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", root, config.ProjectFile)
+func runUntrust(o *trustOptions) error {
+	removed, err := o.st.Untrust(o.root)
+	switch {
+	case err != nil:
+		return exitCode(engine.ExitFailed, err)
+	case removed:
+		fmt.Fprintf(o.Out, "untrusted %s: runtasks ignores its %s where it needs trust\n", o.root, config.ProjectFile)
+	default:
+		fmt.Fprintf(o.Out, "%s was not trusted\n", o.root)
+	}
+	return nil
+}
+
+func runTrust(o *trustOptions) error {
+	if o.file == "" {
+		fmt.Fprintf(o.Out, "%s has no %s: nothing to trust (the hooks need no trust without one)\n", o.root, config.ProjectFile)
 		return nil
 	}
-	data, err := agentfile.Read(file, agentfile.MaxText)
+	data, err := agentfile.Read(o.file, agentfile.MaxText)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", file, err)
+		return fmt.Errorf("read %s: %w", o.file, err)
 	}
-	if state, err := st.Check(root, data); err == nil && state == trust.Trusted {
-		fmt.Fprintf(f.Out, "%s is trusted already (%s as it is now)\n", root, file)
+	if state, err := o.st.Check(o.root, data); err == nil && state == trust.Trusted {
+		fmt.Fprintf(o.Out, "%s is trusted already (%s as it is now)\n", o.root, o.file)
 		return nil
 	}
-	if err := f.confirmTrust(root, file, data, yes, "--yes"); err != nil {
+	if err := o.confirmTrust(o.root, o.file, data, o.Yes, "--yes"); err != nil {
 		return err
 	}
-	if _, err := st.Trust(root, file, data, f.Now()); err != nil {
+	if _, err := o.st.Trust(o.root, o.file, data, o.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.Out, "trusted %s (%s as it is now)\n", root, file)
-	if err := config.ValidateYAML(file, data); err != nil {
-		fmt.Fprintf(f.Out, "note: %s has problems the hooks will report:\n%s\n", file, err)
+	fmt.Fprintf(o.Out, "trusted %s (%s as it is now)\n", o.root, o.file)
+	if err := config.ValidateYAML(o.file, data); err != nil {
+		fmt.Fprintf(o.Out, "note: %s has problems the hooks will report:\n%s\n", o.file, err)
 	}
 	return nil
 }

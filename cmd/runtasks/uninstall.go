@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/engine"
@@ -9,7 +11,7 @@ import (
 )
 
 func newUninstallCmd(f *Factory) *cobra.Command {
-	var o install.Options
+	o := &installOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "uninstall claude|codex|gemini|cursor",
 		Short: "Remove runtasks' hooks and skills from an agent",
@@ -26,21 +28,21 @@ with the last agent's uninstall, when they are still as install wrote them.
   runtasks uninstall codex --global --dry-run`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: hook.Agents,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := installOptions(f, cmd, args[0], &o); err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			res, err := install.Uninstall(cmd.Context(), o)
-			printInstallResult(f.Out, "uninstall", o, res)
-			if err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			return nil
-		},
+		PreRunE:   o.fill,
+		RunE:      func(cmd *cobra.Command, args []string) error { return runUninstall(cmd.Context(), o) },
 	}
-	installFlags(cmd, &o)
+	installFlags(cmd, &o.Opts)
 	setExitStatus(cmd, `  0  removed (or nothing to remove)
   4  usage or setup error: unknown agent; a settings file that is
      unreadable, invalid or unwritable (left as it was)`)
 	return cmd
+}
+
+func runUninstall(ctx context.Context, o *installOptions) error {
+	res, err := install.Uninstall(ctx, o.Opts)
+	printInstallResult(o.Out, "uninstall", o.Opts, res)
+	if err != nil {
+		return exitCode(engine.ExitUsage, err)
+	}
+	return nil
 }

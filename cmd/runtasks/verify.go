@@ -17,7 +17,14 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
+type verifyOptions struct {
+	*Factory
+	IDs []string
+	cfg *config.Config
+}
+
 func newVerifyCmd(f *Factory) *cobra.Command {
+	o := &verifyOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "verify [TASK…]",
 		Short: "Run tasks' workflow.verify checks by hand or in CI",
@@ -31,12 +38,10 @@ gate records it, so the stop audit does not run it again at that commit.`,
 
   # one task, before closing it
   runtasks verify bd-x7y8.3`,
+		PreRunE: loadConfig(f.LoadConfig, &o.cfg, engine.ExitUsage),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := f.LoadConfig(cmd, "")
-			if err != nil {
-				return exitCode(engine.ExitUsage, err)
-			}
-			return runVerify(cmd.Context(), f.Out, cfg, stopPorts(f, cfg), args)
+			o.IDs = args
+			return runVerify(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().String("epic", "", "epic whose closed tasks to verify (env RUNTASKS_EPIC, workflow.epic)")
@@ -47,33 +52,34 @@ gate records it, so the stop audit does not run it again at that commit.`,
 	return cmd
 }
 
-func runVerify(ctx context.Context, out io.Writer, cfg *config.Config, p engine.Ports, ids []string) error {
-	epic := cfg.Workflow.Epic
+func runVerify(ctx context.Context, o *verifyOptions) error {
+	p := stopPorts(o.Factory, o.cfg)
+	epic := o.cfg.Workflow.Epic
 	var tasks []beads.Issue
 	switch {
-	case len(ids) == 0 && epic == "":
+	case len(o.IDs) == 0 && epic == "":
 		return exitCode(engine.ExitUsage, errors.New("name tasks, or an epic with --epic (or workflow.epic)"))
-	case len(ids) == 0:
+	case len(o.IDs) == 0:
 		_, all, err := p.Beads.Descendants(ctx, epic)
 		if err != nil {
 			return exitCode(engine.ExitUsage, err)
 		}
 		tasks = slices.DeleteFunc(all, func(is beads.Issue) bool { return is.Status != beads.StatusClosed || is.IssueType == beads.TypeEpic })
 	}
-	for _, id := range ids {
+	for _, id := range o.IDs {
 		is, err := p.Beads.Show(ctx, id)
 		if err != nil {
 			return exitCode(engine.ExitUsage, err)
 		}
 		tasks = append(tasks, is)
 	}
-	store := &state.Store{Dir: cfg.StateDir()}
+	store := &state.Store{Dir: o.cfg.StateDir()}
 	var b strings.Builder
 	failed := 0
 	for _, is := range tasks {
-		v := engine.VerifyTask(ctx, cfg, p, is)
+		v := engine.VerifyTask(ctx, o.cfg, p, is)
 		v.Check = is.ID
-		checkPrint(&b, v.Verdict, "", cfg.Workflow.FeedbackLimit)
+		checkPrint(&b, v.Verdict, "", o.cfg.Workflow.FeedbackLimit)
 		if !v.Passed() {
 			failed++
 			continue
@@ -83,7 +89,7 @@ func runVerify(ctx context.Context, out io.Writer, cfg *config.Config, p engine.
 		}
 	}
 	fmt.Fprintf(&b, "result: %d of %d task(s) passed\n", len(tasks)-failed, len(tasks))
-	io.WriteString(out, b.String())
+	io.WriteString(o.Out, b.String())
 	if failed > 0 {
 		return exitCode(engine.ExitWorkLeft, errSilent)
 	}

@@ -35,7 +35,10 @@ func version() string {
 	return s + " " + bi.GoVersion
 }
 
+type versionOptions struct{ *Factory }
+
 func newVersionCmd(f *Factory) *cobra.Command {
+	o := &versionOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print runtasks' version and VCS revision",
@@ -46,11 +49,13 @@ the same. runtasks doctor compares it with the runtasks the hooks run.`,
 		Example: `  runtasks version
   runtasks --version`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(f.Out, version())
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runVersion(o) },
 	}
 	setExitStatus(cmd, `  0  printed`)
 	return cmd
+}
+
+func runVersion(o *versionOptions) error {
+	_, err := fmt.Fprintln(o.Out, version())
+	return err
 }

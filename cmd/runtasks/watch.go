@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/term"
 
+	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/watch"
@@ -21,7 +23,7 @@ import (
 func statusWatch(ctx context.Context, o *statusOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if o.TTY != nil {
+	if o.TTY {
 		return statusWatchTTY(ctx, o)
 	}
 	changes := make(chan struct{}, 1)
@@ -89,7 +91,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 		},
 		Now: o.Now,
 	}
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.TTY.In), tea.WithOutput(o.TTY.Out))
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
 	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) }, o.RunsDir)
 	if progress != nil { // a read redraws; a read due reloads (bd changed between stops)
 		progress.Updated = func() { p.Send(watch.Changed{}) }
@@ -115,15 +117,8 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	return err
 }
 
-// statusTTY is the terminal status --watch draws on.
-type statusTTY struct{ In, Out *os.File }
-
-// ttyOf is the terminal when both stdin and stdout are one.
-func ttyOf(in, out any) *statusTTY {
-	fi, ok1 := in.(*os.File)
-	fo, ok2 := out.(*os.File)
-	if !ok1 || !ok2 || !term.IsTerminal(int(fi.Fd())) || !term.IsTerminal(int(fo.Fd())) {
-		return nil
-	}
-	return &statusTTY{In: fi, Out: fo}
+// terminal reports whether both stdin and stdout are a terminal.
+func terminal(in io.Reader, out io.Writer) bool {
+	fi, ok := in.(*os.File)
+	return ok && term.IsTerminal(int(fi.Fd())) && headless.IsTerminal(out)
 }

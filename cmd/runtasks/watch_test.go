@@ -24,7 +24,7 @@ func TestStatusWatchPlain(t *testing.T) {
 	var mu sync.Mutex
 	now := statusNow
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	opts := &statusOptions{Options: status.Options{Store: store}, Watch: true, Out: &out, Now: clock, Loc: time.UTC}
+	opts := &statusOptions{Options: status.Options{Store: store}, Watch: true, Factory: &Factory{Out: &out, Now: clock}, Loc: time.UTC}
 	done := make(chan error, 1)
 	go func() { done <- runStatus(ctx, opts) }()
 	waitOut := func(n int) {
