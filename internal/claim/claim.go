@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -177,7 +178,9 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	var prior state.ClaimedRun
 	if r.Store != nil && r.Session != "" {
 		if b, err := r.Store.Binding(r.Session); err == nil {
-			prior, _ = b.Claim(is.ID)
+			if i := slices.IndexFunc(b.Claims, func(c state.ClaimedRun) bool { return c.Task == is.ID }); i >= 0 {
+				prior = b.Claims[i]
+			}
 		}
 	}
 	if fi, err := os.Stat(prior.RunDir); prior.RunDir != "" && err == nil && fi.IsDir() {

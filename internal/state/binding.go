@@ -33,20 +33,9 @@ type Binding struct {
 
 func (b Binding) Empty() bool { return b.Epic == "" && len(b.Claims) == 0 }
 
-func (b Binding) Claim(task string) (ClaimedRun, bool) {
-	if i := b.claim(task); i >= 0 {
-		return b.Claims[i], true
-	}
-	return ClaimedRun{}, false
-}
-
-func (b Binding) claim(task string) int {
-	return slices.IndexFunc(b.Claims, func(c ClaimedRun) bool { return c.Task == task })
-}
-
 // AddClaim records a claim, replacing an earlier claim of the same task.
 func (b *Binding) AddClaim(c ClaimedRun) {
-	if i := b.claim(c.Task); i >= 0 {
+	if i := slices.IndexFunc(b.Claims, func(o ClaimedRun) bool { return o.Task == c.Task }); i >= 0 {
 		b.Claims[i] = c
 		return
 	}
