@@ -123,17 +123,13 @@ func ResultsDigest(content []byte) string {
 // UntouchedResults returns the claims whose RESULTS.md is missing or still
 // its template (same digest); claims without a digest are not judged.
 func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
-	var out []ClaimedRun
-	for _, c := range claims {
+	return slices.DeleteFunc(slices.Clone(claims), func(c ClaimedRun) bool {
 		if c.ResultsSHA256 == "" || c.RunDir == "" {
-			continue
+			return true
 		}
 		data, err := agentfile.Read(filepath.Join(c.RunDir, ResultsFile), agentfile.MaxText)
-		if err != nil || ResultsDigest(data) == c.ResultsSHA256 {
-			out = append(out, c)
-		}
-	}
-	return out
+		return err == nil && ResultsDigest(data) != c.ResultsSHA256
+	})
 }
 
 // ResultsReason is the block reason naming untouched RESULTS.md files.
