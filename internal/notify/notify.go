@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,20 +42,12 @@ const (
 func EventFor(d engine.Decision) string {
 	o := d.Outcome
 	switch {
-	case o == state.OutcomeBeadsError:
-		return BeadsError
-	case o == state.OutcomeReopened:
-		return Reopened
+	case o == state.OutcomeBeadsError || o == state.OutcomeReopened:
+		return string(o) // these events are named as their outcomes
 	case d.Block:
 		return ""
-	case o == state.OutcomeBudget:
-		return Budget
-	case o == state.OutcomeSelfDisarm:
-		return SelfDisarm
-	case o == state.OutcomeCapReached:
-		return CapReached
-	case o == state.OutcomeNoProgress:
-		return NoProgress
+	case slices.Contains([]state.Outcome{state.OutcomeBudget, state.OutcomeSelfDisarm, state.OutcomeCapReached, state.OutcomeNoProgress}, o):
+		return string(o)
 	case o.Done():
 		return Complete
 	case o == state.OutcomeEscalated || o.Class() == state.ClassError:
