@@ -87,9 +87,9 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format UsageRead
 	return u, usage.UsageMark{Offset: end, Model: cmp.Or(model, from.Model)}, scanErr
 }
 
-// sumTurns sums the responses entry finds since the previous stop: back to
-// the last turn boundary it finds (none in a region). A response whose id
-// was met already counts once.
+// sumTurns sums the responses entry finds back to the last turn boundary
+// it finds (none in a region) and lists those back to the one before as
+// Earlier. A response whose id was met already counts once.
 func sumTurns(walk usageWalk, region bool, entry func(line []byte) (e *usage.UsageEntry, boundary bool)) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
