@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,28 +69,6 @@ func levelOf(is beads.Issue) Level {
 		Description: is.Description, Design: is.Design, AcceptanceCriteria: is.AcceptanceCriteria}
 }
 
-// Hierarchy is a task and its ancestors.
-type Hierarchy struct {
-	Task      Level   `json:"task"`
-	Ancestors []Level `json:"ancestors,omitempty"` // the parent (the plan) first, up to the root (the goal)
-}
-
-// Plan is the task's parent, nil when it has none.
-func (h Hierarchy) Plan() *Level {
-	if len(h.Ancestors) == 0 {
-		return nil
-	}
-	return &h.Ancestors[0]
-}
-
-// Goal is the top of the hierarchy, nil when the task has fewer than two ancestors.
-func (h Hierarchy) Goal() *Level {
-	if len(h.Ancestors) < 2 {
-		return nil
-	}
-	return &h.Ancestors[len(h.Ancestors)-1]
-}
-
 // Actor is the beads actor a session claims as: base (claim.actor, else
 // BEADS_ACTOR, else USER, else "runtasks") @ the session id, so two sessions
 // of one person never share a claim (bd's claim is idempotent for one actor).
@@ -119,7 +98,8 @@ type Request struct {
 }
 
 type Result struct {
-	Hierarchy
+	Task      Level     `json:"task"`
+	Ancestors []Level   `json:"ancestors,omitempty"` // the parent (the plan) first, up to the root (the goal)
 	Session   string    `json:"session,omitempty"`
 	Actor     string    `json:"actor"`
 	ClaimedAt time.Time `json:"claimed_at"`
@@ -128,6 +108,22 @@ type Result struct {
 	Files     []string  `json:"files"`
 	Again     bool      `json:"again,omitempty"` // the session had claimed it already: its run folder is reused
 	Root      string    `json:"-"`               // the project root, for relative paths in messages
+}
+
+// Plan is the task's parent, nil when it has none.
+func (r Result) Plan() *Level {
+	if len(r.Ancestors) == 0 {
+		return nil
+	}
+	return &r.Ancestors[0]
+}
+
+// Goal is the top of the hierarchy, nil when the task has fewer than two ancestors.
+func (r Result) Goal() *Level {
+	if len(r.Ancestors) < 2 {
+		return nil
+	}
+	return &r.Ancestors[len(r.Ancestors)-1]
 }
 
 // Claim loads the task's hierarchy (its ancestors up to MaxDepth, one bd
@@ -143,15 +139,15 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	h := Hierarchy{Task: levelOf(is)}
+	res := Result{Task: levelOf(is), Session: r.Session, Actor: r.Actor, ClaimedAt: r.Now.UTC().Truncate(time.Second), Root: r.Root}
 	seen := map[string]bool{is.ID: true}
-	for p := is.ParentID(); p != "" && !seen[p] && len(h.Ancestors) < MaxDepth; {
+	for p := is.ParentID(); p != "" && !seen[p] && len(res.Ancestors) < MaxDepth; {
 		seen[p] = true
 		anc, err := t.Show(ctx, p)
 		if err != nil {
 			return Result{}, fmt.Errorf("load %s's ancestor %s: %w", r.Task, p, err)
 		}
-		h.Ancestors = append(h.Ancestors, levelOf(anc))
+		res.Ancestors = append(res.Ancestors, levelOf(anc))
 		p = anc.ParentID()
 	}
 	if is.IssueType == beads.TypeEpic {
@@ -163,8 +159,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	if is.Status == beads.StatusInProgress && is.Assignee != "" && is.Assignee != r.Actor {
 		return Result{}, &HeldError{Task: is.ID, Holder: is.Assignee, Since: is.StartedAt}
 	}
-	res := Result{Hierarchy: h, Session: r.Session, Actor: r.Actor, ClaimedAt: r.Now.UTC().Truncate(time.Second), Root: r.Root}
-	if _, err := renderAll(r, runData(r, &res)); err != nil {
+	if _, err := renderAll(r.Templates, runData(res, RunID(res.Task.ID, res.ClaimedAt))); err != nil {
 		return Result{}, err
 	}
 	claimed, err := t.ClaimID(ctx, is.ID, r.Actor)
@@ -183,7 +178,9 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	var prior state.ClaimedRun
 	if r.Store != nil && r.Session != "" {
 		if b, err := r.Store.Binding(r.Session); err == nil {
-			prior, _ = b.Claim(is.ID)
+			if i := slices.IndexFunc(b.Claims, func(c state.ClaimedRun) bool { return c.Task == is.ID }); i >= 0 {
+				prior = b.Claims[i]
+			}
 		}
 	}
 	if fi, err := os.Stat(prior.RunDir); prior.RunDir != "" && err == nil && fi.IsDir() {

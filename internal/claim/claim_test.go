@@ -104,10 +104,10 @@ func TestIntegrationClaimHierarchyRunFolderAndContext(t *testing.T) {
 	}
 	// Hierarchy: task, plan (parent), goal (grandparent).
 	if res.Task.ID != f.task || res.Plan() == nil || res.Plan().ID != f.plan || res.Goal() == nil || res.Goal().ID != f.goal {
-		t.Fatalf("hierarchy: %+v", res.Hierarchy)
+		t.Fatalf("hierarchy: %+v", res)
 	}
 	if res.Plan().Design != "Hand-written recursive descent." || res.Task.AcceptanceCriteria == "" || res.Goal().Description != "Users can parse config files." {
-		t.Errorf("hierarchy fields: %+v", res.Hierarchy)
+		t.Errorf("hierarchy fields: %+v", res)
 	}
 	// The claim records the session in beads.
 	is, _ := f.bd.Show(ctx, f.task)

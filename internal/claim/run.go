@@ -17,17 +17,13 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// RunData fills the run-folder templates (prompts/run, or claim.templates).
+// RunData fills the run-folder templates (prompts/run, or claim.templates):
+// the claim, its acceptance criteria one item a line, and ClaimedAt in
+// RFC 3339 (UTC).
 type RunData struct {
-	RunID     string
-	Task      Level
-	Plan      *Level
-	Goal      *Level
-	Ancestors []Level
-	Checklist []string // the task's acceptance criteria, one item a line
-	Session   string
-	Actor     string
-	ClaimedAt string // RFC 3339, UTC
+	Result
+	Checklist []string
+	ClaimedAt string
 }
 
 // RunID names a run folder: run-YYYYMMDD-HHMMSS-<task id> (UTC).
@@ -66,21 +62,17 @@ var funcs = template.FuncMap{
 	},
 }
 
-func runData(r Request, res *Result) RunData {
-	return RunData{
-		RunID: RunID(res.Task.ID, res.ClaimedAt),
-		Task:  res.Task, Plan: res.Plan(), Goal: res.Goal(), Ancestors: res.Ancestors,
-		Checklist: Checklist(res.Task.AcceptanceCriteria),
-		Session:   r.Session, Actor: r.Actor, ClaimedAt: res.ClaimedAt.Format(time.RFC3339),
-	}
+func runData(res Result, runID string) RunData {
+	res.RunID = runID
+	return RunData{Result: res, Checklist: Checklist(res.Task.AcceptanceCriteria), ClaimedAt: res.ClaimedAt.Format(time.RFC3339)}
 }
 
 // renderAll renders every run-folder template. Claim renders them once
 // before it claims, so that a broken template changes nothing in beads.
-func renderAll(r Request, d RunData) (map[string][]byte, error) {
+func renderAll(templates string, d RunData) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range prompts.RunFiles {
-		src, err := prompts.RunTemplate(r.Templates, name)
+		src, err := prompts.RunTemplate(templates, name)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +92,7 @@ func renderAll(r Request, d RunData) (map[string][]byte, error) {
 // writeRun creates the run folder exclusively (a second claim in the same
 // second gets a -2 suffix) and writes the rendered files.
 func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
-	d := runData(r, res)
+	runID := RunID(res.Task.ID, res.ClaimedAt)
 	parent := cmp.Or(r.RunsDir, "runs")
 	if !filepath.IsAbs(parent) {
 		parent = filepath.Join(r.Root, parent)
@@ -108,7 +100,7 @@ func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 	if err := state.MkdirIgnored(parent); err != nil {
 		return state.ClaimedRun{}, err
 	}
-	dir := filepath.Join(parent, d.RunID)
+	dir := filepath.Join(parent, runID)
 	for i := 2; ; i++ {
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
@@ -117,15 +109,14 @@ func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 		if !errors.Is(err, fs.ErrExist) || i > 101 {
 			return state.ClaimedRun{}, err
 		}
-		dir = filepath.Join(parent, fmt.Sprintf("%s-%d", d.RunID, i))
+		dir = filepath.Join(parent, fmt.Sprintf("%s-%d", runID, i))
 	}
-	d.RunID = filepath.Base(dir)
-	contents, err := renderAll(r, d)
+	contents, err := renderAll(r.Templates, runData(*res, filepath.Base(dir)))
 	if err != nil {
 		os.RemoveAll(dir)
 		return state.ClaimedRun{}, err
 	}
-	res.RunID, res.RunDir, res.Files = d.RunID, dir, nil
+	res.RunID, res.RunDir, res.Files = filepath.Base(dir), dir, nil
 	for _, name := range prompts.RunFiles {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, contents[name], 0o644); err != nil {

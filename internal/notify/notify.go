@@ -1,6 +1,6 @@
 // Package notify runs workflow.notify, the commands that tell a person a
 // loop needs them or ended. A stop hands the event to a detached runtasks
-// process (Dispatch) and returns at once: nothing here can delay a stop.
+// process (Send) and returns at once: nothing here can delay a stop.
 package notify
 
 import (
@@ -11,11 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
@@ -43,20 +42,12 @@ const (
 func EventFor(d engine.Decision) string {
 	o := d.Outcome
 	switch {
-	case o == state.OutcomeBeadsError:
-		return BeadsError
-	case o == state.OutcomeReopened:
-		return Reopened
+	case o == state.OutcomeBeadsError || o == state.OutcomeReopened:
+		return string(o) // these events are named as their outcomes
 	case d.Block:
 		return ""
-	case o == state.OutcomeBudget:
-		return Budget
-	case o == state.OutcomeSelfDisarm:
-		return SelfDisarm
-	case o == state.OutcomeCapReached:
-		return CapReached
-	case o == state.OutcomeNoProgress:
-		return NoProgress
+	case slices.Contains([]state.Outcome{state.OutcomeBudget, state.OutcomeSelfDisarm, state.OutcomeCapReached, state.OutcomeNoProgress}, o):
+		return string(o)
 	case o.Done():
 		return Complete
 	case o == state.OutcomeEscalated || o.Class() == state.ClassError:
@@ -159,39 +150,6 @@ type Job struct {
 
 // MaxJob bounds a job's JSON (it is read from a pipe).
 const MaxJob = 1 << 20
-
-// Dispatch starts self with args (the hidden notify-run command) in a
-// session of its own, hands it job through a pipe and returns at once.
-func Dispatch(job Job, self string, args []string, environ []string) error {
-	data, err := json.Marshal(job)
-	if err != nil {
-		return err
-	}
-	if len(data) > MaxJob {
-		return fmt.Errorf("notify job of %d bytes (at most %d)", len(data), MaxJob)
-	}
-	cmd := exec.Command(self, args...)
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	cmd.Env = environ
-	cmd.Dir = job.Dir
-	// A new session: its own process group, no controlling terminal,
-	// untouched by signals sent to the hook's group.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil { // closes both ends of the pipe
-		return fmt.Errorf("start %s: %w", self, err)
-	}
-	// Written after the start, so a failed start leaves no writer blocked.
-	_, werr := w.Write(data)
-	w.Close()
-	_ = cmd.Process.Release()
-	if werr != nil {
-		return fmt.Errorf("hand the event to the notify process: %w", werr)
-	}
-	return nil
-}
 
 // ReadJob reads a job from r (bounded).
 func ReadJob(r io.Reader) (Job, error) {

@@ -33,20 +33,9 @@ type Binding struct {
 
 func (b Binding) Empty() bool { return b.Epic == "" && len(b.Claims) == 0 }
 
-func (b Binding) Claim(task string) (ClaimedRun, bool) {
-	if i := b.claim(task); i >= 0 {
-		return b.Claims[i], true
-	}
-	return ClaimedRun{}, false
-}
-
-func (b Binding) claim(task string) int {
-	return slices.IndexFunc(b.Claims, func(c ClaimedRun) bool { return c.Task == task })
-}
-
 // AddClaim records a claim, replacing an earlier claim of the same task.
 func (b *Binding) AddClaim(c ClaimedRun) {
-	if i := b.claim(c.Task); i >= 0 {
+	if i := slices.IndexFunc(b.Claims, func(o ClaimedRun) bool { return o.Task == c.Task }); i >= 0 {
 		b.Claims[i] = c
 		return
 	}
@@ -134,17 +123,13 @@ func ResultsDigest(content []byte) string {
 // UntouchedResults returns the claims whose RESULTS.md is missing or still
 // its template (same digest); claims without a digest are not judged.
 func UntouchedResults(claims []ClaimedRun) []ClaimedRun {
-	var out []ClaimedRun
-	for _, c := range claims {
+	return slices.DeleteFunc(slices.Clone(claims), func(c ClaimedRun) bool {
 		if c.ResultsSHA256 == "" || c.RunDir == "" {
-			continue
+			return true
 		}
 		data, err := agentfile.Read(filepath.Join(c.RunDir, ResultsFile), agentfile.MaxText)
-		if err != nil || ResultsDigest(data) == c.ResultsSHA256 {
-			out = append(out, c)
-		}
-	}
-	return out
+		return err == nil && ResultsDigest(data) != c.ResultsSHA256
+	})
 }
 
 // ResultsReason is the block reason naming untouched RESULTS.md files.

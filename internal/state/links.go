@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // linksDir holds, per epic, the ids of the issues whose links the epic's
@@ -53,7 +52,7 @@ func (s *Store) SetReadyLinks(epic string, ids []string) error {
 	if err := s.mkdir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	data, err := json.Marshal(readyLinks{Epic: epic, IDs: slices.Clone(ids)})
+	data, err := json.Marshal(readyLinks{Epic: epic, IDs: ids})
 	if err != nil {
 		return err
 	}

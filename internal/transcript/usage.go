@@ -87,30 +87,20 @@ func usageFrom(r io.ReaderAt, size int64, from usage.UsageMark, format UsageRead
 	return u, usage.UsageMark{Offset: end, Model: cmp.Or(model, from.Model)}, scanErr
 }
 
-// ClaudeUsageReader sums message.usage since the previous stop: back to the last
-// "Stop hook feedback" line (a blocked stop), real prompt or compaction. A
-// message's usage, repeated on each of its content-block lines, counts
-// once (by message.id); subagent lines count but end no search.
-func ClaudeUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, string) {
+// sumTurns sums the responses entry finds back to the last turn boundary
+// it finds (none in a region) and lists those back to the one before as
+// Earlier. A response whose id was met already counts once.
+func sumTurns(walk usageWalk, region bool, entry func(line []byte) (e *usage.UsageEntry, boundary bool)) (usage.Usage, string) {
 	var u usage.Usage
 	seen := map[string]bool{}
 	boundaries := 0
 	capped := walk(func(line []byte) bool {
-		// Skip unparsed what is neither usage nor a possible boundary; a
-		// tool result is a user line but no boundary: most of a turn's bytes.
-		if !bytes.Contains(line, []byte(`"usage"`)) && (bytes.Contains(line, []byte(`"tool_result"`)) ||
-			!bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`compact_boundary`))) {
-			return true
-		}
-		l := parseClaude(line)
+		e, boundary := entry(line)
 		switch {
-		case l.usage != nil:
-			if l.id != "" && seen[l.id] {
-				return true
-			}
-			seen[l.id] = true
-			record(&u, l.id, l.model, *l.usage, boundaries > 0)
-		case !region && !l.sidechain && (l.kind == kindBoundary || l.feedback):
+		case e != nil && (e.ID == "" || !seen[e.ID]):
+			seen[e.ID] = true
+			record(&u, e.ID, e.Model, e.Tokens, boundaries > 0)
+		case boundary && !region:
 			boundaries++
 			return boundaries < 2
 		}
@@ -118,6 +108,26 @@ func ClaudeUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, stri
 	})
 	u.Partial = capped && boundaries == 0
 	return u, ""
+}
+
+// ClaudeUsageReader sums message.usage since the previous stop: back to the last
+// "Stop hook feedback" line (a blocked stop), real prompt or compaction. A
+// message's usage, repeated on each of its content-block lines, counts
+// once (by message.id); subagent lines count but end no search.
+func ClaudeUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, string) {
+	return sumTurns(walk, region, func(line []byte) (*usage.UsageEntry, bool) {
+		// Skip unparsed what is neither usage nor a possible boundary; a
+		// tool result is a user line but no boundary: most of a turn's bytes.
+		if !bytes.Contains(line, []byte(`"usage"`)) && (bytes.Contains(line, []byte(`"tool_result"`)) ||
+			!bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`compact_boundary`))) {
+			return nil, false
+		}
+		l := parseClaude(line)
+		if l.usage != nil {
+			return &usage.UsageEntry{ID: l.id, Model: l.model, Tokens: *l.usage}, false
+		}
+		return nil, !l.sidechain && (l.kind == kindBoundary || l.feedback)
+	})
 }
 
 type codexTokenUsage struct {
@@ -202,41 +212,24 @@ func codexContext(raw json.RawMessage) bool {
 // no boundary. A message written twice counts once. tokens.input includes
 // tokens.cached; thoughts are billed as output, tool as input.
 func GeminiUsageReader(walk usageWalk, region bool, _ string) (usage.Usage, string) {
-	var u usage.Usage
-	seen := map[string]bool{}
-	boundaries := 0
-	capped := walk(func(line []byte) bool {
+	return sumTurns(walk, region, func(line []byte) (*usage.UsageEntry, bool) {
 		if !bytes.Contains(line, []byte(`"type"`)) {
-			return true
+			return nil, false
 		}
 		// A tool's result: most of a turn's bytes (model records that called
 		// tools hold it too, with their tokens).
 		toolResult := bytes.Contains(line, []byte(`"functionResponse"`))
 		if toolResult && !bytes.Contains(line, []byte(`"tokens"`)) {
-			return true
+			return nil, false
 		}
 		var r rawGeminiRecord
 		if json.Unmarshal(line, &r) != nil {
-			return true
+			return nil, false
 		}
-		switch r.Type {
-		case "user":
-			if region || toolResult {
-				return true
-			}
-			boundaries++
-			return boundaries < 2
-		case "gemini":
-			if r.Tokens == nil || (r.ID != "" && seen[r.ID]) {
-				return true
-			}
-			seen[r.ID] = true
-			t := r.Tokens
-			record(&u, r.ID, r.Model, usage.Tokens{Input: max(t.Input-t.Cached, 0) + t.Tool, Output: t.Output + t.Thoughts,
-				CacheRead: t.Cached}, boundaries > 0)
+		if t := r.Tokens; r.Type == "gemini" && t != nil {
+			return &usage.UsageEntry{ID: r.ID, Model: r.Model, Tokens: usage.Tokens{Input: max(t.Input-t.Cached, 0) + t.Tool,
+				Output: t.Output + t.Thoughts, CacheRead: t.Cached}}, false
 		}
-		return true
+		return nil, r.Type == "user" && !toolResult
 	})
-	u.Partial = capped && boundaries == 0
-	return u, ""
 }
