@@ -122,7 +122,7 @@ person) and sent to workflow.notify. Disarm from your own terminal.`,
 			if err != nil {
 				return err
 			}
-			opts.cfg, opts.notify = cfg, notifySender(f, cmd, cfg, src, hookFileTrusted(cfg))
+			opts.cfg, opts.notify = cfg, notifySender(f, cmd, cfg, src, projectTrusted(f, cfg))
 			return runDisarm(opts)
 		},
 	}
