@@ -23,6 +23,9 @@ type book struct {
 	mu       sync.Mutex
 	failures map[string]int    // failed merges of a conflicting branch, per task
 	kept     map[string]string // task not closed → how it ended (its worktree is kept)
+	// worktrees serializes git worktree add, remove and list: git reads
+	// every .git/worktrees entry and dies on one another git is still writing.
+	worktrees sync.Mutex
 	// notify hears each task parked for a person (not once per run).
 	notify func(engine.Input, engine.Decision)
 }
@@ -66,7 +69,10 @@ func (w *worker) prepare(ctx context.Context, id, path, branch string) (note str
 func (w *worker) closed(ctx context.Context, id string) {
 	w.book.set(id, "")
 	if ahead, err := w.repo.Ahead(ctx, w.base, "agent/"+id); err == nil && ahead == 0 {
-		if err := w.repo.RemoveBranch(ctx, w.wtPath(id), "agent/"+id); err != nil {
+		w.book.worktrees.Lock()
+		err := w.repo.RemoveBranch(ctx, w.wtPath(id), "agent/"+id)
+		w.book.worktrees.Unlock()
+		if err != nil {
 			w.log.Warn("worktree not removed", "task", id, "err", err)
 			w.book.set(id, "closed, with changes not committed")
 		}
