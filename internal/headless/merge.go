@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
@@ -97,7 +98,7 @@ func (w *worker) conflicted(ctx context.Context, task beads.Issue) (note string,
 	}
 	why := fmt.Sprintf("%s: needs a person: %d merges failed, %s", task.ID, n, what)
 	note = fmt.Sprintf("runtasks run worker %d (%s): %s. Resolve the conflict on the branch (worktree %s), merge it, and close or reopen the task.",
-		w.n, w.o.Now().UTC().Format(time.RFC3339), why, relTo(w.cfg.Root, w.wtPath(task.ID)))
+		w.n, w.o.Now().UTC().Format(time.RFC3339), why, claim.Rel(w.cfg.Root, w.wtPath(task.ID)))
 	if _, err := w.bd.Block(ctx, task.ID, w.actor, note); err != nil {
 		w.log.Warn("block", "task", task.ID, "err", err)
 		return "", false
@@ -116,7 +117,7 @@ func (b *book) summary(out io.Writer, w *worker) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, id := range slices.Sorted(maps.Keys(b.kept)) {
-		fmt.Fprintf(out, "runtasks run: kept worktree %s of %s (%s)\n", relTo(w.cfg.Root, w.wtPath(id)), id, strings.TrimPrefix(b.kept[id], "blocked: "))
+		fmt.Fprintf(out, "runtasks run: kept worktree %s of %s (%s)\n", claim.Rel(w.cfg.Root, w.wtPath(id)), id, strings.TrimPrefix(b.kept[id], "blocked: "))
 	}
 	var s []string
 	for _, id := range slices.Sorted(maps.Keys(b.failures)) {
@@ -160,7 +161,7 @@ func RemoveLeftovers(ctx context.Context, cfg *config.Config, bd Beads, out io.W
 				break
 			}
 			removed++
-			fmt.Fprintf(out, "removed %s %s\n", b, relTo(cfg.Root, path))
+			fmt.Fprintf(out, "removed %s %s\n", b, claim.Rel(cfg.Root, path))
 			continue
 		}
 		fmt.Fprintf(out, "kept %s: %s\n", b, oneLine(why, 200))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/state"
@@ -116,7 +117,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	ws := make([]*worker, wo.N)
 	for i := range ws {
 		wopt := o
-		wopt.RunID, wopt.Out, wopt.TTY = fmt.Sprintf("%s-w%d", o.RunID, i+1), screen.slot(i), false
+		wopt.RunID, wopt.Out, wopt.TTY = fmt.Sprintf("%s-w%d", o.RunID, i+1), slotWriter{screen, i}, false
 		r, err := newRunner(wopt)
 		if err != nil {
 			return Result{Code: engine.ExitUsage}, err
@@ -366,7 +367,7 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	if dir := w.cfg.BeadsDir(); dir != "" {
 		w.o.Environ = append(w.o.Environ, "BEADS_DIR="+dir)
 	}
-	w.p.Printf("%s · %s claimed: %s (worktree %s)", w.p.head(), task.ID, oneLine(task.Title, 80), relTo(w.cfg.Root, path))
+	w.p.Printf("%s · %s claimed: %s (worktree %s)", w.p.head(), task.ID, oneLine(task.Title, 80), claim.Rel(w.cfg.Root, path))
 
 	w.lostLease.Store("")
 	agentCtx, stopAgent := context.WithCancelCause(ctx)
@@ -482,11 +483,4 @@ Other workers merge into the same branch: when git says another process holds a 
 // wtPath is the worktree of a task.
 func (w *worker) wtPath(id string) string {
 	return engine.WorktreePath(w.cfg.Root, w.cfg.Workflow.Worktrees.Pattern, id)
-}
-
-func relTo(root, path string) string {
-	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return path
 }
