@@ -34,11 +34,7 @@ type book struct {
 func (b *book) set(id, ended string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ended == "" {
-		delete(b.kept, id)
-	} else {
-		b.kept[id] = ended
-	}
+	b.kept[id] = ended
 }
 
 // prepare readies a task's worktree for its agent: uncommitted changes an
@@ -68,7 +64,9 @@ func (w *worker) prepare(ctx context.Context, id, path, branch string) (note str
 
 // closed removes the worktree and branch of a closed task once the base holds the branch.
 func (w *worker) closed(ctx context.Context, id string) {
-	w.book.set(id, "")
+	w.book.mu.Lock()
+	delete(w.book.kept, id)
+	w.book.mu.Unlock()
 	if ahead, err := w.repo.Ahead(ctx, w.base, "agent/"+id); err == nil && ahead == 0 {
 		w.book.worktrees.Lock()
 		err := w.repo.RemoveBranch(ctx, w.wtPath(id), "agent/"+id)
