@@ -31,23 +31,21 @@ const (
 )
 
 // Command is the argument list (without the binary) that starts one
-// non-interactive agent run; only Codex resumes (resumeID). The prompt
+// non-interactive run of agent (newRunner refuses all but claude and
+// codex); only Codex resumes (resumeID). The prompt
 // comes after "--", so a prompt starting with "-" is never an option and a
 // variadic option in extra (--allowedTools A B) cannot swallow it.
 //
 //	claude -p --output-format stream-json --verbose EXTRA… -- PROMPT
 //	codex exec --json EXTRA… -- PROMPT
 //	codex exec --json EXTRA… resume SESSION_ID -- PROMPT
-func Command(agent, prompt, resumeID string, extra []string) ([]string, error) {
-	if _, err := ParserFor(agent); err != nil {
-		return nil, err
-	}
+func Command(agent, prompt, resumeID string, extra []string) []string {
 	args := map[string][]string{AgentClaude: {"-p", "--output-format", "stream-json", "--verbose"}, AgentCodex: {"exec", "--json"}}[agent]
 	args = append(args, extra...)
 	if agent == AgentCodex && resumeID != "" {
 		args = append(args, "resume", resumeID)
 	}
-	return append(args, "--", prompt), nil
+	return append(args, "--", prompt)
 }
 
 // MaxLine is the longest event line parsed (8 MiB); a longer one is kept in
@@ -69,7 +67,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	if err := os.WriteFile(filepath.Join(r.dir, PromptFile), []byte(prompt), 0o600); err != nil {
 		r.log.Warn("prompt record", "err", err)
 	}
-	args, _ := Command(r.agent, prompt, resumeID, r.o.Args) // newRunner checked the agent
+	args := Command(r.agent, prompt, resumeID, r.o.Args)
 	// The event stream's log and stderr's, readable by their owner only.
 	var logs [2]*os.File
 	for i, ext := range []string{".jsonl", ".stderr"} {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
@@ -23,6 +24,9 @@ type book struct {
 	mu       sync.Mutex
 	failures map[string]int    // failed merges of a conflicting branch, per task
 	kept     map[string]string // task not closed → how it ended (its worktree is kept)
+	// worktrees serializes git worktree add, remove and list: git reads
+	// every .git/worktrees entry and dies on one another git is still writing.
+	worktrees sync.Mutex
 	// notify hears each task parked for a person (not once per run).
 	notify func(engine.Input, engine.Decision)
 }
@@ -30,11 +34,7 @@ type book struct {
 func (b *book) set(id, ended string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ended == "" {
-		delete(b.kept, id)
-	} else {
-		b.kept[id] = ended
-	}
+	b.kept[id] = ended
 }
 
 // prepare readies a task's worktree for its agent: uncommitted changes an
@@ -64,9 +64,14 @@ func (w *worker) prepare(ctx context.Context, id, path, branch string) (note str
 
 // closed removes the worktree and branch of a closed task once the base holds the branch.
 func (w *worker) closed(ctx context.Context, id string) {
-	w.book.set(id, "")
+	w.book.mu.Lock()
+	delete(w.book.kept, id)
+	w.book.mu.Unlock()
 	if ahead, err := w.repo.Ahead(ctx, w.base, "agent/"+id); err == nil && ahead == 0 {
-		if err := w.repo.RemoveBranch(ctx, w.wtPath(id), "agent/"+id); err != nil {
+		w.book.worktrees.Lock()
+		err := w.repo.RemoveBranch(ctx, w.wtPath(id), "agent/"+id)
+		w.book.worktrees.Unlock()
+		if err != nil {
 			w.log.Warn("worktree not removed", "task", id, "err", err)
 			w.book.set(id, "closed, with changes not committed")
 		}
@@ -91,7 +96,7 @@ func (w *worker) conflicted(ctx context.Context, task beads.Issue) (note string,
 	}
 	why := fmt.Sprintf("%s: needs a person: %d merges failed, %s", task.ID, n, what)
 	note = fmt.Sprintf("runtasks run worker %d (%s): %s. Resolve the conflict on the branch (worktree %s), merge it, and close or reopen the task.",
-		w.n, w.o.Now().UTC().Format(time.RFC3339), why, relTo(w.cfg.Root, w.wtPath(task.ID)))
+		w.n, w.o.Now().UTC().Format(time.RFC3339), why, claim.Rel(w.cfg.Root, w.wtPath(task.ID)))
 	if _, err := w.bd.Block(ctx, task.ID, w.actor, note); err != nil {
 		w.log.Warn("block", "task", task.ID, "err", err)
 		return "", false
@@ -110,7 +115,7 @@ func (b *book) summary(out io.Writer, w *worker) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, id := range slices.Sorted(maps.Keys(b.kept)) {
-		fmt.Fprintf(out, "runtasks run: kept worktree %s of %s (%s)\n", relTo(w.cfg.Root, w.wtPath(id)), id, strings.TrimPrefix(b.kept[id], "blocked: "))
+		fmt.Fprintf(out, "runtasks run: kept worktree %s of %s (%s)\n", claim.Rel(w.cfg.Root, w.wtPath(id)), id, strings.TrimPrefix(b.kept[id], "blocked: "))
 	}
 	var s []string
 	for _, id := range slices.Sorted(maps.Keys(b.failures)) {
@@ -154,7 +159,7 @@ func RemoveLeftovers(ctx context.Context, cfg *config.Config, bd Beads, out io.W
 				break
 			}
 			removed++
-			fmt.Fprintf(out, "removed %s %s\n", b, relTo(cfg.Root, path))
+			fmt.Fprintf(out, "removed %s %s\n", b, claim.Rel(cfg.Root, path))
 			continue
 		}
 		fmt.Fprintf(out, "kept %s: %s\n", b, oneLine(why, 200))

@@ -223,8 +223,7 @@ func newScreen(out io.Writer, tty bool, n int, width func() int) *screen {
 	return &screen{out: out, tty: tty, width: width, lines: make([]string, n), part: make([][]byte, n)}
 }
 
-func (s *screen) slot(i int) io.Writer { return slotWriter{s, i} }
-
+// slotWriter is worker i's output: its lines on the screen.
 type slotWriter struct {
 	s *screen
 	i int

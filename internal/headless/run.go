@@ -22,6 +22,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/notify"
@@ -223,7 +224,7 @@ func newRunner(o Options) (*runner, error) {
 
 // taken is the usage error of a run id an earlier run holds.
 func (r *runner) taken() error {
-	return fmt.Errorf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", r.o.RunID, relTo(r.cfg.Root, r.dir))
+	return fmt.Errorf("run id %q is taken: %s holds an earlier run, and a run never overwrites another; choose another --run-id, or leave it out for a new one", r.o.RunID, claim.Rel(r.cfg.Root, r.dir))
 }
 
 // createDir makes the run's folder (0700: the logs hold what the agent's
@@ -272,7 +273,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 
 	// The engine's first block is cycle 1, its reason the first prompt; an
 	// epic already complete starts no agent.
-	r.p.Printf("runtasks run: epic %s · %s · log %s", r.epic, r.agent, relTo(r.cfg.Root, r.dir))
+	r.p.Printf("runtasks run: epic %s · %s · log %s", r.epic, r.agent, claim.Rel(r.cfg.Root, r.dir))
 	dec, out := r.step(ctx, nil, nil, "")
 	resumeID := ""
 	for out == nil {

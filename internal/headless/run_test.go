@@ -266,8 +266,8 @@ func TestLogLineAboveLiveLines(t *testing.T) {
 	term.Reset()
 	s := newScreen(&term, true, 2, nil)
 	logAbove(Options{TTY: true, Log: l, LogOut: &term}, s)
-	fmt.Fprintln(s.slot(0), "one")
-	fmt.Fprintln(s.slot(1), "two")
+	fmt.Fprintln(slotWriter{s, 0}, "one")
+	fmt.Fprintln(slotWriter{s, 1}, "two")
 	term.Reset()
 	l.Warn("killing its process group")
 	if want := "\x1b[2A\r\x1b[JWARN killing its process group\n\r\x1b[Kw1 one\n\r\x1b[Kw2 two\n"; term.String() != want {

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"syscall"
 
 	"github.com/google/renameio/v2"
@@ -78,7 +78,7 @@ func ListRuns(dir string) (runs []RunState, skipped []error, err error) {
 		}
 		runs = append(runs, st)
 	}
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].StartedAt.After(runs[j].StartedAt) })
+	slices.SortStableFunc(runs, func(a, b RunState) int { return b.StartedAt.Compare(a.StartedAt) })
 	return runs, skipped, nil
 }
 

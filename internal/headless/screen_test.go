@@ -10,7 +10,7 @@ func TestScreen(t *testing.T) {
 	t.Run("plain: every line, prefixed, cleaned", func(t *testing.T) {
 		var out bytes.Buffer
 		s := newScreen(&out, false, 2, nil)
-		w1, w2 := s.slot(0), s.slot(1)
+		w1, w2 := slotWriter{s, 0}, slotWriter{s, 1}
 		w1.Write([]byte("cycle 1 · claimed "))
 		w2.Write([]byte("cycle 1 · waiting\n"))
 		w1.Write([]byte("x-1\x1b[31m\n\n"))
@@ -23,13 +23,13 @@ func TestScreen(t *testing.T) {
 	t.Run("terminal: one line per worker, redrawn in place, cut to the width", func(t *testing.T) {
 		var out bytes.Buffer
 		s := newScreen(&out, true, 3, func() int { return 20 })
-		s.slot(1).Write([]byte("cycle 2 · a very long line that does not fit\n"))
+		slotWriter{s, 1}.Write([]byte("cycle 2 · a very long line that does not fit\n"))
 		first := out.String()
 		if strings.Contains(first, "\x1b[3A") || strings.Count(first, "\n") != 3 {
 			t.Fatalf("first draw %q: want 3 lines, no cursor move", first)
 		}
 		out.Reset()
-		s.slot(0).Write([]byte("cycle 1 · done\n"))
+		slotWriter{s, 0}.Write([]byte("cycle 1 · done\n"))
 		second := out.String()
 		if !strings.HasPrefix(second, "\x1b[3A") {
 			t.Fatalf("redraw %q does not move up 3 lines", second)

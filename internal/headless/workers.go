@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/state"
@@ -116,7 +117,7 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	ws := make([]*worker, wo.N)
 	for i := range ws {
 		wopt := o
-		wopt.RunID, wopt.Out, wopt.TTY = fmt.Sprintf("%s-w%d", o.RunID, i+1), screen.slot(i), false
+		wopt.RunID, wopt.Out, wopt.TTY = fmt.Sprintf("%s-w%d", o.RunID, i+1), slotWriter{screen, i}, false
 		r, err := newRunner(wopt)
 		if err != nil {
 			return Result{Code: engine.ExitUsage}, err
@@ -270,7 +271,9 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 	}
 	inProgress := slices.DeleteFunc(slices.Clone(sub), func(is beads.Issue) bool { return is.Status != beads.StatusInProgress })
 	if len(inProgress) > 0 {
+		w.book.worktrees.Lock()
 		wts, _ := w.repo.Worktrees(ctx)
+		w.book.worktrees.Unlock()
 		// The stuck rule decides; bd reclaim gives back the expired leases.
 		// Every task a worker holds was in a worktree (seen), here or on
 		// another machine, even when this repository has none left.
@@ -345,7 +348,9 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 // work runs the agent on the task in its worktree, renewing the lease.
 func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRecord, Summary, error) {
 	path, branch := w.wtPath(task.ID), "agent/"+task.ID
+	w.book.worktrees.Lock()
 	err := w.repo.AddWorktree(ctx, path, branch)
+	w.book.worktrees.Unlock()
 	var note string
 	if err == nil {
 		note, err = w.prepare(ctx, task.ID, path, branch)
@@ -362,7 +367,7 @@ func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRe
 	if dir := w.cfg.BeadsDir(); dir != "" {
 		w.o.Environ = append(w.o.Environ, "BEADS_DIR="+dir)
 	}
-	w.p.Printf("%s · %s claimed: %s (worktree %s)", w.p.head(), task.ID, oneLine(task.Title, 80), relTo(w.cfg.Root, path))
+	w.p.Printf("%s · %s claimed: %s (worktree %s)", w.p.head(), task.ID, oneLine(task.Title, 80), claim.Rel(w.cfg.Root, path))
 
 	w.lostLease.Store("")
 	agentCtx, stopAgent := context.WithCancelCause(ctx)
@@ -478,11 +483,4 @@ Other workers merge into the same branch: when git says another process holds a 
 // wtPath is the worktree of a task.
 func (w *worker) wtPath(id string) string {
 	return engine.WorktreePath(w.cfg.Root, w.cfg.Workflow.Worktrees.Pattern, id)
-}
-
-func relTo(root, path string) string {
-	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return path
 }
