@@ -24,9 +24,6 @@ type book struct {
 	mu       sync.Mutex
 	failures map[string]int    // failed merges of a conflicting branch, per task
 	kept     map[string]string // task not closed → how it ended (its worktree is kept)
-	// worktrees serializes git worktree add, remove and list: git reads
-	// every .git/worktrees entry and dies on one another git is still writing.
-	worktrees sync.Mutex
 	// notify hears each task parked for a person (not once per run).
 	notify func(engine.Input, engine.Decision)
 }
@@ -68,10 +65,7 @@ func (w *worker) closed(ctx context.Context, id string) {
 	delete(w.book.kept, id)
 	w.book.mu.Unlock()
 	if ahead, err := w.repo.Ahead(ctx, w.base, "agent/"+id); err == nil && ahead == 0 {
-		w.book.worktrees.Lock()
-		err := w.repo.RemoveBranch(ctx, w.wtPath(id), "agent/"+id)
-		w.book.worktrees.Unlock()
-		if err != nil {
+		if err := w.repo.RemoveBranch(ctx, w.wtPath(id), "agent/"+id); err != nil {
 			w.log.Warn("worktree not removed", "task", id, "err", err)
 			w.book.set(id, "closed, with changes not committed")
 		}

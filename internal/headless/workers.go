@@ -271,9 +271,7 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 	}
 	inProgress := slices.DeleteFunc(slices.Clone(sub), func(is beads.Issue) bool { return is.Status != beads.StatusInProgress })
 	if len(inProgress) > 0 {
-		w.book.worktrees.Lock()
 		wts, _ := w.repo.Worktrees(ctx)
-		w.book.worktrees.Unlock()
 		// The stuck rule decides; bd reclaim gives back the expired leases.
 		// Every task a worker holds was in a worktree (seen), here or on
 		// another machine, even when this repository has none left.
@@ -348,9 +346,7 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 // work runs the agent on the task in its worktree, renewing the lease.
 func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRecord, Summary, error) {
 	path, branch := w.wtPath(task.ID), "agent/"+task.ID
-	w.book.worktrees.Lock()
 	err := w.repo.AddWorktree(ctx, path, branch)
-	w.book.worktrees.Unlock()
 	var note string
 	if err == nil {
 		note, err = w.prepare(ctx, task.ID, path, branch)
