@@ -601,9 +601,9 @@ func (d *decider) readRest() error {
 }
 
 // class sorts one unclosed issue into a Counts bucket.
-func (d *decider) class(is beads.Issue) string {
+func class(is beads.Issue, ready map[string]bool) string {
 	switch {
-	case slices.ContainsFunc(d.ready, func(r beads.Issue) bool { return r.ID == is.ID }):
+	case ready[is.ID]:
 		return "ready"
 	case is.Status == beads.StatusInProgress || is.Status == beads.StatusHooked:
 		return "in_progress"
@@ -617,7 +617,11 @@ func (d *decider) class(is beads.Issue) string {
 
 // restOf lists the unclosed issues of the subtree in the given classes.
 func (d *decider) restOf(classes ...string) []beads.Issue {
-	return slices.DeleteFunc(slices.Clone(d.rest), func(is beads.Issue) bool { return !slices.Contains(classes, d.class(is)) })
+	ready := make(map[string]bool, len(d.ready)) // a set: an epic's lists can be thousands long
+	for _, is := range d.ready {
+		ready[is.ID] = true
+	}
+	return slices.DeleteFunc(slices.Clone(d.rest), func(is beads.Issue) bool { return !slices.Contains(classes, class(is, ready)) })
 }
 
 func (d *decider) counts() state.Counts {

@@ -12,9 +12,9 @@ import (
 	"sync"
 )
 
-// worktrees serialises this process's worktree changes: git does not lock
-// .git/worktrees, so one worker's prune removed another's entry half made
-// by its add ("fatal: failed to read .git/worktrees/…").
+// worktrees serialises this process's worktree commands: git does not
+// lock .git/worktrees, and one worker's add, list or prune read or removed
+// another's entry half made ("fatal: failed to read .git/worktrees/…").
 var worktrees sync.Mutex
 
 // Worktree is one entry of `git worktree list --porcelain`.
@@ -27,6 +27,12 @@ type Worktree struct {
 
 // Worktrees lists the repository's worktrees, the main one first.
 func (r Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
+	worktrees.Lock()
+	defer worktrees.Unlock()
+	return r.listWorktrees(ctx)
+}
+
+func (r Repo) listWorktrees(ctx context.Context) ([]Worktree, error) {
 	out, err := r.run(ctx, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, err
@@ -64,7 +70,7 @@ func ParseWorktrees(out []byte) []Worktree {
 func (r Repo) AddWorktree(ctx context.Context, path, branch string) error {
 	worktrees.Lock()
 	defer worktrees.Unlock()
-	wts, err := r.Worktrees(ctx)
+	wts, err := r.listWorktrees(ctx)
 	if err != nil {
 		return err
 	}
