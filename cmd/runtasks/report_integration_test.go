@@ -121,7 +121,7 @@ usage:
 				if err := chromium.CheckNotBlank(img, 16, 0.05); err != nil {
 					t.Error(err)
 				}
-				chromium.Update(t, filepath.Join("..", "..", "docs", "report.png"), png)
+				updateDoc(t, "report.png", png)
 
 				// The same run in status --watch on an 80x24 terminal: its
 				// three workers told apart; the README's docs/watch.png.

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -20,12 +19,6 @@ import (
 	"github.com/runtasks/runtasks/internal/shell"
 )
 
-// UpdateEnv=1 makes tests rewrite the screenshots in docs/.
-const UpdateEnv = "RUNTASKS_UPDATE_SCREENSHOTS"
-
-// Limit bounds one Chromium run.
-const Limit = 90 * time.Second
-
 // Require returns Chromium's path (RUNTASKS_CHROMIUM, else /usr/bin/chromium),
 // failing (never skipping) when it is missing.
 func Require(t testing.TB) string {
@@ -37,11 +30,11 @@ func Require(t testing.TB) string {
 	return bin
 }
 
-// run runs Chromium in its own process group, killed at Limit or when done,
+// run runs Chromium in its own process group, killed after 90 s or when done,
 // headless on a closed network (no sandbox: CI runs as root).
 func run(t testing.TB, bin string, args ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), Limit)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -123,20 +116,4 @@ func CheckNotBlank(img image.Image, minColors int, minShare float64) error {
 			colors, share*100, minColors, minShare*100)
 	}
 	return nil
-}
-
-// Update writes png to path when UpdateEnv=1, and reports whether it did.
-func Update(t testing.TB, path string, png []byte) bool {
-	t.Helper()
-	if os.Getenv(UpdateEnv) != "1" {
-		return false
-	}
-	if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s: no such folder", filepath.Dir(path))
-	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s", path)
-	return true
 }

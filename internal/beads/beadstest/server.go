@@ -20,7 +20,8 @@ type DoltServer struct {
 	t              testing.TB
 	Bin, Host, Dir string
 	Port           int
-	home, log      string
+	env            []string
+	log            string
 
 	cmd   *exec.Cmd
 	group *shell.Group
@@ -32,8 +33,9 @@ func StartDoltServer(t testing.TB) *DoltServer {
 	t.Helper()
 	bin := RealDolt(t)
 	dir := t.TempDir()
-	s := &DoltServer{t: t, Bin: bin, Host: "127.0.0.1", Dir: filepath.Join(dir, "data"), home: filepath.Join(dir, "home"), log: filepath.Join(dir, "server.log")}
-	for _, d := range []string{s.Dir, s.home} {
+	home := filepath.Join(dir, "home")
+	s := &DoltServer{t: t, Bin: bin, Host: "127.0.0.1", Dir: filepath.Join(dir, "data"), env: append(os.Environ(), "HOME="+home), log: filepath.Join(dir, "server.log")}
+	for _, d := range []string{s.Dir, home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -41,23 +43,21 @@ func StartDoltServer(t testing.TB) *DoltServer {
 	// dolt writes ~/.dolt; metrics off: nothing leaves the machine.
 	for _, kv := range [][2]string{{"user.name", "beads-server"}, {"user.email", "beads@example.invalid"}, {"metrics.disabled", "true"}} {
 		cmd := exec.Command(bin, "config", "--global", "--add", kv[0], kv[1])
-		cmd.Env = s.env()
+		cmd.Env = s.env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("dolt config: %v\n%s", err, out)
 		}
 	}
-	s.Port = freePort(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Port = l.Addr().(*net.TCPAddr).Port // free now
+	l.Close()
 	t.Cleanup(s.Stop)
 	s.Start()
 	return s
 }
-
-func (s *DoltServer) env() []string {
-	return append(os.Environ(), "HOME="+s.home)
-}
-
-// Addr is host:port.
-func (s *DoltServer) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
 
 // Start (re)starts the server and waits until it accepts connections (60 s at most).
 func (s *DoltServer) Start() {
@@ -69,7 +69,7 @@ func (s *DoltServer) Start() {
 	defer logf.Close()
 	s.cmd = exec.Command(s.Bin, "sql-server", "--host", s.Host, "--port", strconv.Itoa(s.Port), "--data-dir", s.Dir)
 	s.cmd.Dir = s.Dir
-	s.cmd.Env = s.env()
+	s.cmd.Env = s.env
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.group = shell.NewGroup(s.cmd, 5*time.Second)
 	dieWithParent(s.cmd)
@@ -78,23 +78,20 @@ func (s *DoltServer) Start() {
 	}
 	s.done = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(s.cmd, s.done)
-	deadline := time.Now().Add(60 * time.Second)
+	addr, timeout := net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), time.After(60*time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
-		if err == nil {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
 			return
 		}
 		select {
 		case <-s.done:
 			s.t.Fatalf("dolt sql-server exited before it accepted connections:\n%s", s.Log())
-		default:
-		}
-		if time.Now().After(deadline) {
+		case <-timeout:
 			s.Stop()
-			s.t.Fatalf("dolt sql-server did not accept connections on %s within 60s:\n%s", s.Addr(), s.Log())
+			s.t.Fatalf("dolt sql-server did not accept connections on %s within 60s:\n%s", addr, s.Log())
+		case <-time.After(100 * time.Millisecond):
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -114,17 +111,6 @@ func (s *DoltServer) Stop() {
 func (s *DoltServer) Log() string {
 	b, _ := os.ReadFile(s.log)
 	return string(b[max(len(b)-4000, 0):])
-}
-
-// freePort is a TCP port on 127.0.0.1 nothing listens on now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // NewServerStore initialises a stealth store in server mode against srv
