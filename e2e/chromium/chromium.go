@@ -87,9 +87,9 @@ func Screenshot(t testing.TB, bin, url string, w, h int) ([]byte, image.Image) {
 	return b, img
 }
 
-// Ink is an image's number of colours and share of pixels unlike the
-// top-left one (the background).
-func Ink(img image.Image) (colors int, share float64) {
+// CheckNotBlank fails unless the image has at least minColors colours and
+// at least minShare of its pixels unlike the top-left one (the background).
+func CheckNotBlank(img image.Image, minColors int, minShare float64) error {
 	b := img.Bounds()
 	bg := img.At(b.Min.X, b.Min.Y)
 	br, bgg, bb, ba := bg.RGBA()
@@ -104,13 +104,7 @@ func Ink(img image.Image) (colors int, share float64) {
 			}
 		}
 	}
-	return len(seen), float64(differ) / float64(b.Dx()*b.Dy())
-}
-
-// CheckNotBlank fails unless the image has at least minColors colours and
-// at least minShare of its pixels off the background.
-func CheckNotBlank(img image.Image, minColors int, minShare float64) error {
-	colors, share := Ink(img)
+	colors, share := len(seen), float64(differ)/float64(b.Dx()*b.Dy())
 	if colors < minColors || share < minShare {
 		return fmt.Errorf("screenshot looks blank: %d colour(s), %.1f%% of pixels off the background (want >= %d, >= %.1f%%)",
 			colors, share*100, minColors, minShare*100)

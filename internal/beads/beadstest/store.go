@@ -74,19 +74,6 @@ func (s *Store) BD(args ...string) string {
 	return s.exec(s.Bin, args...)
 }
 
-// BDMaybe runs the real bd for a change it may refuse and reports whether
-// it took it (a refusal is logged).
-func (s *Store) BDMaybe(args ...string) bool {
-	s.t.Helper()
-	cmd := exec.Command(s.Bin, args...)
-	cmd.Dir, cmd.Env = s.Root, s.Env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		s.t.Logf("bd %s refused: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return err == nil
-}
-
 func (s *Store) exec(bin string, args ...string) string {
 	s.t.Helper()
 	cmd := exec.Command(bin, args...)
