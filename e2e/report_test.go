@@ -68,7 +68,7 @@ func TestReportChromiumIntegrationE2E(t *testing.T) {
 		t.Errorf("runtasks report printed no summary:\n%s", out)
 	}
 
-	dom := chromium.DumpDOM(t, browser, chromium.URL(t, page))
+	dom := chromium.DumpDOM(t, browser, page)
 	count := func(re string) int { return len(regexp.MustCompile(re).FindAllString(dom, -1)) }
 	checks := []struct {
 		what      string
@@ -103,7 +103,7 @@ func TestReportChromiumIntegrationE2E(t *testing.T) {
 		t.Logf("DOM:\n%s", dom)
 	}
 
-	png, img := chromium.Screenshot(t, browser, chromium.URL(t, page), 1200, 900)
+	png, img := chromium.Screenshot(t, browser, page, 1200, 900)
 	if err := chromium.CheckNotBlank(img, 16, 0.05); err != nil {
 		t.Error(err)
 	}

@@ -83,7 +83,7 @@ usage:
 			if code, out, errOut := runtasksBin(t, s, "", "report", "--epic", epic, "--out", page); code != 0 {
 				t.Fatalf("runtasks report: exit %d\n%s%s", code, out, errOut)
 			}
-			dom := chromium.DumpDOM(t, browser, chromium.URL(t, page))
+			dom := chromium.DumpDOM(t, browser, page)
 			// sum adds the first group of every match of re ("" counts 0).
 			sum := func(re string) (total, matches int) {
 				for _, m := range regexp.MustCompile(re).FindAllStringSubmatch(dom, -1) {
@@ -117,7 +117,7 @@ usage:
 				if _, sessions := sum(`<tr><td><code>(run)[^<]*</code></td><td>claude</td>`); sessions != 3 {
 					t.Errorf("sessions table: %d worker sessions, want 3", sessions)
 				}
-				png, img := chromium.Screenshot(t, browser, chromium.URL(t, page), 1200, 900)
+				png, img := chromium.Screenshot(t, browser, page, 1200, 900)
 				if err := chromium.CheckNotBlank(img, 16, 0.05); err != nil {
 					t.Error(err)
 				}

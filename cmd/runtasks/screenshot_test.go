@@ -123,7 +123,7 @@ func updateWatchScreenshot(t *testing.T, emu *vt.SafeEmulator) {
 	if err := os.WriteFile(page, []byte(screenHTML(emu)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	png, img := chromium.Screenshot(t, chromium.Require(t), chromium.URL(t, page), 760, 484)
+	png, img := chromium.Screenshot(t, chromium.Require(t), page, 760, 484)
 	if err := chromium.CheckNotBlank(img, 8, 0.02); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,16 +31,17 @@ func Require(t testing.TB) string {
 	return bin
 }
 
-// run runs Chromium in its own process group, killed after 90 s or when done,
-// headless on a closed network (no sandbox: CI runs as root).
-func run(t testing.TB, bin string, args ...string) []byte {
+// run runs Chromium on the local file page (an absolute path) in its own
+// process group, killed after 90 s or when done, headless on a closed
+// network (no sandbox: CI runs as root).
+func run(t testing.TB, bin, page string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--hide-scrollbars", "--user-data-dir=" + t.TempDir()}
-	cmd := exec.CommandContext(ctx, bin, append(flags, args...)...)
+	cmd := exec.CommandContext(ctx, bin, slices.Concat(flags, args, []string{"file://" + filepath.ToSlash(page)})...)
 	g := shell.NewContextGroup(cmd, shell.Kill, 4500*time.Millisecond)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -51,28 +53,18 @@ func run(t testing.TB, bin string, args ...string) []byte {
 	return out.Bytes()
 }
 
-// URL is the file:// address of a local file.
-func URL(t testing.TB, path string) string {
-	t.Helper()
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "file://" + filepath.ToSlash(abs)
-}
-
 // DumpDOM is the page's DOM, serialised after Chromium rendered it.
-func DumpDOM(t testing.TB, bin, url string) string {
+func DumpDOM(t testing.TB, bin, page string) string {
 	t.Helper()
-	return string(run(t, bin, "--dump-dom", url))
+	return string(run(t, bin, page, "--dump-dom"))
 }
 
-// Screenshot renders url in a window of w x h pixels and returns the PNG
+// Screenshot renders page in a window of w x h pixels and returns the PNG
 // and its decoded image.
-func Screenshot(t testing.TB, bin, url string, w, h int) ([]byte, image.Image) {
+func Screenshot(t testing.TB, bin, page string, w, h int) ([]byte, image.Image) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "shot.png")
-	run(t, bin, "--screenshot="+file, fmt.Sprintf("--window-size=%d,%d", w, h), url)
+	run(t, bin, page, "--screenshot="+file, fmt.Sprintf("--window-size=%d,%d", w, h))
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("chromium wrote no screenshot: %v", err)
