@@ -3,7 +3,6 @@ package git
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,15 +16,6 @@ import (
 func TestIntegrationBranches(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	git := func(in string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = in
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
 	write := func(path, text string) {
 		t.Helper()
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -33,9 +23,9 @@ func TestIntegrationBranches(t *testing.T) {
 		}
 	}
 	write(filepath.Join(dir, "a.txt"), "base\n")
-	git(dir, "init", "-q", "-b", "main")
-	git(dir, "add", "a.txt")
-	git(dir, "commit", "-qm", "init")
+	gitCmd(t, dir, "init", "-q", "-b", "main")
+	gitCmd(t, dir, "add", "a.txt")
+	gitCmd(t, dir, "commit", "-qm", "init")
 	repo, wtDir := Repo{Dir: dir}, filepath.Join(dir, ".worktrees", "x")
 	if err := repo.AddWorktree(ctx, wtDir, "agent/x"); err != nil {
 		t.Fatal(err)
@@ -45,12 +35,12 @@ func TestIntegrationBranches(t *testing.T) {
 		t.Fatalf("Ahead = %d, %v; want 0", n, err)
 	}
 	write(filepath.Join(wtDir, "a.txt"), "branch\n")
-	git(wtDir, "commit", "-qam", "branch")
+	gitCmd(t, wtDir, "commit", "-qam", "branch")
 	write(filepath.Join(dir, "a.txt"), "moved\n")
 	if got, err := repo.Changed(ctx); !slices.Equal(got, []string{"a.txt"}) || err != nil {
 		t.Fatalf("Changed = %v, %v", got, err)
 	}
-	git(dir, "commit", "-qam", "base moves")
+	gitCmd(t, dir, "commit", "-qam", "base moves")
 	if got, err := repo.Changed(ctx); len(got) != 0 || err != nil {
 		t.Fatalf("Changed after commit = %v, %v", got, err)
 	}

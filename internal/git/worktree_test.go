@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -27,19 +26,10 @@ func TestParseWorktrees(t *testing.T) {
 // TestIntegrationWorktrees makes real worktrees with git and reads them back.
 func TestIntegrationWorktrees(t *testing.T) {
 	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	run("init", "-q", "-b", "main")
-	run("commit", "-q", "--allow-empty", "-m", "init")
-	run("worktree", "add", "-q", "-b", "agent-x.1", filepath.Join(dir, ".worktrees", "agent-x.1"))
-	run("worktree", "add", "-q", "--detach", filepath.Join(dir, ".worktrees", "agent-x.2"))
+	gitCmd(t, dir, "init", "-q", "-b", "main")
+	gitCmd(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	gitCmd(t, dir, "worktree", "add", "-q", "-b", "agent-x.1", filepath.Join(dir, ".worktrees", "agent-x.1"))
+	gitCmd(t, dir, "worktree", "add", "-q", "--detach", filepath.Join(dir, ".worktrees", "agent-x.2"))
 	if err := os.RemoveAll(filepath.Join(dir, ".worktrees", "agent-x.2")); err != nil {
 		t.Fatal(err)
 	}
