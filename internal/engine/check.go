@@ -148,7 +148,7 @@ func (d *decider) checkCommand(s config.CheckSpec, v Verdict) Verdict {
 	res, err := d.env.Runner.Run(d.ctx, cmp.Or(d.cfg.Path(s.Dir), d.cfg.Root), d.exports+s.Run, s.Timeout)
 	switch {
 	case err != nil:
-		return v.as(VerdictError, fmt.Sprintf("`%s` could not run: %s", s.Run, oneLine(err.Error(), 200)))
+		return v.as(VerdictError, fmt.Sprintf("`%s` could not run: %s", s.Run, OneLine(err.Error(), 200)))
 	case res.TimedOut:
 		v.Status, v.Summary = VerdictIncomplete, fmt.Sprintf("`%s` timed out after %s", s.Run, config.FormatDuration(s.Timeout))
 	case res.ExitCode != 0:
@@ -170,7 +170,7 @@ func (d *decider) checkFiles(s config.CheckSpec, v Verdict) Verdict {
 	if s.Template != "" {
 		b, err := agentfile.Read(d.cfg.Path(s.Template), agentfile.MaxText)
 		if err != nil {
-			return v.as(VerdictError, "template unreadable: "+oneLine(err.Error(), 200))
+			return v.as(VerdictError, "template unreadable: "+OneLine(err.Error(), 200))
 		}
 		tmpl = b
 	}
@@ -180,7 +180,7 @@ func (d *decider) checkFiles(s config.CheckSpec, v Verdict) Verdict {
 		case err != nil && os.IsNotExist(err):
 			v.Feedback = append(v.Feedback, p+" is missing")
 		case err != nil:
-			v.Feedback = append(v.Feedback, p+" is unreadable: "+oneLine(err.Error(), 120))
+			v.Feedback = append(v.Feedback, p+" is unreadable: "+OneLine(err.Error(), 120))
 		case s.NonEmpty && len(bytes.TrimSpace(b)) == 0:
 			v.Feedback = append(v.Feedback, p+" is empty")
 		case tmpl != nil && bytes.Equal(bytes.TrimSpace(b), bytes.TrimSpace(tmpl)):
@@ -220,13 +220,13 @@ func (d *decider) checkPlan(required bool, v Verdict) Verdict {
 	items, found, err := ReadPlan(d.in.TranscriptPath)
 	switch {
 	case err != nil:
-		return v.as(VerdictError, "transcript: "+oneLine(err.Error(), 200))
+		return v.as(VerdictError, "transcript: "+OneLine(err.Error(), 200))
 	case !found:
 		return nothing("no plan in the transcript", "make a plan (TodoWrite / update_plan) and work it to the end")
 	}
 	for _, it := range items {
 		if it.Status != PlanCompleted {
-			v.Feedback = append(v.Feedback, fmt.Sprintf("%s [%s]", oneLine(it.Text, 100), it.Status))
+			v.Feedback = append(v.Feedback, fmt.Sprintf("%s [%s]", OneLine(it.Text, 100), it.Status))
 		}
 	}
 	return judged(v, fmt.Sprintf("%d of %d plan item(s) not completed", len(v.Feedback), len(items)),

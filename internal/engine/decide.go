@@ -278,7 +278,7 @@ func (d *decider) checked(top Verdict) Decision {
 		case d.in.Epic == "" && d.cfg.Workflow.DoneToken.Required:
 			reason += "\n\n" + d.tokenInstructions()
 		}
-		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + oneLine(top.Summary, 200), Counts: counts,
+		return d.block(Decision{Outcome: state.OutcomeIncomplete, Why: "check incomplete: " + OneLine(top.Summary, 200), Counts: counts,
 			Reason: reason + "\n\nruntasks: " + d.cycleLabel() + " · check " + top.Summary})
 	case VerdictSkipped:
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
@@ -358,7 +358,7 @@ func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
 		dirty, err := d.env.Workspace.Uncommitted(d.ctx)
 		if err != nil {
 			// Not a git work tree, or git failed: cannot check; do not trap the agent.
-			return d.checkpoint(c, "context checkpoint accepted (git status unavailable: "+oneLine(err.Error(), 120)+")"), true
+			return d.checkpoint(c, "context checkpoint accepted (git status unavailable: "+OneLine(err.Error(), 120)+")"), true
 		}
 		dirty = d.cfg.OwnFiles(dirty) // runtasks' own files are not the agent's work
 		if len(dirty) == 0 {
@@ -460,7 +460,7 @@ func (d *decider) escalate(c state.Counts, why string) Decision {
 	waiting := d.waitingIssues()
 	var names []string
 	for _, is := range waiting {
-		s := is.ID + " " + oneLine(is.Title, 60)
+		s := is.ID + " " + OneLine(is.Title, 60)
 		if len(is.BlockedBy) > 0 {
 			s += " (blocked by " + strings.Join(firstN(is.BlockedBy, 3), ", ") + ")"
 		} else {
@@ -473,7 +473,7 @@ func (d *decider) escalate(c state.Counts, why string) Decision {
 }
 
 func (d *decider) beadsError(err error) Decision {
-	msg := oneLine(err.Error(), 400)
+	msg := OneLine(err.Error(), 400)
 	why := "beads error: " + msg
 	if d.cfg.Workflow.StopHook.OnBeadsError == "block" {
 		return d.block(Decision{Outcome: state.OutcomeBeadsError, Why: why,
@@ -645,7 +645,7 @@ func (d *decider) waitingIssues() []beads.Issue { return d.restOf("blocked", "de
 func issueLines(issues []beads.Issue, tail string) []string {
 	var lines []string
 	for _, is := range issues {
-		lines = append(lines, is.ID+" "+oneLine(is.Title, 80)+" ["+is.Status+"]"+tail)
+		lines = append(lines, is.ID+" "+OneLine(is.Title, 80)+" ["+is.Status+"]"+tail)
 	}
 	return lines
 }
@@ -717,8 +717,8 @@ func firstN[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 // upTo3 joins the first three items with sep, then says how many more there are.
 func upTo3(items []string, sep string) string { return strings.Join(FeedbackText(items, 3), sep) }
 
-// oneLine collapses whitespace and cuts s to at most n runes.
-func oneLine(s string, n int) string {
+// OneLine collapses s to one line of at most n runes, cut with "…".
+func OneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"

@@ -188,7 +188,7 @@ func duplicate(last *state.StopMark, m state.StopMark, began time.Time) bool {
 // failed is the decision when runtasks itself cannot decide: the stop is
 // allowed and the person told.
 func failed(epic string, err error) Decision {
-	msg := oneLine(err.Error(), 400)
+	msg := OneLine(err.Error(), 400)
 	return Decision{Outcome: state.OutcomeError, Why: "runtasks error: " + msg, Epic: epic,
 		SystemMessage: "runtasks: " + msg + "; stop allowed."}
 }
@@ -214,7 +214,7 @@ func CheckBound(cfg *config.Config) error {
 // ConfigErrorDecision allows a stop when the configuration could not be
 // read, telling the person runtasks is off until it is fixed.
 func ConfigErrorDecision(err error) Decision {
-	msg := oneLine(err.Error(), 600)
+	msg := OneLine(err.Error(), 600)
 	return Decision{Outcome: state.OutcomeConfigError, Why: "configuration error: " + msg,
 		SystemMessage: "runtasks is off for this project until its configuration is fixed: " + msg +
 			" (check it with `runtasks config validate`)."}

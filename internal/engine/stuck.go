@@ -155,20 +155,20 @@ func applyStuck(ctx context.Context, bd StatusUpdater, t StuckTask, now time.Tim
 		// actor's claim on a task still assigned.
 		got, err := bd.Reclaim(ctx, t.ID)
 		if err != nil {
-			return "could not reclaim: " + oneLine(err.Error(), 200)
+			return "could not reclaim: " + OneLine(err.Error(), 200)
 		} else if len(got) == 0 {
 			return "not reclaimed (bd: its lease is live again, or the task moved)"
 		}
 		done = "given back with bd reclaim (open, unassigned)"
 	default:
 		if _, err := bd.SetStatus(ctx, t.ID, status); err != nil {
-			return "could not set " + status + ": " + oneLine(err.Error(), 200)
+			return "could not set " + status + ": " + OneLine(err.Error(), 200)
 		}
 		done = "status set to " + status
 	}
 	note := fmt.Sprintf("Agent exited without completing (runtasks, %s): %s.", now.UTC().Format(time.RFC3339), t.Reason)
 	if _, err := bd.AppendNotes(ctx, t.ID, note); err != nil {
-		return done + "; note not written: " + oneLine(err.Error(), 200)
+		return done + "; note not written: " + OneLine(err.Error(), 200)
 	}
 	return done + ", note appended"
 }

@@ -270,13 +270,13 @@ func (a audit) apply(cfg *config.Config, dec Decision, next *state.State, prev s
 	warn := cfg.Workflow.Verify.OnUnverified == "warn"
 	switch {
 	case !warn && dec.Block:
-		dec.Outcome, dec.Reason, dec.Why = outcome, msg+"\n\n"+dec.Reason, oneLine(msg, 300)
+		dec.Outcome, dec.Reason, dec.Why = outcome, msg+"\n\n"+dec.Reason, OneLine(msg, 300)
 	case !warn && (dec.Outcome.Done() || dec.Outcome == state.OutcomeEscalated) && (dec.Max == 0 || prev.Cycles+1 < dec.Max):
 		// The stop would end the loop on work that fails its checks.
 		spent, cursor := next.Spent, next.UsageCursor
 		*next = prev
 		next.AuditFrom, next.Cycles, next.Spent, next.UsageCursor = a.from, prev.Cycles+1, spent, cursor
-		dec = Decision{Block: true, Outcome: outcome, Reason: msg, Why: oneLine(msg, 300), Epic: dec.Epic, Counts: dec.Counts,
+		dec = Decision{Block: true, Outcome: outcome, Reason: msg, Why: OneLine(msg, 300), Epic: dec.Epic, Counts: dec.Counts,
 			Cycle: next.Cycles, Max: cfg.Workflow.StopHook.MaxCycles, Actions: dec.Actions}
 	default:
 		dec.SystemMessage = joinLines(dec.SystemMessage, "runtasks: "+msg)

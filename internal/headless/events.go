@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
@@ -325,13 +326,7 @@ func firstLine(s string) string {
 }
 
 // oneLine cleans s, collapses whitespace and cuts it to at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(Clean(s)), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+func oneLine(s string, n int) string { return engine.OneLine(Clean(s), n) }
 
 // Clean strips everything a terminal would act on (escape sequences such as
 // title or clipboard writes, control characters other than newline and tab,
