@@ -10,7 +10,6 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
-	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/prompts"
 	"github.com/runtasks/runtasks/internal/state"
@@ -96,14 +95,5 @@ func armSession(ctx context.Context, cfg *config.Config, bd *beads.Client, sessi
 	} else {
 		state = claim.StateLine(ready)
 	}
-	return claim.ArmText(is, state, orchestrationPrompt(cfg, epic, session))
-}
-
-// orchestrationPrompt renders epic's prompt ("" when the template is
-// broken: the stop hook reports that).
-func orchestrationPrompt(cfg *config.Config, epic, session string) string {
-	if p, err := engine.RenderPrompt(cfg, epic, session); err == nil {
-		return p
-	}
-	return ""
+	return claim.ArmText(is, state, claim.OrchestrationPrompt(cfg, epic, session))
 }
