@@ -124,7 +124,7 @@ lint:
 # The first run builds a 1,000-issue bd store, cached in .tools/bench.
 BENCH ?= .
 bench: bd dolt build
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 30m ./...
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 60m ./...
 
 # Each fuzz target for FUZZTIME (-fuzz takes one target per run).
 FUZZTIME ?= 10s

@@ -27,15 +27,28 @@ const largeRuns = 7
 // largeEpicSizes are the epics measured; the rest of the store is filler.
 var largeEpicSizes = []int{20, 200, 1000}
 
+// largeShape is one kind of store the benchmark measures.
+type largeShape struct {
+	name   string // "team" or "open"
+	prefix string // the store's issue prefix (and server database)
+	team   bool   // other epics in progress, closed with open tasks, deferred
+}
+
+// largeShapes: the team's store of issue 30, whose ready tasks under epics
+// that are not ready take a second bd process, and the store of issue 28's
+// bound, where every chain of parents runs through open epics.
+var largeShapes = []largeShape{{"team", "lg", true}, {"open", "lo", false}}
+
 // largeStoreJSONL generates the store: the three measured epics (the
 // 200- and 1,000-task ones in open sub-epics of 50, the way large epics are
 // cut), 25 other epics of 30 tasks, and 50 top-level tasks; in every epic
 // 40 % of the tasks closed, 5 % in progress, 10 % waiting on a blocker, the
-// rest open. Of the other epics, as in a real team's store, five are in
-// progress, one was closed with --force while its tasks are open and one
-// is deferred: their ready tasks hang under epics that are not ready.
-// 2,072 issues. It returns the JSONL and the epics' ids.
-func largeStoreJSONL(prefix string) ([]byte, []string) {
+// rest open. With team set, as in a real team's store, five of the other
+// epics are in progress, one was closed with --force while its tasks are
+// open and one is deferred: their ready tasks hang under epics that are not
+// ready. Without it every other epic is open. 2,072 issues. It returns the
+// JSONL and the epics' ids.
+func largeStoreJSONL(prefix string, team bool) ([]byte, []string) {
 	var b bytes.Buffer
 	n := 0
 	line := func(id, typ, status, parent string, blocks ...string) {
@@ -96,6 +109,7 @@ func largeStoreJSONL(prefix string) ([]byte, []string) {
 		e := fmt.Sprintf("%s-o%d", prefix, k)
 		status := "open"
 		switch {
+		case !team:
 		case k%5 == 3: // 3, 8, 13, 18, 23
 			status = "in_progress"
 		case k == 10:
@@ -117,23 +131,29 @@ func largeStoreJSONL(prefix string) ([]byte, []string) {
 // not measured.
 const largeStoreVersion = "2"
 
-// largeEmbeddedStore returns the embedded store, built once (bd import,
-// then bd gc) and cached under .tools/bench/store-large-epics-<version> (or
-// $RUNTASKS_BENCH_DIR/store-large-epics-<version>).
-func largeEmbeddedStore(b *testing.B) (root string, env []string, epics []string) {
+// largeEmbeddedStore returns the embedded store of a shape, built once (bd
+// import, then bd gc) and cached under
+// .tools/bench/store-large-epics-<version> for the team's store,
+// store-large-epics-open-<version> for the other (or under
+// $RUNTASKS_BENCH_DIR).
+func largeEmbeddedStore(b *testing.B, shape largeShape) (root string, env []string, epics []string) {
 	b.Helper()
 	bd := beadstest.RealBD(b)
 	base := os.Getenv("RUNTASKS_BENCH_DIR")
 	if base == "" {
 		base = filepath.Join("..", "..", ".tools", "bench")
 	}
-	cache, err := filepath.Abs(filepath.Join(base, "store-large-epics-"+largeStoreVersion))
+	name := "store-large-epics-" + largeStoreVersion
+	if !shape.team {
+		name = "store-large-epics-" + shape.name + "-" + largeStoreVersion
+	}
+	cache, err := filepath.Abs(filepath.Join(base, name))
 	if err != nil {
 		b.Fatal(err)
 	}
 	root, home := filepath.Join(cache, "repo"), filepath.Join(cache, "home")
 	env = append(os.Environ(), "HOME="+home, "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1", "BEADS_ACTOR=bench")
-	jsonl, epics := largeStoreJSONL("lg")
+	jsonl, epics := largeStoreJSONL(shape.prefix, shape.team)
 	if done, err := os.ReadFile(filepath.Join(cache, "done")); err == nil && string(done) == "v"+largeStoreVersion+"\n" {
 		return root, env, epics
 	}
@@ -152,7 +172,7 @@ func largeEmbeddedStore(b *testing.B) (root string, env []string, epics []string
 	}
 	start := time.Now()
 	run("git", "init", "-q")
-	run(bd, "init", "--prefix", "lg", "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
+	run(bd, "init", "--prefix", shape.prefix, "--non-interactive", "--stealth", "--skip-agents", "--skip-hooks", "-q")
 	file := filepath.Join(cache, "store.jsonl")
 	if err := os.WriteFile(file, jsonl, 0o644); err != nil {
 		b.Fatal(err)
@@ -196,34 +216,38 @@ func BenchmarkLargeEpics(b *testing.B) {
 		epics []string
 	}
 	var modes []mode
-	root, env, epics := largeEmbeddedStore(b)
-	modes = append(modes, mode{"embedded", root, env, epics})
+	for _, shape := range largeShapes {
+		root, env, epics := largeEmbeddedStore(b, shape)
+		modes = append(modes, mode{"embedded/" + shape.name, root, env, epics})
+	}
 
 	srv := beadstest.StartDoltServer(b)
-	s := beadstest.NewServerStore(b, "lg", srv)
-	jsonl, epics := largeStoreJSONL("lg")
-	file := filepath.Join(b.TempDir(), "store.jsonl")
-	if err := os.WriteFile(file, jsonl, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	start := time.Now()
-	// On a loaded machine the server can drop a connection mid-import
-	// (i/o timeout); bd's import resumes where it stopped when run again.
-	imported := false
-	for try := 0; try < 3 && !imported; try++ {
-		cmd := exec.Command(s.Bin, "import", file)
-		cmd.Dir, cmd.Env = s.Root, s.Env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			b.Logf("bd import refused: %v: %s", err, strings.TrimSpace(string(out)))
+	for _, shape := range largeShapes {
+		s := beadstest.NewServerStore(b, shape.prefix, srv)
+		jsonl, epics := largeStoreJSONL(shape.prefix, shape.team)
+		file := filepath.Join(b.TempDir(), "store.jsonl")
+		if err := os.WriteFile(file, jsonl, 0o644); err != nil {
+			b.Fatal(err)
 		}
-		imported = err == nil
+		start := time.Now()
+		// On a loaded machine the server can drop a connection mid-import
+		// (i/o timeout); bd's import resumes where it stopped when run again.
+		imported := false
+		for try := 0; try < 3 && !imported; try++ {
+			cmd := exec.Command(s.Bin, "import", file)
+			cmd.Dir, cmd.Env = s.Root, s.Env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				b.Logf("bd import refused: %v: %s", err, strings.TrimSpace(string(out)))
+			}
+			imported = err == nil
+		}
+		if !imported {
+			b.Fatal("bd import into the server store failed three times")
+		}
+		b.Logf("server store %s imported in %s", shape.name, time.Since(start).Round(time.Second))
+		modes = append(modes, mode{"server/" + shape.name, s.Root, s.Env, epics})
 	}
-	if !imported {
-		b.Fatal("bd import into the server store failed three times")
-	}
-	b.Logf("server store imported in %s", time.Since(start).Round(time.Second))
-	modes = append(modes, mode{"server", s.Root, s.Env, epics})
 
 	for _, m := range modes {
 		for k, epic := range m.epics {
