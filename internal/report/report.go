@@ -48,12 +48,11 @@ const (
 // Cycle is one decision on the epic.
 type Cycle struct {
 	state.Record
-	Seq       int         // 1-based, in time order over every session
-	Remaining int         // the unclosed work counted (-1: not counted)
-	Closed    int         // the tasks closed in beads counted at this decision (see Done)
-	Stuck     []string    // the stuck-task actions
-	Spent     usage.Spent // Usage's (zero when not recorded)
-	Mark      Mark
+	Seq    int         // 1-based, in time order over every session
+	Closed int         // the tasks closed in beads counted at this decision (see Done)
+	Stuck  []string    // the stuck-task actions
+	Spent  usage.Spent // Usage's (zero when not recorded)
+	Mark   Mark
 }
 
 // Done is a task beads holds closed, counted at the decision Seq of
@@ -126,10 +125,7 @@ func Build(in Input) Report {
 	})
 	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
 	for i, rec := range recs {
-		c := Cycle{Record: rec, Seq: i + 1, Remaining: -1}
-		if rec.Counts != nil && rec.Counts.Remaining >= 0 {
-			c.Remaining = rec.Counts.Remaining
-		}
+		c := Cycle{Record: rec, Seq: i + 1}
 		for _, a := range rec.Actions {
 			if strings.Contains(a, " stuck (") {
 				c.Stuck = append(c.Stuck, a)
