@@ -232,15 +232,12 @@ func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) 
 func (c *Client) ListIDs(ctx context.Context, ids []string) ([]Issue, error) {
 	args := []string{"list", "--json", "--limit", "0", "--all", "--include-templates", "--include-gates", "--include-infra",
 		"--id", strings.Join(ids, ",")}
-	if err := checkID(args, ids...); err != nil {
-		return nil, err
-	}
 	for _, id := range ids {
 		if strings.Contains(id, ",") {
 			return nil, &Error{Kind: KindNotFound, Args: args, Code: -1, Msg: fmt.Sprintf("bad issue id %q: an id holds no comma", id)}
 		}
 	}
-	return query[[]Issue](ctx, c, nil, args...)
+	return query[[]Issue](ctx, c, ids, args...)
 }
 
 // reader is what Ready asks bd: a *Client, or a fake in the tests.
