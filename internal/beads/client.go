@@ -721,7 +721,7 @@ func snippet(b []byte) string {
 // the {"schema_version","data"} envelope (BD_JSON_ENVELOPE=1, bd 2.0's
 // default). An error object where v expects an array is an error. Into
 // *[]Issue, each issue's dependencies become rows whichever shape bd
-// printed (wireIssue).
+// printed (Dependency).
 func Decode(out []byte, v any) error {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
@@ -742,16 +742,19 @@ func Decode(out []byte, v any) error {
 			out = env.Data
 		}
 	}
-	if issues, ok := v.(*[]Issue); ok {
-		var ws []wireIssue
-		if err := json.Unmarshal(out, &ws); err != nil {
-			return err
-		}
-		*issues = make([]Issue, len(ws))
-		for i := range ws {
-			(*issues)[i] = ws[i].issue()
-		}
-		return nil
+	if err := json.Unmarshal(out, v); err != nil {
+		return err
 	}
-	return json.Unmarshal(out, v)
+	if issues, ok := v.(*[]Issue); ok {
+		for _, is := range *issues {
+			for j, d := range is.Dependencies {
+				row := Dependency{IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type}
+				if d.DependsOnID == "" && d.ID != "" { // bd show shape
+					row = Dependency{IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status}
+				}
+				is.Dependencies[j] = row
+			}
+		}
+	}
+	return nil
 }
