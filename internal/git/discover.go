@@ -45,9 +45,6 @@ func mainWorktreeFromFiles(dir string) (root string, ok, known bool) {
 		fi, err := os.Stat(dotgit)
 		switch {
 		case err == nil:
-			if !ownedByUs(fi) {
-				return "", false, false
-			}
 			return fromDotGit(d, dotgit, fi)
 		case !errors.Is(err, fs.ErrNotExist):
 			return "", false, false
@@ -85,8 +82,8 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 	default:
 		return "", false, false
 	}
-	for _, d := range []string{top, gitdir, common} {
-		// git's safe.directory refuses another user's directories.
+	for _, d := range []string{top, dotgit, gitdir, common} {
+		// git's safe.directory refuses another user's directories and .git.
 		if dfi, err := os.Stat(d); err != nil || !ownedByUs(dfi) {
 			return "", false, false
 		}
