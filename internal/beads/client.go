@@ -187,9 +187,10 @@ func readyUnder(ctx context.Context, epic string, hint []string, together bool, 
 	return placeReady(ctx, epic, ready, hint, together, ahead, r)
 }
 
-// serverMode reports whether the store bd finds (FindStore) says "dolt_mode": "server". On an embedded
-// store two bd processes wait on Dolt's lock and take longer together than
-// one after the other (docs/benchmarks.md#large-epics-issue-20).
+// serverMode reports whether the store bd finds (FindStore) says
+// "dolt_mode": "server". On an embedded store two bd processes wait on
+// Dolt's lock and take longer together than one after the other
+// (docs/benchmarks.md#large-epics-issue-20).
 func (c *Client) serverMode() bool {
 	dir, _, _ := FindStore(c.Dir, c.WorkDir, c.env())
 	if dir == "" {
@@ -197,10 +198,7 @@ func (c *Client) serverMode() bool {
 	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(c.WorkDir, dir)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "metadata.json"))
-	if err != nil {
-		return false
-	}
+	data, _ := os.ReadFile(filepath.Join(dir, "metadata.json")) // none: not JSON, not server mode
 	var meta struct {
 		Mode string `json:"dolt_mode"`
 	}
