@@ -475,10 +475,8 @@ func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
 	if err != nil {
 		return Issue{}, err
 	}
-	for _, is := range issues {
-		if is.ID == id {
-			return is, nil
-		}
+	if i := slices.IndexFunc(issues, func(is Issue) bool { return is.ID == id }); i >= 0 {
+		return issues[i], nil
 	}
 	return Issue{}, &Error{Kind: KindNotFound, Args: args, Msg: "issue " + id + " not in bd's answer"}
 }
