@@ -187,9 +187,10 @@ func readyUnder(ctx context.Context, epic string, hint []string, together bool, 
 	return placeReady(ctx, epic, ready, hint, together, ahead, r)
 }
 
-// serverMode reports whether the store bd finds (FindStore) says "dolt_mode": "server". On an embedded
-// store two bd processes wait on Dolt's lock and take longer together than
-// one after the other (docs/benchmarks.md#large-epics-issue-20).
+// serverMode reports whether the store bd finds (FindStore) says
+// "dolt_mode": "server". On an embedded store two bd processes wait on
+// Dolt's lock and take longer together than one after the other
+// (docs/benchmarks.md#large-epics-issue-20).
 func (c *Client) serverMode() bool {
 	dir, _, _ := FindStore(c.Dir, c.WorkDir, c.env())
 	if dir == "" {
@@ -197,10 +198,7 @@ func (c *Client) serverMode() bool {
 	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(c.WorkDir, dir)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "metadata.json"))
-	if err != nil {
-		return false
-	}
+	data, _ := os.ReadFile(filepath.Join(dir, "metadata.json")) // none: not JSON, not server mode
 	var meta struct {
 		Mode string `json:"dolt_mode"`
 	}
@@ -232,15 +230,12 @@ func (c *Client) ReadyParent(ctx context.Context, epic string) ([]Issue, error) 
 func (c *Client) ListIDs(ctx context.Context, ids []string) ([]Issue, error) {
 	args := []string{"list", "--json", "--limit", "0", "--all", "--include-templates", "--include-gates", "--include-infra",
 		"--id", strings.Join(ids, ",")}
-	if err := checkID(args, ids...); err != nil {
-		return nil, err
-	}
 	for _, id := range ids {
 		if strings.Contains(id, ",") {
 			return nil, &Error{Kind: KindNotFound, Args: args, Code: -1, Msg: fmt.Sprintf("bad issue id %q: an id holds no comma", id)}
 		}
 	}
-	return query[[]Issue](ctx, c, nil, args...)
+	return query[[]Issue](ctx, c, ids, args...)
 }
 
 // reader is what Ready asks bd: a *Client, or a fake in the tests.
@@ -480,10 +475,8 @@ func (c *Client) Show(ctx context.Context, id string) (Issue, error) {
 	if err != nil {
 		return Issue{}, err
 	}
-	for _, is := range issues {
-		if is.ID == id {
-			return is, nil
-		}
+	if i := slices.IndexFunc(issues, func(is Issue) bool { return is.ID == id }); i >= 0 {
+		return issues[i], nil
 	}
 	return Issue{}, &Error{Kind: KindNotFound, Args: args, Msg: "issue " + id + " not in bd's answer"}
 }
@@ -724,7 +717,7 @@ func snippet(b []byte) string {
 // the {"schema_version","data"} envelope (BD_JSON_ENVELOPE=1, bd 2.0's
 // default). An error object where v expects an array is an error. Into
 // *[]Issue, each issue's dependencies become rows whichever shape bd
-// printed (wireIssue).
+// printed (Dependency).
 func Decode(out []byte, v any) error {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
@@ -745,16 +738,19 @@ func Decode(out []byte, v any) error {
 			out = env.Data
 		}
 	}
-	if issues, ok := v.(*[]Issue); ok {
-		var ws []wireIssue
-		if err := json.Unmarshal(out, &ws); err != nil {
-			return err
-		}
-		*issues = make([]Issue, len(ws))
-		for i := range ws {
-			(*issues)[i] = ws[i].issue()
-		}
-		return nil
+	if err := json.Unmarshal(out, v); err != nil {
+		return err
 	}
-	return json.Unmarshal(out, v)
+	if issues, ok := v.(*[]Issue); ok {
+		for _, is := range *issues {
+			for j, d := range is.Dependencies {
+				row := Dependency{IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type}
+				if d.DependsOnID == "" && d.ID != "" { // bd show shape
+					row = Dependency{IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status}
+				}
+				is.Dependencies[j] = row
+			}
+		}
+	}
+	return nil
 }

@@ -23,14 +23,18 @@ const (
 const TypeEpic = "epic"
 
 // Dependency is one row of an issue's dependencies as bd list/ready print
-// them ({"issue_id","depends_on_id","type"}). bd show embeds whole issues
-// instead; Decode normalises both shapes to this one.
+// them ({"issue_id","depends_on_id","type"}). bd show embeds the
+// depended-on issues instead ({"id","status","dependency_type",…}); Decode
+// makes rows of both shapes.
 type Dependency struct {
 	IssueID     string `json:"issue_id"`
 	DependsOnID string `json:"depends_on_id"`
 	Type        string `json:"type"`
 	// Status of the depended-on issue, known only from bd show output.
 	Status string `json:"status,omitempty"`
+	// bd show's id and dependency_type, empty once Decode made the row.
+	ID             string `json:"id,omitempty"`
+	DependencyType string `json:"dependency_type,omitempty"`
 }
 
 // Issue is the subset of a bd issue that runtasks reads. Unknown fields are
@@ -67,34 +71,6 @@ const (
 	DepBlocks      = "blocks"
 	DepParentChild = "parent-child"
 )
-
-// wireIssue is an issue as bd prints it. bd show embeds the depended-on
-// issues ({"id","status","dependency_type",…}) where list and ready print
-// rows ({"issue_id","depends_on_id","type"}); issue makes both rows.
-type wireIssue struct {
-	Issue
-	Dependencies []struct {
-		IssueID        string `json:"issue_id"`
-		DependsOnID    string `json:"depends_on_id"`
-		Type           string `json:"type"`
-		ID             string `json:"id"`
-		Status         string `json:"status"`
-		DependencyType string `json:"dependency_type"`
-	} `json:"dependencies"`
-}
-
-func (w *wireIssue) issue() Issue {
-	is := w.Issue
-	is.Dependencies = nil
-	for _, d := range w.Dependencies {
-		dep := Dependency{IssueID: d.IssueID, DependsOnID: d.DependsOnID, Type: d.Type}
-		if d.DependsOnID == "" && d.ID != "" { // bd show shape
-			dep = Dependency{IssueID: is.ID, DependsOnID: d.ID, Type: d.DependencyType, Status: d.Status}
-		}
-		is.Dependencies = append(is.Dependencies, dep)
-	}
-	return is
-}
 
 // ParentID is the issue's parent: the parent field, else its parent-child
 // dependency.

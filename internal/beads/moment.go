@@ -47,9 +47,8 @@ func (m Moment) Descendants(epic string) (Issue, []Issue, error) {
 // Tally is Client.Tally's answer for epic.
 func (m Moment) Tally(epic string) (Tally, error) {
 	_, sub, err := m.Descendants(epic)
-	var t Tally
+	t := Tally{Total: len(sub)}
 	for _, is := range sub {
-		t.Total++
 		if is.Status == StatusClosed {
 			t.Closed++
 		}

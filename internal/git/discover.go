@@ -2,12 +2,13 @@ package git
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/runtasks/runtasks/internal/agentfile"
 )
 
 // discoverEnv are the variables that change how git finds a repository:
@@ -44,9 +45,6 @@ func mainWorktreeFromFiles(dir string) (root string, ok, known bool) {
 		fi, err := os.Stat(dotgit)
 		switch {
 		case err == nil:
-			if !ownedByUs(fi) {
-				return "", false, false
-			}
 			return fromDotGit(d, dotgit, fi)
 		case !errors.Is(err, fs.ErrNotExist):
 			return "", false, false
@@ -71,32 +69,21 @@ func fromDotGit(top, dotgit string, fi fs.FileInfo) (root string, ok, known bool
 			return "", false, false // a .git directory that shares another's: git knows
 		}
 	case fi.Mode().IsRegular():
-		data, err := readSmall(dotgit)
-		line, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
-		if err != nil || !found || line == "" || strings.ContainsAny(line, "\n\r") {
+		var err error
+		if gitdir, err = pathIn(dotgit, "gitdir: ", top); err != nil {
 			return "", false, false
 		}
-		if !filepath.IsAbs(line) {
-			line = filepath.Join(top, line)
-		}
-		gitdir, common = filepath.Clean(line), filepath.Clean(line)
-		if data, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
-			c := strings.TrimSpace(string(data))
-			if c == "" || strings.ContainsAny(c, "\n\r") {
-				return "", false, false
-			}
-			if !filepath.IsAbs(c) {
-				c = filepath.Join(gitdir, c)
-			}
-			common = filepath.Clean(c)
+		common = gitdir
+		if c, err := pathIn(filepath.Join(gitdir, "commondir"), "", gitdir); err == nil {
+			common = c
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return "", false, false
 		}
 	default:
 		return "", false, false
 	}
-	for _, d := range []string{top, gitdir, common} {
-		// git's safe.directory refuses another user's directories.
+	for _, d := range []string{top, dotgit, gitdir, common} {
+		// git's safe.directory refuses another user's directories and .git.
 		if dfi, err := os.Stat(d); err != nil || !ownedByUs(dfi) {
 			return "", false, false
 		}
@@ -132,7 +119,7 @@ func isGitDir(d string) bool {
 // the work tree at top: core.bare is not true, and core.worktree, if set,
 // names top. A line that might say otherwise says no.
 func plainConfig(path, gitdir, top string) bool {
-	data, err := readSmall(path)
+	data, err := agentfile.Read(path, maxGitFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
 	}
@@ -167,18 +154,24 @@ func plainConfig(path, gitdir, top string) bool {
 	return true
 }
 
-// readSmall reads a small git file (at most 64 KiB; more is an error).
-func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// maxGitFile bounds the git files read here; a larger one is an error.
+const maxGitFile = 64 << 10
+
+// pathIn reads the one path a small git file holds after prefix (.git's
+// "gitdir: …", commondir), relative to base.
+func pathIn(file, prefix, base string) (string, error) {
+	data, err := agentfile.Read(file, maxGitFile)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 64<<10+1))
-	if err == nil && len(data) > 64<<10 {
-		err = errors.New(path + ": too large")
+	p, found := strings.CutPrefix(strings.TrimSpace(string(data)), prefix)
+	if !found || p == "" || strings.ContainsAny(p, "\n\r") {
+		return "", errors.New(file + ": not a path")
 	}
-	return data, err
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p), nil
 }
 
 // device is the file system a directory is on.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
@@ -29,7 +30,7 @@ func Render(w io.Writer, r Report) error {
 			}
 			return r.Generated.In(r.Loc).Format("MST")
 		},
-		"title":  func(id string) string { return oneLine(r.Titles[id], 80) },
+		"title":  func(id string) string { return engine.OneLine(r.Titles[id], 80) },
 		"dur":    FormatDuration,
 		"tokens": usage.FormatTokens,
 		"cost":   r.CostText,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
@@ -47,12 +48,11 @@ const (
 // Cycle is one decision on the epic.
 type Cycle struct {
 	state.Record
-	Seq       int         // 1-based, in time order over every session
-	Remaining int         // the unclosed work counted (-1: not counted)
-	Closed    int         // the tasks closed in beads counted at this decision (see Done)
-	Stuck     []string    // the stuck-task actions
-	Spent     usage.Spent // Usage's (zero when not recorded)
-	Mark      Mark
+	Seq    int         // 1-based, in time order over every session
+	Closed int         // the tasks closed in beads counted at this decision (see Done)
+	Stuck  []string    // the stuck-task actions
+	Spent  usage.Spent // Usage's (zero when not recorded)
+	Mark   Mark
 }
 
 // Done is a task beads holds closed, counted at the decision Seq of
@@ -72,9 +72,8 @@ type Session struct {
 	Start, End time.Time
 	Cycles     []Cycle
 	Last       state.Outcome
-	Spent      usage.Spent
 	Closed     int
-	Recorded   int // decisions whose usage was recorded
+	usage.Sum  // of the decisions whose usage was recorded
 }
 
 // Report is the model the page is rendered from.
@@ -88,16 +87,15 @@ type Report struct {
 	Last        state.Outcome
 	LastWhy     string
 	// Total is how many descendants the epic has in beads, Done the closed.
-	Total    int
-	Done     []Done
-	Titles   map[string]string // by id: the epic's and its tasks'
-	Cycles   []Cycle
-	Sessions []Session
-	Tasks    []usage.Row         // per claimed task, costliest first
-	Runs     []headless.RunState // oldest first
-	Spent    usage.Spent
-	Recorded int // decisions whose usage was recorded
-	Counts   map[Mark]int
+	Total     int
+	Done      []Done
+	Titles    map[string]string // by id: the epic's and its tasks'
+	Cycles    []Cycle
+	Sessions  []Session
+	Tasks     []usage.Row         // per claimed task, costliest first
+	Runs      []headless.RunState // oldest first
+	usage.Sum                     // of the decisions whose usage was recorded
+	Counts    map[Mark]int
 	// Verified is each task's last workflow.verify mark: verified,
 	// unverified (a close denied) or reopened (by the stop audit).
 	Verified map[string]string
@@ -127,10 +125,7 @@ func Build(in Input) Report {
 	})
 	slices.SortStableFunc(recs, func(a, b state.Record) int { return a.Time.Compare(b.Time) })
 	for i, rec := range recs {
-		c := Cycle{Record: rec, Seq: i + 1, Remaining: -1}
-		if rec.Counts != nil && rec.Counts.Remaining >= 0 {
-			c.Remaining = rec.Counts.Remaining
-		}
+		c := Cycle{Record: rec, Seq: i + 1}
 		for _, a := range rec.Actions {
 			if strings.Contains(a, " stuck (") {
 				c.Stuck = append(c.Stuck, a)
@@ -162,7 +157,6 @@ func Build(in Input) Report {
 		if c.Outcome.Done() && !r.Complete {
 			r.Complete, r.CompletedAt = true, c.Time
 		}
-		r.Spent = r.Spent.Plus(c.Spent)
 		k, ok := sessions[c.Session]
 		if !ok {
 			k = len(r.Sessions)
@@ -172,12 +166,11 @@ func Build(in Input) Report {
 		s := &r.Sessions[k]
 		s.Cycles = append(s.Cycles, *c)
 		s.End, s.Last = c.Time, c.Outcome
-		s.Spent = s.Spent.Plus(c.Spent)
 		s.Closed += c.Closed
 		s.Agent = cmp.Or(s.Agent, c.Agent)
 		if c.Usage != nil {
-			s.Recorded++
-			r.Recorded++
+			s.Add(c.Spent)
+			r.Add(c.Spent)
 		}
 	}
 	_, _, r.Tasks = status.Rollup(recs)
@@ -264,7 +257,7 @@ func (r Report) Duration() time.Duration {
 func (r Report) Summary() string {
 	var b strings.Builder
 	b.WriteString("Epic " + r.Epic)
-	if t := oneLine(r.Title, 80); t != "" {
+	if t := engine.OneLine(r.Title, 80); t != "" {
 		b.WriteString(" (" + t + ")")
 	}
 	b.WriteString(": ")
@@ -285,10 +278,10 @@ func (r Report) Summary() string {
 	b.WriteString(".\n")
 	fmt.Fprintf(&b, "Tasks: %d of %d closed in beads.\n", len(r.Done), r.Total)
 	tokens, n := "not recorded", len(r.Cycles)
-	if r.Recorded > 0 {
+	if r.Stops > 0 {
 		tokens = usage.FormatTokens(r.Spent.Total()) + ", cost " + r.CostText(r.Spent)
-		if r.Recorded < n {
-			tokens += fmt.Sprintf(" (%d of %d decisions not recorded)", n-r.Recorded, n)
+		if r.Stops < n {
+			tokens += fmt.Sprintf(" (%d of %d decisions not recorded)", n-r.Stops, n)
 		}
 	}
 	fmt.Fprintf(&b, "Tokens: %s.\n", tokens)
@@ -309,7 +302,7 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "Verified close: %s.\n", strings.Join(marks, ", "))
 	}
 	if !r.Complete {
-		fmt.Fprintf(&b, "Last reason: %s\n", oneLine(r.LastWhy, 200))
+		fmt.Fprintf(&b, "Last reason: %s\n", engine.OneLine(r.LastWhy, 200))
 	}
 	return b.String()
 }
@@ -349,5 +342,3 @@ func FormatDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }
-
-func oneLine(s string, n int) string { return short(strings.Join(strings.Fields(s), " "), n) }

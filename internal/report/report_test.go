@@ -34,8 +34,8 @@ func TestBuild(t *testing.T) {
 			t.Errorf("cycle %d: mark %s closed %d, want %s %d", c.Seq, c.Mark, c.Closed, wantMarks[i], wantClosed[i])
 		}
 	}
-	if !r.Complete || r.Duration() != 120*time.Minute || r.Total != 4 || len(r.Done) != 4 || r.Recorded != 6 {
-		t.Errorf("complete %v in %s, total %d closed %d recorded %d", r.Complete, r.Duration(), r.Total, len(r.Done), r.Recorded)
+	if !r.Complete || r.Duration() != 120*time.Minute || r.Total != 4 || len(r.Done) != 4 || r.Stops != 6 {
+		t.Errorf("complete %v in %s, total %d closed %d recorded %d", r.Complete, r.Duration(), r.Total, len(r.Done), r.Stops)
 	}
 	// Each closed task is counted at its holder's next decision.
 	var done []string

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/usage"
 )
 
@@ -155,7 +156,7 @@ func (c Cycle) title(loc *time.Location) string {
 		s += fmt.Sprintf(", %d closed", c.Closed)
 	}
 	if c.Why != "" {
-		s += " — " + oneLine(c.Why, 160)
+		s += " — " + engine.OneLine(c.Why, 160)
 	}
 	return s
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"sync"
 	"time"
 )
 
@@ -62,7 +61,7 @@ func (r Runner) Run(parent context.Context, dir, command string, timeout time.Du
 	start := time.Now()
 	err := cmd.Run()
 	g.Reap()
-	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Output: out.bytes(), Elapsed: time.Since(start)}
+	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Output: out, Elapsed: time.Since(start)}
 	switch {
 	case parent.Err() != nil:
 		return res, fmt.Errorf("%w after %s (%v)", ErrInterrupted, res.Elapsed.Round(time.Millisecond), context.Cause(parent))
@@ -74,24 +73,15 @@ func (r Runner) Run(parent context.Context, dir, command string, timeout time.Du
 	return res, nil
 }
 
-// tail is a writer that keeps the last MaxOutput bytes.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
+// tail is a writer that keeps the last MaxOutput bytes. Run gives it as
+// both Stdout and Stderr: exec then calls Write from one goroutine at a
+// time, and Wait returns after the last one.
+type tail []byte
 
 func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - MaxOutput; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+	*t = append(*t, p...)
+	if over := len(*t) - MaxOutput; over > 0 {
+		*t = append((*t)[:0], (*t)[over:]...)
 	}
 	return len(p), nil
-}
-
-func (t *tail) bytes() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]byte(nil), t.buf...)
 }

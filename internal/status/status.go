@@ -177,29 +177,34 @@ func LastReason(o *Options, session string) (string, error) {
 // Rollup sums the usage recs recorded per (session, epic), per epic and
 // per claimed task, in the order first met.
 func Rollup(recs []state.Record) (sessions map[[2]string]*usage.Sum, epics, tasks []usage.Row) {
-	var ss usage.Sums[[2]string]
-	var es, ts usage.Sums[string]
-	taskEpic := map[string]string{}
+	sessions = map[[2]string]*usage.Sum{}
+	epicAt, taskAt := map[string]int{}, map[string]int{}
 	for _, r := range recs {
 		if r.Usage == nil {
 			continue
 		}
-		ss.Add([2]string{r.Session, r.Epic}, *r.Usage)
-		es.Add(r.Epic, *r.Usage)
+		key := [2]string{r.Session, r.Epic}
+		if sessions[key] == nil {
+			sessions[key] = &usage.Sum{}
+		}
+		sessions[key].Add(*r.Usage)
+		epics = addTo(epics, epicAt, r.Epic, usage.Row{Epic: r.Epic}, *r.Usage)
 		if r.Task != "" {
-			if ts.Of[r.Task] == nil {
-				taskEpic[r.Task] = r.Epic
-			}
-			ts.Add(r.Task, *r.Usage)
+			tasks = addTo(tasks, taskAt, r.Task, usage.Row{Epic: r.Epic, Task: r.Task}, *r.Usage)
 		}
 	}
-	for _, e := range es.Keys {
-		epics = append(epics, usage.Row{Epic: e, Sum: *es.Of[e]})
+	return sessions, epics, tasks
+}
+
+// addTo adds spent to key's row of rows (at: the rows' indexes by key),
+// appending row for a key first met.
+func addTo(rows []usage.Row, at map[string]int, key string, row usage.Row, spent usage.Spent) []usage.Row {
+	i, ok := at[key]
+	if !ok {
+		i, at[key], rows = len(rows), len(rows), append(rows, row)
 	}
-	for _, t := range ts.Keys {
-		tasks = append(tasks, usage.Row{Epic: taskEpic[t], Task: t, Sum: *ts.Of[t]})
-	}
-	return ss.Of, epics, tasks
+	rows[i].Add(spent)
+	return rows
 }
 
 func tokens(s *usage.Spent) string {

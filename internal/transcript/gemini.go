@@ -45,25 +45,23 @@ func geminiText(raw json.RawMessage) string {
 // back past a "user" record (a turn without model text yet is "", no
 // error). A transcript with no message record is ErrNoMessages.
 func LastGeminiMessage(path string) (string, error) {
-	return fromFile(path, lastGeminiMessage)
-}
-
-func lastGeminiMessage(r io.ReaderAt, size int64) (string, error) {
-	var text string
-	var seen bool
-	err := walk(r, size, func(line []byte) bool {
-		var rec rawGeminiRecord
-		if json.Unmarshal(line, &rec) != nil {
-			return true // a blank or torn line
+	return fromFile(path, func(r io.ReaderAt, size int64) (string, error) {
+		var text string
+		var seen bool
+		err := walk(r, size, func(line []byte) bool {
+			var rec rawGeminiRecord
+			if json.Unmarshal(line, &rec) != nil {
+				return true // a blank or torn line
+			}
+			if rec.Type == "gemini" {
+				text = geminiText(rec.Content)
+			}
+			seen = rec.Type == "gemini" || rec.Type == "user"
+			return !seen
+		})
+		if err == nil && !seen {
+			err = ErrNoMessages
 		}
-		if rec.Type == "gemini" {
-			text = geminiText(rec.Content)
-		}
-		seen = rec.Type == "gemini" || rec.Type == "user"
-		return !seen
+		return text, err
 	})
-	if err == nil && !seen {
-		err = ErrNoMessages
-	}
-	return text, err
 }

@@ -3,8 +3,8 @@
 //
 // The fake answers "bd <sub> <arg> …" from $FAKEBD_DIR: <sub>-<arg>.json,
 // else <sub>.json, on stdout; .stderr, .rc (exit status) and .sleep (a
-// wait first) likewise. No answer file is status 1. Each call's arguments
-// are appended to calls.log.
+// wait first) likewise. No answer file (or no subcommand) is status 1.
+// Each call's arguments are appended to calls.log.
 package beadstest
 
 import (
@@ -30,13 +30,9 @@ func Main() int {
 		f.Close()
 	}
 	words := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-") })
-	if len(words) == 0 {
-		fmt.Fprintln(os.Stderr, "fakebd: no subcommand")
-		return 2
-	}
-	names := []string{words[0]}
-	if len(words) > 1 {
-		names = []string{words[0] + "-" + words[1], words[0]}
+	var names []string // <sub>-<arg>, then <sub>
+	for n := min(len(words), 2); n > 0; n-- {
+		names = append(names, strings.Join(words[:n], "-"))
 	}
 	read := func(ext string) ([]byte, bool) {
 		for _, n := range names {

@@ -35,18 +35,16 @@ func StartDoltServer(t testing.TB) *DoltServer {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	s := &DoltServer{t: t, Bin: bin, Host: "127.0.0.1", Dir: filepath.Join(dir, "data"), env: append(os.Environ(), "HOME="+home), log: filepath.Join(dir, "server.log")}
-	for _, d := range []string{s.Dir, home} {
+	for _, d := range []string{s.Dir, filepath.Join(home, ".dolt")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// dolt writes ~/.dolt; metrics off: nothing leaves the machine.
-	for _, kv := range [][2]string{{"user.name", "beads-server"}, {"user.email", "beads@example.invalid"}, {"metrics.disabled", "true"}} {
-		cmd := exec.Command(bin, "config", "--global", "--add", kv[0], kv[1])
-		cmd.Env = s.env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("dolt config: %v\n%s", err, out)
-		}
+	// dolt's global configuration (what dolt config --global writes);
+	// metrics off: nothing leaves the machine.
+	cfg := `{"user.name": "beads-server", "user.email": "beads@example.invalid", "metrics.disabled": "true"}`
+	if err := os.WriteFile(filepath.Join(home, ".dolt", "config_global.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

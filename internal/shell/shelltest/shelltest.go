@@ -19,16 +19,10 @@ func Members(pgid int) []int {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []int
 	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp …; comm may hold spaces and parens.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
+		// pid (comm) state ppid pgrp …; comm may hold spaces and parens. A
+		// process gone meanwhile reads as nothing.
+		b, _ := os.ReadFile(p)
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
 			continue
 		}
