@@ -65,7 +65,7 @@ func (r Result) Text() string {
 // FailureText is the context injected when a claim did not happen, and why.
 func FailureText(id string, err error) string {
 	switch {
-	case errors.As(err, new(*EpicError)):
+	case errors.Is(err, ErrEpic):
 		return fmt.Sprintf("runtasks: nothing claimed: %v.", err)
 	case errors.As(err, new(*HeldError)):
 		return fmt.Sprintf("runtasks: task not claimed: %v. Nothing was changed; pick another task or ask its holder.", err)
