@@ -290,10 +290,12 @@ const (
 	PlanCompleted = "completed"
 )
 
-// PlanItem is one item of the agent's own plan.
+// PlanItem is one item of the agent's own plan, decoded from
+// {content,status} (TodoWrite), {step,status} (update_plan) or
+// {text,completed} (todo_list); planFromLine fills Text and Status.
 type PlanItem struct {
-	Text   string `json:"text"`
-	Status string `json:"status"`
+	Text, Status, Content, Step string
+	Completed                   bool
 }
 
 // ReadPlan reads the agent's latest plan from a transcript: the last Claude
@@ -324,18 +326,11 @@ func ReadPlan(path string) (items []PlanItem, found bool, err error) {
 	}
 }
 
-// planStep is one plan item: {content,status} (TodoWrite), {step,status}
-// (update_plan) or {text,completed} (todo_list).
-type planStep struct {
-	Content, Step, Text, Status string
-	Completed                   bool
-}
-
 // planSteps is a TodoWrite input ({"todos":[...]}) or update_plan's
 // arguments ({"plan":[...]}); steps is nil when it holds neither.
-type planSteps struct{ Todos, Plan []planStep }
+type planSteps struct{ Todos, Plan []PlanItem }
 
-func (p planSteps) steps() []planStep {
+func (p planSteps) steps() []PlanItem {
 	if p.Todos != nil {
 		return p.Todos
 	}
@@ -350,13 +345,13 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 		Payload struct{ Type, Name, Arguments string }
 		Item    struct {
 			Type  string
-			Items []planStep
+			Items []PlanItem
 		}
 	}
 	if json.Unmarshal(line, &raw) != nil {
 		return nil, false
 	}
-	var steps []planStep
+	var steps []PlanItem
 	switch {
 	case raw.Type == "assistant":
 		// Claude Code: a tool_use block named TodoWrite; the last one wins.
@@ -381,17 +376,16 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 		}
 	case raw.Item.Type == "todo_list":
 		// codex exec --json: item.updated / item.completed with todo_list.
-		steps = []planStep{}
-		for _, t := range raw.Item.Items {
-			steps = append(steps, planStep{Content: t.Text, Status: map[bool]string{true: PlanCompleted, false: PlanPending}[t.Completed]})
+		for i, t := range raw.Item.Items {
+			raw.Item.Items[i].Status = map[bool]string{true: PlanCompleted, false: PlanPending}[t.Completed]
 		}
+		return append([]PlanItem{}, raw.Item.Items...), true
 	}
 	if steps == nil {
 		return nil, false
 	}
-	out := make([]PlanItem, 0, len(steps))
-	for _, t := range steps {
-		out = append(out, PlanItem{Text: cmp.Or(t.Content, t.Step), Status: t.Status})
+	for i, t := range steps {
+		steps[i].Text = cmp.Or(t.Content, t.Step)
 	}
-	return out, true
+	return steps, true
 }
