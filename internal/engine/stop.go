@@ -132,8 +132,10 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 			dec = aud.apply(cfg, dec, &next, *st)
 		}
 		next.UsageMark = mark
-		if len(dec.Stuck) > 0 && p.Updater != nil {
-			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
+		for _, t := range dec.Stuck {
+			if p.Updater != nil {
+				dec.Actions = append(dec.Actions, fmt.Sprintf("%s stuck (%s): %s", t.ID, t.Reason, applyStuck(ctx, p.Updater, t, env.Now)))
+			}
 		}
 		if !dec.Block && dec.Outcome.Final() && fromBinding {
 			if _, err := s.UpdateBinding(in.SessionID, func(b *state.Binding) error {

@@ -34,7 +34,7 @@ type StatusUpdater interface {
 	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
-// StuckTask is an in-progress task found stuck, with the action ApplyStuck applies.
+// StuckTask is an in-progress task found stuck, with the action Stop applies.
 type StuckTask struct {
 	ID      string
 	Reason  string // why it is stuck
@@ -132,18 +132,9 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 	return live, stuck
 }
 
-// ApplyStuck carries out the actions the engine decided for stuck tasks,
-// one bd call at a time, and returns one line per task for the decision
-// log. A failed change is said, not hidden.
-func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now time.Time) []string {
-	var lines []string
-	for _, t := range stuck {
-		lines = append(lines, fmt.Sprintf("%s stuck (%s): %s", t.ID, t.Reason, applyStuck(ctx, bd, t, now)))
-	}
-	return lines
-}
-
-// applyStuck carries out one task's action and says what it did.
+// applyStuck carries out the action the engine decided for a stuck task,
+// one bd call at a time, and says what it did for the decision log. A
+// failed change is said, not hidden.
 func applyStuck(ctx context.Context, bd StatusUpdater, t StuckTask, now time.Time) string {
 	status := map[string]string{StuckBlock: beads.StatusBlocked, StuckReopen: beads.StatusOpen}[t.Action]
 	var done string

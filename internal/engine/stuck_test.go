@@ -157,11 +157,14 @@ func (r *recUpdater) AppendNotes(_ context.Context, id, text string) (beads.Issu
 func TestApplyStuck(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	u := &recUpdater{}
-	lines := ApplyStuck(context.Background(), u, []StuckTask{
+	var lines []string
+	for _, st := range []StuckTask{
 		{ID: "a", Reason: "worktree gone", Action: StuckBlock},
 		{ID: "b", Reason: "lease expired", Action: StuckReopen},
 		{ID: "c", Reason: "old", Action: StuckReport},
-	}, now)
+	} {
+		lines = append(lines, applyStuck(context.Background(), u, st, now))
+	}
 	want := []string{"status a blocked", "notes a Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): worktree gone.",
 		"status b open", "notes b Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): lease expired."}
 	if strings.Join(u.calls, "|") != strings.Join(want, "|") {
@@ -174,10 +177,12 @@ func TestApplyStuck(t *testing.T) {
 	// An expired lease is given back with bd reclaim (it clears the
 	// assignee; a status change alone would keep others from claiming).
 	r := &recUpdater{}
-	ApplyStuck(context.Background(), r, []StuckTask{
+	for _, st := range []StuckTask{
 		{ID: "d", Reason: "bd lease expired at X", Action: StuckReopen, Reclaim: true},
 		{ID: "e", Reason: "worktree gone", Action: StuckReopen},
-	}, now)
+	} {
+		applyStuck(context.Background(), r, st, now)
+	}
 	want = []string{"reclaim d", "notes d Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): bd lease expired at X.",
 		"status e open", "notes e Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): worktree gone."}
 	if strings.Join(r.calls, "|") != strings.Join(want, "|") {
