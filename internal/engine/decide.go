@@ -154,9 +154,7 @@ func (d *decider) withStuck(dec Decision) Decision {
 
 func (d *decider) decide() Decision {
 	sh := d.cfg.Workflow.StopHook
-	switch {
-	case !sh.Enabled:
-		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}
+	switch { // a disabled stop hook is answered by Stop before it decides
 	case !Driven(d.in, d.cfg):
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven"}
 	case d.in.Subagent && sh.SubagentStop != "drive":

@@ -113,8 +113,6 @@ func TestDecide(t *testing.T) {
 	msg := func(s string) Input { return Input{SessionID: "s1", Event: "Stop", FinalMessage: s} }
 	complete := "All done.\n<promise>ALL TASKS COMPLETE</promise>"
 	cases := []tc{
-		{name: "disabled", cfg: func(c *config.Config) { c.Workflow.StopHook.Enabled = false },
-			in: msg(""), tr: epic([]string{"bd-e.1"}), outcome: state.OutcomeDisabled, calls: ""},
 		{name: "no epic no contract: never touched", cfg: func(c *config.Config) { c.Workflow.Epic = "" },
 			in: msg(""), tr: epic([]string{"bd-e.1"}), outcome: state.OutcomeNotDriven, calls: ""},
 		{name: "empty session id is not bound", in: Input{SessionID: "  "},
