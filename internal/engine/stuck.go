@@ -12,6 +12,7 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/git"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Stuck actions (workflow.stuck_action).
@@ -78,17 +79,17 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 }
 
 // ClassifyInProgress sorts in-progress tasks into live and stuck ones. A
-// task this session claimed (mine) is never stuck. One whose worktree
+// task this session claimed (in mine) is never stuck. One whose worktree
 // exists or whose bd lease runs is live unless older than stuck_after.
 // Otherwise a task is stuck when its worktree is gone (other worktrees
 // exist, or it was seen), its lease expired while worktrees are in use, or
 // it is older than stuck_after. wts is nil when not a git repository.
-func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
+func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine []state.ClaimedRun, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
 	pattern, after := cfg.Workflow.Worktrees.Pattern, cfg.Workflow.StuckAfter
 	inUse := len(wts) > 1
 	action := cmp.Or(cfg.Workflow.StuckAction, StuckBlock)
 	for _, is := range inProgress {
-		if slices.Contains(mine, is.ID) {
+		if slices.ContainsFunc(mine, func(c state.ClaimedRun) bool { return c.Task == is.ID }) {
 			continue
 		}
 		old := after > 0 && !is.StartedAt.IsZero() && now.Sub(is.StartedAt) >= after
@@ -176,11 +177,7 @@ func (d *decider) handleStuck() {
 	if err != nil {
 		wts = nil // not a git repository: judge by lease and started_at only
 	}
-	var mine []string
-	for _, c := range d.in.Claims {
-		mine = append(mine, c.Task)
-	}
-	d.live, d.stuck = ClassifyInProgress(inProgress, wts, mine, d.st.Worktrees, d.cfg, d.env.Now)
+	d.live, d.stuck = ClassifyInProgress(inProgress, wts, d.in.Claims, d.st.Worktrees, d.cfg, d.env.Now)
 	if wts != nil {
 		d.st.Worktrees = nil
 		for _, l := range d.live {

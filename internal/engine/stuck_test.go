@@ -32,7 +32,8 @@ func TestClassifyInProgress(t *testing.T) {
 		name       string
 		is         beads.Issue
 		wts        []git.Worktree
-		mine, seen []string
+		mine []state.ClaimedRun
+		seen []string
 		live       bool
 		stuck      string // reason substring; "" = neither stuck nor live
 		reclaim    bool   // an expired lease: given back (reopen, bd reclaim)
@@ -53,7 +54,7 @@ func TestClassifyInProgress(t *testing.T) {
 		{name: "lease expired but worktree live", is: wip("x.1", time.Minute, -time.Minute), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, live: true},
 		{name: "started too long ago", is: wip("x.1", 3*time.Hour, 0), wts: []git.Worktree{main}, stuck: "started 3h ago (stuck_after 2h)"},
 		{name: "started too long ago, worktree live", is: wip("x.1", 3*time.Hour, 0), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, stuck: "started 3h ago"},
-		{name: "claimed by this session", is: wip("x.1", 3*time.Hour, -time.Hour), wts: []git.Worktree{main}, mine: []string{"x.1"}},
+		{name: "claimed by this session", is: wip("x.1", 3*time.Hour, -time.Hour), wts: []git.Worktree{main}, mine: []state.ClaimedRun{{Task: "x.1"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
