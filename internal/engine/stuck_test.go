@@ -29,14 +29,14 @@ func TestClassifyInProgress(t *testing.T) {
 		return is
 	}
 	tests := []struct {
-		name       string
-		is         beads.Issue
-		wts        []git.Worktree
-		mine []state.ClaimedRun
-		seen []string
-		live       bool
-		stuck      string // reason substring; "" = neither stuck nor live
-		reclaim    bool   // an expired lease: given back (reopen, bd reclaim)
+		name    string
+		is      beads.Issue
+		wts     []git.Worktree
+		mine    []state.ClaimedRun
+		seen    []string
+		live    bool
+		stuck   string // reason substring; "" = neither stuck nor live
+		reclaim bool   // an expired lease: given back (reopen, bd reclaim)
 	}{
 		{name: "worktree by path", is: wip("x.1", time.Minute, 0), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, live: true},
 		{name: "worktree by branch", is: wip("x.1", time.Minute, 0), wts: []git.Worktree{main, {Path: "/elsewhere/w1", Branch: "agent-x.1"}}, live: true},
