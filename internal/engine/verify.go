@@ -171,7 +171,7 @@ func resolveEpic(s *state.Store, cfg *config.Config, in Input, fromFlag bool) (s
 // last decision, else ever) without a passing verification at their
 // commit: at most max_per_stop run.
 type audit struct {
-	failed   []Verification
+	failed   []string // each failed verification's Failure
 	reopened []string
 	deferred int
 	from     time.Time // the next AuditFrom
@@ -229,13 +229,14 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 			}
 			continue
 		}
-		a.failed = append(a.failed, v)
+		failure := v.Failure()
+		a.failed = append(a.failed, failure)
 		if cfg.Workflow.Verify.OnUnverified == "reopen" && env.Updater != nil {
 			if _, err := env.Updater.SetStatus(ctx, is.ID, beads.StatusOpen); err != nil {
 				s.Warnf("verify: could not reopen %s: %v", is.ID, err)
 				continue
 			}
-			_, _ = env.Updater.AppendNotes(ctx, is.ID, "runtasks reopened it: closed without passing its checks.\n"+v.Failure())
+			_, _ = env.Updater.AppendNotes(ctx, is.ID, "runtasks reopened it: closed without passing its checks.\n"+failure)
 			a.reopened = append(a.reopened, is.ID)
 		}
 	}
@@ -254,11 +255,7 @@ func (a audit) apply(cfg *config.Config, dec Decision, next *state.State, prev s
 	if len(a.failed) == 0 {
 		return dec
 	}
-	var msgs []string
-	for _, v := range a.failed {
-		msgs = append(msgs, v.Failure())
-	}
-	msg := "Closed without passing its checks:\n" + strings.Join(msgs, "\n")
+	msg := "Closed without passing its checks:\n" + strings.Join(a.failed, "\n")
 	outcome := state.OutcomeUnverified
 	if len(a.reopened) > 0 {
 		msg = "runtasks reopened " + strings.Join(a.reopened, ", ") + ". " + msg
