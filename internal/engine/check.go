@@ -238,7 +238,7 @@ func (d *decider) checkPlan(required bool, v Verdict) Verdict {
 // names the specs in the configuration to validate each first (workflow.checks:
 // a Config made by hand may hold an invalid one); "" runs them as they are.
 func (d *decider) checkAll(v Verdict, any bool, specs []config.CheckSpec, where string) Verdict {
-	judged := 0
+	judged, incomplete := 0, []string{}
 	for i, s := range specs {
 		var sub Verdict
 		if err := s.Validate(); where != "" && err != nil {
@@ -264,8 +264,9 @@ func (d *decider) checkAll(v Verdict, any bool, specs []config.CheckSpec, where 
 		case VerdictIncomplete:
 			judged++
 			v.Feedback = append(v.Feedback, sub.Feedback...)
+			incomplete = append(incomplete, sub.Check+": "+sub.Summary)
 			if !any {
-				return v.as(VerdictIncomplete, sub.Check+": "+sub.Summary)
+				return v.as(VerdictIncomplete, incomplete[0])
 			}
 		}
 	}
@@ -275,13 +276,7 @@ func (d *decider) checkAll(v Verdict, any bool, specs []config.CheckSpec, where 
 	case !any:
 		return v.as(VerdictComplete, "all passed")
 	}
-	var why []string
-	for _, sub := range v.Children {
-		if sub.Status == VerdictIncomplete {
-			why = append(why, sub.Check+": "+sub.Summary)
-		}
-	}
-	return v.as(VerdictIncomplete, "none passed ("+strings.Join(why, "; ")+")")
+	return v.as(VerdictIncomplete, "none passed ("+strings.Join(incomplete, "; ")+")")
 }
 
 // Plan item statuses (Claude Code TodoWrite and Codex update_plan share them).
