@@ -102,7 +102,7 @@ func (d *decider) checkBeads(v Verdict) Verdict {
 	dec := d.rules()
 	v.Summary = dec.Why
 	switch {
-	case dec.Outcome == state.OutcomeComplete || dec.Outcome == state.OutcomeTokenDone || dec.Outcome == state.OutcomeAccepted:
+	case dec.Outcome.Done():
 		v.Status = VerdictComplete
 	case dec.Outcome == state.OutcomeBeadsError:
 		v.Status = VerdictError
