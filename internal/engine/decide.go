@@ -394,7 +394,8 @@ func (d *decider) settle(c state.Counts, done, rejected, waiting string) Decisio
 	case c.Remaining == 0:
 		return d.complete(c, done)
 	case c.Ready+c.InProgress > 0:
-		return d.reject(c, rejected)
+		return d.block(Decision{Outcome: state.OutcomeRejected, Why: rejected, Counts: c,
+			Reason: rejected + ":\n- " + upTo3(issueLines(d.activeIssues(), ""), "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 	}
 	return d.escalate(c, waiting)
 }
@@ -422,16 +423,15 @@ func (d *decider) keepGoing(counts state.Counts) Decision {
 		why += fmt.Sprintf(", %d in progress", counts.InProgress)
 	}
 	reason := d.env.Prompt + "\n\n" + d.stateLine(counts)
-	if live := d.liveLines(); live != "" {
-		reason = live + "\n\n" + reason
+	if len(d.live) > 0 { // tell the orchestrator to wait for the tasks worked in their worktrees
+		var lines []string
+		for _, l := range d.live {
+			lines = append(lines, l.ID+" "+l.Where)
+		}
+		reason = "In progress in their worktrees (wait for each, then verify its work and merge it):\n- " + upTo3(lines, "\n- ") + "\n\n" + reason
 		why += fmt.Sprintf(" (%d in worktrees)", len(d.live))
 	}
 	return d.block(Decision{Outcome: state.OutcomeContinue, Why: "work remains: " + why, Counts: counts, Reason: reason})
-}
-
-func (d *decider) reject(c state.Counts, head string) Decision {
-	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
-		Reason: head + ":\n- " + upTo3(issueLines(d.activeIssues(), ""), "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 }
 
 func (d *decider) complete(c state.Counts, why string) Decision {

@@ -201,15 +201,3 @@ func (d *decider) handleStuck() {
 		}
 	}
 }
-
-// liveLines tells the orchestrator to wait for tasks worked in their worktrees.
-func (d *decider) liveLines() string {
-	if len(d.live) == 0 {
-		return ""
-	}
-	var lines []string
-	for _, l := range d.live {
-		lines = append(lines, l.ID+" "+l.Where)
-	}
-	return "In progress in their worktrees (wait for each, then verify its work and merge it):\n- " + upTo3(lines, "\n- ")
-}
