@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,11 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
-	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -39,11 +36,6 @@ type Verdict struct {
 	Feedback []string  `json:"feedback,omitempty"`
 	Children []Verdict `json:"children,omitempty"`
 	stop     *Decision // the beads checker's decision when it does not pass: the stop hook's answer
-}
-
-// CommandRunner runs a shell command in a directory; shell.Runner implements it.
-type CommandRunner interface {
-	Run(ctx context.Context, dir, command string, timeout time.Duration) (shell.Result, error)
 }
 
 // check runs the checker a spec of workflow.checks or workflow.verify names.
@@ -145,7 +137,7 @@ func (d *decider) checkCommand(s config.CheckSpec, v Verdict) Verdict {
 	if d.env.Runner == nil {
 		return v.as(VerdictError, "no command runner")
 	}
-	res, err := d.env.Runner.Run(d.ctx, cmp.Or(d.cfg.Path(s.Dir), d.cfg.Root), d.exports+s.Run, s.Timeout)
+	res, err := d.env.Runner(d.ctx, cmp.Or(d.cfg.Path(s.Dir), d.cfg.Root), d.exports+s.Run, s.Timeout)
 	switch {
 	case err != nil:
 		return v.as(VerdictError, fmt.Sprintf("`%s` could not run: %s", s.Run, OneLine(err.Error(), 200)))

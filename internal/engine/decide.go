@@ -350,10 +350,10 @@ func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
 		return d.settle(c, "nothing remains", fmt.Sprintf("blocked claim rejected: %d ready, %d in progress", c.Ready, c.InProgress),
 			fmt.Sprintf("promise %q confirmed: all remaining work is blocked", p.Text)), true
 	case config.CondContextCheckpoint:
-		if !d.cfg.Workflow.StopHook.CheckpointRequiresClean || d.env.Workspace == nil {
+		if !d.cfg.Workflow.StopHook.CheckpointRequiresClean || d.env.Uncommitted == nil {
 			return d.checkpoint(c, "context checkpoint accepted"), true
 		}
-		dirty, err := d.env.Workspace.Uncommitted(d.ctx)
+		dirty, err := d.env.Uncommitted(d.ctx)
 		if err != nil {
 			// Not a git work tree, or git failed: cannot check; do not trap the agent.
 			return d.checkpoint(c, "context checkpoint accepted (git status unavailable: "+OneLine(err.Error(), 120)+")"), true

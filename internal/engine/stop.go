@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/prompts"
+	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -26,11 +28,14 @@ type StopRequest struct {
 
 // Ports are the engine's ways to the outside world.
 type Ports struct {
-	Beads     Tracker
-	Workspace Workspace      // nil: the checkpoint promise cannot check git
-	Worktrees WorktreeLister // nil turns stuck-task detection off
-	Runner    CommandRunner  // runs command checks; nil makes them an error
-	Updater   StatusUpdater  // moves stuck tasks; nil reports them unmoved
+	Beads Tracker
+	// Uncommitted lists the work tree's changed paths (git status
+	// --porcelain; none when clean); nil: the checkpoint promise cannot check git.
+	Uncommitted func(ctx context.Context) ([]string, error)
+	Worktrees   func(ctx context.Context) ([]git.Worktree, error) // the project's git worktrees; nil turns stuck-task detection off
+	// Runner runs a command check's shell command in dir (shell.Runner.Run); nil makes them an error.
+	Runner  func(ctx context.Context, dir, command string, timeout time.Duration) (shell.Result, error)
+	Updater StatusUpdater // moves stuck tasks; nil reports them unmoved
 	// Usage reads a driven stop's token usage from the agent's transcript;
 	// nil keeps the Input's (runtasks run reads it from the agent's events).
 	Usage usage.UsageReader

@@ -22,11 +22,6 @@ const (
 	StuckReport = "report" // change nothing, say it
 )
 
-// WorktreeLister lists the project's git worktrees; git.Repo implements it.
-type WorktreeLister interface {
-	Worktrees(ctx context.Context) ([]git.Worktree, error)
-}
-
 // StatusUpdater changes issues in beads; *beads.Client implements it.
 type StatusUpdater interface {
 	SetStatus(ctx context.Context, id, status string) (beads.Issue, error)
@@ -173,7 +168,7 @@ func (d *decider) handleStuck() {
 	if d.env.Worktrees == nil || len(inProgress) == 0 || len(d.ready) > 0 {
 		return
 	}
-	wts, err := d.env.Worktrees.Worktrees(d.ctx)
+	wts, err := d.env.Worktrees(d.ctx)
 	if err != nil {
 		wts = nil // not a git repository: judge by lease and started_at only
 	}

@@ -105,7 +105,7 @@ func TestDecideStuck(t *testing.T) {
 			cfg.Workflow.StuckAction = tt.action
 			cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
 			tr := epic(nil, issue("e.1", beads.StatusInProgress), issue("e.2", beads.StatusOpen, "e.1"))
-			dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: wts}, Now: now, Prompt: "P"})
+			dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: wts.Worktrees}, Now: now, Prompt: "P"})
 			if dec.Outcome != tt.outcome || dec.Block != tt.block {
 				t.Fatalf("decision %s block=%v, want %s block=%v (%s)", dec.Outcome, dec.Block, tt.outcome, tt.block, dec.Why)
 			}
@@ -124,7 +124,7 @@ func TestDecideStuck(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
 	tr := epic(nil, issue("e.9", beads.StatusInProgress))
-	dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: wts}, Now: now, Prompt: "P"})
+	dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: wts.Worktrees}, Now: now, Prompt: "P"})
 	if !dec.Block || len(dec.Stuck) != 0 || !strings.Contains(dec.Reason, "e.9 in /proj/.worktrees/agent-e.9") || !strings.Contains(dec.Reason, "merge") {
 		t.Fatalf("live worktree: %+v", dec)
 	}
@@ -133,7 +133,7 @@ func TestDecideStuck(t *testing.T) {
 	}
 	// Ready work: no stuck detection at all (the worktrees are not listed).
 	tr = epic([]string{"e.2"}, issue("e.1", beads.StatusInProgress))
-	dec, _ = decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: fakeWorktrees{{Path: "/proj"}, {Path: "/x"}}}, Now: now, Prompt: "P"})
+	dec, _ = decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: fakeWorktrees{{Path: "/proj"}, {Path: "/x"}}.Worktrees}, Now: now, Prompt: "P"})
 	if len(dec.Stuck) != 0 {
 		t.Fatalf("stuck with ready work: %+v", dec.Stuck)
 	}

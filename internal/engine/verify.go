@@ -72,7 +72,7 @@ func (v Verification) Record(in Input, epic string, now time.Time) state.Record 
 // in the task's worktree when it has one.
 func VerifyTask(ctx context.Context, cfg *config.Config, p Ports, is beads.Issue) Verification {
 	v := Verification{Task: is}
-	commit, worktree := taskPlace(ctx, cfg, p.Worktrees, is.ID)
+	commit, worktree := taskPlace(ctx, cfg, p, is.ID)
 	c := *cfg
 	c.Root, v.Commit = cmp.Or(worktree, cfg.Root), commit
 	d := &decider{ctx: ctx, cfg: &c, env: Env{Ports: p}, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
@@ -87,11 +87,11 @@ func VerifyTask(ctx context.Context, cfg *config.Config, p Ports, is beads.Issue
 
 // taskPlace is the commit checked out where a task is worked, and its
 // worktree ("": it is worked in the project root).
-func taskPlace(ctx context.Context, cfg *config.Config, wl WorktreeLister, id string) (commit, worktree string) {
-	if wl == nil {
+func taskPlace(ctx context.Context, cfg *config.Config, p Ports, id string) (commit, worktree string) {
+	if p.Worktrees == nil {
 		return "", ""
 	}
-	if wts, err := wl.Worktrees(ctx); err == nil && len(wts) > 0 {
+	if wts, err := p.Worktrees(ctx); err == nil && len(wts) > 0 {
 		if wt, ok := findWorktree(wts, cfg.Root, cfg.Workflow.Worktrees.Pattern, id); ok {
 			return wt.Head, wt.Path
 		}
@@ -212,7 +212,7 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 	}
 	todo := 0
 	for _, is := range tasks {
-		commit, _ := taskPlace(ctx, cfg, env.Worktrees, is.ID)
+		commit, _ := taskPlace(ctx, cfg, env.Ports, is.ID)
 		if slices.ContainsFunc(recs, func(r state.Record) bool {
 			return r.Outcome == state.OutcomeVerified && r.Task == is.ID && r.Commit == commit
 		}) {
