@@ -183,8 +183,8 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		res.Again = true
 		res.RunDir, res.ClaimedAt = prior.RunDir, prior.ClaimedAt
 		res.RunID = filepath.Base(prior.RunDir)
-		for _, name := range prompts.RunFiles {
-			res.Files = append(res.Files, filepath.Join(prior.RunDir, name))
+		for _, f := range prompts.RunFiles {
+			res.Files = append(res.Files, filepath.Join(prior.RunDir, f.Name))
 		}
 		return res, nil
 	}

@@ -71,7 +71,8 @@ func runData(res Result, runID string) RunData {
 // before it claims, so that a broken template changes nothing in beads.
 func renderAll(templates string, d RunData) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	for _, name := range prompts.RunFiles {
+	for _, f := range prompts.RunFiles {
+		name := f.Name
 		src, err := prompts.RunTemplate(templates, name)
 		if err != nil {
 			return nil, err
@@ -117,9 +118,9 @@ func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 		return state.ClaimedRun{}, err
 	}
 	res.RunID, res.RunDir, res.Files = filepath.Base(dir), dir, nil
-	for _, name := range prompts.RunFiles {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, contents[name], 0o644); err != nil {
+	for _, f := range prompts.RunFiles {
+		p := filepath.Join(dir, f.Name)
+		if err := os.WriteFile(p, contents[f.Name], 0o644); err != nil {
 			return state.ClaimedRun{}, err
 		}
 		res.Files = append(res.Files, p)
