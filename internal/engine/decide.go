@@ -153,11 +153,10 @@ func (d *decider) withStuck(dec Decision) Decision {
 }
 
 func (d *decider) decide() Decision {
-	sh := d.cfg.Workflow.StopHook
 	switch { // a disabled stop hook is answered by Stop before it decides
 	case !Driven(d.in, d.cfg):
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven"}
-	case d.in.Subagent && sh.SubagentStop != "drive":
+	case d.in.Subagent && d.cfg.Workflow.StopHook.SubagentStop != "drive":
 		return Decision{Outcome: state.OutcomeSubagent, Why: "subagent stop allowed"}
 	case d.in.BackgroundTasks > 0:
 		return Decision{Outcome: state.OutcomeBackground,
@@ -291,7 +290,6 @@ func (d *decider) checked(top Verdict) Decision {
 }
 
 func (d *decider) withEpic() Decision {
-	sh := d.cfg.Workflow.StopHook
 	claims := FindPromises(d.in.FinalMessage, d.promises())
 	dt := d.cfg.Workflow.DoneToken
 	token := dt.Required && HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID)
@@ -301,7 +299,7 @@ func (d *decider) withEpic() Decision {
 		return d.beadsError(err)
 	}
 	// The common case: ready work remains, nothing is claimed. One query decides.
-	if len(d.ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
+	if len(d.ready) > 0 && d.cfg.Workflow.StopHook.CheckReadyTasks && len(claims) == 0 && !dt.Required {
 		return d.keepGoing(state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1})
 	}
 
