@@ -72,20 +72,19 @@ func runData(res Result, runID string) RunData {
 func renderAll(templates string, d RunData) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, f := range prompts.RunFiles {
-		name := f.Name
-		src, err := prompts.RunTemplate(templates, name)
+		src, err := prompts.RunTemplate(templates, f.Name)
 		if err != nil {
 			return nil, err
 		}
-		t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
+		t, err := template.New(f.Name).Funcs(funcs).Option("missingkey=error").Parse(src)
 		var buf bytes.Buffer
 		if err == nil {
 			err = t.Execute(&buf, d)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("run template %s: %w", name, err)
+			return nil, fmt.Errorf("run template %s: %w", f.Name, err)
 		}
-		out[name] = buf.Bytes()
+		out[f.Name] = buf.Bytes()
 	}
 	return out, nil
 }
