@@ -292,7 +292,6 @@ func (d *decider) checked(top Verdict) Decision {
 func (d *decider) withEpic() Decision {
 	claims := FindPromises(d.in.FinalMessage, d.promises())
 	dt := d.cfg.Workflow.DoneToken
-	token := dt.Required && HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID)
 
 	var err error
 	if d.ready, err = d.env.Beads.Ready(d.ctx, d.in.Epic); err != nil {
@@ -319,8 +318,21 @@ func (d *decider) withEpic() Decision {
 
 	// Under the done-token contract the done line is the only way out
 	// (and beads must agree): a promise alone never ends the loop.
+	if dt.Required && !HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID) {
+		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.in.Epic)
+		if c.Remaining == 0 {
+			status = "beads shows " + d.in.Epic + " complete; the done line has not been printed"
+		}
+		return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed", Counts: c,
+			Reason: d.tokenReason(status)})
+	}
 	if dt.Required {
-		return d.judgeToken(token, c)
+		dec := d.settle(c, "done token printed and beads agrees", fmt.Sprintf("done token rejected: %d remain", c.Remaining),
+			"done token printed; only blocked or deferred work remains")
+		if c.Remaining == 0 {
+			dec.Outcome = state.OutcomeTokenDone
+		}
+		return dec
 	}
 	for _, p := range claims {
 		if dec, ok := d.judge(p, c); ok {
@@ -366,23 +378,6 @@ func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
 			Reason: head + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)}), true
 	}
 	return Decision{}, false
-}
-
-func (d *decider) judgeToken(token bool, c state.Counts) Decision {
-	if !token {
-		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.in.Epic)
-		if c.Remaining == 0 {
-			status = "beads shows " + d.in.Epic + " complete; the done line has not been printed"
-		}
-		return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed", Counts: c,
-			Reason: d.tokenReason(status)})
-	}
-	dec := d.settle(c, "done token printed and beads agrees", fmt.Sprintf("done token rejected: %d remain", c.Remaining),
-		"done token printed; only blocked or deferred work remains")
-	if c.Remaining == 0 {
-		dec.Outcome = state.OutcomeTokenDone
-	}
-	return dec
 }
 
 // settle answers a claim that the work is done: complete when nothing
