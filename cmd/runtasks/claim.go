@@ -73,7 +73,7 @@ func claimRequest(cfg *config.Config, id, session, actor string, getenv func(str
 func runClaim(ctx context.Context, o *claimOptions) error {
 	res, err := claim.Claim(ctx, newBeadsClient(o.Factory, o.cfg), claimRequest(o.cfg, o.ID, o.Session, o.Actor, o.Getenv, o.Now()))
 	switch {
-	case errors.As(err, new(*claim.EpicError)) || errors.Is(err, claim.ErrClosed):
+	case errors.Is(err, claim.ErrEpic) || errors.Is(err, claim.ErrClosed):
 		return exitCode(engine.ExitUsage, err)
 	case errors.As(err, new(*claim.HeldError)):
 		return exitCode(engine.ExitWorkLeft, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/claim"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/engine"
 	"github.com/runtasks/runtasks/internal/hook"
 	"github.com/runtasks/runtasks/internal/prompts"
 	"github.com/runtasks/runtasks/internal/state"
@@ -95,5 +96,6 @@ func armSession(ctx context.Context, cfg *config.Config, bd *beads.Client, sessi
 	} else {
 		state = claim.StateLine(ready)
 	}
-	return claim.ArmText(is, state, claim.OrchestrationPrompt(cfg, epic, session))
+	prompt, _ := engine.RenderPrompt(cfg, epic, session) // "" when it cannot be rendered (the stop hook says why)
+	return claim.ArmText(is, state, prompt)
 }

@@ -90,8 +90,8 @@ func newBeadsClient(f *Factory, cfg *config.Config) *beads.Client {
 func stopPorts(f *Factory, cfg *config.Config) engine.Ports {
 	bd := newBeadsClient(f, cfg)
 	repo := git.Repo{Dir: cfg.Root}
-	return engine.Ports{Beads: bd, Workspace: repo, Worktrees: repo, Updater: bd,
-		Runner: shell.Runner{Env: f.Environ()}, Now: func() time.Time { return f.Now().UTC() }}
+	return engine.Ports{Beads: bd, Uncommitted: repo.Uncommitted, Worktrees: repo.Worktrees, Updater: bd,
+		Runner: shell.Runner{Env: f.Environ()}.Run, Now: func() time.Time { return f.Now().UTC() }}
 }
 
 // LoadConfig loads the layered configuration for a command. startDir is

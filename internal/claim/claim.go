@@ -31,12 +31,8 @@ var ErrUnknown = errors.New("unknown issue")
 // ErrClosed is returned for a closed task; nothing is claimed.
 var ErrClosed = errors.New("task is closed")
 
-// EpicError refuses a claim of an epic: /run-tasks <id> drives an epic.
-type EpicError struct{ ID string }
-
-func (e *EpicError) Error() string {
-	return fmt.Sprintf("%s is an epic: /run-tasks %s drives it", e.ID, e.ID)
-}
+// ErrEpic refuses a claim of an epic: /run-tasks <id> drives an epic.
+var ErrEpic = errors.New("is an epic")
 
 // HeldError is returned when another actor holds the claim: nothing is stolen.
 type HeldError struct {
@@ -129,7 +125,7 @@ func (r Result) Goal() *Level {
 // Claim loads the task's hierarchy (its ancestors up to MaxDepth, one bd
 // show at a time), claims it atomically in beads for the request's actor,
 // writes its run folder and records it in the session's binding. Unknown
-// ids (ErrUnknown), epics (*EpicError), closed tasks (ErrClosed) and tasks
+// ids (ErrUnknown), epics (ErrEpic), closed tasks (ErrClosed) and tasks
 // held by someone else (*HeldError) change nothing.
 func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 	is, err := t.Show(ctx, r.Task)
@@ -151,7 +147,7 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		p = anc.ParentID()
 	}
 	if is.IssueType == beads.TypeEpic {
-		return Result{}, &EpicError{ID: is.ID}
+		return Result{}, fmt.Errorf("%s %w: /run-tasks %s drives it", is.ID, ErrEpic, is.ID)
 	}
 	if is.Status == beads.StatusClosed {
 		return Result{}, fmt.Errorf("%s: %w", r.Task, ErrClosed)
@@ -187,8 +183,8 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		res.Again = true
 		res.RunDir, res.ClaimedAt = prior.RunDir, prior.ClaimedAt
 		res.RunID = filepath.Base(prior.RunDir)
-		for _, name := range prompts.RunFiles {
-			res.Files = append(res.Files, filepath.Join(prior.RunDir, name))
+		for _, f := range prompts.RunFiles {
+			res.Files = append(res.Files, filepath.Join(prior.RunDir, f.Name))
 		}
 		return res, nil
 	}

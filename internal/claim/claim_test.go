@@ -189,8 +189,7 @@ func TestIntegrationClaimUnknownAndClosed(t *testing.T) {
 	// An epic is driven, never claimed: beads keeps it open and unassigned.
 	r.Task = f.plan
 	_, err := Claim(ctx, f.bd, r)
-	var epic *EpicError
-	if !errors.As(err, &epic) || FailureText(f.plan, err) != "runtasks: nothing claimed: "+f.plan+" is an epic: /run-tasks "+f.plan+" drives it." {
+	if !errors.Is(err, ErrEpic) || FailureText(f.plan, err) != "runtasks: nothing claimed: "+f.plan+" is an epic: /run-tasks "+f.plan+" drives it." {
 		t.Errorf("epic: %v; text %q", err, FailureText(f.plan, err))
 	}
 	if is, err := f.bd.Show(ctx, f.plan); err != nil || is.Status != beads.StatusOpen || is.Assignee != "" {

@@ -7,18 +7,8 @@ import (
 	"strings"
 
 	"github.com/runtasks/runtasks/internal/beads"
+	"github.com/runtasks/runtasks/internal/prompts"
 )
-
-// fileRoles says what each run-folder file is for, in the injected context.
-var fileRoles = map[string]string{
-	"THOUGHTS.md":    "goal, plan and task context, acceptance checklist; your working notes",
-	"DECISIONS.md":   "each decision and why",
-	"ASSUMPTIONS.md": "what you assumed without checking",
-	"LEARNINGS.md":   "what the next agent should know",
-	"RESULTS.md":     "what was done and how it was verified (required before you stop)",
-	"timeline.yaml":  "one entry per event",
-	"metadata.yaml":  "task, run id, session, claimed_at",
-}
 
 // Rel shows path relative to root when it lies inside it.
 func Rel(root, path string) string {
@@ -46,8 +36,8 @@ func (r Result) Text() string {
 	}
 	fmt.Fprintf(&b, "Claimed in beads as %s (status in_progress).\n", r.Actor)
 	b.WriteString("Run folder files:\n")
-	for _, f := range r.Files {
-		fmt.Fprintf(&b, "- %s: %s\n", Rel(r.Root, f), fileRoles[filepath.Base(f)])
+	for i, f := range r.Files { // in the order of prompts.RunFiles
+		fmt.Fprintf(&b, "- %s: %s\n", Rel(r.Root, f), prompts.RunFiles[i].Role)
 	}
 	if d := strings.TrimSpace(r.Task.Description); d != "" {
 		fmt.Fprintf(&b, "Task description:\n%s\n", d)
@@ -65,7 +55,7 @@ func (r Result) Text() string {
 // FailureText is the context injected when a claim did not happen, and why.
 func FailureText(id string, err error) string {
 	switch {
-	case errors.As(err, new(*EpicError)):
+	case errors.Is(err, ErrEpic):
 		return fmt.Sprintf("runtasks: nothing claimed: %v.", err)
 	case errors.As(err, new(*HeldError)):
 		return fmt.Sprintf("runtasks: task not claimed: %v. Nothing was changed; pick another task or ask its holder.", err)

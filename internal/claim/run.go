@@ -71,20 +71,20 @@ func runData(res Result, runID string) RunData {
 // before it claims, so that a broken template changes nothing in beads.
 func renderAll(templates string, d RunData) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	for _, name := range prompts.RunFiles {
-		src, err := prompts.RunTemplate(templates, name)
+	for _, f := range prompts.RunFiles {
+		src, err := prompts.RunTemplate(templates, f.Name)
 		if err != nil {
 			return nil, err
 		}
-		t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
+		t, err := template.New(f.Name).Funcs(funcs).Option("missingkey=error").Parse(src)
 		var buf bytes.Buffer
 		if err == nil {
 			err = t.Execute(&buf, d)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("run template %s: %w", name, err)
+			return nil, fmt.Errorf("run template %s: %w", f.Name, err)
 		}
-		out[name] = buf.Bytes()
+		out[f.Name] = buf.Bytes()
 	}
 	return out, nil
 }
@@ -117,9 +117,9 @@ func writeRun(r Request, res *Result) (state.ClaimedRun, error) {
 		return state.ClaimedRun{}, err
 	}
 	res.RunID, res.RunDir, res.Files = filepath.Base(dir), dir, nil
-	for _, name := range prompts.RunFiles {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, contents[name], 0o644); err != nil {
+	for _, f := range prompts.RunFiles {
+		p := filepath.Join(dir, f.Name)
+		if err := os.WriteFile(p, contents[f.Name], 0o644); err != nil {
 			return state.ClaimedRun{}, err
 		}
 		res.Files = append(res.Files, p)

@@ -22,7 +22,8 @@ func SessionText(ctx context.Context, cfg *config.Config, bd *beads.Client, stor
 		if is, err := bd.Show(ctx, b.Epic); err == nil && is.IssueType != beads.TypeEpic {
 			kind, work, p = "task", "Status now: "+is.Status+"; the loop ends when it is closed.", prompts.RunTask(is.ID)
 		} else {
-			work, p = epicState(ctx, bd, b.Epic), OrchestrationPrompt(cfg, b.Epic, b.Session)
+			work = epicState(ctx, bd, b.Epic)
+			p, _ = engine.RenderPrompt(cfg, b.Epic, b.Session) // "" when it cannot be rendered (the stop hook says why)
 		}
 		fmt.Fprintf(&sb, "runtasks: this session drives %s %s", kind, b.Epic)
 		if source != "" {
@@ -83,11 +84,4 @@ func epicState(ctx context.Context, bd *beads.Client, epic string) string {
 	}
 	line += fmt.Sprintf(". Blocked: %d. Unclosed in all: %d.", len(blocked), len(sub))
 	return line
-}
-
-// OrchestrationPrompt is the epic's rendered prompt, "" when it cannot be
-// rendered (the stop hook reports that).
-func OrchestrationPrompt(cfg *config.Config, epic, session string) string {
-	p, _ := engine.RenderPrompt(cfg, epic, session)
-	return p
 }

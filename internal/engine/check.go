@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,11 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
-	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -39,11 +36,6 @@ type Verdict struct {
 	Feedback []string  `json:"feedback,omitempty"`
 	Children []Verdict `json:"children,omitempty"`
 	stop     *Decision // the beads checker's decision when it does not pass: the stop hook's answer
-}
-
-// CommandRunner runs a shell command in a directory; shell.Runner implements it.
-type CommandRunner interface {
-	Run(ctx context.Context, dir, command string, timeout time.Duration) (shell.Result, error)
 }
 
 // check runs the checker a spec of workflow.checks or workflow.verify names.
@@ -102,7 +94,7 @@ func (d *decider) checkBeads(v Verdict) Verdict {
 	dec := d.rules()
 	v.Summary = dec.Why
 	switch {
-	case dec.Outcome == state.OutcomeComplete || dec.Outcome == state.OutcomeTokenDone || dec.Outcome == state.OutcomeAccepted:
+	case dec.Outcome.Done():
 		v.Status = VerdictComplete
 	case dec.Outcome == state.OutcomeBeadsError:
 		v.Status = VerdictError
@@ -145,7 +137,7 @@ func (d *decider) checkCommand(s config.CheckSpec, v Verdict) Verdict {
 	if d.env.Runner == nil {
 		return v.as(VerdictError, "no command runner")
 	}
-	res, err := d.env.Runner.Run(d.ctx, cmp.Or(d.cfg.Path(s.Dir), d.cfg.Root), d.exports+s.Run, s.Timeout)
+	res, err := d.env.Runner(d.ctx, cmp.Or(d.cfg.Path(s.Dir), d.cfg.Root), d.exports+s.Run, s.Timeout)
 	switch {
 	case err != nil:
 		return v.as(VerdictError, fmt.Sprintf("`%s` could not run: %s", s.Run, OneLine(err.Error(), 200)))
@@ -238,7 +230,7 @@ func (d *decider) checkPlan(required bool, v Verdict) Verdict {
 // names the specs in the configuration to validate each first (workflow.checks:
 // a Config made by hand may hold an invalid one); "" runs them as they are.
 func (d *decider) checkAll(v Verdict, any bool, specs []config.CheckSpec, where string) Verdict {
-	judged := 0
+	judged, incomplete := 0, []string{}
 	for i, s := range specs {
 		var sub Verdict
 		if err := s.Validate(); where != "" && err != nil {
@@ -264,8 +256,9 @@ func (d *decider) checkAll(v Verdict, any bool, specs []config.CheckSpec, where 
 		case VerdictIncomplete:
 			judged++
 			v.Feedback = append(v.Feedback, sub.Feedback...)
+			incomplete = append(incomplete, sub.Check+": "+sub.Summary)
 			if !any {
-				return v.as(VerdictIncomplete, sub.Check+": "+sub.Summary)
+				return v.as(VerdictIncomplete, incomplete[0])
 			}
 		}
 	}
@@ -275,13 +268,7 @@ func (d *decider) checkAll(v Verdict, any bool, specs []config.CheckSpec, where 
 	case !any:
 		return v.as(VerdictComplete, "all passed")
 	}
-	var why []string
-	for _, sub := range v.Children {
-		if sub.Status == VerdictIncomplete {
-			why = append(why, sub.Check+": "+sub.Summary)
-		}
-	}
-	return v.as(VerdictIncomplete, "none passed ("+strings.Join(why, "; ")+")")
+	return v.as(VerdictIncomplete, "none passed ("+strings.Join(incomplete, "; ")+")")
 }
 
 // Plan item statuses (Claude Code TodoWrite and Codex update_plan share them).
@@ -290,10 +277,12 @@ const (
 	PlanCompleted = "completed"
 )
 
-// PlanItem is one item of the agent's own plan.
+// PlanItem is one item of the agent's own plan, decoded from
+// {content,status} (TodoWrite), {step,status} (update_plan) or
+// {text,completed} (todo_list); planFromLine fills Text and Status.
 type PlanItem struct {
-	Text   string `json:"text"`
-	Status string `json:"status"`
+	Text, Status, Content, Step string
+	Completed                   bool
 }
 
 // ReadPlan reads the agent's latest plan from a transcript: the last Claude
@@ -324,18 +313,11 @@ func ReadPlan(path string) (items []PlanItem, found bool, err error) {
 	}
 }
 
-// planStep is one plan item: {content,status} (TodoWrite), {step,status}
-// (update_plan) or {text,completed} (todo_list).
-type planStep struct {
-	Content, Step, Text, Status string
-	Completed                   bool
-}
-
 // planSteps is a TodoWrite input ({"todos":[...]}) or update_plan's
 // arguments ({"plan":[...]}); steps is nil when it holds neither.
-type planSteps struct{ Todos, Plan []planStep }
+type planSteps struct{ Todos, Plan []PlanItem }
 
-func (p planSteps) steps() []planStep {
+func (p planSteps) steps() []PlanItem {
 	if p.Todos != nil {
 		return p.Todos
 	}
@@ -350,13 +332,13 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 		Payload struct{ Type, Name, Arguments string }
 		Item    struct {
 			Type  string
-			Items []planStep
+			Items []PlanItem
 		}
 	}
 	if json.Unmarshal(line, &raw) != nil {
 		return nil, false
 	}
-	var steps []planStep
+	var steps []PlanItem
 	switch {
 	case raw.Type == "assistant":
 		// Claude Code: a tool_use block named TodoWrite; the last one wins.
@@ -381,17 +363,16 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 		}
 	case raw.Item.Type == "todo_list":
 		// codex exec --json: item.updated / item.completed with todo_list.
-		steps = []planStep{}
-		for _, t := range raw.Item.Items {
-			steps = append(steps, planStep{Content: t.Text, Status: map[bool]string{true: PlanCompleted, false: PlanPending}[t.Completed]})
+		for i, t := range raw.Item.Items {
+			raw.Item.Items[i].Status = map[bool]string{true: PlanCompleted, false: PlanPending}[t.Completed]
 		}
+		return append([]PlanItem{}, raw.Item.Items...), true
 	}
 	if steps == nil {
 		return nil, false
 	}
-	out := make([]PlanItem, 0, len(steps))
-	for _, t := range steps {
-		out = append(out, PlanItem{Text: cmp.Or(t.Content, t.Step), Status: t.Status})
+	for i, t := range steps {
+		steps[i].Text = cmp.Or(t.Content, t.Step)
 	}
-	return out, true
+	return steps, true
 }

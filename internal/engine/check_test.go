@@ -100,7 +100,7 @@ func TestCheckers(t *testing.T) {
 		spec     any
 		msg      string // final message
 		session  string
-		runner   CommandRunner
+		runner   func(context.Context, string, string, time.Duration) (shell.Result, error)
 		tr       *fakeTracker
 		status   string
 		feedback string // substring of the joined feedback
@@ -115,10 +115,10 @@ func TestCheckers(t *testing.T) {
 		{name: "promise no message", spec: "promise", status: VerdictSkipped},
 		{name: "done token", spec: "done_token", session: "s1", msg: "TASKMASTER_DONE::s1", status: VerdictComplete},
 		{name: "done token other session", spec: "done_token", session: "s1", msg: "TASKMASTER_DONE::s2", status: VerdictIncomplete},
-		{name: "command passes", spec: map[string]any{"type": "command", "run": "go test ./..."}, runner: pass, status: VerdictComplete},
-		{name: "command fails with tail", spec: map[string]any{"type": "command", "run": "go test ./...", "tail_lines": 2}, runner: fail, status: VerdictIncomplete, feedback: "failed (exit 1); the end of its output:\n--- FAIL: TestX\nFAIL"},
-		{name: "command times out", spec: map[string]any{"type": "command", "run": "sleep 9", "timeout": "1s"}, runner: timeout, status: VerdictIncomplete, feedback: "timed out after 1s"},
-		{name: "command cannot run", spec: map[string]any{"type": "command", "run": "x"}, runner: broken, status: VerdictError},
+		{name: "command passes", spec: map[string]any{"type": "command", "run": "go test ./..."}, runner: pass.Run, status: VerdictComplete},
+		{name: "command fails with tail", spec: map[string]any{"type": "command", "run": "go test ./...", "tail_lines": 2}, runner: fail.Run, status: VerdictIncomplete, feedback: "failed (exit 1); the end of its output:\n--- FAIL: TestX\nFAIL"},
+		{name: "command times out", spec: map[string]any{"type": "command", "run": "sleep 9", "timeout": "1s"}, runner: timeout.Run, status: VerdictIncomplete, feedback: "timed out after 1s"},
+		{name: "command cannot run", spec: map[string]any{"type": "command", "run": "x"}, runner: broken.Run, status: VerdictError},
 		{name: "files ok", spec: map[string]any{"type": "files", "paths": []any{"done.md"}, "non_empty": true, "template": "tmpl.md"}, status: VerdictComplete},
 		{name: "files missing", spec: map[string]any{"type": "files", "paths": []any{"nope.md", "done.md"}}, status: VerdictIncomplete, feedback: "nope.md is missing"},
 		{name: "files empty", spec: map[string]any{"type": "files", "paths": []any{"empty.md"}, "non_empty": true}, status: VerdictIncomplete, feedback: "empty.md is empty"},
@@ -186,7 +186,7 @@ func TestCheckersOfConfig(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workflow.Checks = []config.CheckSpec{{Type: "beads"},
 		{Type: "command", Run: "go test ./...", Timeout: 10 * time.Minute, TailLines: 20}}
-	d := &decider{in: Input{Epic: cfg.Workflow.Epic}, cfg: cfg, env: Env{Ports: Ports{Beads: epic(nil), Runner: r}}}
+	d := &decider{in: Input{Epic: cfg.Workflow.Epic}, cfg: cfg, env: Env{Ports: Ports{Beads: epic(nil), Runner: r.Run}}}
 	vs, st := runChecks(ctx, cfg.Workflow.Checks, d)
 	if st != VerdictIncomplete || len(vs) != 2 || vs[0].Check != "beads" || vs[1].Check != "command" ||
 		!reflect.DeepEqual(r.calls, []string{"/proj|go test ./...|10m0s"}) || strings.Count(vs[1].Feedback[0], "line") != 20 {
@@ -206,7 +206,7 @@ func TestCheckShortCircuit(t *testing.T) {
 	cfg := testConfig()
 	cfg.Root = t.TempDir()
 	cfg.Workflow.Checks = cfgCheckSpecs(t, map[string]any{"type": "files", "paths": []any{"nope"}}, map[string]any{"type": "command", "run": "x"})
-	vs, st := runChecks(context.Background(), cfg.Workflow.Checks, &decider{cfg: cfg, env: Env{Ports: Ports{Beads: epic(nil), Runner: r}}})
+	vs, st := runChecks(context.Background(), cfg.Workflow.Checks, &decider{cfg: cfg, env: Env{Ports: Ports{Beads: epic(nil), Runner: r.Run}}})
 	if st != VerdictIncomplete || len(vs) != 1 || len(r.calls) != 0 {
 		t.Fatalf("all_must_pass did not stop at the first failure: %s %+v %v", st, vs, r.calls)
 	}
@@ -238,44 +238,44 @@ func TestDecideWithChecks(t *testing.T) {
 
 	// beads blocks first: the rules' own block, the command is not run.
 	r := &fakeRunner{res: shell.Result{ExitCode: 1}}
-	dec, st := decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic([]string{"e.1"}), Runner: r}, Now: now, Prompt: "P"})
+	dec, st := decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic([]string{"e.1"}), Runner: r.Run}, Now: now, Prompt: "P"})
 	if !dec.Block || dec.Outcome != state.OutcomeContinue || len(r.calls) != 0 || st.Cycles != 1 {
 		t.Fatalf("beads block: %+v %v", dec, r.calls)
 	}
 	// beads complete, command fails: blocked with the tail, feedback capped.
 	r = &fakeRunner{res: shell.Result{ExitCode: 2, Output: []byte("boom\n")}}
 	files := map[string]any{"type": "files", "paths": []any{"a", "b", "c", "d", "e"}}
-	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now, Prompt: "P"})
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", map[string]any{"type": "composite", "mode": "any", "checks": []any{cmd, files}}), Env{Ports: Ports{Beads: epic(nil), Runner: r.Run}, Now: now, Prompt: "P"})
 	if !dec.Block || dec.Outcome != state.OutcomeIncomplete || !strings.Contains(dec.Reason, "boom") || !strings.Contains(dec.Reason, "- and 3 more") || !strings.Contains(dec.Reason, "\nP\n") {
 		t.Fatalf("command failure: %+v", dec)
 	}
 	// beads complete, command passes: the beads completion, checks noted.
 	r = &fakeRunner{res: shell.Result{ExitCode: 0}}
-	dec, _ = decideCfg(ctx, in, state.State{Cycles: 4}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now, Prompt: "P"})
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 4}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r.Run}, Now: now, Prompt: "P"})
 	if dec.Block || dec.Outcome != state.OutcomeComplete || !strings.Contains(dec.Why, "all checks passed") {
 		t.Fatalf("all pass: %+v", dec)
 	}
 	// Only blocked work: the beads escalation, command not run.
 	r = &fakeRunner{}
-	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil, issue("e.2", "blocked")), Runner: r}, Now: now})
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil, issue("e.2", "blocked")), Runner: r.Run}, Now: now})
 	if dec.Block || dec.Outcome != state.OutcomeEscalated || len(r.calls) != 0 {
 		t.Fatalf("escalation: %+v", dec)
 	}
 	// Cycle budget spent: checks skipped, stop allowed.
 	r = &fakeRunner{}
-	dec, _ = decideCfg(ctx, in, state.State{Cycles: 50}, cfgWith(cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now})
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 50}, cfgWith(cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r.Run}, Now: now})
 	if dec.Block || dec.Outcome != state.OutcomeCapReached || len(r.calls) != 0 || !strings.Contains(dec.Why, "checks skipped") {
 		t.Fatalf("cap: %+v", dec)
 	}
 	// max_duration spent: checks skipped.
 	cfg := cfgWith(cmd)
 	cfg.Workflow.MaxDuration = time.Hour
-	dec, _ = decideCfg(ctx, in, state.State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now})
+	dec, _ = decideCfg(ctx, in, state.State{Cycles: 3, FirstBlockAt: now.Add(-2 * time.Hour)}, cfg, Env{Ports: Ports{Beads: epic(nil), Runner: r.Run}, Now: now})
 	if dec.Block || dec.Outcome != state.OutcomeCapReached || len(r.calls) != 0 {
 		t.Fatalf("max_duration: %+v", dec)
 	}
 	// A check that cannot run allows the stop and says why.
-	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith(cmd), Env{Ports: Ports{Beads: epic(nil), Runner: &fakeRunner{err: errors.New("no sh")}}, Now: now})
+	dec, _ = decideCfg(ctx, in, state.State{}, cfgWith(cmd), Env{Ports: Ports{Beads: epic(nil), Runner: (&fakeRunner{err: errors.New("no sh")}).Run}, Now: now})
 	if dec.Block || dec.Outcome != state.OutcomeCheckError || !strings.Contains(dec.SystemMessage, "no sh") {
 		t.Fatalf("check error: %+v", dec)
 	}
@@ -283,7 +283,7 @@ func TestDecideWithChecks(t *testing.T) {
 	r = &fakeRunner{res: shell.Result{ExitCode: 1}}
 	st = state.State{}
 	for i := 0; i < 8; i++ {
-		dec, st = decideCfg(ctx, in, st, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r}, Now: now})
+		dec, st = decideCfg(ctx, in, st, cfgWith("beads", cmd), Env{Ports: Ports{Beads: epic(nil), Runner: r.Run}, Now: now})
 		if !dec.Block || dec.Outcome != state.OutcomeIncomplete {
 			t.Fatalf("stop %d: %+v", i+1, dec)
 		}

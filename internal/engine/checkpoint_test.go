@@ -28,7 +28,7 @@ func TestCheckpointIgnoresOwnFiles(t *testing.T) {
 			cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
 			in := Input{SessionID: "s1", Event: "Stop", FinalMessage: "<promise>CONTEXT LIMIT - CHECKPOINT</promise>"}
 			st := state.State{Session: "s1", Epic: cfg.Workflow.Epic}
-			dec, _ := decideCfg(context.Background(), in, st, cfg, Env{Ports: Ports{Beads: epic([]string{"bd-e.1"}), Workspace: fakeWorkspace{dirty: tt.dirty}}, Prompt: prompt, Now: now})
+			dec, _ := decideCfg(context.Background(), in, st, cfg, Env{Ports: Ports{Beads: epic([]string{"bd-e.1"}), Uncommitted: fakeWorkspace{dirty: tt.dirty}.Uncommitted}, Prompt: prompt, Now: now})
 			if dec.Outcome != tt.outcome {
 				t.Fatalf("outcome %s (%s), want %s", dec.Outcome, dec.Why, tt.outcome)
 			}

@@ -153,13 +153,10 @@ func (d *decider) withStuck(dec Decision) Decision {
 }
 
 func (d *decider) decide() Decision {
-	sh := d.cfg.Workflow.StopHook
-	switch {
-	case !sh.Enabled:
-		return Decision{Outcome: state.OutcomeDisabled, Why: "stop hook disabled"}
+	switch { // a disabled stop hook is answered by Stop before it decides
 	case !Driven(d.in, d.cfg):
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "session not driven"}
-	case d.in.Subagent && sh.SubagentStop != "drive":
+	case d.in.Subagent && d.cfg.Workflow.StopHook.SubagentStop != "drive":
 		return Decision{Outcome: state.OutcomeSubagent, Why: "subagent stop allowed"}
 	case d.in.BackgroundTasks > 0:
 		return Decision{Outcome: state.OutcomeBackground,
@@ -293,17 +290,15 @@ func (d *decider) checked(top Verdict) Decision {
 }
 
 func (d *decider) withEpic() Decision {
-	sh := d.cfg.Workflow.StopHook
 	claims := FindPromises(d.in.FinalMessage, d.promises())
 	dt := d.cfg.Workflow.DoneToken
-	token := dt.Required && HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID)
 
 	var err error
 	if d.ready, err = d.env.Beads.Ready(d.ctx, d.in.Epic); err != nil {
 		return d.beadsError(err)
 	}
 	// The common case: ready work remains, nothing is claimed. One query decides.
-	if len(d.ready) > 0 && sh.CheckReadyTasks && len(claims) == 0 && !dt.Required {
+	if len(d.ready) > 0 && d.cfg.Workflow.StopHook.CheckReadyTasks && len(claims) == 0 && !dt.Required {
 		return d.keepGoing(state.Counts{Ready: len(d.ready), InProgress: -1, Blocked: -1, Deferred: -1, Open: -1, Remaining: -1})
 	}
 
@@ -323,8 +318,21 @@ func (d *decider) withEpic() Decision {
 
 	// Under the done-token contract the done line is the only way out
 	// (and beads must agree): a promise alone never ends the loop.
+	if dt.Required && !HasDoneToken(d.in.FinalMessage, dt.Prefix, d.in.SessionID) {
+		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.in.Epic)
+		if c.Remaining == 0 {
+			status = "beads shows " + d.in.Epic + " complete; the done line has not been printed"
+		}
+		return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed", Counts: c,
+			Reason: d.tokenReason(status)})
+	}
 	if dt.Required {
-		return d.judgeToken(token, c)
+		dec := d.settle(c, "done token printed and beads agrees", fmt.Sprintf("done token rejected: %d remain", c.Remaining),
+			"done token printed; only blocked or deferred work remains")
+		if c.Remaining == 0 {
+			dec.Outcome = state.OutcomeTokenDone
+		}
+		return dec
 	}
 	for _, p := range claims {
 		if dec, ok := d.judge(p, c); ok {
@@ -352,10 +360,10 @@ func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
 		return d.settle(c, "nothing remains", fmt.Sprintf("blocked claim rejected: %d ready, %d in progress", c.Ready, c.InProgress),
 			fmt.Sprintf("promise %q confirmed: all remaining work is blocked", p.Text)), true
 	case config.CondContextCheckpoint:
-		if !d.cfg.Workflow.StopHook.CheckpointRequiresClean || d.env.Workspace == nil {
+		if !d.cfg.Workflow.StopHook.CheckpointRequiresClean || d.env.Uncommitted == nil {
 			return d.checkpoint(c, "context checkpoint accepted"), true
 		}
-		dirty, err := d.env.Workspace.Uncommitted(d.ctx)
+		dirty, err := d.env.Uncommitted(d.ctx)
 		if err != nil {
 			// Not a git work tree, or git failed: cannot check; do not trap the agent.
 			return d.checkpoint(c, "context checkpoint accepted (git status unavailable: "+OneLine(err.Error(), 120)+")"), true
@@ -372,23 +380,6 @@ func (d *decider) judge(p config.Promise, c state.Counts) (Decision, bool) {
 	return Decision{}, false
 }
 
-func (d *decider) judgeToken(token bool, c state.Counts) Decision {
-	if !token {
-		status := fmt.Sprintf("%d ready, %d in progress, %d remain under %s", c.Ready, c.InProgress, c.Remaining, d.in.Epic)
-		if c.Remaining == 0 {
-			status = "beads shows " + d.in.Epic + " complete; the done line has not been printed"
-		}
-		return d.block(Decision{Outcome: state.OutcomeTokenMissed, Why: "done token not printed", Counts: c,
-			Reason: d.tokenReason(status)})
-	}
-	dec := d.settle(c, "done token printed and beads agrees", fmt.Sprintf("done token rejected: %d remain", c.Remaining),
-		"done token printed; only blocked or deferred work remains")
-	if c.Remaining == 0 {
-		dec.Outcome = state.OutcomeTokenDone
-	}
-	return dec
-}
-
 // settle answers a claim that the work is done: complete when nothing
 // remains, rejected while work is ready or in progress, else escalated.
 func (d *decider) settle(c state.Counts, done, rejected, waiting string) Decision {
@@ -396,7 +387,8 @@ func (d *decider) settle(c state.Counts, done, rejected, waiting string) Decisio
 	case c.Remaining == 0:
 		return d.complete(c, done)
 	case c.Ready+c.InProgress > 0:
-		return d.reject(c, rejected)
+		return d.block(Decision{Outcome: state.OutcomeRejected, Why: rejected, Counts: c,
+			Reason: rejected + ":\n- " + upTo3(issueLines(d.activeIssues(), ""), "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 	}
 	return d.escalate(c, waiting)
 }
@@ -424,16 +416,15 @@ func (d *decider) keepGoing(counts state.Counts) Decision {
 		why += fmt.Sprintf(", %d in progress", counts.InProgress)
 	}
 	reason := d.env.Prompt + "\n\n" + d.stateLine(counts)
-	if live := d.liveLines(); live != "" {
-		reason = live + "\n\n" + reason
+	if len(d.live) > 0 { // tell the orchestrator to wait for the tasks worked in their worktrees
+		var lines []string
+		for _, l := range d.live {
+			lines = append(lines, l.ID+" "+l.Where)
+		}
+		reason = "In progress in their worktrees (wait for each, then verify its work and merge it):\n- " + upTo3(lines, "\n- ") + "\n\n" + reason
 		why += fmt.Sprintf(" (%d in worktrees)", len(d.live))
 	}
 	return d.block(Decision{Outcome: state.OutcomeContinue, Why: "work remains: " + why, Counts: counts, Reason: reason})
-}
-
-func (d *decider) reject(c state.Counts, head string) Decision {
-	return d.block(Decision{Outcome: state.OutcomeRejected, Why: head, Counts: c,
-		Reason: head + ":\n- " + upTo3(issueLines(d.activeIssues(), ""), "\n- ") + "\n\n" + d.env.Prompt + "\n\n" + d.stateLine(c)})
 }
 
 func (d *decider) complete(c state.Counts, why string) Decision {

@@ -101,7 +101,7 @@ func TestDecide(t *testing.T) {
 		in      Input
 		st      state.State
 		tr      *fakeTracker
-		ws      Workspace
+		ws      func(context.Context) ([]string, error)
 		block   bool
 		outcome state.Outcome
 		calls   string // queries that must have run, in order
@@ -113,8 +113,6 @@ func TestDecide(t *testing.T) {
 	msg := func(s string) Input { return Input{SessionID: "s1", Event: "Stop", FinalMessage: s} }
 	complete := "All done.\n<promise>ALL TASKS COMPLETE</promise>"
 	cases := []tc{
-		{name: "disabled", cfg: func(c *config.Config) { c.Workflow.StopHook.Enabled = false },
-			in: msg(""), tr: epic([]string{"bd-e.1"}), outcome: state.OutcomeDisabled, calls: ""},
 		{name: "no epic no contract: never touched", cfg: func(c *config.Config) { c.Workflow.Epic = "" },
 			in: msg(""), tr: epic([]string{"bd-e.1"}), outcome: state.OutcomeNotDriven, calls: ""},
 		{name: "empty session id is not bound", in: Input{SessionID: "  "},
@@ -171,12 +169,12 @@ func TestDecide(t *testing.T) {
 		{name: "blocked claim accepted when all is blocked", in: msg("<promise>BLOCKED - NEEDS USER</promise>"),
 			tr: epic(nil, issue("bd-e.2", "blocked")), outcome: state.OutcomeEscalated, calls: "ready,subtree"},
 		{name: "checkpoint with uncommitted work", in: msg("<promise>CONTEXT LIMIT - CHECKPOINT</promise>"),
-			tr: epic([]string{"bd-e.1"}), ws: fakeWorkspace{dirty: []string{"a.go", "b.go"}}, block: true,
+			tr: epic([]string{"bd-e.1"}), ws: fakeWorkspace{dirty: []string{"a.go", "b.go"}}.Uncommitted, block: true,
 			outcome: state.OutcomeRejected, calls: "ready,subtree", reason: []string{"commit your work first", "a.go, b.go"}, cycles: 1},
 		{name: "checkpoint with committed work", in: msg("<promise>CONTEXT LIMIT - CHECKPOINT</promise>"), st: state.State{Cycles: 3},
-			tr: epic([]string{"bd-e.1"}), ws: fakeWorkspace{}, outcome: state.OutcomeCheckpoint, calls: "ready,subtree", cycles: 3},
+			tr: epic([]string{"bd-e.1"}), ws: fakeWorkspace{}.Uncommitted, outcome: state.OutcomeCheckpoint, calls: "ready,subtree", cycles: 3},
 		{name: "checkpoint outside git is not a trap", in: msg("<promise>CONTEXT LIMIT - CHECKPOINT</promise>"),
-			tr: epic([]string{"bd-e.1"}), ws: fakeWorkspace{err: errors.New("not a git repository")},
+			tr: epic([]string{"bd-e.1"}), ws: fakeWorkspace{err: errors.New("not a git repository")}.Uncommitted,
 			outcome: state.OutcomeCheckpoint, calls: "ready,subtree"},
 		{name: "cap reached: allowed with a message, counter cleared", in: msg(""), st: state.State{Cycles: 50},
 			tr: epic([]string{"bd-e.1"}), outcome: state.OutcomeCapReached, calls: "ready", sysmsg: "max cycles reached (50/50)", cycles: 0},
@@ -226,7 +224,7 @@ func TestDecide(t *testing.T) {
 			}
 			st := c.st
 			st.Session, st.Epic = "s1", cfg.Workflow.Epic
-			dec, next := decideCfg(context.Background(), c.in, st, cfg, Env{Ports: Ports{Beads: c.tr, Workspace: c.ws}, Prompt: prompt, Now: now})
+			dec, next := decideCfg(context.Background(), c.in, st, cfg, Env{Ports: Ports{Beads: c.tr, Uncommitted: c.ws}, Prompt: prompt, Now: now})
 			if dec.Block != c.block || dec.Outcome != c.outcome {
 				t.Fatalf("got block=%v outcome=%s (%s), want block=%v outcome=%s\nreason: %s\nsystemMessage: %s",
 					dec.Block, dec.Outcome, dec.Why, c.block, c.outcome, dec.Reason, dec.SystemMessage)

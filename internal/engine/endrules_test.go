@@ -86,7 +86,7 @@ func TestEndRules(t *testing.T) {
 			st := tt.st
 			st.Session, st.Epic = "s1", cfg.Workflow.Epic
 			in := Input{SessionID: "s1", Event: event, FinalMessage: tt.final}
-			dec, next := decideCfg(context.Background(), in, st, cfg, Env{Ports: Ports{Beads: tt.tr, Workspace: fakeWorkspace{}}, Prompt: prompt, Now: now})
+			dec, next := decideCfg(context.Background(), in, st, cfg, Env{Ports: Ports{Beads: tt.tr, Uncommitted: fakeWorkspace{}.Uncommitted}, Prompt: prompt, Now: now})
 			if dec.Block != tt.block || dec.Outcome != tt.outcome || dec.Fresh != tt.fresh {
 				t.Fatalf("block=%v outcome=%s fresh=%v (%s), want block=%v outcome=%s fresh=%v",
 					dec.Block, dec.Outcome, dec.Fresh, dec.Why, tt.block, tt.outcome, tt.fresh)

@@ -43,12 +43,6 @@ type Tracker interface {
 	Descendants(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error)
 }
 
-// Workspace answers questions about the project's git work tree.
-type Workspace interface {
-	// Uncommitted lists changed paths (git status --porcelain); empty when clean.
-	Uncommitted(ctx context.Context) ([]string, error)
-}
-
 // Decision is the engine's answer to one stop.
 type Decision struct {
 	Block         bool

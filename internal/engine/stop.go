@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/prompts"
+	"github.com/runtasks/runtasks/internal/shell"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/usage"
 )
@@ -26,11 +28,14 @@ type StopRequest struct {
 
 // Ports are the engine's ways to the outside world.
 type Ports struct {
-	Beads     Tracker
-	Workspace Workspace      // nil: the checkpoint promise cannot check git
-	Worktrees WorktreeLister // nil turns stuck-task detection off
-	Runner    CommandRunner  // runs command checks; nil makes them an error
-	Updater   StatusUpdater  // moves stuck tasks; nil reports them unmoved
+	Beads Tracker
+	// Uncommitted lists the work tree's changed paths (git status
+	// --porcelain; none when clean); nil: the checkpoint promise cannot check git.
+	Uncommitted func(ctx context.Context) ([]string, error)
+	Worktrees   func(ctx context.Context) ([]git.Worktree, error) // the project's git worktrees; nil turns stuck-task detection off
+	// Runner runs a command check's shell command in dir (shell.Runner.Run); nil makes them an error.
+	Runner  func(ctx context.Context, dir, command string, timeout time.Duration) (shell.Result, error)
+	Updater StatusUpdater // moves stuck tasks; nil reports them unmoved
 	// Usage reads a driven stop's token usage from the agent's transcript;
 	// nil keeps the Input's (runtasks run reads it from the agent's events).
 	Usage usage.UsageReader
@@ -132,8 +137,10 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 			dec = aud.apply(cfg, dec, &next, *st)
 		}
 		next.UsageMark = mark
-		if len(dec.Stuck) > 0 && p.Updater != nil {
-			dec.Actions = append(dec.Actions, ApplyStuck(ctx, p.Updater, dec.Stuck, env.Now)...)
+		for _, t := range dec.Stuck {
+			if p.Updater != nil {
+				dec.Actions = append(dec.Actions, fmt.Sprintf("%s stuck (%s): %s", t.ID, t.Reason, applyStuck(ctx, p.Updater, t, env.Now)))
+			}
 		}
 		if !dec.Block && dec.Outcome.Final() && fromBinding {
 			if _, err := s.UpdateBinding(in.SessionID, func(b *state.Binding) error {

@@ -102,8 +102,8 @@ func TestStopResults(t *testing.T) {
 	}
 	off := *cfg
 	off.Workflow.StopHook.Enabled = false
-	if d, _ := Stop(context.Background(), s, &off, StopRequest{Input: in}, stopPorts(epic(nil))); d.Block {
-		t.Error("blocked with the stop hook disabled")
+	if d, _ := Stop(context.Background(), s, &off, StopRequest{Input: in}, stopPorts(epic(nil))); d.Block || d.Outcome != state.OutcomeDisabled {
+		t.Errorf("with the stop hook disabled: %+v", d)
 	}
 	// Written: allowed as complete.
 	os.WriteFile(filepath.Join(run, state.ResultsFile), []byte("# Results\nLexer done; go test passes.\n"), 0o644)

@@ -12,6 +12,7 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/git"
+	"github.com/runtasks/runtasks/internal/state"
 )
 
 // Stuck actions (workflow.stuck_action).
@@ -21,11 +22,6 @@ const (
 	StuckReport = "report" // change nothing, say it
 )
 
-// WorktreeLister lists the project's git worktrees; git.Repo implements it.
-type WorktreeLister interface {
-	Worktrees(ctx context.Context) ([]git.Worktree, error)
-}
-
 // StatusUpdater changes issues in beads; *beads.Client implements it.
 type StatusUpdater interface {
 	SetStatus(ctx context.Context, id, status string) (beads.Issue, error)
@@ -34,7 +30,7 @@ type StatusUpdater interface {
 	Reclaim(ctx context.Context, ids ...string) ([]string, error)
 }
 
-// StuckTask is an in-progress task found stuck, with the action ApplyStuck applies.
+// StuckTask is an in-progress task found stuck, with the action Stop applies.
 type StuckTask struct {
 	ID      string
 	Reason  string // why it is stuck
@@ -78,17 +74,17 @@ func findWorktree(wts []git.Worktree, root, pattern, id string) (git.Worktree, b
 }
 
 // ClassifyInProgress sorts in-progress tasks into live and stuck ones. A
-// task this session claimed (mine) is never stuck. One whose worktree
+// task this session claimed (in mine) is never stuck. One whose worktree
 // exists or whose bd lease runs is live unless older than stuck_after.
 // Otherwise a task is stuck when its worktree is gone (other worktrees
 // exist, or it was seen), its lease expired while worktrees are in use, or
 // it is older than stuck_after. wts is nil when not a git repository.
-func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
+func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine []state.ClaimedRun, seen []string, cfg *config.Config, now time.Time) (live []LiveTask, stuck []StuckTask) {
 	pattern, after := cfg.Workflow.Worktrees.Pattern, cfg.Workflow.StuckAfter
 	inUse := len(wts) > 1
 	action := cmp.Or(cfg.Workflow.StuckAction, StuckBlock)
 	for _, is := range inProgress {
-		if slices.Contains(mine, is.ID) {
+		if slices.ContainsFunc(mine, func(c state.ClaimedRun) bool { return c.Task == is.ID }) {
 			continue
 		}
 		old := after > 0 && !is.StartedAt.IsZero() && now.Sub(is.StartedAt) >= after
@@ -132,18 +128,9 @@ func ClassifyInProgress(inProgress []beads.Issue, wts []git.Worktree, mine, seen
 	return live, stuck
 }
 
-// ApplyStuck carries out the actions the engine decided for stuck tasks,
-// one bd call at a time, and returns one line per task for the decision
-// log. A failed change is said, not hidden.
-func ApplyStuck(ctx context.Context, bd StatusUpdater, stuck []StuckTask, now time.Time) []string {
-	var lines []string
-	for _, t := range stuck {
-		lines = append(lines, fmt.Sprintf("%s stuck (%s): %s", t.ID, t.Reason, applyStuck(ctx, bd, t, now)))
-	}
-	return lines
-}
-
-// applyStuck carries out one task's action and says what it did.
+// applyStuck carries out the action the engine decided for a stuck task,
+// one bd call at a time, and says what it did for the decision log. A
+// failed change is said, not hidden.
 func applyStuck(ctx context.Context, bd StatusUpdater, t StuckTask, now time.Time) string {
 	status := map[string]string{StuckBlock: beads.StatusBlocked, StuckReopen: beads.StatusOpen}[t.Action]
 	var done string
@@ -181,15 +168,11 @@ func (d *decider) handleStuck() {
 	if d.env.Worktrees == nil || len(inProgress) == 0 || len(d.ready) > 0 {
 		return
 	}
-	wts, err := d.env.Worktrees.Worktrees(d.ctx)
+	wts, err := d.env.Worktrees(d.ctx)
 	if err != nil {
 		wts = nil // not a git repository: judge by lease and started_at only
 	}
-	var mine []string
-	for _, c := range d.in.Claims {
-		mine = append(mine, c.Task)
-	}
-	d.live, d.stuck = ClassifyInProgress(inProgress, wts, mine, d.st.Worktrees, d.cfg, d.env.Now)
+	d.live, d.stuck = ClassifyInProgress(inProgress, wts, d.in.Claims, d.st.Worktrees, d.cfg, d.env.Now)
 	if wts != nil {
 		d.st.Worktrees = nil
 		for _, l := range d.live {
@@ -212,16 +195,4 @@ func (d *decider) handleStuck() {
 			d.rest[i].Status = beads.StatusBlocked
 		}
 	}
-}
-
-// liveLines tells the orchestrator to wait for tasks worked in their worktrees.
-func (d *decider) liveLines() string {
-	if len(d.live) == 0 {
-		return ""
-	}
-	var lines []string
-	for _, l := range d.live {
-		lines = append(lines, l.ID+" "+l.Where)
-	}
-	return "In progress in their worktrees (wait for each, then verify its work and merge it):\n- " + upTo3(lines, "\n- ")
 }

@@ -29,13 +29,14 @@ func TestClassifyInProgress(t *testing.T) {
 		return is
 	}
 	tests := []struct {
-		name       string
-		is         beads.Issue
-		wts        []git.Worktree
-		mine, seen []string
-		live       bool
-		stuck      string // reason substring; "" = neither stuck nor live
-		reclaim    bool   // an expired lease: given back (reopen, bd reclaim)
+		name    string
+		is      beads.Issue
+		wts     []git.Worktree
+		mine    []state.ClaimedRun
+		seen    []string
+		live    bool
+		stuck   string // reason substring; "" = neither stuck nor live
+		reclaim bool   // an expired lease: given back (reopen, bd reclaim)
 	}{
 		{name: "worktree by path", is: wip("x.1", time.Minute, 0), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, live: true},
 		{name: "worktree by branch", is: wip("x.1", time.Minute, 0), wts: []git.Worktree{main, {Path: "/elsewhere/w1", Branch: "agent-x.1"}}, live: true},
@@ -53,7 +54,7 @@ func TestClassifyInProgress(t *testing.T) {
 		{name: "lease expired but worktree live", is: wip("x.1", time.Minute, -time.Minute), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, live: true},
 		{name: "started too long ago", is: wip("x.1", 3*time.Hour, 0), wts: []git.Worktree{main}, stuck: "started 3h ago (stuck_after 2h)"},
 		{name: "started too long ago, worktree live", is: wip("x.1", 3*time.Hour, 0), wts: []git.Worktree{main, {Path: "/proj/.worktrees/agent-x.1"}}, stuck: "started 3h ago"},
-		{name: "claimed by this session", is: wip("x.1", 3*time.Hour, -time.Hour), wts: []git.Worktree{main}, mine: []string{"x.1"}},
+		{name: "claimed by this session", is: wip("x.1", 3*time.Hour, -time.Hour), wts: []git.Worktree{main}, mine: []state.ClaimedRun{{Task: "x.1"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,7 +105,7 @@ func TestDecideStuck(t *testing.T) {
 			cfg.Workflow.StuckAction = tt.action
 			cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
 			tr := epic(nil, issue("e.1", beads.StatusInProgress), issue("e.2", beads.StatusOpen, "e.1"))
-			dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: wts}, Now: now, Prompt: "P"})
+			dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: wts.Worktrees}, Now: now, Prompt: "P"})
 			if dec.Outcome != tt.outcome || dec.Block != tt.block {
 				t.Fatalf("decision %s block=%v, want %s block=%v (%s)", dec.Outcome, dec.Block, tt.outcome, tt.block, dec.Why)
 			}
@@ -123,7 +124,7 @@ func TestDecideStuck(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
 	tr := epic(nil, issue("e.9", beads.StatusInProgress))
-	dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: wts}, Now: now, Prompt: "P"})
+	dec, st := decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: wts.Worktrees}, Now: now, Prompt: "P"})
 	if !dec.Block || len(dec.Stuck) != 0 || !strings.Contains(dec.Reason, "e.9 in /proj/.worktrees/agent-e.9") || !strings.Contains(dec.Reason, "merge") {
 		t.Fatalf("live worktree: %+v", dec)
 	}
@@ -132,7 +133,7 @@ func TestDecideStuck(t *testing.T) {
 	}
 	// Ready work: no stuck detection at all (the worktrees are not listed).
 	tr = epic([]string{"e.2"}, issue("e.1", beads.StatusInProgress))
-	dec, _ = decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: fakeWorktrees{{Path: "/proj"}, {Path: "/x"}}}, Now: now, Prompt: "P"})
+	dec, _ = decideCfg(context.Background(), Input{SessionID: "s"}, state.State{}, cfg, Env{Ports: Ports{Beads: tr, Worktrees: fakeWorktrees{{Path: "/proj"}, {Path: "/x"}}.Worktrees}, Now: now, Prompt: "P"})
 	if len(dec.Stuck) != 0 {
 		t.Fatalf("stuck with ready work: %+v", dec.Stuck)
 	}
@@ -157,11 +158,14 @@ func (r *recUpdater) AppendNotes(_ context.Context, id, text string) (beads.Issu
 func TestApplyStuck(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	u := &recUpdater{}
-	lines := ApplyStuck(context.Background(), u, []StuckTask{
+	var lines []string
+	for _, st := range []StuckTask{
 		{ID: "a", Reason: "worktree gone", Action: StuckBlock},
 		{ID: "b", Reason: "lease expired", Action: StuckReopen},
 		{ID: "c", Reason: "old", Action: StuckReport},
-	}, now)
+	} {
+		lines = append(lines, applyStuck(context.Background(), u, st, now))
+	}
 	want := []string{"status a blocked", "notes a Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): worktree gone.",
 		"status b open", "notes b Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): lease expired."}
 	if strings.Join(u.calls, "|") != strings.Join(want, "|") {
@@ -174,10 +178,12 @@ func TestApplyStuck(t *testing.T) {
 	// An expired lease is given back with bd reclaim (it clears the
 	// assignee; a status change alone would keep others from claiming).
 	r := &recUpdater{}
-	ApplyStuck(context.Background(), r, []StuckTask{
+	for _, st := range []StuckTask{
 		{ID: "d", Reason: "bd lease expired at X", Action: StuckReopen, Reclaim: true},
 		{ID: "e", Reason: "worktree gone", Action: StuckReopen},
-	}, now)
+	} {
+		applyStuck(context.Background(), r, st, now)
+	}
 	want = []string{"reclaim d", "notes d Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): bd lease expired at X.",
 		"status e open", "notes e Agent exited without completing (runtasks, 2026-11-22T12:00:00Z): worktree gone."}
 	if strings.Join(r.calls, "|") != strings.Join(want, "|") {

@@ -72,7 +72,7 @@ func (v Verification) Record(in Input, epic string, now time.Time) state.Record 
 // in the task's worktree when it has one.
 func VerifyTask(ctx context.Context, cfg *config.Config, p Ports, is beads.Issue) Verification {
 	v := Verification{Task: is}
-	commit, worktree := taskPlace(ctx, cfg, p.Worktrees, is.ID)
+	commit, worktree := taskPlace(ctx, cfg, p, is.ID)
 	c := *cfg
 	c.Root, v.Commit = cmp.Or(worktree, cfg.Root), commit
 	d := &decider{ctx: ctx, cfg: &c, env: Env{Ports: p}, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
@@ -87,11 +87,11 @@ func VerifyTask(ctx context.Context, cfg *config.Config, p Ports, is beads.Issue
 
 // taskPlace is the commit checked out where a task is worked, and its
 // worktree ("": it is worked in the project root).
-func taskPlace(ctx context.Context, cfg *config.Config, wl WorktreeLister, id string) (commit, worktree string) {
-	if wl == nil {
+func taskPlace(ctx context.Context, cfg *config.Config, p Ports, id string) (commit, worktree string) {
+	if p.Worktrees == nil {
 		return "", ""
 	}
-	if wts, err := wl.Worktrees(ctx); err == nil && len(wts) > 0 {
+	if wts, err := p.Worktrees(ctx); err == nil && len(wts) > 0 {
 		if wt, ok := findWorktree(wts, cfg.Root, cfg.Workflow.Worktrees.Pattern, id); ok {
 			return wt.Head, wt.Path
 		}
@@ -171,7 +171,7 @@ func resolveEpic(s *state.Store, cfg *config.Config, in Input, fromFlag bool) (s
 // last decision, else ever) without a passing verification at their
 // commit: at most max_per_stop run.
 type audit struct {
-	failed   []Verification
+	failed   []string // each failed verification's Failure
 	reopened []string
 	deferred int
 	from     time.Time // the next AuditFrom
@@ -212,7 +212,7 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 	}
 	todo := 0
 	for _, is := range tasks {
-		commit, _ := taskPlace(ctx, cfg, env.Worktrees, is.ID)
+		commit, _ := taskPlace(ctx, cfg, env.Ports, is.ID)
 		if slices.ContainsFunc(recs, func(r state.Record) bool {
 			return r.Outcome == state.OutcomeVerified && r.Task == is.ID && r.Commit == commit
 		}) {
@@ -229,13 +229,14 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 			}
 			continue
 		}
-		a.failed = append(a.failed, v)
+		failure := v.Failure()
+		a.failed = append(a.failed, failure)
 		if cfg.Workflow.Verify.OnUnverified == "reopen" && env.Updater != nil {
 			if _, err := env.Updater.SetStatus(ctx, is.ID, beads.StatusOpen); err != nil {
 				s.Warnf("verify: could not reopen %s: %v", is.ID, err)
 				continue
 			}
-			_, _ = env.Updater.AppendNotes(ctx, is.ID, "runtasks reopened it: closed without passing its checks.\n"+v.Failure())
+			_, _ = env.Updater.AppendNotes(ctx, is.ID, "runtasks reopened it: closed without passing its checks.\n"+failure)
 			a.reopened = append(a.reopened, is.ID)
 		}
 	}
@@ -254,11 +255,7 @@ func (a audit) apply(cfg *config.Config, dec Decision, next *state.State, prev s
 	if len(a.failed) == 0 {
 		return dec
 	}
-	var msgs []string
-	for _, v := range a.failed {
-		msgs = append(msgs, v.Failure())
-	}
-	msg := "Closed without passing its checks:\n" + strings.Join(msgs, "\n")
+	msg := "Closed without passing its checks:\n" + strings.Join(a.failed, "\n")
 	outcome := state.OutcomeUnverified
 	if len(a.reopened) > 0 {
 		msg = "runtasks reopened " + strings.Join(a.reopened, ", ") + ". " + msg

@@ -12,7 +12,7 @@ import (
 // TestAuditApply: how a failed audit changes the stop's decision under
 // each on_unverified, and that limits still hold.
 func TestAuditApply(t *testing.T) {
-	failed := []Verification{{Task: beads.Issue{ID: "x.2"}, Verdict: Verdict{Status: VerdictIncomplete, Summary: "tests: `make` failed (exit 1)"}}}
+	failed := []string{Verification{Task: beads.Issue{ID: "x.2"}, Verdict: Verdict{Status: VerdictIncomplete, Summary: "tests: `make` failed (exit 1)"}}.Failure()}
 	for _, tc := range []struct {
 		name, mode string
 		reopened   []string

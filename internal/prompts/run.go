@@ -9,10 +9,16 @@ import (
 	"github.com/runtasks/runtasks/internal/agentfile"
 )
 
-// RunFiles are the run-folder templates (Go text/templates), in the order written.
-var RunFiles = []string{
-	"THOUGHTS.md", "DECISIONS.md", "ASSUMPTIONS.md", "LEARNINGS.md", "RESULTS.md",
-	"timeline.yaml", "metadata.yaml",
+// RunFiles are the run-folder templates (Go text/templates), in the order
+// written, each with what it is for (said in the context injected after a claim).
+var RunFiles = []struct{ Name, Role string }{
+	{"THOUGHTS.md", "goal, plan and task context, acceptance checklist; your working notes"},
+	{"DECISIONS.md", "each decision and why"},
+	{"ASSUMPTIONS.md", "what you assumed without checking"},
+	{"LEARNINGS.md", "what the next agent should know"},
+	{"RESULTS.md", "what was done and how it was verified (required before you stop)"},
+	{"timeline.yaml", "one entry per event"},
+	{"metadata.yaml", "task, run id, session, claimed_at"},
 }
 
 // RunTemplate returns the run-folder template name: dir's when it has one,
