@@ -34,13 +34,14 @@ func StartDoltServer(t testing.TB) *DoltServer {
 	bin := RealDolt(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
-	s := &DoltServer{t: t, Bin: bin, Host: "127.0.0.1", Dir: filepath.Join(dir, "data"), env: append(os.Environ(), "HOME="+home), log: filepath.Join(dir, "server.log")}
+	s := &DoltServer{t: t, Bin: bin, Host: "127.0.0.1", Dir: filepath.Join(dir, "data"), env: append(os.Environ(), "HOME="+home, "DOLT_ROOT_PATH="+home), log: filepath.Join(dir, "server.log")}
 	for _, d := range []string{s.Dir, filepath.Join(home, ".dolt")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// dolt's global configuration (what dolt config --global writes);
+	// dolt's global configuration (what dolt config --global writes, under
+	// DOLT_ROOT_PATH or else HOME);
 	// metrics off: nothing leaves the machine.
 	cfg := `{"user.name": "beads-server", "user.email": "beads@example.invalid", "metrics.disabled": "true"}`
 	if err := os.WriteFile(filepath.Join(home, ".dolt", "config_global.json"), []byte(cfg), 0o644); err != nil {
