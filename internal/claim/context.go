@@ -37,7 +37,11 @@ func (r Result) Text() string {
 	fmt.Fprintf(&b, "Claimed in beads as %s (status in_progress).\n", r.Actor)
 	b.WriteString("Run folder files:\n")
 	for i, f := range r.Files { // in the order of prompts.RunFiles
-		fmt.Fprintf(&b, "- %s: %s\n", Rel(r.Root, f), prompts.RunFiles[i].Role)
+		role := ""
+		if i < len(prompts.RunFiles) {
+			role = prompts.RunFiles[i].Role
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", Rel(r.Root, f), role)
 	}
 	if d := strings.TrimSpace(r.Task.Description); d != "" {
 		fmt.Fprintf(&b, "Task description:\n%s\n", d)

@@ -48,7 +48,8 @@ func Driven(in Input, cfg *config.Config) bool {
 // beads only what it needs: the ready work first, the rest of the subtree
 // only when nothing is ready or a completion is claimed. Its stages: the
 // rules (or the checks), stuck work, the claimed tasks' RESULTS.md, the
-// counters.
+// counters. A disabled stop hook is Stop's to answer: Decide assumes it
+// is on.
 func Decide(ctx context.Context, in Input, st state.State, cfg *config.Config, env Env) (Decision, state.State) {
 	d := decider{ctx: ctx, in: in, st: st, cfg: cfg, env: env}
 	counted, cursor := in.Usage.Since(st.UsageCursor)

@@ -190,3 +190,25 @@ func TestApplyStuck(t *testing.T) {
 		t.Fatalf("calls:\n%v\nwant\n%v", r.calls, want)
 	}
 }
+
+// TestStopAppliesStuck: Stop carries out a stuck task's action through
+// Ports.Updater and records what it did, one "<id> stuck (<reason>): …"
+// line each (the report reads that shape).
+func TestStopAppliesStuck(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workflow.StuckAction = StuckBlock
+	cfg.Workflow.Worktrees.Pattern = ".worktrees/agent-{id}"
+	u := &recUpdater{}
+	p := stopPorts(epic(nil, issue("e.1", beads.StatusInProgress), issue("e.2", beads.StatusOpen, "e.1")))
+	p.Worktrees, p.Updater = fakeWorktrees{{Path: "/proj"}, {Path: "/proj/.worktrees/agent-e.9"}}.Worktrees, u
+	dec, err := Stop(context.Background(), &state.Store{Dir: t.TempDir()}, cfg, StopRequest{Input: Input{SessionID: "s"}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dec.Actions) != 1 || !strings.HasPrefix(dec.Actions[0], "e.1 stuck (") || !strings.HasSuffix(dec.Actions[0], "): status set to blocked, note appended") {
+		t.Fatalf("actions = %q", dec.Actions)
+	}
+	if len(u.calls) != 2 || u.calls[0] != "status e.1 blocked" {
+		t.Fatalf("calls = %q", u.calls)
+	}
+}
