@@ -69,26 +69,21 @@ func runStopHook(ctx context.Context, o *hookOptions) error {
 		if err != nil {
 			logger.Error("stop allowed", "err", err)
 		}
-		logDecision(logger, in.SessionID, dec)
+		lvl := log.InfoLevel
+		switch {
+		case dec.Outcome == state.OutcomeNotDriven:
+			lvl = log.DebugLevel
+		case dec.Outcome.Class() == state.ClassError:
+			lvl = log.WarnLevel
+		}
+		logger.Log(lvl, "decision", "session", in.SessionID, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
+		for _, a := range dec.Actions {
+			logger.Warn("beads changed", "session", in.SessionID, "epic", dec.Epic, "action", a)
+		}
 		dec.SystemMessage = joinMessages(o.notice, dec.SystemMessage)
 		o.Out.Write(hook.EncodeStop(o.agent, dec))
 		if notifyAfter != nil {
 			notifyAfter()
 		}
 	})
-}
-
-// logDecision logs one decision of the engine.
-func logDecision(logger *log.Logger, session string, dec engine.Decision) {
-	lvl := log.InfoLevel
-	switch {
-	case dec.Outcome == state.OutcomeNotDriven:
-		lvl = log.DebugLevel
-	case dec.Outcome.Class() == state.ClassError:
-		lvl = log.WarnLevel
-	}
-	logger.Log(lvl, "decision", "session", session, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
-	for _, a := range dec.Actions {
-		logger.Warn("beads changed", "session", session, "epic", dec.Epic, "action", a)
-	}
 }
