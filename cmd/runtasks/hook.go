@@ -57,23 +57,7 @@ type hookOptions struct {
 // hookCmd is a hook command: cmd with the hooks' flags and EXIT STATUS,
 // running run with the options wired to f.
 func hookCmd(f *Factory, run func(context.Context, *hookOptions) error, cmd *cobra.Command) *cobra.Command {
-	o := &hookOptions{}
-	cmd.Args = cobra.NoArgs
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o.wire(f, cmd)
-		return run(cmd.Context(), o)
-	}
-	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
-	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
-	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
-	setExitStatus(cmd, hookExitStatus)
-	return cmd
-}
-
-func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
-	o.Factory = f
-	o.EpicFlag = cmd.Flags().Changed("epic")
-	o.Worker = f.Getenv("RUNTASKS_TASK")
+	o := &hookOptions{Factory: f}
 	o.Ports = func(cfg *config.Config) engine.Ports { return stopPorts(f, cfg) }
 	o.Notify = func(in engine.Input, dec engine.Decision) {
 		// The hooks read a project.yaml only when it is trusted
@@ -89,6 +73,16 @@ func (o *hookOptions) wire(f *Factory, cmd *cobra.Command) {
 		}
 		return where, ok
 	}
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		o.EpicFlag, o.Worker = cmd.Flags().Changed("epic"), f.Getenv("RUNTASKS_TASK")
+		return run(cmd.Context(), o)
+	}
+	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent protocol: claude, codex, gemini or cursor (default: detected from the input)")
+	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
+	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
+	setExitStatus(cmd, hookExitStatus)
+	return cmd
 }
 
 // hookSpec names a hook and what a failure leaves undone: unread ends the
