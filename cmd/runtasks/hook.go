@@ -123,16 +123,25 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 	if spec.needsSession && o.session() == "" {
 		return nil
 	}
-	start, err := hookStart(p.CWD)
-	if err != nil {
-		o.say("runtasks: " + err.Error() + "; " + spec.unjudged + ".")
+	// The configuration search starts from the hook's cwd ("" = the working
+	// directory, for an input without one). A cwd that is not a directory is
+	// an error, never a reason to judge the process's own directory instead.
+	if fi, err := os.Stat(p.CWD); p.CWD != "" && (err != nil || !fi.IsDir()) {
+		why := fmt.Sprintf("the hook's cwd: %v", err)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			why = "the hook's cwd " + p.CWD + " does not exist"
+		case err == nil:
+			why = "the hook's cwd " + p.CWD + " is not a directory"
+		}
+		o.say("runtasks: " + why + "; " + spec.unjudged + ".")
 		return nil
 	}
-	cfg, src, err := o.LoadConfig(start)
+	cfg, src, err := o.LoadConfig(p.CWD)
 	if err != nil {
 		dec := engine.ConfigErrorDecision(err)
 		if o.ConfigError != nil && spec.event == hook.EventStop {
-			o.ConfigError(start, dec)
+			o.ConfigError(p.CWD, dec)
 		}
 		o.say(dec.SystemMessage)
 		return nil
@@ -207,26 +216,6 @@ func (o *hookOptions) session() string {
 		return o.payload.SessionID
 	}
 	return o.payload.ConversationID
-}
-
-// hookStart is the directory the configuration search starts from: the
-// hook's cwd ("" = the working directory, for an input without one). A cwd
-// that is not a directory is an error, never a reason to judge the
-// process's own directory instead.
-func hookStart(cwd string) (string, error) {
-	if cwd == "" {
-		return "", nil
-	}
-	fi, err := os.Stat(cwd)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("the hook's cwd %s does not exist", cwd)
-	case err != nil:
-		return "", fmt.Errorf("the hook's cwd: %w", err)
-	case !fi.IsDir():
-		return "", fmt.Errorf("the hook's cwd %s is not a directory", cwd)
-	}
-	return cwd, nil
 }
 
 // recordConfigError writes a configuration error to the decision log of
