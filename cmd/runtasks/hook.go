@@ -137,7 +137,7 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 		o.say("runtasks: " + why + "; " + spec.unjudged + ".")
 		return nil
 	}
-	cfg, src, err := o.LoadConfig(p.CWD)
+	o.cfg, o.src, err = o.LoadConfig(p.CWD)
 	if err != nil {
 		dec := engine.ConfigErrorDecision(err)
 		if o.ConfigError != nil && spec.event == hook.EventStop {
@@ -146,15 +146,15 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 		o.say(dec.SystemMessage)
 		return nil
 	}
-	logger, closeLog := newLogger(cfg, o.Err)
+	var closeLog func()
+	o.log, closeLog = newLogger(o.cfg, o.Err)
 	defer closeLog()
-	o.cfg, o.src, o.log = cfg, src, logger
-	if cfg.Untrusted != nil {
-		logger.Warn(cfg.Untrusted.Message())
-		o.notice = "runtasks: " + cfg.Untrusted.Message()
+	if o.cfg.Untrusted != nil {
+		o.log.Warn(o.cfg.Untrusted.Message())
+		o.notice = "runtasks: " + o.cfg.Untrusted.Message()
 	}
 	if o.FindStore != nil {
-		if where, ok := o.FindStore(cfg); !ok {
+		if where, ok := o.FindStore(o.cfg); !ok {
 			o.noStore = where
 		}
 	}
@@ -166,15 +166,15 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 		// hook says it once, at the session's start, when an epic is
 		// configured.
 		switch {
-		case spec.event == hook.EventStop && !cfg.Workflow.DoneToken.Required:
-			logger.Debug("not driven: no beads store", "where", o.noStore)
+		case spec.event == hook.EventStop && !o.cfg.Workflow.DoneToken.Required:
+			o.log.Debug("not driven: no beads store", "where", o.noStore)
 			if o.notice != "" {
 				o.say(o.notice)
 			}
 			return nil
-		case spec.event == hook.EventSessionStart && cfg.Workflow.Epic != "":
+		case spec.event == hook.EventSessionStart && o.cfg.Workflow.Epic != "":
 			o.notice = joinMessages(o.notice, fmt.Sprintf("runtasks: %s names epic %s, but no beads store was found: %s. No session is driven here: start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).",
-				o.src.Of("workflow.epic"), cfg.Workflow.Epic, o.noStore))
+				o.src.Of("workflow.epic"), o.cfg.Workflow.Epic, o.noStore))
 		}
 	}
 	body(ctx)

@@ -47,8 +47,7 @@ var promptHook = hookSpec{name: "prompt-hook", event: hook.EventPromptSubmit, un
 // with such a request.
 func runPromptHook(ctx context.Context, o *hookOptions) error {
 	return runHook(ctx, o, promptHook, func(ctx context.Context) {
-		cfg := o.cfg
-		m, err := claim.NewMatcher(cfg.Claim)
+		m, err := claim.NewMatcher(o.cfg.Claim)
 		if err != nil {
 			o.log.Error("prompt passed through", "err", err)
 			return
@@ -65,9 +64,9 @@ func runPromptHook(ctx context.Context, o *hookOptions) error {
 		case o.noStore != "":
 			text = fmt.Sprintf("runtasks: no beads store was found, so %s was not %sed: %s. Start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).", intent.ID, intent.Kind, o.noStore)
 		case intent.Kind == claim.KindArm:
-			text = armSession(ctx, cfg, newBeadsClient(o.Factory, cfg), session, intent.ID, o.Now())
+			text = armSession(ctx, o.cfg, newBeadsClient(o.Factory, o.cfg), session, intent.ID, o.Now())
 		default:
-			res, err := claim.Claim(ctx, newBeadsClient(o.Factory, cfg), claimRequest(cfg, intent.ID, session, "", o.Getenv, o.Now()))
+			res, err := claim.Claim(ctx, newBeadsClient(o.Factory, o.cfg), claimRequest(o.cfg, intent.ID, session, "", o.Getenv, o.Now()))
 			if err != nil {
 				text = claim.FailureText(intent.ID, err)
 			} else {

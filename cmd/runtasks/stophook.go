@@ -50,13 +50,12 @@ var stopHook = hookSpec{name: "stop-hook", event: hook.EventStop, unread: "stop 
 // allows it.
 func runStopHook(ctx context.Context, o *hookOptions) error {
 	return runHook(ctx, o, stopHook, func(ctx context.Context) {
-		cfg, logger := o.cfg, o.log
-		in, err := hook.Input(o.agent, o.payload, cfg.Workflow.DoneToken.Required)
+		in, err := hook.Input(o.agent, o.payload, o.cfg.Workflow.DoneToken.Required)
 		if err != nil {
-			logger.Warn("could not read the final message; judging without it", "err", err)
+			o.log.Warn("could not read the final message; judging without it", "err", err)
 		}
-		store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
-		ports := o.Ports(cfg)
+		store := &state.Store{Dir: o.cfg.StateDir(), Warn: func(msg string) { o.log.Warn(msg) }}
+		ports := o.Ports(o.cfg)
 		ports.Usage = func(from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
 			return hook.Usage(o.agent, o.payload, from)
 		}
@@ -65,9 +64,9 @@ func runStopHook(ctx context.Context, o *hookOptions) error {
 		if o.Notify != nil {
 			ports.Notify = func(in engine.Input, dec engine.Decision) { notifyAfter = func() { o.Notify(in, dec) } }
 		}
-		dec, err := engine.Stop(ctx, store, cfg, engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, ports)
+		dec, err := engine.Stop(ctx, store, o.cfg, engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, ports)
 		if err != nil {
-			logger.Error("stop allowed", "err", err)
+			o.log.Error("stop allowed", "err", err)
 		}
 		lvl := log.InfoLevel
 		switch {
@@ -76,9 +75,9 @@ func runStopHook(ctx context.Context, o *hookOptions) error {
 		case dec.Outcome.Class() == state.ClassError:
 			lvl = log.WarnLevel
 		}
-		logger.Log(lvl, "decision", "session", in.SessionID, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
+		o.log.Log(lvl, "decision", "session", in.SessionID, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
 		for _, a := range dec.Actions {
-			logger.Warn("beads changed", "session", in.SessionID, "epic", dec.Epic, "action", a)
+			o.log.Warn("beads changed", "session", in.SessionID, "epic", dec.Epic, "action", a)
 		}
 		dec.SystemMessage = joinMessages(o.notice, dec.SystemMessage)
 		o.Out.Write(hook.EncodeStop(o.agent, dec))
