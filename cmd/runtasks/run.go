@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/claim"
@@ -163,7 +162,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		res, err = headless.Run(ctx, o.Options)
 	}
 	if err != nil {
-		logger.Log(log.DebugLevel, "run ended", "code", res.Code, "err", err)
+		logger.Debug("run ended", "code", res.Code, "err", err)
 		return exitCode(engine.ExitFailed, err)
 	}
 	if res.Code != engine.ExitOK {
