@@ -212,10 +212,7 @@ func (o *hookOptions) answer(text string) {
 
 // session is the input's session id (Cursor: the conversation).
 func (o *hookOptions) session() string {
-	if o.payload.SessionID != "" {
-		return o.payload.SessionID
-	}
-	return o.payload.ConversationID
+	return cmp.Or(o.payload.SessionID, o.payload.ConversationID)
 }
 
 // recordConfigError writes a configuration error to the decision log of
@@ -225,12 +222,11 @@ func (o *hookOptions) recordConfigError(dir string, dec engine.Decision) {
 	in, _ := hook.Input(o.agent, o.payload, false)
 	root, _, err := config.FindProject(config.LoadOptions{StartDir: dir, Environ: o.Environ(), MainWorktree: mainWorktree})
 	if err != nil {
-		if root, err = o.Getwd(); err != nil {
+		wd, err := o.Getwd()
+		if err != nil {
 			return
 		}
-		if dir != "" {
-			root = dir
-		}
+		root = cmp.Or(dir, wd)
 	}
 	store := &state.Store{Dir: filepath.Join(root, config.DefaultStateDir)}
 	if err := store.Append(state.Record{Time: o.Now().UTC(), Session: in.SessionID, Epic: state.NoEpic, Agent: in.Agent,
