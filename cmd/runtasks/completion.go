@@ -22,17 +22,16 @@ const completionTimeout = 2 * time.Second
 // read: a Tab runs nothing it names), and give nothing on any failure.
 func registerCompletions(f *Factory, root *cobra.Command) {
 	for _, cmd := range root.Commands() {
-		if !slices.Contains([]string{"arm", "status", "report", "run", "disarm", "claim"}, cmd.Name()) {
-			continue
-		}
-		// A command without the flag refuses its completion (the error is dropped).
-		_ = cmd.RegisterFlagCompletionFunc("epic", completeIssues(f, true, cmd.Name() == "status" || cmd.Name() == "report"))
-		// run's --session is fresh|resume, not an id.
-		if cmd.Name() != "run" {
-			_ = cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
-		}
-		if cmd.Name() == "claim" {
+		switch name := cmd.Name(); name {
+		case "claim":
 			cmd.ValidArgsFunction = completeIssues(f, false, false)
+			fallthrough
+		case "arm", "status", "report", "disarm":
+			_ = cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
+			fallthrough
+		case "run": // its --session is fresh|resume, not an id
+			// A command without the flag refuses its completion (the error is dropped).
+			_ = cmd.RegisterFlagCompletionFunc("epic", completeIssues(f, true, name == "status" || name == "report"))
 		}
 	}
 }
