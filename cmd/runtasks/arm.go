@@ -151,21 +151,18 @@ func runDisarm(o *disarmOptions) error {
 		listArmed(o.Err, store)
 		return exitCode(engine.ExitUsage, errors.New("disarm: no session given (--session S) and no --all; nothing released"))
 	}
-	sessions := []string{o.Session}
+	bindings := []state.Binding{{Session: o.Session}}
 	if o.All {
-		all, err := store.Bindings()
-		if err != nil {
+		var err error
+		if bindings, err = store.Bindings(); err != nil {
 			return err
 		}
-		sessions = nil
-		for _, b := range all {
-			if b.Epic != "" {
-				sessions = append(sessions, b.Session)
-			}
-		}
 	}
-	for _, s := range sessions {
-		if err := o.disarm(store, s); err != nil {
+	for _, b := range bindings {
+		if o.All && b.Epic == "" {
+			continue // not armed
+		}
+		if err := o.disarm(store, b.Session); err != nil {
 			return err
 		}
 	}

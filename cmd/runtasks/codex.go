@@ -189,13 +189,12 @@ func openCodexLog(ctx context.Context, o *codexMonitorOptions) (*os.File, error)
 		case !o.Follow:
 			return nil, exitCode(engine.ExitUsage, fmt.Errorf("codex monitor: %s does not exist", o.Log))
 		}
-		left := deadline.Sub(o.Now())
-		if left <= 0 {
-			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear within %s\n", o.Log, o.Wait)
-			return nil, exitCode(engine.ExitNeedsPerson, errSilent)
-		}
-		if err := o.Sleep(ctx, min(o.Interval, left)); err != nil {
-			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear before the monitor was interrupted\n", o.Log)
+		if left := deadline.Sub(o.Now()); left <= 0 || o.Sleep(ctx, min(o.Interval, left)) != nil {
+			when := "within " + o.Wait.String()
+			if left > 0 {
+				when = "before the monitor was interrupted"
+			}
+			fmt.Fprintf(o.Out, "no task_complete seen: %s did not appear %s\n", o.Log, when)
 			return nil, exitCode(engine.ExitNeedsPerson, errSilent)
 		}
 	}

@@ -15,9 +15,6 @@ import (
 // query and a read of the state directory.
 const completionTimeout = 2 * time.Second
 
-// completion is a flag's or an argument's completion function.
-type completion = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)
-
 // registerCompletions completes --epic and --session for arm, disarm,
 // status, claim, report and run, and claim's task id: epics and tasks from
 // bd (one bd list of the open issues), sessions from the state store. They
@@ -25,17 +22,16 @@ type completion = func(*cobra.Command, []string, string) ([]string, cobra.ShellC
 // read: a Tab runs nothing it names), and give nothing on any failure.
 func registerCompletions(f *Factory, root *cobra.Command) {
 	for _, cmd := range root.Commands() {
-		if !slices.Contains([]string{"arm", "status", "report", "run", "disarm", "claim"}, cmd.Name()) {
-			continue
-		}
-		// A command without the flag refuses its completion (the error is dropped).
-		_ = cmd.RegisterFlagCompletionFunc("epic", completeIssues(f, true, cmd.Name() == "status" || cmd.Name() == "report"))
-		// run's --session is fresh|resume, not an id.
-		if cmd.Name() != "run" {
-			_ = cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
-		}
-		if cmd.Name() == "claim" {
+		switch name := cmd.Name(); name {
+		case "claim":
 			cmd.ValidArgsFunction = completeIssues(f, false, false)
+			fallthrough
+		case "arm", "status", "report", "disarm":
+			_ = cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
+			fallthrough
+		case "run": // its --session is fresh|resume, not an id
+			// A command without the flag refuses its completion (the error is dropped).
+			_ = cmd.RegisterFlagCompletionFunc("epic", completeIssues(f, true, name == "status" || name == "report"))
 		}
 	}
 }
@@ -43,7 +39,7 @@ func registerCompletions(f *Factory, root *cobra.Command) {
 // completeIssues offers the open issues as "id\ttitle": epics (epic true)
 // or the tasks that can be claimed (claim's one argument); logged adds the
 // epics of the decision log's loops, closed ones included (status, report).
-func completeIssues(f *Factory, epic, logged bool) completion {
+func completeIssues(f *Factory, epic, logged bool) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		cfg, _, err := f.LoadHookConfig(cmd, "")
 		if err != nil || (!epic && len(args) > 0) {
@@ -74,7 +70,7 @@ func completeIssues(f *Factory, epic, logged bool) completion {
 
 // completeSessions offers the sessions the state store knows: bound (armed
 // or holding claims) or with a loop, as "id\tepic".
-func completeSessions(f *Factory) completion {
+func completeSessions(f *Factory) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		cfg, _, err := f.LoadHookConfig(cmd, "")
 		if err != nil {

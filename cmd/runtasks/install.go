@@ -123,7 +123,22 @@ func runInstall(ctx context.Context, o *installOptions) error {
 			return err
 		}
 	}
-	installLimits(o)
+	// Cursor's loop_limit follows max_cycles, the stop hook's timeout covers
+	// the command checks. A project's project.yaml counts only when trusted
+	// (projectTrust has asked by now); the user's settings (--global) are
+	// not one project's, and take no value from any project.yaml. A
+	// configuration that does not load leaves Cursor unlimited (runtasks'
+	// cap applies at run time).
+	var cfg *config.Config // nil: it does not load
+	if o.Opts.Global {
+		cfg, _, _ = config.Load(config.LoadOptions{StartDir: o.Opts.Home, Environ: o.Environ(), RequireTrust: brokenTrust(nil)})
+	} else {
+		cfg, _, _ = o.LoadHookConfig(o.cmd, "")
+	}
+	if cfg != nil {
+		o.Opts.LoopLimit = cfg.Workflow.StopHook.MaxCycles
+	}
+	o.Opts.StopTimeout = doctor.HookTimeout(cfg)
 	if o.Opts.Agent == hook.Codex && !o.NoTrust && !o.Opts.DryRun {
 		if bin := lookPathIn(o.Getenv("PATH"), "codex"); bin != "" {
 			o.Opts.Trust = install.CodexTrust{Bin: bin, Env: o.Environ(), Dir: o.Opts.ProjectDir}.Trust
@@ -135,7 +150,19 @@ func runInstall(ctx context.Context, o *installOptions) error {
 		return exitCode(engine.ExitUsage, err)
 	}
 	if !o.Opts.Global {
-		pathNote(o.Factory)
+		// Say when the runtasks the project's hooks will run (the one on
+		// PATH) is missing or is not this one.
+		exe, _ := o.executable()
+		onPath := lookPathIn(o.Getenv("PATH"), install.Bare)
+		if r, err := filepath.EvalSymlinks(onPath); err == nil {
+			onPath = r
+		}
+		switch {
+		case onPath == "":
+			fmt.Fprintf(o.Out, "note: runtasks is not on PATH here: the project's hooks run `runtasks` from the PATH the agent starts with; add %s to PATH, or install for this user with --global\n", filepath.Dir(exe))
+		case exe != "" && onPath != exe:
+			fmt.Fprintf(o.Out, "note: the project's hooks will run %s (runtasks on PATH), not this binary %s; `runtasks doctor` compares them\n", onPath, exe)
+		}
 		return projectTrust(o, res)
 	}
 	return nil
@@ -181,25 +208,6 @@ func (o *installOptions) fill(cmd *cobra.Command, args []string) error {
 	}
 	o.Opts.ProjectDir = root
 	return nil
-}
-
-// installLimits fills what install takes from the configuration: Cursor's
-// loop_limit follows max_cycles, the stop hook's timeout covers the command
-// checks. A project's project.yaml counts only when trusted (projectTrust
-// has asked by now); the user's settings (--global) are not one project's,
-// and take no value from any project.yaml. A configuration that does not
-// load leaves Cursor unlimited (runtasks' cap applies at run time).
-func installLimits(o *installOptions) {
-	var cfg *config.Config // nil: it does not load
-	if o.Opts.Global {
-		cfg, _, _ = config.Load(config.LoadOptions{StartDir: o.Opts.Home, Environ: o.Environ(), RequireTrust: brokenTrust(nil)})
-	} else {
-		cfg, _, _ = o.LoadHookConfig(o.cmd, "")
-	}
-	if cfg != nil {
-		o.Opts.LoopLimit = cfg.Workflow.StopHook.MaxCycles
-	}
-	o.Opts.StopTimeout = doctor.HookTimeout(cfg)
 }
 
 // projectTrust gets a yes for the project's project.yaml before a project
@@ -252,22 +260,6 @@ func projectTrust(o *installOptions, res *install.Result) error {
 	}
 	fmt.Fprintf(o.Out, "trusted %s: runtasks reads "+what+" (run `runtasks trust` again after changing it)\n", root, config.ProjectFile)
 	return nil
-}
-
-// pathNote says when the runtasks a project's hooks will run (the one on
-// PATH) is missing or is not this one.
-func pathNote(f *Factory) {
-	exe, _ := f.executable()
-	onPath := lookPathIn(f.Getenv("PATH"), install.Bare)
-	if r, err := filepath.EvalSymlinks(onPath); err == nil {
-		onPath = r
-	}
-	switch {
-	case onPath == "":
-		fmt.Fprintf(f.Out, "note: runtasks is not on PATH here: the project's hooks run `runtasks` from the PATH the agent starts with; add %s to PATH, or install for this user with --global\n", filepath.Dir(exe))
-	case exe != "" && onPath != exe:
-		fmt.Fprintf(f.Out, "note: the project's hooks will run %s (runtasks on PATH), not this binary %s; `runtasks doctor` compares them\n", onPath, exe)
-	}
 }
 
 func printInstallResult(w io.Writer, verb string, o install.Options, res *install.Result) {

@@ -47,11 +47,12 @@ func runNotifyRun(ctx context.Context, o *notifyRunOptions) error {
 }
 
 // notifySender starts workflow.notify's commands for a decision, detached,
-// when trusted says the configuration file is the person's.
+// when their source is the person's: the environment, a flag, the file
+// --config names, or the project.yaml read (cfg.File) when trusted says so.
 func notifySender(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.Sources,
-	trusted func(file string) bool) func(engine.Input, engine.Decision) (event string, err error) {
+	trusted func() bool) func(engine.Input, engine.Decision) (event string, err error) {
 	explicit, _ := cmd.Flags().GetString("config")
-	gate := notify.FromTrustedSource(explicit, trusted)
+	gate := notify.FromTrustedSource(explicit, func(file string) bool { return file != "" && file == cfg.File && trusted() })
 	return func(in engine.Input, dec engine.Decision) (string, error) {
 		return notify.Send(cfg, src, gate, in, dec, f.Now(), selfPath, []string{notifyRunCommand}, f.Environ())
 	}
@@ -59,7 +60,7 @@ func notifySender(f *Factory, cmd *cobra.Command, cfg *config.Config, src *confi
 
 // notifyPort is the engine's notify port: notifySender, logging what was
 // dispatched, or why not.
-func notifyPort(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.Sources, trusted func(file string) bool,
+func notifyPort(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.Sources, trusted func() bool,
 	logger *log.Logger) func(engine.Input, engine.Decision) {
 	send := notifySender(f, cmd, cfg, src, trusted)
 	return func(in engine.Input, dec engine.Decision) {
@@ -74,21 +75,15 @@ func notifyPort(f *Factory, cmd *cobra.Command, cfg *config.Config, src *config.
 
 // projectTrusted: for a command a person typed (runtasks run), the
 // project's project.yaml may run commands when it is trusted as it is now.
-func projectTrusted(f *Factory, cfg *config.Config) func(file string) bool {
-	return func(file string) bool {
+func projectTrusted(f *Factory, cfg *config.Config) func() bool {
+	return func() bool {
 		st, err := f.trustStore()
-		if err != nil || file == "" || file != cfg.File {
+		if err != nil {
 			return false
 		}
-		ok, err := st.CheckFile(cfg.Root, file)
+		ok, err := st.CheckFile(cfg.Root, cfg.File)
 		return err == nil && ok == trust.Trusted
 	}
-}
-
-// hookFileTrusted: the hooks read a project.yaml only when it is trusted
-// (Factory.LoadHookConfig), so the file read may run commands, no other.
-func hookFileTrusted(cfg *config.Config) func(file string) bool {
-	return func(file string) bool { return cfg.Untrusted == nil && cfg.File != "" && file == cfg.File }
 }
 
 // selfPath is the runtasks binary to start again: argv[0] (looked up on

@@ -57,22 +57,22 @@ func runPreToolHook(ctx context.Context, o *hookOptions) error {
 	f := *o.Factory
 	f.In = bytes.NewReader(data)
 	o.Factory = &f
-	return runHook(ctx, o, preToolHook, func(ctx context.Context, h *hookCall) {
-		if h.noStore != "" {
+	return runHook(ctx, o, preToolHook, func(ctx context.Context) {
+		if o.noStore != "" {
 			return
 		}
-		in := engine.Input{Agent: h.agent, Event: hook.EventPreTool, SessionID: h.session()}
-		store := &state.Store{Dir: h.cfg.StateDir(), Warn: func(msg string) { h.log.Warn(msg) }}
-		deny, err := engine.Gate(ctx, store, h.cfg, engine.GateRequest{Input: in, EpicFromFlag: o.EpicFlag, Closes: gated(o.Worker, h.payload), Worker: o.Worker}, o.Ports(h.cfg))
+		in := engine.Input{Agent: o.agent, Event: hook.EventPreTool, SessionID: o.session()}
+		store := &state.Store{Dir: o.cfg.StateDir(), Warn: func(msg string) { o.log.Warn(msg) }}
+		deny, err := engine.Gate(ctx, store, o.cfg, engine.GateRequest{Input: in, EpicFromFlag: o.EpicFlag, Closes: gated(o.Worker, o.payload), Worker: o.Worker}, o.Ports(o.cfg))
 		switch {
 		case err != nil:
-			h.log.Error("close not verified", "err", err)
-			h.say("runtasks: could not verify the close (" + err.Error() + "); " + preToolHook.unjudged + ".")
+			o.log.Error("close not verified", "err", err)
+			o.say("runtasks: could not verify the close (" + err.Error() + "); " + preToolHook.unjudged + ".")
 		case deny != "":
-			h.log.Info("close denied", "session", in.SessionID, "why", deny)
-			h.Out.Write(hook.EncodeDeny(h.agent, deny))
-		case h.notice != "":
-			h.say(h.notice)
+			o.log.Info("close denied", "session", in.SessionID, "why", deny)
+			o.Out.Write(hook.EncodeDeny(o.agent, deny))
+		case o.notice != "":
+			o.say(o.notice)
 		}
 	})
 }

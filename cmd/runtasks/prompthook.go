@@ -47,36 +47,35 @@ var promptHook = hookSpec{name: "prompt-hook", event: hook.EventPromptSubmit, un
 // runPromptHook claims a task or arms the session when the prompt starts
 // with such a request.
 func runPromptHook(ctx context.Context, o *hookOptions) error {
-	return runHook(ctx, o, promptHook, func(ctx context.Context, h *hookCall) {
-		cfg := h.cfg
-		m, err := claim.NewMatcher(cfg.Claim)
+	return runHook(ctx, o, promptHook, func(ctx context.Context) {
+		m, err := claim.NewMatcher(o.cfg.Claim)
 		if err != nil {
-			h.log.Error("prompt passed through", "err", err)
+			o.log.Error("prompt passed through", "err", err)
 			return
 		}
-		intent, ok := m.Match(h.payload.Prompt)
+		intent, ok := m.Match(o.payload.Prompt)
 		if !ok {
 			return
 		}
-		session := h.session()
+		session := o.session()
 		var text string
 		switch {
 		case session == "":
 			text = fmt.Sprintf("runtasks: the hook input has no session id, so %s was not %sed.", intent.ID, intent.Kind)
-		case h.noStore != "":
-			text = fmt.Sprintf("runtasks: no beads store was found, so %s was not %sed: %s. Start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).", intent.ID, intent.Kind, h.noStore)
+		case o.noStore != "":
+			text = fmt.Sprintf("runtasks: no beads store was found, so %s was not %sed: %s. Start the agent in the project that holds .beads, or set BEADS_DIR (beads.dir).", intent.ID, intent.Kind, o.noStore)
 		case intent.Kind == claim.KindArm:
-			text = armSession(ctx, cfg, newBeadsClient(o.Factory, cfg), session, intent.ID, o.Now())
+			text = armSession(ctx, o.cfg, newBeadsClient(o.Factory, o.cfg), session, intent.ID, o.Now())
 		default:
-			res, err := claim.Claim(ctx, newBeadsClient(o.Factory, cfg), claimRequest(cfg, intent.ID, session, "", o.Getenv, o.Now()))
+			res, err := claim.Claim(ctx, newBeadsClient(o.Factory, o.cfg), claimRequest(o.cfg, intent.ID, session, "", o.Getenv, o.Now()))
 			if err != nil {
 				text = claim.FailureText(intent.ID, err)
 			} else {
 				text = res.Text()
 			}
 		}
-		h.log.Info("prompt hook", "session", session, "intent", intent.Kind, "id", intent.ID)
-		h.answer(text)
+		o.log.Info("prompt hook", "session", session, "intent", intent.Kind, "id", intent.ID)
+		o.answer(text)
 	})
 }
 

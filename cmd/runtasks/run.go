@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
 	"github.com/runtasks/runtasks/internal/claim"
@@ -23,9 +22,7 @@ type runOptions struct {
 	headless.Options        // its Out, Now and Environ are the factory's
 	Agent, Session   string // override run.agent and run.session
 	Plain            bool
-	Workers          int
-	Heartbeat        time.Duration
-	AllowDirty       bool
+	Workers          headless.WorkerOptions // --workers, --heartbeat, --allow-dirty
 	// cmd's flags: --config, whether --workers was given.
 	cmd *cobra.Command
 	src *config.Sources
@@ -112,9 +109,9 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 	cmd.Flags().DurationVar(&opts.Grace, "grace", 10*time.Second, "time the agent's processes have to exit after Ctrl-C before they are killed")
 	cmd.Flags().BoolVar(&opts.Plain, "plain", false, "plain progress lines even on a terminal")
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "name of the run's folder (default: UTC time and a random suffix)")
-	cmd.Flags().IntVar(&opts.Workers, "workers", 1, "agent loops in parallel, each claiming one ready task per cycle in its own worktree (docs/scale.md)")
-	cmd.Flags().DurationVar(&opts.Heartbeat, "heartbeat", headless.DefaultHeartbeat, "with --workers: how often a task's bd lease (5 min) is renewed while its agent runs")
-	cmd.Flags().BoolVar(&opts.AllowDirty, "allow-dirty", false, "with --workers: start although the main work tree has changes to tracked files (their merges may fail)")
+	cmd.Flags().IntVar(&opts.Workers.N, "workers", 1, "agent loops in parallel, each claiming one ready task per cycle in its own worktree (docs/scale.md)")
+	cmd.Flags().DurationVar(&opts.Workers.Heartbeat, "heartbeat", headless.DefaultHeartbeat, "with --workers: how often a task's bd lease (5 min) is renewed while its agent runs")
+	cmd.Flags().BoolVar(&opts.Workers.AllowDirty, "allow-dirty", false, "with --workers: start although the main work tree has changes to tracked files (their merges may fail)")
 	cmd.Flags().Bool("clean", false, "remove the worktrees and agent/* branches of earlier --workers runs whose tasks are closed and merged, then exit")
 	cmd.Flags().String("bd", "", "bd binary (env RUNTASKS_BD, beads.bin)")
 	cmd.Flags().String("state-dir", "", "state directory (env RUNTASKS_STATE_DIR, state.dir)")
@@ -142,11 +139,11 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.Grace <= 0 {
 		return exitCode(engine.ExitFailed, fmt.Errorf("--grace %s: must be positive", o.Grace))
 	}
-	if o.Workers < 1 {
-		return exitCode(engine.ExitFailed, fmt.Errorf("--workers %d: want 1 or more", o.Workers))
+	if o.Workers.N < 1 {
+		return exitCode(engine.ExitFailed, fmt.Errorf("--workers %d: want 1 or more", o.Workers.N))
 	}
-	if o.Heartbeat <= 0 || o.Heartbeat >= 5*time.Minute {
-		return exitCode(engine.ExitFailed, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Heartbeat))
+	if o.Workers.Heartbeat <= 0 || o.Workers.Heartbeat >= 5*time.Minute {
+		return exitCode(engine.ExitFailed, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Workers.Heartbeat))
 	}
 	logger, closeLog := newLogger(cfg, o.Err)
 	defer closeLog()
@@ -158,14 +155,14 @@ func runRun(ctx context.Context, o *runOptions) error {
 	var res headless.Result
 	var err error
 	// Workers > 1, or --workers given (even 1), runs headless.RunWorkers.
-	if o.Workers > 1 || o.cmd.Flags().Changed("workers") {
-		res, err = headless.RunWorkers(ctx, o.Options, headless.WorkerOptions{N: o.Workers, Heartbeat: o.Heartbeat,
-			Actor: claim.Actor(cfg.Claim.Actor, o.Getenv, ""), AllowDirty: o.AllowDirty})
+	if o.Workers.N > 1 || o.cmd.Flags().Changed("workers") {
+		o.Workers.Actor = claim.Actor(cfg.Claim.Actor, o.Getenv, "")
+		res, err = headless.RunWorkers(ctx, o.Options, o.Workers)
 	} else {
 		res, err = headless.Run(ctx, o.Options)
 	}
 	if err != nil {
-		logger.Log(log.DebugLevel, "run ended", "code", res.Code, "err", err)
+		logger.Debug("run ended", "code", res.Code, "err", err)
 		return exitCode(engine.ExitFailed, err)
 	}
 	if res.Code != engine.ExitOK {

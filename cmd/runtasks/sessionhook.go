@@ -38,27 +38,27 @@ var sessionHook = hookSpec{name: "session-hook", event: hook.EventSessionStart, 
 // runSessionHook gives a bound session its work; any other session gets
 // nothing, bd not asked.
 func runSessionHook(ctx context.Context, o *hookOptions) error {
-	return runHook(ctx, o, sessionHook, func(ctx context.Context, h *hookCall) {
-		cfg, session := h.cfg, h.session()
+	return runHook(ctx, o, sessionHook, func(ctx context.Context) {
+		cfg, session := o.cfg, o.session()
 		if envFile := o.Getenv("CLAUDE_ENV_FILE"); envFile != "" {
 			// Claude Code sources it into later Bash calls: the agent's
 			// runtasks claim knows its session, and its bd acts as the
 			// session's actor (so it may close the tasks it claimed).
 			if err := appendSessionEnv(envFile, session, claim.Actor(cfg.Claim.Actor, o.Getenv, session)); err != nil {
-				h.log.Warn("CLAUDE_ENV_FILE", "err", err)
+				o.log.Warn("CLAUDE_ENV_FILE", "err", err)
 			}
 		}
-		store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { h.log.Warn(msg) }}
+		store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { o.log.Warn(msg) }}
 		b, err := store.Binding(session)
 		if err != nil {
-			h.log.Error("session binding", "err", err)
+			o.log.Error("session binding", "err", err)
 		}
 		if err != nil || b.Empty() {
-			h.answer("")
+			o.answer("")
 			return
 		}
-		h.answer(claim.SessionText(ctx, cfg, newBeadsClient(o.Factory, cfg), store, b, h.payload.Source))
-		h.log.Info("session hook", "session", session, "epic", b.Epic, "source", h.payload.Source)
+		o.answer(claim.SessionText(ctx, cfg, newBeadsClient(o.Factory, cfg), store, b, o.payload.Source))
+		o.log.Info("session hook", "session", session, "epic", b.Epic, "source", o.payload.Source)
 	})
 }
 

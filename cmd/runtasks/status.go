@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -62,13 +63,24 @@ every 3 seconds; without a terminal, a new table on each change
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = cmp.Or(opts.Session, sessionFromEnv(f.Getenv))
-			opts.TTY = opts.Watch && terminal(f.In, f.Out)
+			in, ok := f.In.(*os.File)
+			opts.TTY = opts.Watch && ok && headless.IsTerminal(in) && headless.IsTerminal(f.Out)
 			opts.Store = &state.Store{Warn: f.warn}
 			cfg, _, err := f.LoadTrustedConfig(cmd, "")
 			if err != nil {
-				if err := opts.fallback(cmd, err); err != nil {
-					return err
+				// A broken file is exactly when a person needs to look: the
+				// state directory is --state-dir, else the default; without a
+				// project, err is the error.
+				root, _, ferr := f.findProject(nil, "")
+				if ferr != nil {
+					return exitCode(engine.ExitUsage, err)
 				}
+				opts.Store.Dir, _ = cmd.Flags().GetString("state-dir")
+				if opts.Store.Dir = cmp.Or(opts.Store.Dir, config.DefaultStateDir); !filepath.IsAbs(opts.Store.Dir) {
+					opts.Store.Dir = filepath.Join(root, opts.Store.Dir)
+				}
+				opts.ConfigError = err.Error()
+				f.warn("the configuration is broken, so runtasks is off for this project until it is fixed:\n" + err.Error())
 				return runStatus(cmd.Context(), opts)
 			}
 			opts.RunsDir, opts.Prices, opts.Store.Dir = headless.RunsDir(cfg), cfg.Usage.Prices, cfg.StateDir()
@@ -98,23 +110,6 @@ every 3 seconds; without a terminal, a new table on each change
   4  usage error: bad flags, a bad --jq expression, an --epic beads does
      not know (asked only when nothing is recorded for it)`)
 	return cmd
-}
-
-// fallback shows the state when the configuration cannot be read (cfgErr):
-// a broken file is exactly when a person needs to look. The state directory
-// is --state-dir, else the default; without a project, cfgErr is the error.
-func (o *statusOptions) fallback(cmd *cobra.Command, cfgErr error) error {
-	root, _, err := o.findProject(nil, "")
-	if err != nil {
-		return exitCode(engine.ExitUsage, cfgErr)
-	}
-	o.Store.Dir, _ = cmd.Flags().GetString("state-dir")
-	if o.Store.Dir = cmp.Or(o.Store.Dir, config.DefaultStateDir); !filepath.IsAbs(o.Store.Dir) {
-		o.Store.Dir = filepath.Join(root, o.Store.Dir)
-	}
-	o.ConfigError = cfgErr.Error()
-	o.warn("the configuration is broken, so runtasks is off for this project until it is fixed:\n" + cfgErr.Error())
-	return nil
 }
 
 func runStatus(ctx context.Context, o *statusOptions) error {

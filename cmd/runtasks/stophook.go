@@ -49,47 +49,40 @@ var stopHook = hookSpec{name: "stop-hook", event: hook.EventStop, unread: "stop 
 // runStopHook asks the engine whether the agent may stop; every problem
 // allows it.
 func runStopHook(ctx context.Context, o *hookOptions) error {
-	return runHook(ctx, o, stopHook, func(ctx context.Context, h *hookCall) {
-		cfg, logger := h.cfg, h.log
-		in, err := hook.Input(h.agent, h.payload, cfg.Workflow.DoneToken.Required)
+	return runHook(ctx, o, stopHook, func(ctx context.Context) {
+		in, err := hook.Input(o.agent, o.payload, o.cfg.Workflow.DoneToken.Required)
 		if err != nil {
-			logger.Warn("could not read the final message; judging without it", "err", err)
+			o.log.Warn("could not read the final message; judging without it", "err", err)
 		}
-		store := &state.Store{Dir: cfg.StateDir(), Warn: func(msg string) { logger.Warn(msg) }}
-		ports := o.Ports(cfg)
+		store := &state.Store{Dir: o.cfg.StateDir(), Warn: func(msg string) { o.log.Warn(msg) }}
+		ports := o.Ports(o.cfg)
 		ports.Usage = func(from usage.UsageMark) (usage.Usage, usage.UsageMark, error) {
-			return hook.Usage(h.agent, h.payload, from)
+			return hook.Usage(o.agent, o.payload, from)
 		}
 		// Notify goes after the answer: it never delays or changes the stop.
 		var notifyAfter func()
 		if o.Notify != nil {
-			send := o.Notify(h)
-			ports.Notify = func(in engine.Input, dec engine.Decision) { notifyAfter = func() { send(in, dec) } }
+			ports.Notify = func(in engine.Input, dec engine.Decision) { notifyAfter = func() { o.Notify(in, dec) } }
 		}
-		dec, err := engine.Stop(ctx, store, cfg, engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, ports)
+		dec, err := engine.Stop(ctx, store, o.cfg, engine.StopRequest{Input: in, EpicFromFlag: o.EpicFlag}, ports)
 		if err != nil {
-			logger.Error("stop allowed", "err", err)
+			o.log.Error("stop allowed", "err", err)
 		}
-		logDecision(logger, in.SessionID, dec)
-		dec.SystemMessage = joinMessages(h.notice, dec.SystemMessage)
-		h.Out.Write(hook.EncodeStop(h.agent, dec))
+		lvl := log.InfoLevel
+		switch {
+		case dec.Outcome == state.OutcomeNotDriven:
+			lvl = log.DebugLevel
+		case dec.Outcome.Class() == state.ClassError:
+			lvl = log.WarnLevel
+		}
+		o.log.Log(lvl, "decision", "session", in.SessionID, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
+		for _, a := range dec.Actions {
+			o.log.Warn("beads changed", "session", in.SessionID, "epic", dec.Epic, "action", a)
+		}
+		dec.SystemMessage = joinMessages(o.notice, dec.SystemMessage)
+		o.Out.Write(hook.EncodeStop(o.agent, dec))
 		if notifyAfter != nil {
 			notifyAfter()
 		}
 	})
-}
-
-// logDecision logs one decision of the engine.
-func logDecision(logger *log.Logger, session string, dec engine.Decision) {
-	lvl := log.InfoLevel
-	switch {
-	case dec.Outcome == state.OutcomeNotDriven:
-		lvl = log.DebugLevel
-	case dec.Outcome.Class() == state.ClassError:
-		lvl = log.WarnLevel
-	}
-	logger.Log(lvl, "decision", "session", session, "epic", dec.Epic, "outcome", dec.Outcome, "block", dec.Block, "cycle", dec.Cycle, "why", dec.Why)
-	for _, a := range dec.Actions {
-		logger.Warn("beads changed", "session", session, "epic", dec.Epic, "action", a)
-	}
 }

@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"golang.org/x/term"
 
-	"github.com/runtasks/runtasks/internal/headless"
 	"github.com/runtasks/runtasks/internal/state"
 	"github.com/runtasks/runtasks/internal/status"
 	"github.com/runtasks/runtasks/internal/watch"
@@ -115,10 +111,4 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 		return nil
 	}
 	return err
-}
-
-// terminal reports whether both stdin and stdout are a terminal.
-func terminal(in io.Reader, out io.Writer) bool {
-	fi, ok := in.(*os.File)
-	return ok && term.IsTerminal(int(fi.Fd())) && headless.IsTerminal(out)
 }
