@@ -1,7 +1,6 @@
 package headless
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -215,15 +214,15 @@ type screen struct {
 	tty   bool
 	width func() int
 	lines []string
-	part  [][]byte // a worker's unfinished line
 	drawn bool
 }
 
 func newScreen(out io.Writer, tty bool, n int, width func() int) *screen {
-	return &screen{out: out, tty: tty, width: width, lines: make([]string, n), part: make([][]byte, n)}
+	return &screen{out: out, tty: tty, width: width, lines: make([]string, n)}
 }
 
-// slotWriter is worker i's output: its lines on the screen.
+// slotWriter is worker i's output: its lines on the screen. Its writer,
+// the worker's progress, writes whole lines.
 type slotWriter struct {
 	s *screen
 	i int
@@ -233,15 +232,8 @@ func (w slotWriter) Write(p []byte) (int, error) {
 	s := w.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	buf := append(s.part[w.i], p...)
-	for {
-		nl := bytes.IndexByte(buf, '\n')
-		if nl < 0 {
-			break
-		}
-		line := Clean(string(buf[:nl]))
-		buf = buf[nl+1:]
-		if strings.TrimSpace(line) == "" {
+	for line := range strings.Lines(string(p)) {
+		if line = Clean(strings.TrimSuffix(line, "\n")); strings.TrimSpace(line) == "" {
 			continue
 		}
 		s.lines[w.i] = line
@@ -249,7 +241,6 @@ func (w slotWriter) Write(p []byte) (int, error) {
 			fmt.Fprintf(s.out, "w%d %s\n", w.i+1, line)
 		}
 	}
-	s.part[w.i] = append([]byte(nil), buf...)
 	if s.tty {
 		s.redraw()
 	}

@@ -41,9 +41,9 @@ const (
 
 // WorkerOptions configure runtasks run --workers N.
 type WorkerOptions struct {
-	N         int           // agent loops in parallel, each in a worktree per task
+	N         int           // agent loops in parallel (1 or more), each in a worktree per task
 	Actor     string        // the base of the workers' bd actors (actor@<run id>-w<i>)
-	Heartbeat time.Duration // how often a worker renews its task's lease
+	Heartbeat time.Duration // how often a worker renews its task's lease (more than 0)
 	IdlePoll  time.Duration // the wait when nothing is ready but work remains
 	// AllowDirty starts the workers on a main work tree with changes to tracked files.
 	AllowDirty bool
@@ -74,16 +74,11 @@ type worker struct {
 // task back when the agent did not close it, and asks engine.Stop whether
 // to go on. Each worker has its own run folder (<run id>-w<i>) and session.
 func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error) {
-	if wo.N < 1 {
-		return Result{Code: engine.ExitUsage}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
-	}
 	bd, ok := o.Beads.(WorkerBeads)
 	if !ok {
 		return Result{Code: engine.ExitFailed}, errors.New("workers need claims and leases from beads")
 	}
-	wo.Heartbeat = cmp.Or(wo.Heartbeat, DefaultHeartbeat)
 	wo.IdlePoll = cmp.Or(wo.IdlePoll, DefaultIdlePoll)
-	wo.Actor = cmp.Or(wo.Actor, "runtasks")
 	o = o.withDefaults()
 	bk := &book{failures: map[string]int{}, kept: map[string]string{}, notify: o.Ports.Notify}
 	o.Ports.Notify = onceEach(o.Ports.Notify)
@@ -205,20 +200,20 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	var said time.Time
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
-			return dec, nil, ended(w.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
+			return dec, nil, ended(w.end(engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
 		task, lost, err := w.claim(ctx, n > 0 || w.view.now(w.epic) == nil) // the first try uses the cycle's moment
 		switch {
 		case ctx.Err() != nil:
 			continue
 		case errors.Is(err, errOmitted):
-			return dec, nil, ended(w.end(ctx, engine.ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
+			return dec, nil, ended(w.end(engine.ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
 		case err != nil:
 			// A busy store or a server away for a moment is waited out a few
 			// times; any other bd failure ends the worker (never "no work").
 			why := "beads error: " + oneLine(err.Error(), 300)
 			if failures++; failures > maxBeadsRetries || !transient(err) {
-				return dec, nil, ended(w.end(ctx, engine.ExitFailed, state.OutcomeBeadsError, why, err))
+				return dec, nil, ended(w.end(engine.ExitFailed, state.OutcomeBeadsError, why, err))
 			}
 			w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
 		case task != nil:
@@ -235,7 +230,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 					return dec, nil, out
 				}
 			} else if err != nil && ctx.Err() == nil {
-				return dec, nil, ended(w.end(ctx, engine.ExitFailed, state.OutcomeError, err.Error(), err))
+				return dec, nil, ended(w.end(engine.ExitFailed, state.OutcomeError, err.Error(), err))
 			}
 			why := "waiting: nothing ready to claim; " + d.Why
 			w.p.Busy(why)
