@@ -107,7 +107,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 
 	waitErr, stopping := r.supervise(ctx, g, exited)
 	r.agentRunning.Store(false)
-	r.p.Busy("agent exited; reading beads")
+	r.p.Action("agent exited; reading beads", true)
 	// The agent is gone; end what it left in its group, and the stream.
 	linger := 2 * time.Second // for what it left in its group, after SIGTERM
 	if stopping {
@@ -180,7 +180,7 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 				interrupt = r.parent.Done()
 			}
 			r.p.Printf("%s · %s", r.p.head(), why)
-			r.p.Busy(why)
+			r.p.Action(why, true)
 			g.Signal(shell.Interrupt)
 			graceOver = time.After(r.o.Grace)
 		case <-graceOver:
@@ -230,7 +230,7 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 				r.log.Debug("agent output is not an event", "line", oneLine(string(line[:min(len(line), 400)]), 200), "err", perr)
 			} else {
 				sum.Add(ev)
-				r.p.Action(ev.Action)
+				r.p.Action(ev.Action, false)
 			}
 		}
 		line = line[:0]

@@ -161,8 +161,9 @@ func (p *progress) Cycle(n, max int) {
 	p.mu.Unlock()
 }
 
-// Action shows the agent's current action (plain mode: a line, repeats skipped).
-func (p *progress) Action(a string) {
+// Action shows the agent's current action (plain mode: a line, repeats
+// skipped) or, busy, what runtasks itself is doing (on the live line only).
+func (p *progress) Action(a string, busy bool) {
 	a = oneLine(a, 200)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -171,17 +172,9 @@ func (p *progress) Action(a string) {
 	}
 	p.action = a
 	p.redraw()
-	if !p.tty {
+	if !p.tty && !busy {
 		fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
 	}
-}
-
-// Busy shows what runtasks itself is doing on the live line (not in plain mode).
-func (p *progress) Busy(a string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.action = oneLine(a, 200)
-	p.redraw()
 }
 
 func (p *progress) Tally(closed, total int) {

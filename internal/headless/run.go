@@ -40,7 +40,7 @@ type Beads interface {
 
 // Options configure one run.
 type Options struct {
-	Config  *config.Config // names the epic and the agent; the loop's rules are the engine's
+	Config  *config.Config // required: names the epic and the agent; the loop's rules are the engine's
 	Args    []string       // the user's extra agent arguments
 	Beads   Beads
 	Ports   engine.Ports // each cycle's end goes through engine.Stop; each notify event is handed on once
@@ -162,9 +162,6 @@ func (o Options) withDefaults() Options {
 
 func newRunner(o Options) (*runner, error) {
 	cfg := o.Config
-	if cfg == nil {
-		return nil, errors.New("no configuration")
-	}
 	o = o.withDefaults()
 	runs := RunsDir(cfg)
 	if o.RunID == "" {

@@ -84,9 +84,6 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	o.Ports.Notify = onceEach(o.Ports.Notify)
 	o.RunID = cmp.Or(o.RunID, o.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(os.Getpid()))
 	cfg := o.Config
-	if cfg == nil {
-		return Result{Code: engine.ExitFailed}, errors.New("no configuration")
-	}
 	repo := git.Repo{Dir: cfg.Root}
 	wts, err := repo.Worktrees(ctx)
 	if err != nil || len(wts) == 0 {
@@ -233,7 +230,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 				return dec, nil, ended(w.end(engine.ExitFailed, state.OutcomeError, err.Error(), err))
 			}
 			why := "waiting: nothing ready to claim; " + d.Why
-			w.p.Busy(why)
+			w.p.Action(why, true)
 			if now := w.o.Now(); now.Sub(said) >= time.Minute {
 				said = now
 				w.p.Printf("%s · %s", w.p.head(), why)
@@ -256,7 +253,7 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 			return nil, false, err
 		}
 	}
-	w.p.Busy("reclaiming expired leases, claiming")
+	w.p.Action("reclaiming expired leases, claiming", true)
 	sub, err := w.view.Subtree(ctx, w.epic)
 	if err != nil {
 		return nil, false, err
@@ -281,14 +278,12 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 				ids = append(ids, t.ID)
 			}
 		}
-		if len(ids) > 0 {
-			got, err := w.bd.Reclaim(ctx, ids...)
-			if err != nil {
-				return nil, false, err
-			}
-			if len(got) > 0 {
-				w.p.Printf("%s · reclaimed expired lease(s): %s", w.p.head(), strings.Join(got, ", "))
-			}
+		got, err := w.bd.Reclaim(ctx, ids...) // none: no bd call
+		if err != nil {
+			return nil, false, err
+		}
+		if len(got) > 0 {
+			w.p.Printf("%s · reclaimed expired lease(s): %s", w.p.head(), strings.Join(got, ", "))
 		}
 	}
 	ready, err := w.view.Ready(ctx, w.epic)
