@@ -113,9 +113,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	if stopping {
 		linger = 300 * time.Millisecond
 	}
-	if g.Alive() {
-		g.Signal(shell.Terminate)
-	}
+	g.Signal(shell.Terminate) // a no-op on an empty group
 	select {
 	case <-read:
 	case <-time.After(linger):

@@ -104,10 +104,9 @@ func (w *worker) conflicted(ctx context.Context, task beads.Issue) (note string,
 	return "", true
 }
 
-// summary prints the worktrees kept and returns the final line's account of conflicts.
+// summary prints the worktrees kept and returns the final line's account
+// of conflicts, once every worker ended (no lock).
 func (b *book) summary(out io.Writer, w *worker) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	for _, id := range slices.Sorted(maps.Keys(b.kept)) {
 		fmt.Fprintf(out, "runtasks run: kept worktree %s of %s (%s)\n", claim.Rel(w.cfg.Root, w.wtPath(id)), id, strings.TrimPrefix(b.kept[id], "blocked: "))
 	}
