@@ -74,10 +74,7 @@ type worker struct {
 // task back when the agent did not close it, and asks engine.Stop whether
 // to go on. Each worker has its own run folder (<run id>-w<i>) and session.
 func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error) {
-	bd, ok := o.Beads.(WorkerBeads)
-	if !ok {
-		return Result{Code: engine.ExitFailed}, errors.New("workers need claims and leases from beads")
-	}
+	bd := o.Beads.(WorkerBeads) // a *beads.Client
 	wo.IdlePoll = cmp.Or(wo.IdlePoll, DefaultIdlePoll)
 	o = o.withDefaults()
 	bk := &book{failures: map[string]int{}, kept: map[string]string{}, notify: o.Ports.Notify}
@@ -199,7 +196,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 		if ctx.Err() != nil {
 			return dec, nil, ended(w.end(engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
-		task, lost, err := w.claim(ctx, n > 0 || w.view.now(w.epic) == nil) // the first try uses the cycle's moment
+		task, lost, err := w.claim(ctx, n > 0 || w.view.m == nil) // the first try uses the cycle's moment
 		switch {
 		case ctx.Err() != nil:
 			continue
