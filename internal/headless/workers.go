@@ -333,11 +333,7 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 // work runs the agent on the task in its worktree, renewing the lease.
 func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRecord, Summary, error) {
 	path, branch := w.wtPath(task.ID), "agent/"+task.ID
-	err := w.repo.AddWorktree(ctx, path, branch)
-	var note string
-	if err == nil {
-		note, err = w.prepare(ctx, task.ID, path, branch)
-	}
+	note, err := w.prepare(ctx, task.ID, path, branch)
 	if err != nil {
 		return CycleRecord{N: cycle, StartedAt: w.o.Now(), ExitCode: -1}, Summary{}, fmt.Errorf("worktree for %s: %w", task.ID, err)
 	}
