@@ -34,11 +34,10 @@ func (b *book) set(id, ended string) {
 	b.kept[id] = ended
 }
 
-// prepare makes or reuses a task's worktree and readies it for its agent:
-// uncommitted changes an earlier agent left are stashed, and the branch is
-// brought up to date with the base: started over from it when it holds
-// nothing new, else the base merged into it. It returns what the agent
-// must know.
+// prepare makes or reuses a task's worktree for its agent: uncommitted
+// changes an earlier agent left are stashed, and the branch is brought up
+// to date with the base: started over from it when it holds nothing new,
+// else the base merged into it. It returns what the agent must know.
 func (w *worker) prepare(ctx context.Context, id, path, branch string) (note string, err error) {
 	if err := w.repo.AddWorktree(ctx, path, branch); err != nil {
 		return "", err

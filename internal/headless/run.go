@@ -232,11 +232,10 @@ func (r *runner) createDir() (int, error) {
 	if err := state.EnsureStateDir(r.cfg.StateDir()); err != nil {
 		return engine.ExitFailed, err
 	}
-	err := os.MkdirAll(filepath.Dir(r.dir), 0o700)
-	if err == nil {
-		err = os.Mkdir(r.dir, 0o700)
+	if err := os.MkdirAll(filepath.Dir(r.dir), 0o700); err != nil {
+		return engine.ExitFailed, fmt.Errorf("run folder: %w", err)
 	}
-	if errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(r.dir, 0o700); errors.Is(err, os.ErrExist) {
 		return engine.ExitUsage, r.taken()
 	} else if err != nil {
 		return engine.ExitFailed, fmt.Errorf("run folder: %w", err)
