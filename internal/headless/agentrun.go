@@ -67,7 +67,6 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	if err := os.WriteFile(filepath.Join(r.dir, PromptFile), []byte(prompt), 0o600); err != nil {
 		r.log.Warn("prompt record", "err", err)
 	}
-	args := Command(r.agent, prompt, resumeID, r.o.Args)
 	// The event stream's log and stderr's, readable by their owner only.
 	var logs [2]*os.File
 	for i, ext := range []string{".jsonl", ".stderr"} {
@@ -85,7 +84,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	}
 	defer pr.Close()
 
-	cmd := exec.Command(r.bin, args...)
+	cmd := exec.Command(r.bin, Command(r.agent, prompt, resumeID, r.o.Args)...)
 	cmd.Dir = cmp.Or(r.workDir, r.cfg.Root)
 	cmd.Env = r.o.Environ
 	cmd.Stdout, cmd.Stderr = pw, stderr

@@ -3,7 +3,6 @@ package headless
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os/exec"
 	"slices"
@@ -138,8 +137,3 @@ func unready(sub, ready []beads.Issue) (omitted, straddled []beads.Issue) {
 
 // errOmitted: a task counted ready that bd will not hand out.
 var errOmitted = errors.New("a task bd will not hand out")
-
-func omitted(is beads.Issue, err error) error {
-	return fmt.Errorf("%w: %s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
-		errOmitted, is.ID, err, is.Status, is.Assignee)
-}

@@ -313,7 +313,8 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 			case transient(err) || !slices.ContainsFunc(w.view.omitted, func(o beads.Issue) bool { return o.ID == is.ID }):
 				return nil, false, err
 			default: // bd will not hand out a task its ready list omits
-				return nil, false, omitted(shown, err)
+				return nil, false, fmt.Errorf("%w: %s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
+					errOmitted, shown.ID, err, shown.Status, shown.Assignee)
 			}
 		}
 		if err == nil {
