@@ -264,12 +264,3 @@ func (s *screen) around(write func()) {
 	}
 	write()
 }
-
-// done leaves the last lines on the terminal.
-func (s *screen) done() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tty && !s.drawn {
-		s.redraw()
-	}
-}

@@ -329,9 +329,7 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 		return dec, ended(r.end(engine.ExitFailed, state.OutcomeError, err.Error(), err))
 	}
 	r.state.Cycle, r.state.MaxCycles = dec.Cycle, dec.Max
-	if !dec.Deadline.IsZero() {
-		r.state.Deadline = dec.Deadline
-	}
+	r.state.Deadline = cmp.Or(dec.Deadline, r.state.Deadline) // zero: no max_duration
 	if last != nil || !dec.Block {
 		r.tally(ctx, last) // other workers closed tasks too
 	}

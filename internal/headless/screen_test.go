@@ -13,7 +13,6 @@ func TestScreen(t *testing.T) {
 		w1, w2 := slotWriter{s, 0}, slotWriter{s, 1}
 		w2.Write([]byte("cycle 1 · waiting\n"))
 		w1.Write([]byte("cycle 1 · claimed x-1\x1b[31m\n\n"))
-		s.done()
 		want := "w2 cycle 1 · waiting\nw1 cycle 1 · claimed x-1\n"
 		if out.String() != want {
 			t.Errorf("output %q, want %q", out.String(), want)

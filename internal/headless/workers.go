@@ -121,7 +121,6 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		wg.Go(func() { results[i], errs[i] = w.loop(ctx) })
 	}
 	wg.Wait()
-	screen.done()
 	res := Result{Code: engine.ExitOK, Outcome: results[0].Outcome}
 	rank := map[int]int{engine.ExitOK: 0, engine.ExitWorkLeft: 1, engine.ExitNeedsPerson: 2, engine.ExitUsage: 3, engine.ExitFailed: 4, engine.ExitInterrupted: 5}
 	var err1 error
