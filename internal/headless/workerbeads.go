@@ -11,11 +11,10 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 )
 
-// moments answers a worker's queries, the engine's and the tally from one
-// beads.Moment per cycle (two bd calls; the claim is the third: the moment
-// holds the whole store), read by refresh and dropped (m nil) after a
-// write. Without a moment every query goes to bd. Only its worker's
-// goroutine uses it.
+// moments answers a worker's queries, the engine's and the tally, from one
+// beads.Moment per cycle (the whole store in two bd calls; the claim is the
+// third), read by refresh and dropped (m nil) after a write. Without a
+// moment every query goes to bd. Only its worker's goroutine uses it.
 type moments struct {
 	WorkerBeads
 	epic    string
