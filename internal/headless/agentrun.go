@@ -67,7 +67,6 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	if err := os.WriteFile(filepath.Join(r.dir, PromptFile), []byte(prompt), 0o600); err != nil {
 		r.log.Warn("prompt record", "err", err)
 	}
-	args := Command(r.agent, prompt, resumeID, r.o.Args)
 	// The event stream's log and stderr's, readable by their owner only.
 	var logs [2]*os.File
 	for i, ext := range []string{".jsonl", ".stderr"} {
@@ -85,7 +84,7 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 	}
 	defer pr.Close()
 
-	cmd := exec.Command(r.bin, args...)
+	cmd := exec.Command(r.bin, Command(r.agent, prompt, resumeID, r.o.Args)...)
 	cmd.Dir = cmp.Or(r.workDir, r.cfg.Root)
 	cmd.Env = r.o.Environ
 	cmd.Stdout, cmd.Stderr = pw, stderr
@@ -107,15 +106,13 @@ func (r *runner) runAgent(ctx context.Context, cycle int, prompt, resumeID strin
 
 	waitErr, stopping := r.supervise(ctx, g, exited)
 	r.agentRunning.Store(false)
-	r.p.Busy("agent exited; reading beads")
+	r.p.Action("agent exited; reading beads", true)
 	// The agent is gone; end what it left in its group, and the stream.
 	linger := 2 * time.Second // for what it left in its group, after SIGTERM
 	if stopping {
 		linger = 300 * time.Millisecond
 	}
-	if g.Alive() {
-		g.Signal(shell.Terminate)
-	}
+	g.Signal(shell.Terminate) // a no-op on an empty group
 	select {
 	case <-read:
 	case <-time.After(linger):
@@ -180,7 +177,7 @@ func (r *runner) supervise(ctx context.Context, g *shell.Group, exited <-chan er
 				interrupt = r.parent.Done()
 			}
 			r.p.Printf("%s · %s", r.p.head(), why)
-			r.p.Busy(why)
+			r.p.Action(why, true)
 			g.Signal(shell.Interrupt)
 			graceOver = time.After(r.o.Grace)
 		case <-graceOver:
@@ -230,7 +227,7 @@ func (r *runner) readEvents(src io.Reader, log io.Writer, parse Parser, sum *Sum
 				r.log.Debug("agent output is not an event", "line", oneLine(string(line[:min(len(line), 400)]), 200), "err", perr)
 			} else {
 				sum.Add(ev)
-				r.p.Action(ev.Action)
+				r.p.Action(ev.Action, false)
 			}
 		}
 		line = line[:0]

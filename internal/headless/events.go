@@ -157,11 +157,9 @@ func ParseClaude(line []byte) (Event, error) {
 	return Event{}, nil
 }
 
-func claudeBlocks(raw json.RawMessage) []claudeBlock {
-	var blocks []claudeBlock
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil // a string content: a prompt or hook feedback
-	}
+// claudeBlocks reads a content array; a string content (a prompt or hook
+// feedback) has none.
+func claudeBlocks(raw json.RawMessage) (blocks []claudeBlock) {
 	_ = json.Unmarshal(raw, &blocks)
 	return blocks
 }

@@ -34,11 +34,14 @@ func (b *book) set(id, ended string) {
 	b.kept[id] = ended
 }
 
-// prepare readies a task's worktree for its agent: uncommitted changes an
-// earlier agent left are stashed, and the branch is brought up to date
-// with the base: started over from it when it holds nothing new, else the
-// base merged into it. It returns what the agent must know.
+// prepare makes or reuses a task's worktree for its agent: uncommitted
+// changes an earlier agent left are stashed, and the branch is brought up
+// to date with the base: started over from it when it holds nothing new,
+// else the base merged into it. It returns what the agent must know.
 func (w *worker) prepare(ctx context.Context, id, path, branch string) (note string, err error) {
+	if err := w.repo.AddWorktree(ctx, path, branch); err != nil {
+		return "", err
+	}
 	wt := git.Repo{Dir: path}
 	if stashed, err := wt.Stash(ctx, "runtasks: left uncommitted by an earlier agent on "+id); err != nil {
 		return "", err
@@ -104,10 +107,9 @@ func (w *worker) conflicted(ctx context.Context, task beads.Issue) (note string,
 	return "", true
 }
 
-// summary prints the worktrees kept and returns the final line's account of conflicts.
+// summary prints the worktrees kept and returns the final line's account
+// of conflicts, once every worker ended (no lock).
 func (b *book) summary(out io.Writer, w *worker) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	for _, id := range slices.Sorted(maps.Keys(b.kept)) {
 		fmt.Fprintf(out, "runtasks run: kept worktree %s of %s (%s)\n", claim.Rel(w.cfg.Root, w.wtPath(id)), id, strings.TrimPrefix(b.kept[id], "blocked: "))
 	}

@@ -1,7 +1,6 @@
 package headless
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -162,8 +161,9 @@ func (p *progress) Cycle(n, max int) {
 	p.mu.Unlock()
 }
 
-// Action shows the agent's current action (plain mode: a line, repeats skipped).
-func (p *progress) Action(a string) {
+// Action shows the agent's current action (plain mode: a line, repeats
+// skipped) or, busy, what runtasks itself is doing (on the live line only).
+func (p *progress) Action(a string, busy bool) {
 	a = oneLine(a, 200)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -172,17 +172,9 @@ func (p *progress) Action(a string) {
 	}
 	p.action = a
 	p.redraw()
-	if !p.tty {
+	if !p.tty && !busy {
 		fmt.Fprintln(p.out, p.head()+" · "+oneLine(a, 120))
 	}
-}
-
-// Busy shows what runtasks itself is doing on the live line (not in plain mode).
-func (p *progress) Busy(a string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.action = oneLine(a, 200)
-	p.redraw()
 }
 
 func (p *progress) Tally(closed, total int) {
@@ -215,15 +207,15 @@ type screen struct {
 	tty   bool
 	width func() int
 	lines []string
-	part  [][]byte // a worker's unfinished line
 	drawn bool
 }
 
 func newScreen(out io.Writer, tty bool, n int, width func() int) *screen {
-	return &screen{out: out, tty: tty, width: width, lines: make([]string, n), part: make([][]byte, n)}
+	return &screen{out: out, tty: tty, width: width, lines: make([]string, n)}
 }
 
-// slotWriter is worker i's output: its lines on the screen.
+// slotWriter is worker i's output: its lines on the screen. Its writer,
+// the worker's progress, writes whole lines.
 type slotWriter struct {
 	s *screen
 	i int
@@ -233,15 +225,8 @@ func (w slotWriter) Write(p []byte) (int, error) {
 	s := w.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	buf := append(s.part[w.i], p...)
-	for {
-		nl := bytes.IndexByte(buf, '\n')
-		if nl < 0 {
-			break
-		}
-		line := Clean(string(buf[:nl]))
-		buf = buf[nl+1:]
-		if strings.TrimSpace(line) == "" {
+	for line := range strings.Lines(string(p)) {
+		if line = Clean(strings.TrimSuffix(line, "\n")); strings.TrimSpace(line) == "" {
 			continue
 		}
 		s.lines[w.i] = line
@@ -249,7 +234,6 @@ func (w slotWriter) Write(p []byte) (int, error) {
 			fmt.Fprintf(s.out, "w%d %s\n", w.i+1, line)
 		}
 	}
-	s.part[w.i] = append([]byte(nil), buf...)
 	if s.tty {
 		s.redraw()
 	}
@@ -279,13 +263,4 @@ func (s *screen) around(write func()) {
 		defer s.redraw()
 	}
 	write()
-}
-
-// done leaves the last lines on the terminal.
-func (s *screen) done() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tty && !s.drawn {
-		s.redraw()
-	}
 }

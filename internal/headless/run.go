@@ -40,7 +40,7 @@ type Beads interface {
 
 // Options configure one run.
 type Options struct {
-	Config  *config.Config // names the epic and the agent; the loop's rules are the engine's
+	Config  *config.Config // required: names the epic and the agent; the loop's rules are the engine's
 	Args    []string       // the user's extra agent arguments
 	Beads   Beads
 	Ports   engine.Ports // each cycle's end goes through engine.Stop; each notify event is handed on once
@@ -162,9 +162,6 @@ func (o Options) withDefaults() Options {
 
 func newRunner(o Options) (*runner, error) {
 	cfg := o.Config
-	if cfg == nil {
-		return nil, errors.New("no configuration")
-	}
 	o = o.withDefaults()
 	runs := RunsDir(cfg)
 	if o.RunID == "" {
@@ -260,11 +257,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	t, err := r.o.Beads.Tally(ctx, r.epic)
 	if ctx.Err() != nil {
-		return r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
+		return r.end(engine.ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
 	}
 	if err != nil {
 		// bd failing, or no such epic, before any agent ran: setup.
-		return r.end(ctx, engine.ExitUsage, state.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
+		return r.end(engine.ExitUsage, state.OutcomeBeadsError, "beads error: "+oneLine(err.Error(), 300), fmt.Errorf("epic %s: %w", r.epic, err))
 	}
 	r.state.ClosedAtStart, r.state.Closed, r.state.Total = t.Closed, t.Closed, t.Total
 	r.p.closedAtStart = t.Closed
@@ -310,10 +307,10 @@ func (r *runner) agentCycle(ctx context.Context, dec engine.Decision, note strin
 	switch {
 	case ctx.Err() != nil:
 		r.tally(ctx, last)
-		return last, sum, ended(r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
+		return last, sum, ended(r.end(engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
 	case runErr != nil:
 		r.tally(ctx, last)
-		return last, sum, ended(r.end(ctx, engine.ExitFailed, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", rec.N, runErr)))
+		return last, sum, ended(r.end(engine.ExitFailed, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", rec.N, runErr)))
 	}
 	return last, sum, nil
 }
@@ -327,14 +324,12 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 	case ctx.Err() != nil:
 		// Ctrl-C while beads was read: the decision is not to be trusted.
 		r.tally(ctx, last)
-		return dec, ended(r.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
+		return dec, ended(r.end(engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
 	case err != nil:
-		return dec, ended(r.end(ctx, engine.ExitFailed, state.OutcomeError, err.Error(), err))
+		return dec, ended(r.end(engine.ExitFailed, state.OutcomeError, err.Error(), err))
 	}
 	r.state.Cycle, r.state.MaxCycles = dec.Cycle, dec.Max
-	if !dec.Deadline.IsZero() {
-		r.state.Deadline = dec.Deadline
-	}
+	r.state.Deadline = cmp.Or(dec.Deadline, r.state.Deadline) // zero: no max_duration
 	if last != nil || !dec.Block {
 		r.tally(ctx, last) // other workers closed tasks too
 	}
@@ -349,7 +344,15 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 		r.save()
 		return dec, nil
 	}
-	return dec, ended(r.finish(ctx, dec))
+	// An ending decision exits with its class's status.
+	code, err := engine.ExitStatus(dec.Outcome.Class()), error(nil)
+	switch dec.Outcome.Class() {
+	case state.ClassError:
+		err = errors.New(dec.Why)
+	case state.ClassIgnored:
+		code, err = engine.ExitFailed, fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why)
+	}
+	return dec, ended(r.end(code, dec.Outcome, dec.Why, err))
 }
 
 // stop is engine.Stop for the end of a cycle (sum) under the run's session.
@@ -373,32 +376,31 @@ func (r *runner) count() string { return fmt.Sprintf("%d/%d", r.state.Cycle, r.s
 
 func ended(res Result, err error) *over { return &over{res, err} }
 
-// finish maps an ending decision to the run's exit status (its class's).
-func (r *runner) finish(ctx context.Context, dec engine.Decision) (Result, error) {
-	code := engine.ExitStatus(dec.Outcome.Class())
-	switch {
-	case dec.Outcome.Class() == state.ClassError:
-		return r.end(ctx, code, dec.Outcome, dec.Why, errors.New(dec.Why))
-	case dec.Outcome.Class() == state.ClassIgnored:
-		return r.end(ctx, engine.ExitFailed, dec.Outcome, dec.Why, fmt.Errorf("the engine did not drive the run (%s: %s)", dec.Outcome, dec.Why))
-	}
-	return r.end(ctx, code, dec.Outcome, dec.Why, nil)
-}
-
 // ends are each exit status's run.json status and word in the last line.
 var ends = map[int]struct{ status, word string }{
 	engine.ExitOK: {"complete", "complete"}, engine.ExitFailed: {"error", "failed"}, engine.ExitWorkLeft: {"limit", "stopped"},
 	engine.ExitNeedsPerson: {"needs_person", "needs a person"}, engine.ExitInterrupted: {"interrupted", "interrupted"}, engine.ExitUsage: {"error", "failed"},
 }
 
-// end records the run's end (an interrupt in the decision log too) and prints the last line.
-func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why string, err error) (Result, error) {
+// end records the run's end (an interrupt in the decision log too, for
+// runtasks status; the counters stay) and prints the last line.
+func (r *runner) end(code int, outcome state.Outcome, why string, err error) (Result, error) {
 	now := r.o.Now()
 	r.state.Status, r.state.Outcome, r.state.Why = ends[code].status, outcome, why
 	r.state.EndedAt, r.state.UpdatedAt = now, now
 	r.state.ExitCode = &code
 	if outcome == OutcomeInterrupted {
-		r.recordInterrupt(why)
+		in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession}
+		rec := engine.NewRecord(in, r.epic, engine.Decision{Outcome: outcome, Why: why, Cycle: r.state.Cycle, Max: r.state.MaxCycles}, now)
+		if _, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {
+			st.Last, st.UpdatedAt = &rec, now
+			return nil
+		}); err != nil {
+			r.log.Warn("state", "err", err)
+		}
+		if err := r.store.Append(rec); err != nil {
+			r.log.Warn("decision log", "err", err)
+		}
 	}
 	r.save()
 	r.p.Done()
@@ -407,23 +409,6 @@ func (r *runner) end(ctx context.Context, code int, outcome state.Outcome, why s
 	fmt.Fprintln(r.o.Out, Clean(fmt.Sprintf("runtasks run: epic %s %s after %d cycle(s) (%s): %d/%d closed (%+d this run): %s; exit %d",
 		r.epic, ends[code].word, res.Cycles, Elapsed(now.Sub(r.state.StartedAt)), r.state.Closed, r.state.Total, res.ClosedThisRun, why, code)))
 	return res, err
-}
-
-// recordInterrupt logs an interrupt for runtasks status; the counters stay.
-func (r *runner) recordInterrupt(why string) {
-	in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession}
-	now := r.o.Now()
-	dec := engine.Decision{Outcome: OutcomeInterrupted, Why: why, Cycle: r.state.Cycle, Max: r.state.MaxCycles}
-	rec := engine.NewRecord(in, r.epic, dec, now)
-	if _, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {
-		st.Last, st.UpdatedAt = &rec, now
-		return nil
-	}); err != nil {
-		r.log.Warn("state", "err", err)
-	}
-	if err := r.store.Append(rec); err != nil {
-		r.log.Warn("decision log", "err", err)
-	}
 }
 
 // tally reads closed/total into the run and c; a failure keeps the last numbers.

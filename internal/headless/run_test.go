@@ -237,7 +237,7 @@ func TestProgressTTY(t *testing.T) {
 	p.closedAtStart = 1
 	p.Cycle(2, 10)
 	p.Tally(2, 4)
-	p.Action("Bash: go test ./...")
+	p.Action("Bash: go test ./...", false)
 	p.Printf("a permanent line")
 	p.Done()
 	want := "\r\x1b[Kcycle 2/10 · 1:23 · [#####-----] 2/4 closed (+1 this run) · Bash: go test ./..."

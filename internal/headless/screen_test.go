@@ -11,10 +11,8 @@ func TestScreen(t *testing.T) {
 		var out bytes.Buffer
 		s := newScreen(&out, false, 2, nil)
 		w1, w2 := slotWriter{s, 0}, slotWriter{s, 1}
-		w1.Write([]byte("cycle 1 · claimed "))
 		w2.Write([]byte("cycle 1 · waiting\n"))
-		w1.Write([]byte("x-1\x1b[31m\n\n"))
-		s.done()
+		w1.Write([]byte("cycle 1 · claimed x-1\x1b[31m\n\n"))
 		want := "w2 cycle 1 · waiting\nw1 cycle 1 · claimed x-1\n"
 		if out.String() != want {
 			t.Errorf("output %q, want %q", out.String(), want)

@@ -3,7 +3,6 @@ package headless
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os/exec"
 	"slices"
@@ -12,10 +11,10 @@ import (
 	"github.com/runtasks/runtasks/internal/beads"
 )
 
-// moments answers a worker's queries, the engine's and the tally from one
-// beads.Moment per cycle (two bd calls; the claim is the third), read by
-// refresh and dropped by drop (nil). Without a moment every query goes to
-// bd. Only its worker's goroutine uses it.
+// moments answers a worker's queries, the engine's and the tally, from one
+// beads.Moment per cycle (the whole store in two bd calls; the claim is the
+// third), read by refresh and dropped (m nil) after a write. Without a
+// moment every query goes to bd. Only its worker's goroutine uses it.
 type moments struct {
 	WorkerBeads
 	epic    string
@@ -43,18 +42,11 @@ func (v *moments) refresh(ctx context.Context) error {
 	return err
 }
 
-func (v *moments) now(epic string) *beads.Moment {
-	if epic != v.epic {
-		return nil
-	}
-	return v.m
-}
-
 // Ready is bd's ready list, and the tasks it omits though their blockers
 // are closed: the engine and the claim count them alike.
 func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error) {
 	v.omitted = nil
-	if m := v.now(epic); m != nil {
+	if m := v.m; m != nil {
 		if in, ok := m.ReadyUnder(epic); ok {
 			v.omitted, _ = unready(m.Subtree(epic), in)
 			return append(in, v.omitted...), nil
@@ -66,21 +58,21 @@ func (v *moments) Ready(ctx context.Context, epic string) ([]beads.Issue, error)
 // Descendants answers the engine's stop audit: the epic and its subtree,
 // closed tasks too.
 func (v *moments) Descendants(ctx context.Context, epic string) (beads.Issue, []beads.Issue, error) {
-	if m := v.now(epic); m != nil {
+	if m := v.m; m != nil {
 		return m.Descendants(epic)
 	}
 	return v.WorkerBeads.Descendants(ctx, epic)
 }
 
 func (v *moments) Subtree(ctx context.Context, epic string) ([]beads.Issue, error) {
-	if m := v.now(epic); m != nil {
+	if m := v.m; m != nil {
 		return m.Subtree(epic), nil
 	}
 	return v.WorkerBeads.Subtree(ctx, epic)
 }
 
 func (v *moments) Show(ctx context.Context, id string) (beads.Issue, error) {
-	if m := v.now(v.epic); m != nil {
+	if m := v.m; m != nil {
 		if i := slices.IndexFunc(m.All, func(is beads.Issue) bool { return is.ID == id }); i >= 0 {
 			return m.All[i], nil
 		}
@@ -89,7 +81,7 @@ func (v *moments) Show(ctx context.Context, id string) (beads.Issue, error) {
 }
 
 func (v *moments) Tally(ctx context.Context, epic string) (beads.Tally, error) {
-	if m := v.now(epic); m != nil {
+	if m := v.m; m != nil {
 		return m.Tally(epic)
 	}
 	return v.WorkerBeads.Tally(ctx, epic)
@@ -144,8 +136,3 @@ func unready(sub, ready []beads.Issue) (omitted, straddled []beads.Issue) {
 
 // errOmitted: a task counted ready that bd will not hand out.
 var errOmitted = errors.New("a task bd will not hand out")
-
-func omitted(is beads.Issue, err error) error {
-	return fmt.Errorf("%w: %s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
-		errOmitted, is.ID, err, is.Status, is.Assignee)
-}

@@ -41,9 +41,9 @@ const (
 
 // WorkerOptions configure runtasks run --workers N.
 type WorkerOptions struct {
-	N         int           // agent loops in parallel, each in a worktree per task
+	N         int           // agent loops in parallel (1 or more), each in a worktree per task
 	Actor     string        // the base of the workers' bd actors (actor@<run id>-w<i>)
-	Heartbeat time.Duration // how often a worker renews its task's lease
+	Heartbeat time.Duration // how often a worker renews its task's lease (more than 0)
 	IdlePoll  time.Duration // the wait when nothing is ready but work remains
 	// AllowDirty starts the workers on a main work tree with changes to tracked files.
 	AllowDirty bool
@@ -74,24 +74,13 @@ type worker struct {
 // task back when the agent did not close it, and asks engine.Stop whether
 // to go on. Each worker has its own run folder (<run id>-w<i>) and session.
 func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error) {
-	if wo.N < 1 {
-		return Result{Code: engine.ExitUsage}, fmt.Errorf("--workers %d: want 1 or more", wo.N)
-	}
-	bd, ok := o.Beads.(WorkerBeads)
-	if !ok {
-		return Result{Code: engine.ExitFailed}, errors.New("workers need claims and leases from beads")
-	}
-	wo.Heartbeat = cmp.Or(wo.Heartbeat, DefaultHeartbeat)
+	bd := o.Beads.(WorkerBeads) // a *beads.Client
 	wo.IdlePoll = cmp.Or(wo.IdlePoll, DefaultIdlePoll)
-	wo.Actor = cmp.Or(wo.Actor, "runtasks")
 	o = o.withDefaults()
 	bk := &book{failures: map[string]int{}, kept: map[string]string{}, notify: o.Ports.Notify}
 	o.Ports.Notify = onceEach(o.Ports.Notify)
 	o.RunID = cmp.Or(o.RunID, o.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(os.Getpid()))
 	cfg := o.Config
-	if cfg == nil {
-		return Result{Code: engine.ExitFailed}, errors.New("no configuration")
-	}
 	repo := git.Repo{Dir: cfg.Root}
 	wts, err := repo.Worktrees(ctx)
 	if err != nil || len(wts) == 0 {
@@ -132,7 +121,6 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 		wg.Go(func() { results[i], errs[i] = w.loop(ctx) })
 	}
 	wg.Wait()
-	screen.done()
 	res := Result{Code: engine.ExitOK, Outcome: results[0].Outcome}
 	rank := map[int]int{engine.ExitOK: 0, engine.ExitWorkLeft: 1, engine.ExitNeedsPerson: 2, engine.ExitUsage: 3, engine.ExitFailed: 4, engine.ExitInterrupted: 5}
 	var err1 error
@@ -205,20 +193,20 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	var said time.Time
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
-			return dec, nil, ended(w.end(ctx, engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
+			return dec, nil, ended(w.end(engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
-		task, lost, err := w.claim(ctx, n > 0 || w.view.now(w.epic) == nil) // the first try uses the cycle's moment
+		task, lost, err := w.claim(ctx, n > 0 || w.view.m == nil) // the first try uses the cycle's moment
 		switch {
 		case ctx.Err() != nil:
 			continue
 		case errors.Is(err, errOmitted):
-			return dec, nil, ended(w.end(ctx, engine.ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
+			return dec, nil, ended(w.end(engine.ExitNeedsPerson, state.OutcomeEscalated, oneLine(err.Error(), 400), nil))
 		case err != nil:
 			// A busy store or a server away for a moment is waited out a few
 			// times; any other bd failure ends the worker (never "no work").
 			why := "beads error: " + oneLine(err.Error(), 300)
 			if failures++; failures > maxBeadsRetries || !transient(err) {
-				return dec, nil, ended(w.end(ctx, engine.ExitFailed, state.OutcomeBeadsError, why, err))
+				return dec, nil, ended(w.end(engine.ExitFailed, state.OutcomeBeadsError, why, err))
 			}
 			w.p.Printf("%s · %s; trying again (%d/%d)", w.p.head(), why, failures, maxBeadsRetries)
 		case task != nil:
@@ -235,10 +223,10 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 					return dec, nil, out
 				}
 			} else if err != nil && ctx.Err() == nil {
-				return dec, nil, ended(w.end(ctx, engine.ExitFailed, state.OutcomeError, err.Error(), err))
+				return dec, nil, ended(w.end(engine.ExitFailed, state.OutcomeError, err.Error(), err))
 			}
 			why := "waiting: nothing ready to claim; " + d.Why
-			w.p.Busy(why)
+			w.p.Action(why, true)
 			if now := w.o.Now(); now.Sub(said) >= time.Minute {
 				said = now
 				w.p.Printf("%s · %s", w.p.head(), why)
@@ -261,7 +249,7 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 			return nil, false, err
 		}
 	}
-	w.p.Busy("reclaiming expired leases, claiming")
+	w.p.Action("reclaiming expired leases, claiming", true)
 	sub, err := w.view.Subtree(ctx, w.epic)
 	if err != nil {
 		return nil, false, err
@@ -286,14 +274,12 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 				ids = append(ids, t.ID)
 			}
 		}
-		if len(ids) > 0 {
-			got, err := w.bd.Reclaim(ctx, ids...)
-			if err != nil {
-				return nil, false, err
-			}
-			if len(got) > 0 {
-				w.p.Printf("%s · reclaimed expired lease(s): %s", w.p.head(), strings.Join(got, ", "))
-			}
+		got, err := w.bd.Reclaim(ctx, ids...) // none: no bd call
+		if err != nil {
+			return nil, false, err
+		}
+		if len(got) > 0 {
+			w.p.Printf("%s · reclaimed expired lease(s): %s", w.p.head(), strings.Join(got, ", "))
 		}
 	}
 	ready, err := w.view.Ready(ctx, w.epic)
@@ -326,7 +312,8 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 			case transient(err) || !slices.ContainsFunc(w.view.omitted, func(o beads.Issue) bool { return o.ID == is.ID }):
 				return nil, false, err
 			default: // bd will not hand out a task its ready list omits
-				return nil, false, omitted(shown, err)
+				return nil, false, fmt.Errorf("%w: %s: ready with its blockers closed, but bd update --claim failed (%v); bd show: status %s, assignee %q",
+					errOmitted, shown.ID, err, shown.Status, shown.Assignee)
 			}
 		}
 		if err == nil {
@@ -346,11 +333,7 @@ func (w *worker) claim(ctx context.Context, refresh bool) (task *beads.Issue, lo
 // work runs the agent on the task in its worktree, renewing the lease.
 func (w *worker) work(ctx context.Context, cycle int, task beads.Issue) (CycleRecord, Summary, error) {
 	path, branch := w.wtPath(task.ID), "agent/"+task.ID
-	err := w.repo.AddWorktree(ctx, path, branch)
-	var note string
-	if err == nil {
-		note, err = w.prepare(ctx, task.ID, path, branch)
-	}
+	note, err := w.prepare(ctx, task.ID, path, branch)
 	if err != nil {
 		return CycleRecord{N: cycle, StartedAt: w.o.Now(), ExitCode: -1}, Summary{}, fmt.Errorf("worktree for %s: %w", task.ID, err)
 	}
