@@ -100,11 +100,7 @@ type hookSpec struct {
 // JSON, and every problem (a panic too) leaves the event to the agent, is
 // told to the person in a systemMessage and is logged on stderr.
 func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(context.Context)) error {
-	// Until the input names the agent: --agent, else Claude Code's protocol.
-	o.spec, o.agent = spec, hook.Claude
-	if hook.Known(o.Agent) {
-		o.agent = o.Agent
-	}
+	o.start(spec)
 	defer recoverHook(o)
 	p, err := hook.Parse(o.In)
 	if err != nil {
@@ -184,6 +180,15 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 // recoverHook ends a hook that panicked as every hook ends: exit status 0
 // (Claude Code reads 2 as "block"), the agent let go with a systemMessage,
 // the panic and its stack on stderr, which the agent's hook log keeps.
+// start names the hook and, until the input names the agent, its
+// protocol: --agent, else Claude Code's.
+func (o *hookOptions) start(spec hookSpec) {
+	o.spec, o.agent = spec, hook.Claude
+	if hook.Known(o.Agent) {
+		o.agent = o.Agent
+	}
+}
+
 func recoverHook(o *hookOptions) {
 	r := recover()
 	if r == nil {

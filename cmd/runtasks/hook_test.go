@@ -20,6 +20,11 @@ type panicTracker struct{ engine.Tracker }
 
 func (panicTracker) Ready(context.Context, string) ([]beads.Issue, error) { panic("boom in ready") }
 
+// panicReader panics when the hook reads its input.
+type panicReader struct{}
+
+func (panicReader) Read([]byte) (int, error) { panic("boom in read") }
+
 // TestHooksRecoverFromPanics injects a panic into each hook command: every
 // one exits 0 (returns nil), lets the agent go with a systemMessage, and
 // leaves the panic and its stack on stderr.
@@ -48,6 +53,10 @@ func TestHooksRecoverFromPanics(t *testing.T) {
 		}},
 		{"prompt-hook", func(in string, out, errw *bytes.Buffer) error {
 			return runPromptHook(context.Background(), &hookOptions{Factory: &Factory{In: strings.NewReader(in), Out: out, Err: errw}, LoadConfig: boomConfig})
+		}},
+		{"pre-tool-hook: reading panics", func(in string, out, errw *bytes.Buffer) error {
+			// Its fast path, before the preamble, reads the input.
+			return runPreToolHook(context.Background(), &hookOptions{Factory: &Factory{In: panicReader{}, Out: out, Err: errw}, LoadConfig: boomConfig})
 		}},
 		{"session-hook", func(in string, out, errw *bytes.Buffer) error {
 			return runSessionHook(context.Background(), &hookOptions{LoadConfig: boomConfig,

@@ -46,6 +46,10 @@ var preToolHook = hookSpec{name: "pre-tool-hook", event: hook.EventPreTool, unre
 // runPreToolHook allows every tool call but a close whose checks fail. A
 // call that closes nothing is allowed before any configuration is read.
 func runPreToolHook(ctx context.Context, o *hookOptions) error {
+	// Its fast path runs before runHook's: a panic here must allow the
+	// call too (a Go panic's exit status 2 would block it).
+	o.start(preToolHook)
+	defer recoverHook(o)
 	data, err := io.ReadAll(io.LimitReader(o.In, hook.MaxInput+1))
 	if err != nil {
 		data = nil
