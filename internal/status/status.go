@@ -299,10 +299,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 		}
 		for _, s := range rep.Sessions {
 			if s.Last != nil && len(s.Last.Actions) > 0 {
-				fmt.Fprintf(&b, "\nBeads changed at the last stop of %s:\n", Cell(s.Session, 40))
-				for _, a := range s.Last.Actions {
-					b.WriteString("  " + a + "\n")
-				}
+				fmt.Fprintf(&b, "\nBeads changed at the last stop of %s:\n  %s\n", Cell(s.Session, 40), strings.Join(s.Last.Actions, "\n  "))
 			}
 		}
 		var models []string
