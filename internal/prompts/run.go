@@ -33,9 +33,5 @@ func RunTemplate(dir, name string) (string, error) {
 			return "", fmt.Errorf("run template: %w", err)
 		}
 	}
-	b, err := files.ReadFile("run/" + name)
-	if err != nil {
-		return "", fmt.Errorf("run template %s: %w", name, err)
-	}
-	return string(b), nil
+	return Read("run/" + name) // every RunFiles name is embedded
 }

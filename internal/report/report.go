@@ -149,7 +149,6 @@ func Build(in Input) Report {
 		r.Done = append(r.Done, d)
 	}
 	slices.SortStableFunc(r.Done, func(a, b Done) int { return a.ClosedAt.Compare(b.ClosedAt) })
-	sessions := map[string]int{}
 	for i := range r.Cycles {
 		c := &r.Cycles[i]
 		c.Mark = markOf(*c)
@@ -157,10 +156,9 @@ func Build(in Input) Report {
 		if c.Outcome.Done() && !r.Complete {
 			r.Complete, r.CompletedAt = true, c.Time
 		}
-		k, ok := sessions[c.Session]
-		if !ok {
+		k := slices.IndexFunc(r.Sessions, func(s Session) bool { return s.ID == c.Session })
+		if k < 0 {
 			k = len(r.Sessions)
-			sessions[c.Session] = k
 			r.Sessions = append(r.Sessions, Session{ID: c.Session, Agent: c.Agent, Start: c.Time})
 		}
 		s := &r.Sessions[k]
@@ -207,24 +205,19 @@ func holder(is beads.Issue, recs []state.Record, runs []headless.RunState) strin
 // countedAt is the index of the decision a task closed at t by session is
 // counted at (see Done); -1 when there is none.
 func (r Report) countedAt(session string, t time.Time) int {
-	mine, own, after := -1, -1, -1
+	mine, own, after := 0, 0, 0 // 1 + an index; 0 for none
 	for i, c := range r.Cycles {
-		if !c.Time.Before(t) && after < 0 {
-			after = i
+		if !c.Time.Before(t) && after == 0 {
+			after = i + 1
 		}
 		if c.Session == session {
-			own = i
-			if !c.Time.Before(t) && mine < 0 {
-				mine = i
+			own = i + 1
+			if !c.Time.Before(t) && mine == 0 {
+				mine = i + 1
 			}
 		}
 	}
-	for _, k := range []int{mine, own, after} {
-		if k >= 0 {
-			return k
-		}
-	}
-	return len(r.Cycles) - 1
+	return cmp.Or(mine, own, after, len(r.Cycles)) - 1
 }
 
 func markOf(c Cycle) Mark {

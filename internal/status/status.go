@@ -207,25 +207,21 @@ func addTo(rows []usage.Row, at map[string]int, key string, row usage.Row, spent
 	return rows
 }
 
-func tokens(s *usage.Spent) string {
+// spentCells renders TOKENS and COST as tab-separated cells; COST is "-"
+// when nothing was recorded (TOKENS says so), "?" without a price, and
+// ends in "+" when some tokens are unpriced.
+func spentCells(s *usage.Spent) string {
 	if s == nil {
-		return "not recorded"
+		return "not recorded\t-"
 	}
-	return usage.FormatTokens(s.Total())
-}
-
-// cost is a cost cell: "-" nothing recorded (TOKENS says so), "?" no
-// price, "+" some unpriced.
-func cost(s *usage.Spent) string {
+	cost := usage.FormatCost(s.Cost)
 	switch {
-	case s == nil:
-		return "-"
 	case s.Cost == 0 && s.Unpriced > 0:
-		return "?"
+		cost = "?"
 	case s.Unpriced > 0:
-		return usage.FormatCost(s.Cost) + "+"
+		cost += "+"
 	}
-	return usage.FormatCost(s.Cost)
+	return usage.FormatTokens(s.Total()) + "\t" + cost
 }
 
 // JQ prints each result of a jq expression over the report: strings raw,
@@ -285,7 +281,7 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				Cell(s.Session, 40), Cell(s.Epic, 24), cycles(s.Cycle, s.MaxCycles),
-				Cell(outcome, 16), stop, countCells(counts), tokens(s.spent())+"\t"+cost(s.spent())+"\t"+when+"\t"+why)
+				Cell(outcome, 16), stop, countCells(counts), spentCells(s.spent())+"\t"+when+"\t"+why)
 		}
 		tw.Flush()
 		if len(rep.Epics) > 0 {
@@ -294,19 +290,16 @@ func Print(w io.Writer, o *Options, rep *Report, now time.Time, loc *time.Locati
 			fmt.Fprintln(tw, "EPIC\tTASK\tSTOPS\tINPUT\tOUTPUT\tCACHE R\tCACHE W\tTOKENS\tCOST")
 			for _, group := range [][]usage.Row{rep.Epics, rep.Tasks} {
 				for _, u := range group {
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", Cell(u.Epic, 24), Cell(u.Task, 24), u.Stops,
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", Cell(u.Epic, 24), Cell(u.Task, 24), u.Stops,
 						usage.FormatTokens(u.Input), usage.FormatTokens(u.Output), usage.FormatTokens(u.CacheRead),
-						usage.FormatTokens(u.CacheWrite), usage.FormatTokens(u.Total()), cost(&u.Spent))
+						usage.FormatTokens(u.CacheWrite), spentCells(&u.Spent))
 				}
 			}
 			tw.Flush()
 		}
 		for _, s := range rep.Sessions {
 			if s.Last != nil && len(s.Last.Actions) > 0 {
-				fmt.Fprintf(&b, "\nBeads changed at the last stop of %s:\n", Cell(s.Session, 40))
-				for _, a := range s.Last.Actions {
-					b.WriteString("  " + a + "\n")
-				}
+				fmt.Fprintf(&b, "\nBeads changed at the last stop of %s:\n  %s\n", Cell(s.Session, 40), strings.Join(s.Last.Actions, "\n  "))
 			}
 		}
 		var models []string
@@ -410,20 +403,16 @@ func Cell(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	runes := make([]rune, 0, min(len(s), n+1))
-	for _, r := range headless.Clean(s) {
-		if len(runes) > n {
-			break
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
 		}
-		if !unicode.IsPrint(r) {
-			r = '?'
-		}
-		runes = append(runes, r)
-	}
-	if len(runes) > n {
+		return '?'
+	}, headless.Clean(s))
+	if runes := []rune(s); len(runes) > n {
 		return strings.TrimRightFunc(string(runes[:n-1]), unicode.IsSpace) + "…"
 	}
-	return string(runes)
+	return s
 }
 
 // ago is a short relative time ("45s ago"), or the date after two days.
