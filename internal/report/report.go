@@ -149,6 +149,7 @@ func Build(in Input) Report {
 		r.Done = append(r.Done, d)
 	}
 	slices.SortStableFunc(r.Done, func(a, b Done) int { return a.ClosedAt.Compare(b.ClosedAt) })
+	sessions := map[string]int{} // session id → index in r.Sessions
 	for i := range r.Cycles {
 		c := &r.Cycles[i]
 		c.Mark = markOf(*c)
@@ -156,9 +157,10 @@ func Build(in Input) Report {
 		if c.Outcome.Done() && !r.Complete {
 			r.Complete, r.CompletedAt = true, c.Time
 		}
-		k := slices.IndexFunc(r.Sessions, func(s Session) bool { return s.ID == c.Session })
-		if k < 0 {
+		k, ok := sessions[c.Session]
+		if !ok {
 			k = len(r.Sessions)
+			sessions[c.Session] = k
 			r.Sessions = append(r.Sessions, Session{ID: c.Session, Agent: c.Agent, Start: c.Time})
 		}
 		s := &r.Sessions[k]
