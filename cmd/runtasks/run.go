@@ -76,14 +76,14 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
   runtasks run --epic bd-x7y8 --plain; echo "exit $?"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
-				return exitCode(1, fmt.Errorf("unexpected argument %q: agent arguments go after --", args[0]))
+				return exitCode(engine.ExitUsage, fmt.Errorf("unexpected argument %q: agent arguments go after --", args[0]))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, src, err := f.LoadConfig(cmd, "")
 			if err != nil {
-				return exitCode(engine.ExitFailed, err)
+				return exitCode(engine.ExitUsage, err)
 			}
 			opts.Options.Out, opts.Config, opts.cmd, opts.src = f.Out, cfg, cmd, src
 			opts.Options.Environ, opts.Options.Now = f.Environ(), f.Now
@@ -133,17 +133,17 @@ workflow.max_duration) and the flags below; see docs/run.md.`,
 func runRun(ctx context.Context, o *runOptions) error {
 	cfg := o.Config
 	if o.Session != "" && o.Session != headless.SessionFresh && o.Session != headless.SessionResume {
-		return exitCode(engine.ExitFailed, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
+		return exitCode(engine.ExitUsage, fmt.Errorf("--session %q: want %s or %s", o.Session, headless.SessionFresh, headless.SessionResume))
 	}
 	cfg.Run.Agent, cfg.Run.Session = cmp.Or(o.Agent, cfg.Run.Agent), cmp.Or(o.Session, cfg.Run.Session)
 	if o.Grace <= 0 {
-		return exitCode(engine.ExitFailed, fmt.Errorf("--grace %s: must be positive", o.Grace))
+		return exitCode(engine.ExitUsage, fmt.Errorf("--grace %s: must be positive", o.Grace))
 	}
 	if o.Workers.N < 1 {
-		return exitCode(engine.ExitFailed, fmt.Errorf("--workers %d: want 1 or more", o.Workers.N))
+		return exitCode(engine.ExitUsage, fmt.Errorf("--workers %d: want 1 or more", o.Workers.N))
 	}
 	if o.Workers.Heartbeat <= 0 || o.Workers.Heartbeat >= 5*time.Minute {
-		return exitCode(engine.ExitFailed, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Workers.Heartbeat))
+		return exitCode(engine.ExitUsage, fmt.Errorf("--heartbeat %s: want more than 0 and less than bd's 5-minute lease", o.Workers.Heartbeat))
 	}
 	logger, closeLog := newLogger(cfg, o.Err)
 	defer closeLog()
@@ -163,7 +163,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	}
 	if err != nil {
 		logger.Debug("run ended", "code", res.Code, "err", err)
-		return exitCode(engine.ExitFailed, err)
+		return exitCode(cmp.Or(res.Code, engine.ExitFailed), err) // 4 when nothing started
 	}
 	if res.Code != engine.ExitOK {
 		return exitCode(res.Code, errSilent)
