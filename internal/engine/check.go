@@ -117,14 +117,9 @@ func (d *decider) checkPromise(texts []string, v Verdict) Verdict {
 		return v.as(VerdictSkipped, "no final message")
 	}
 	if len(texts) == 0 {
-		for _, p := range d.promises() {
-			texts = append(texts, p.Text)
-		}
+		texts = mapped(d.promises(), func(p config.Promise) string { return p.Text })
 	}
-	var promises []config.Promise // FindPromises compares texts only
-	for _, t := range texts {
-		promises = append(promises, config.Promise{Text: t})
-	}
+	promises := mapped(texts, func(t string) config.Promise { return config.Promise{Text: t} }) // FindPromises compares texts only
 	if found := FindPromises(d.in.FinalMessage, promises); len(found) > 0 {
 		return v.as(VerdictComplete, fmt.Sprintf("promise %q made", found[0].Text))
 	}

@@ -64,7 +64,6 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 
 	binding, epic := resolveEpic(s, cfg, in, req.EpicFromFlag)
 	in.Claims, in.Epic = binding.Claims, epic
-	fromBinding := !req.EpicFromFlag && binding.Epic != ""
 	// An undriven session is left alone, unless a task it claimed still
 	// waits for its RESULTS.md (Decide's results stage then blocks).
 	if !Driven(in, cfg) && len(state.UntouchedResults(in.Claims)) == 0 {
@@ -79,11 +78,9 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 
 	env := Env{Ports: p, Now: p.Now(), Verdicts: req.DryRun}
 	if in.Epic != "" {
-		prompt, err := RenderPrompt(cfg, in.Epic, in.SessionID)
-		if err != nil {
+		if env.Prompt, err = RenderPrompt(cfg, in.Epic, in.SessionID); err != nil {
 			return failed(in.Epic, err), err
 		}
-		env.Prompt = prompt
 	}
 
 	key := cmp.Or(in.Epic, state.NoEpic)
@@ -142,7 +139,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 				dec.Actions = append(dec.Actions, fmt.Sprintf("%s stuck (%s): %s", t.ID, t.Reason, applyStuck(ctx, p.Updater, t, env.Now)))
 			}
 		}
-		if !dec.Block && dec.Outcome.Final() && fromBinding {
+		if !dec.Block && dec.Outcome.Final() && !req.EpicFromFlag && binding.Epic != "" { // the binding chose the epic
 			if _, err := s.UpdateBinding(in.SessionID, func(b *state.Binding) error {
 				if b.Epic == in.Epic { // its claims stay
 					b.Epic, b.ArmedAt = "", time.Time{}

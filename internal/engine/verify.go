@@ -78,9 +78,7 @@ func VerifyTask(ctx context.Context, cfg *config.Config, p Ports, is beads.Issue
 	d := &decider{ctx: ctx, cfg: &c, env: Env{Ports: p}, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
 		config.ShellQuote(is.ID), config.ShellQuote(is.Title), config.ShellQuote(worktree))}
 	specs := VerifyChecks(cfg, is)
-	for _, s := range specs {
-		v.Checks = append(v.Checks, s.Name+"="+s.Type)
-	}
+	v.Checks = mapped(specs, func(s config.CheckSpec) string { return s.Name + "=" + s.Type })
 	v.Verdict = d.checkAll(Verdict{Check: "verify"}, false, specs, "")
 	return v
 }
