@@ -162,9 +162,8 @@ func (d *decider) decide() Decision {
 	case d.st.Ended != "":
 		return Decision{Outcome: state.OutcomeEnded,
 			Why: fmt.Sprintf("the loop ended (%s) at %s; arm the session again to drive it", d.st.Ended, d.st.EndedAt.UTC().Format(time.RFC3339))}
-	}
-	if d.cfg.Workflow.MaxDuration > 0 && !d.st.FirstBlockAt.IsZero() &&
-		d.env.Now.Sub(d.st.FirstBlockAt) >= d.cfg.Workflow.MaxDuration {
+	case d.cfg.Workflow.MaxDuration > 0 && !d.st.FirstBlockAt.IsZero() &&
+		d.env.Now.Sub(d.st.FirstBlockAt) >= d.cfg.Workflow.MaxDuration:
 		why := fmt.Sprintf("max_duration %s spent since the first block", d.cfg.Workflow.MaxDuration)
 		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
