@@ -323,7 +323,12 @@ func (p planSteps) steps() []PlanItem {
 func planFromLine(line []byte) ([]PlanItem, bool) {
 	var raw struct {
 		Type    string
-		Message struct{ Content json.RawMessage }
+		Message struct {
+			Content []struct {
+				Type, Name string
+				Input      planSteps
+			}
+		}
 		Payload struct{ Type, Name, Arguments string }
 		Item    struct {
 			Type  string
@@ -337,14 +342,7 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 	switch {
 	case raw.Type == "assistant":
 		// Claude Code: a tool_use block named TodoWrite; the last one wins.
-		var blocks []struct {
-			Type, Name string
-			Input      planSteps
-		}
-		if json.Unmarshal(raw.Message.Content, &blocks) != nil {
-			return nil, false
-		}
-		for _, b := range slices.Backward(blocks) {
+		for _, b := range slices.Backward(raw.Message.Content) {
 			if b.Type == "tool_use" && b.Name == "TodoWrite" && b.Input.steps() != nil {
 				steps = b.Input.steps()
 				break
