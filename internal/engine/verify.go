@@ -151,12 +151,9 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 // resolveEpic is the session's binding and the epic a stop is judged
 // against: --epic > the binding > the configuration.
 func resolveEpic(s *state.Store, cfg *config.Config, in Input, fromFlag bool) (state.Binding, string) {
-	var b state.Binding
-	if in.SessionID != "" {
-		var err error
-		if b, err = s.Binding(in.SessionID); err != nil {
-			s.Warnf("session binding unreadable; judging without it: %v", err)
-		}
+	b, err := s.Binding(in.SessionID) // none without a session id
+	if err != nil && in.SessionID != "" {
+		s.Warnf("session binding unreadable; judging without it: %v", err)
 	}
 	if !fromFlag && b.Epic != "" {
 		return b, b.Epic
