@@ -180,9 +180,6 @@ func (d *decider) decide() Decision {
 // the session's loop or every loop on the epic (this stop included).
 func (d *decider) budget() (Decision, bool) {
 	b := d.cfg.Workflow.Budget
-	if b == (config.Budget{}) {
-		return Decision{}, false
-	}
 	s := d.st.Spent
 	epic := s.Plus(d.in.OthersSpent[d.in.Epic]) // read only with an epic
 	var spent string
