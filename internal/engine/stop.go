@@ -251,10 +251,9 @@ func Disarm(s *state.Store, cfg *config.Config, session string, by Shell, now ti
 	}
 	why := fmt.Sprintf("needs a person: the session's own agent (%s, %s) ran runtasks disarm; refused: the loop stays armed for %s",
 		by.Agent, by.Var, b.Epic)
-	dec := Decision{Outcome: state.OutcomeSelfDisarm, Epic: b.Epic, Why: why,
+	dec := Decision{Outcome: state.OutcomeSelfDisarm, Epic: b.Epic, Why: why, Max: MaxCycles(cfg, b.Epic),
 		SystemMessage: "runtasks: " + why + "."}
-	rec := state.Record{Time: now.UTC(), Session: session, Epic: b.Epic, Agent: by.Agent, Event: "disarm",
-		Outcome: dec.Outcome, Why: why, Max: MaxCycles(cfg, b.Epic)}
+	rec := NewRecord(Input{SessionID: session, Agent: by.Agent, Event: "disarm"}, b.Epic, dec, now.UTC())
 	if _, err := s.Update(session, b.Epic, func(st *state.State) error {
 		rec.Cycle, _ = st.Count() // the loop's count, unchanged: a disarm is no cycle
 		st.Last = &rec
