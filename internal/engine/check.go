@@ -117,14 +117,9 @@ func (d *decider) checkPromise(texts []string, v Verdict) Verdict {
 		return v.as(VerdictSkipped, "no final message")
 	}
 	if len(texts) == 0 {
-		for _, p := range d.promises() {
-			texts = append(texts, p.Text)
-		}
+		texts = mapped(d.promises(), func(p config.Promise) string { return p.Text })
 	}
-	var promises []config.Promise // FindPromises compares texts only
-	for _, t := range texts {
-		promises = append(promises, config.Promise{Text: t})
-	}
+	promises := mapped(texts, func(t string) config.Promise { return config.Promise{Text: t} }) // FindPromises compares texts only
 	if found := FindPromises(d.in.FinalMessage, promises); len(found) > 0 {
 		return v.as(VerdictComplete, fmt.Sprintf("promise %q made", found[0].Text))
 	}
@@ -242,9 +237,7 @@ func (d *decider) checkAll(v Verdict, any bool, specs []config.CheckSpec, where 
 		if v.stop == nil {
 			v.stop = sub.stop
 		}
-		switch sub.Status {
-		case VerdictSkipped:
-			continue
+		switch sub.Status { // a skipped check counts for nothing
 		case VerdictError:
 			return v.as(VerdictError, sub.Check+": "+sub.Summary)
 		case VerdictComplete:
@@ -328,7 +321,12 @@ func (p planSteps) steps() []PlanItem {
 func planFromLine(line []byte) ([]PlanItem, bool) {
 	var raw struct {
 		Type    string
-		Message struct{ Content json.RawMessage }
+		Message struct {
+			Content []struct {
+				Type, Name string
+				Input      planSteps
+			}
+		}
 		Payload struct{ Type, Name, Arguments string }
 		Item    struct {
 			Type  string
@@ -342,14 +340,7 @@ func planFromLine(line []byte) ([]PlanItem, bool) {
 	switch {
 	case raw.Type == "assistant":
 		// Claude Code: a tool_use block named TodoWrite; the last one wins.
-		var blocks []struct {
-			Type, Name string
-			Input      planSteps
-		}
-		if json.Unmarshal(raw.Message.Content, &blocks) != nil {
-			return nil, false
-		}
-		for _, b := range slices.Backward(blocks) {
+		for _, b := range slices.Backward(raw.Message.Content) {
 			if b.Type == "tool_use" && b.Name == "TodoWrite" && b.Input.steps() != nil {
 				steps = b.Input.steps()
 				break

@@ -136,10 +136,7 @@ type decider struct {
 // withStuck adds the stuck tasks, and what happens to them, to the
 // decision and a word to every message.
 func (d *decider) withStuck(dec Decision) Decision {
-	var parts []string
-	for _, t := range d.stuck {
-		parts = append(parts, t.ID+" ("+t.Reason+")")
-	}
+	parts := mapped(d.stuck, func(t StuckTask) string { return t.ID + " (" + t.Reason + ")" })
 	verb := cmp.Or(map[string]string{StuckReopen: "reopened", StuckReport: "reported"}[d.stuck[0].Action], "set to blocked")
 	sum := fmt.Sprintf("%d stuck task(s) %s: %s", len(d.stuck), verb, upTo3(parts, "; "))
 	dec.Stuck = d.stuck
@@ -165,9 +162,8 @@ func (d *decider) decide() Decision {
 	case d.st.Ended != "":
 		return Decision{Outcome: state.OutcomeEnded,
 			Why: fmt.Sprintf("the loop ended (%s) at %s; arm the session again to drive it", d.st.Ended, d.st.EndedAt.UTC().Format(time.RFC3339))}
-	}
-	if d.cfg.Workflow.MaxDuration > 0 && !d.st.FirstBlockAt.IsZero() &&
-		d.env.Now.Sub(d.st.FirstBlockAt) >= d.cfg.Workflow.MaxDuration {
+	case d.cfg.Workflow.MaxDuration > 0 && !d.st.FirstBlockAt.IsZero() &&
+		d.env.Now.Sub(d.st.FirstBlockAt) >= d.cfg.Workflow.MaxDuration:
 		why := fmt.Sprintf("max_duration %s spent since the first block", d.cfg.Workflow.MaxDuration)
 		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
 	}
@@ -184,9 +180,6 @@ func (d *decider) decide() Decision {
 // the session's loop or every loop on the epic (this stop included).
 func (d *decider) budget() (Decision, bool) {
 	b := d.cfg.Workflow.Budget
-	if b == (config.Budget{}) {
-		return Decision{}, false
-	}
 	s := d.st.Spent
 	epic := s.Plus(d.in.OthersSpent[d.in.Epic]) // read only with an epic
 	var spent string
@@ -236,8 +229,9 @@ func (d *decider) rules() Decision {
 
 // withChecks runs workflow.checks in order (all must pass). The beads
 // checker's own block, escalation or error is the answer as without checks;
-// another checker's incomplete verdict blocks with its feedback.
-func (d *decider) withChecks() Decision {
+// another checker's incomplete verdict blocks with its feedback. The
+// decision carries each check's verdict.
+func (d *decider) withChecks() (dec Decision) {
 	if max := MaxCycles(d.cfg, d.in.Epic); max > 0 && d.st.Cycles >= max {
 		why := fmt.Sprintf("max cycles reached (%d/%d); checks skipped", d.st.Cycles, max)
 		return Decision{Outcome: state.OutcomeCapReached, Why: why, SystemMessage: "runtasks: " + why + "; stop allowed."}
@@ -247,13 +241,7 @@ func (d *decider) withChecks() Decision {
 		specs = []config.CheckSpec{{Type: "beads"}}
 	}
 	top := d.checkAll(Verdict{Check: "checks"}, false, specs, "workflow.checks")
-	dec := d.checked(top)
-	dec.Verdicts = top.Children
-	return dec
-}
-
-// checked turns the checks' overall verdict into the decision.
-func (d *decider) checked(top Verdict) Decision {
+	defer func() { dec.Verdicts = top.Children }()
 	if top.stop != nil && top.Status != VerdictComplete {
 		return *top.stop
 	}
@@ -282,7 +270,7 @@ func (d *decider) checked(top Verdict) Decision {
 		return Decision{Outcome: state.OutcomeNotDriven, Why: "no check had anything to judge", Counts: counts}
 	}
 	if d.beadsDecision != nil {
-		dec := *d.beadsDecision
+		dec = *d.beadsDecision
 		dec.Why += "; all checks passed"
 		return dec
 	}
@@ -418,10 +406,7 @@ func (d *decider) keepGoing(counts state.Counts) Decision {
 	}
 	reason := d.env.Prompt + "\n\n" + d.stateLine(counts)
 	if len(d.live) > 0 { // tell the orchestrator to wait for the tasks worked in their worktrees
-		var lines []string
-		for _, l := range d.live {
-			lines = append(lines, l.ID+" "+l.Where)
-		}
+		lines := mapped(d.live, func(l LiveTask) string { return l.ID + " " + l.Where })
 		reason = "In progress in their worktrees (wait for each, then verify its work and merge it):\n- " + upTo3(lines, "\n- ") + "\n\n" + reason
 		why += fmt.Sprintf(" (%d in worktrees)", len(d.live))
 	}
@@ -450,16 +435,13 @@ func (d *decider) checkpoint(c state.Counts, why string) Decision {
 
 func (d *decider) escalate(c state.Counts, why string) Decision {
 	waiting := d.waitingIssues()
-	var names []string
-	for _, is := range waiting {
-		s := is.ID + " " + OneLine(is.Title, 60)
+	names := mapped(waiting, func(is beads.Issue) string {
+		why := is.Status
 		if len(is.BlockedBy) > 0 {
-			s += " (blocked by " + strings.Join(firstN(is.BlockedBy, 3), ", ") + ")"
-		} else {
-			s += " (" + is.Status + ")"
+			why = "blocked by " + strings.Join(firstN(is.BlockedBy, 3), ", ")
 		}
-		names = append(names, s)
-	}
+		return is.ID + " " + OneLine(is.Title, 60) + " (" + why + ")"
+	})
 	return Decision{Outcome: state.OutcomeEscalated, Why: why, Counts: c, SystemMessage: fmt.Sprintf(
 		"runtasks: %s needs a person: %d task(s) blocked or deferred: %s", d.in.Epic, len(waiting), upTo3(names, "; "))}
 }
@@ -635,11 +617,9 @@ func (d *decider) waitingIssues() []beads.Issue { return d.restOf("blocked", "de
 
 // issueLines are "ID title [status]" lines, each followed by tail.
 func issueLines(issues []beads.Issue, tail string) []string {
-	var lines []string
-	for _, is := range issues {
-		lines = append(lines, is.ID+" "+OneLine(is.Title, 80)+" ["+is.Status+"]"+tail)
-	}
-	return lines
+	return mapped(issues, func(is beads.Issue) string {
+		return is.ID + " " + OneLine(is.Title, 80) + " [" + is.Status + "]" + tail
+	})
 }
 
 // cycleLabel is "cycle N/MAX" for the block being made ("cycle N" uncapped).
@@ -655,10 +635,7 @@ func (d *decider) cycleLabel() string {
 func (d *decider) stateLine(c state.Counts) string {
 	parts := []string{"runtasks: " + d.cycleLabel(), fmt.Sprintf("%d ready", c.Ready)}
 	if n := min(d.cfg.Workflow.StopHook.NextIDs, len(d.ready)); n > 0 {
-		ids := make([]string, 0, n)
-		for _, is := range firstN(d.ready, n) {
-			ids = append(ids, is.ID)
-		}
+		ids := mapped(d.ready[:n], func(is beads.Issue) string { return is.ID })
 		parts[1] += " (next: " + strings.Join(ids, ", ") + ")"
 	}
 	if c.Remaining >= 0 {
@@ -705,6 +682,15 @@ func fingerprint(issues []beads.Issue) string {
 }
 
 func firstN[T any](s []T, n int) []T { return s[:min(n, len(s))] }
+
+// mapped is f of each item of s, in order (nil for none).
+func mapped[T, U any](s []T, f func(T) U) []U {
+	var out []U
+	for _, x := range s {
+		out = append(out, f(x))
+	}
+	return out
+}
 
 // upTo3 joins the first three items with sep, then says how many more there are.
 func upTo3(items []string, sep string) string { return strings.Join(FeedbackText(items, 3), sep) }

@@ -102,12 +102,10 @@ func maskCode(msg string) string {
 			para = -1
 		}
 	}
-	for start := 0; start < len(b); {
-		end := start + strings.IndexByte(msg[start:], '\n')
-		if end < start {
-			end = len(b)
-		}
-		line := msg[start:end]
+	start := 0
+	for full := range strings.Lines(msg) {
+		line := strings.TrimSuffix(full, "\n")
+		end := start + len(line)
 		trimmed := strings.TrimLeft(line, " \t")
 		switch c, n := fenceRun(trimmed); {
 		case fence != 0:
@@ -129,7 +127,7 @@ func maskCode(msg string) string {
 				para = start
 			}
 		}
-		start = end + 1
+		start += len(full)
 	}
 	endPara(len(b))
 	return string(b)

@@ -64,7 +64,6 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 
 	binding, epic := resolveEpic(s, cfg, in, req.EpicFromFlag)
 	in.Claims, in.Epic = binding.Claims, epic
-	fromBinding := !req.EpicFromFlag && binding.Epic != ""
 	// An undriven session is left alone, unless a task it claimed still
 	// waits for its RESULTS.md (Decide's results stage then blocks).
 	if !Driven(in, cfg) && len(state.UntouchedResults(in.Claims)) == 0 {
@@ -79,11 +78,9 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 
 	env := Env{Ports: p, Now: p.Now(), Verdicts: req.DryRun}
 	if in.Epic != "" {
-		prompt, err := RenderPrompt(cfg, in.Epic, in.SessionID)
-		if err != nil {
+		if env.Prompt, err = RenderPrompt(cfg, in.Epic, in.SessionID); err != nil {
 			return failed(in.Epic, err), err
 		}
-		env.Prompt = prompt
 	}
 
 	key := cmp.Or(in.Epic, state.NoEpic)
@@ -142,7 +139,7 @@ func Stop(ctx context.Context, s *state.Store, cfg *config.Config, req StopReque
 				dec.Actions = append(dec.Actions, fmt.Sprintf("%s stuck (%s): %s", t.ID, t.Reason, applyStuck(ctx, p.Updater, t, env.Now)))
 			}
 		}
-		if !dec.Block && dec.Outcome.Final() && fromBinding {
+		if !dec.Block && dec.Outcome.Final() && !req.EpicFromFlag && binding.Epic != "" { // the binding chose the epic
 			if _, err := s.UpdateBinding(in.SessionID, func(b *state.Binding) error {
 				if b.Epic == in.Epic { // its claims stay
 					b.Epic, b.ArmedAt = "", time.Time{}
@@ -254,10 +251,9 @@ func Disarm(s *state.Store, cfg *config.Config, session string, by Shell, now ti
 	}
 	why := fmt.Sprintf("needs a person: the session's own agent (%s, %s) ran runtasks disarm; refused: the loop stays armed for %s",
 		by.Agent, by.Var, b.Epic)
-	dec := Decision{Outcome: state.OutcomeSelfDisarm, Epic: b.Epic, Why: why,
+	dec := Decision{Outcome: state.OutcomeSelfDisarm, Epic: b.Epic, Why: why, Max: MaxCycles(cfg, b.Epic),
 		SystemMessage: "runtasks: " + why + "."}
-	rec := state.Record{Time: now.UTC(), Session: session, Epic: b.Epic, Agent: by.Agent, Event: "disarm",
-		Outcome: dec.Outcome, Why: why, Max: MaxCycles(cfg, b.Epic)}
+	rec := NewRecord(Input{SessionID: session, Agent: by.Agent, Event: "disarm"}, b.Epic, dec, now.UTC())
 	if _, err := s.Update(session, b.Epic, func(st *state.State) error {
 		rec.Cycle, _ = st.Count() // the loop's count, unchanged: a disarm is no cycle
 		st.Last = &rec

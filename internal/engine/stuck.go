@@ -174,10 +174,7 @@ func (d *decider) handleStuck() {
 	}
 	d.live, d.stuck = ClassifyInProgress(inProgress, wts, d.in.Claims, d.st.Worktrees, d.cfg, d.env.Now)
 	if wts != nil {
-		d.st.Worktrees = nil
-		for _, l := range d.live {
-			d.st.Worktrees = append(d.st.Worktrees, l.ID)
-		}
+		d.st.Worktrees = mapped(d.live, func(l LiveTask) string { return l.ID })
 	}
 	if len(d.stuck) == 0 {
 		return

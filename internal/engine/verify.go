@@ -78,9 +78,7 @@ func VerifyTask(ctx context.Context, cfg *config.Config, p Ports, is beads.Issue
 	d := &decider{ctx: ctx, cfg: &c, env: Env{Ports: p}, exports: fmt.Sprintf("export RUNTASKS_TASK_ID=%s RUNTASKS_TASK_TITLE=%s RUNTASKS_TASK_WORKTREE=%s\n",
 		config.ShellQuote(is.ID), config.ShellQuote(is.Title), config.ShellQuote(worktree))}
 	specs := VerifyChecks(cfg, is)
-	for _, s := range specs {
-		v.Checks = append(v.Checks, s.Name+"="+s.Type)
-	}
+	v.Checks = mapped(specs, func(s config.CheckSpec) string { return s.Name + "=" + s.Type })
 	v.Verdict = d.checkAll(Verdict{Check: "verify"}, false, specs, "")
 	return v
 }
@@ -153,12 +151,9 @@ func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateReque
 // resolveEpic is the session's binding and the epic a stop is judged
 // against: --epic > the binding > the configuration.
 func resolveEpic(s *state.Store, cfg *config.Config, in Input, fromFlag bool) (state.Binding, string) {
-	var b state.Binding
-	if in.SessionID != "" {
-		var err error
-		if b, err = s.Binding(in.SessionID); err != nil {
-			s.Warnf("session binding unreadable; judging without it: %v", err)
-		}
+	b, err := s.Binding(in.SessionID) // none without a session id
+	if err != nil && in.SessionID != "" {
+		s.Warnf("session binding unreadable; judging without it: %v", err)
 	}
 	if !fromFlag && b.Epic != "" {
 		return b, b.Epic
