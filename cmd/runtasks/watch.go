@@ -86,25 +86,12 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 			return recs
 		},
 		Now: o.Now,
+		Due: progress.Due, // a read due reloads (bd changed between stops)
 	}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
 	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) }, o.RunsDir)
-	if progress != nil { // a read redraws; a read due reloads (bd changed between stops)
+	if progress != nil { // a read redraws
 		progress.Updated = func() { p.Send(watch.Changed{}) }
-		go func() {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case now := <-t.C:
-					if progress.Due(now) {
-						p.Send(watch.Changed{})
-					}
-				}
-			}
-		}()
 	}
 	_, err := p.Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
