@@ -71,10 +71,7 @@ func stateKey(rep *status.Report) string {
 }
 
 func statusWatchTTY(ctx context.Context, o *statusOptions) error {
-	var progress *watch.Progress
-	if o.Tally != nil {
-		progress = &watch.Progress{Tally: o.Tally}
-	}
+	progress := &watch.Progress{Tally: o.Tally} // no Tally: the decisions' bars
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
 			snap, err := watch.Load(o.Store, o.RunsDir)
@@ -90,9 +87,7 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 	}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
 	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) }, o.RunsDir)
-	if progress != nil { // a read redraws
-		progress.Updated = func() { p.Send(watch.Changed{}) }
-	}
+	progress.Updated = func() { p.Send(watch.Changed{}) } // a read redraws
 	_, err := p.Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return nil
