@@ -82,9 +82,7 @@ every 3 seconds; without a terminal, a new table on each change
 			}
 			opts.RunsDir, opts.Prices, opts.Store.Dir = headless.RunsDir(cfg), cfg.Usage.Prices, cfg.StateDir()
 			bd := newBeadsClient(f, cfg)
-			if opts.TTY {
-				opts.Tally = bd.Tally
-			}
+			opts.Tally = bd.Tally // read by the full-screen view only
 			opts.Tasks = func(epic string) ([]beads.Issue, error) {
 				e, sub, err := bd.Descendants(cmd.Context(), epic)
 				return append([]beads.Issue{e}, sub...), err
