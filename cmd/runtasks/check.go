@@ -100,8 +100,11 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 	if err != nil {
 		return exitCode(engine.ExitUsage, err)
 	}
-	rep := checkReport{Status: checkStatus(dec), Epic: dec.Epic, Checks: append([]engine.Verdict{}, dec.Verdicts...), Outcome: dec.Outcome,
-		Why: dec.Why, Exit: engine.ExitStatus(dec.Outcome.Class())}
+	rep := checkReport{Status: cmp.Or(checkStatuses[dec.Outcome.Class()], engine.VerdictError), Epic: dec.Epic,
+		Checks: append([]engine.Verdict{}, dec.Verdicts...), Outcome: dec.Outcome, Why: dec.Why, Exit: engine.ExitStatus(dec.Outcome.Class())}
+	if dec.Block {
+		rep.Status = engine.VerdictIncomplete
+	}
 	if o.JSON {
 		if err := printJSON(o.Out, rep); err != nil {
 			return err
@@ -120,35 +123,30 @@ func runCheck(ctx context.Context, o *checkOptions) error {
 	return nil
 }
 
-// checkStatus words a decision as a check result.
-func checkStatus(dec engine.Decision) string {
-	switch c := dec.Outcome.Class(); {
-	case dec.Block || c == state.ClassWorkLeft:
-		return engine.VerdictIncomplete
-	case c == state.ClassDone || c == state.ClassPaused:
-		return engine.VerdictComplete
-	case c == state.ClassIgnored:
-		return engine.VerdictSkipped
-	case c == state.ClassNeedsPerson:
-		return "needs_person"
-	}
-	return engine.VerdictError
+// checkStatuses word a decision's class as a check result (a blocked stop
+// is incomplete; another class is an error).
+var checkStatuses = map[state.Class]string{
+	state.ClassWorkLeft:    engine.VerdictIncomplete,
+	state.ClassDone:        engine.VerdictComplete,
+	state.ClassPaused:      engine.VerdictComplete,
+	state.ClassIgnored:     engine.VerdictSkipped,
+	state.ClassNeedsPerson: "needs_person",
 }
 
 // checkPrint writes one verdict (and its children) as indented lines.
-func checkPrint(b *strings.Builder, v engine.Verdict, indent string, limit int) {
-	fmt.Fprintf(b, "%s%-10s %s", indent, v.Status, v.Check)
+func checkPrint(w io.Writer, v engine.Verdict, indent string, limit int) {
+	fmt.Fprintf(w, "%s%-10s %s", indent, v.Status, v.Check)
 	if v.Summary != "" {
-		b.WriteString(": " + v.Summary)
+		io.WriteString(w, ": "+v.Summary)
 	}
-	b.WriteString("\n")
+	io.WriteString(w, "\n")
 	if len(v.Children) > 0 {
 		for _, c := range v.Children {
-			checkPrint(b, c, indent+"  ", limit)
+			checkPrint(w, c, indent+"  ", limit)
 		}
 		return
 	}
 	for _, fb := range engine.FeedbackText(v.Feedback, limit) {
-		b.WriteString(indent + "  - " + strings.ReplaceAll(fb, "\n", "\n"+indent+"    ") + "\n")
+		io.WriteString(w, indent+"  - "+strings.ReplaceAll(fb, "\n", "\n"+indent+"    ")+"\n")
 	}
 }

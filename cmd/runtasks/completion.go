@@ -47,10 +47,8 @@ func completeIssues(f *Factory, epic, logged bool) cobra.CompletionFunc {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
-		client := newBeadsClient(f, cfg)
-		client.Timeout = completionTimeout
 		var out []string
-		issues, _ := client.Open(ctx)
+		issues, _ := newBeadsClient(f, cfg).Open(ctx) // ctx bounds bd too
 		for _, is := range issues {
 			if (is.IssueType == "epic") == epic && strings.HasPrefix(is.ID, prefix) {
 				out = append(out, is.ID+"\t"+is.Title)

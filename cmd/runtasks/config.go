@@ -228,8 +228,6 @@ func configError(w io.Writer, err error) error {
 	if !errors.As(err, &list) {
 		return exitCode(engine.ExitUsage, err)
 	}
-	for _, e := range list {
-		fmt.Fprintln(w, e)
-	}
+	fmt.Fprintln(w, list) // one problem a line
 	return exitCode(engine.ExitUsage, errSilent)
 }

@@ -198,23 +198,6 @@ state: completion promises are claims, accepted only when beads agrees.`,
 		newConfigCmd(f), newDoctorCmd(f), newCodexCmd(f), newVersionCmd(f))
 	add(groupHooks, newStopHookCmd(f), newPromptHookCmd(f), newSessionHookCmd(f), newPreToolHookCmd(f), newNotifyRunCmd(f))
 	registerCompletions(f, root)
-	// Bad arguments are usage errors, in every command.
-	var wrap func(c *cobra.Command)
-	wrap = func(c *cobra.Command) {
-		if args := c.Args; args != nil {
-			c.Args = func(cmd *cobra.Command, a []string) error {
-				err := args(cmd, a)
-				if err == nil || errors.As(err, new(*ExitError)) {
-					return err
-				}
-				return exitCode(engine.ExitUsage, err)
-			}
-		}
-		for _, sub := range c.Commands() {
-			wrap(sub)
-		}
-	}
-	wrap(root)
 	root.SetHelpCommandGroupID(groupCommands)
 	root.SetCompletionCommandGroupID(groupCommands)
 	setExitStatus(root, `  0    success; done (the epic is complete, every check passed)
@@ -244,14 +227,16 @@ func Main(args []string, f *Factory) int {
 func execute(ctx context.Context, args []string, f *Factory) int {
 	root := newRootCmd(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
 	code := engine.ExitFailed
 	if ee := (*ExitError)(nil); errors.As(err, &ee) {
 		code, err = ee.Code, ee.Err
-	} else if strings.HasPrefix(err.Error(), "unknown command") {
+	} else if strings.HasPrefix(err.Error(), "unknown command") || cmd.ValidateArgs(cmd.Flags().Args()) != nil {
+		// Bad arguments are usage errors, in every command: the command
+		// did not run when its arguments do not validate.
 		code = engine.ExitUsage
 	}
 	if err.Error() != "" {

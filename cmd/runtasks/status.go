@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,19 +74,15 @@ every 3 seconds; without a terminal, a new table on each change
 				if ferr != nil {
 					return exitCode(engine.ExitUsage, err)
 				}
-				opts.Store.Dir, _ = cmd.Flags().GetString("state-dir")
-				if opts.Store.Dir = cmp.Or(opts.Store.Dir, config.DefaultStateDir); !filepath.IsAbs(opts.Store.Dir) {
-					opts.Store.Dir = filepath.Join(root, opts.Store.Dir)
-				}
+				dir, _ := cmd.Flags().GetString("state-dir")
+				opts.Store.Dir = (&config.Config{Root: root}).Path(cmp.Or(dir, config.DefaultStateDir))
 				opts.ConfigError = err.Error()
 				f.warn("the configuration is broken, so runtasks is off for this project until it is fixed:\n" + err.Error())
 				return runStatus(cmd.Context(), opts)
 			}
 			opts.RunsDir, opts.Prices, opts.Store.Dir = headless.RunsDir(cfg), cfg.Usage.Prices, cfg.StateDir()
 			bd := newBeadsClient(f, cfg)
-			if opts.TTY {
-				opts.Tally = bd.Tally
-			}
+			opts.Tally = bd.Tally // read by the full-screen view only
 			opts.Tasks = func(epic string) ([]beads.Issue, error) {
 				e, sub, err := bd.Descendants(cmd.Context(), epic)
 				return append([]beads.Issue{e}, sub...), err

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -74,22 +72,20 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		tasks = append(tasks, is)
 	}
 	store := &state.Store{Dir: o.cfg.StateDir()}
-	var b strings.Builder
 	failed := 0
 	for _, is := range tasks {
 		v := engine.VerifyTask(ctx, o.cfg, p, is)
 		v.Check = is.ID
-		checkPrint(&b, v.Verdict, "", o.cfg.Workflow.FeedbackLimit)
+		checkPrint(o.Out, v.Verdict, "", o.cfg.Workflow.FeedbackLimit)
 		if !v.Passed() {
 			failed++
 			continue
 		}
 		if err := store.Append(v.Record(engine.Input{Event: "verify"}, cmp.Or(epic, is.Parent), p.Now())); err != nil {
-			fmt.Fprintf(&b, "warning: %v\n", err)
+			fmt.Fprintf(o.Out, "warning: %v\n", err)
 		}
 	}
-	fmt.Fprintf(&b, "result: %d of %d task(s) passed\n", len(tasks)-failed, len(tasks))
-	io.WriteString(o.Out, b.String())
+	fmt.Fprintf(o.Out, "result: %d of %d task(s) passed\n", len(tasks)-failed, len(tasks))
 	if failed > 0 {
 		return exitCode(engine.ExitWorkLeft, errSilent)
 	}

@@ -71,10 +71,7 @@ func stateKey(rep *status.Report) string {
 }
 
 func statusWatchTTY(ctx context.Context, o *statusOptions) error {
-	var progress *watch.Progress
-	if o.Tally != nil {
-		progress = &watch.Progress{Tally: o.Tally}
-	}
+	progress := &watch.Progress{Tally: o.Tally} // no Tally: the decisions' bars
 	m := watch.Model{
 		Load: func() (watch.Snapshot, error) {
 			snap, err := watch.Load(o.Store, o.RunsDir)
@@ -86,26 +83,11 @@ func statusWatchTTY(ctx context.Context, o *statusOptions) error {
 			return recs
 		},
 		Now: o.Now,
+		Due: progress.Due, // a read due reloads (bd changed between stops)
 	}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
 	go watch.Follow(ctx, o.Store.Dir, func() { p.Send(watch.Changed{}) }, o.RunsDir)
-	if progress != nil { // a read redraws; a read due reloads (bd changed between stops)
-		progress.Updated = func() { p.Send(watch.Changed{}) }
-		go func() {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case now := <-t.C:
-					if progress.Due(now) {
-						p.Send(watch.Changed{})
-					}
-				}
-			}
-		}()
-	}
+	progress.Updated = func() { p.Send(watch.Changed{}) } // a read redraws
 	_, err := p.Run()
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return nil

@@ -27,11 +27,14 @@ type loaded struct {
 type tick time.Time
 
 // Model is the full-screen view: Load reads a snapshot, History a
-// session's last decisions (enter), Now the time (the times since).
+// session's last decisions (enter), Now the time (the times since); Due
+// (optional), checked each second, asks for a reload (a tracker read is due:
+// bd changed between stops).
 type Model struct {
 	Load    func() (Snapshot, error)
 	History func(session, epic string) []state.Record
 	Now     func() time.Time
+	Due     func(time.Time) bool
 
 	snap          Snapshot
 	err           error
@@ -67,6 +70,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case Changed:
 		return m, m.load
 	case tick:
+		if m.Due != nil && m.Due(time.Time(msg)) {
+			return m, tea.Batch(m.load, m.tick())
+		}
 		return m, m.tick()
 	case tea.KeyPressMsg:
 		switch msg.String() {

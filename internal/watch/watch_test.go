@@ -172,3 +172,23 @@ func TestRowSpent(t *testing.T) {
 		}
 	}
 }
+
+// A tick when a tracker read is due reloads the snapshot; otherwise it only
+// keeps the clock going.
+func TestTickReloadsWhenDue(t *testing.T) {
+	loads, due := 0, false
+	m := Model{Now: time.Now, Due: func(time.Time) bool { return due },
+		Load: func() (Snapshot, error) { loads++; return Snapshot{}, nil }}
+	if _, cmd := m.Update(tick(time.Now())); cmd == nil {
+		t.Fatal("a tick must schedule the next one")
+	}
+	due = true
+	_, cmd := m.Update(tick(time.Now()))
+	batch, ok := cmd().(tea.BatchMsg)
+	if !ok || len(batch) != 2 {
+		t.Fatalf("due tick: %T, want a batch of the reload and the next tick", cmd())
+	}
+	if _, ok := batch[0]().(loaded); !ok || loads != 1 {
+		t.Fatalf("due tick did not reload: loads %d", loads)
+	}
+}
