@@ -344,7 +344,7 @@ func TestStatusCommand(t *testing.T) {
 		{args: []string{"status", "extra"}, code: 4, wantErr: "unknown command"},
 		{args: []string{"claim"}, code: 4, wantErr: "accepts 1 arg(s), received 0"},
 		{args: []string{"config", "validate", "a", "b"}, code: 4, wantErr: "accepts at most 1 arg(s)"},
-		{args: []string{"run", "extra"}, code: 1, wantErr: "agent arguments go after --"},
+		{args: []string{"run", "extra"}, code: 4, wantErr: "agent arguments go after --"},
 		{args: []string{"reset", "--session", "nobody"}, want: "Nothing to reset for session nobody.\n"},
 		{args: []string{"reset", "--epic", "bd-a"}, want: "Cleared 1 session state(s) for epic bd-a:\n  s1  bd-a  4 cycle(s)\n"},
 		{args: []string{"status", "--jq", ".history[0].outcome"}, want: "reset\n"},
