@@ -2,7 +2,6 @@ package install
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -140,12 +139,8 @@ func flagValue(words []string, name string) string {
 	return ""
 }
 
-// Entries lists the runtasks hooks in a settings file, whoever wrote them.
+// Entries lists the runtasks hooks in agent's settings file, whoever wrote them.
 func Entries(agent string, data []byte) ([]Entry, error) {
-	sp, ok := specs[agent]
-	if !ok {
-		return nil, fmt.Errorf("unknown agent %q", agent)
-	}
 	d, err := parseDoc(data)
 	if err != nil {
 		return nil, err
@@ -162,7 +157,7 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 	for _, m := range hooks.Members {
 		ev := m.Name.Value.(hujson.Literal).String()
 		for _, item := range elements(m.Value) {
-			for _, h := range handlers(item, sp.grouped) {
+			for _, h := range handlers(item, specs[agent].grouped) {
 				if cmd := command(h); ours(cmd) {
 					words := shellWords(cmd)
 					timeout, _ := member(h, "timeout").Value.(hujson.Literal)
