@@ -298,7 +298,7 @@ func (d *doc) install(o Options, old *settingsRecord) (*settingsRecord, error) {
 	if old == nil {
 		old = &settingsRecord{}
 	}
-	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
+	rec := &settingsRecord{Agent: o.Agent, NewFile: old.NewFile, Blank: old.Blank,
 		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
 	sp := specs[o.Agent]
 	root := d.root.Value.(*hujson.Object)

@@ -123,15 +123,14 @@ func (p *plan) settings(path string, remove bool) error {
 		return nil
 	}
 	d, err := parseDoc(before)
+	var nr *settingsRecord
+	if err == nil && !remove {
+		nr, err = d.install(p.o, rec)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
 	}
 	if !remove {
-		nr, err := d.install(p.o, rec)
-		if err != nil {
-			return fmt.Errorf("%s: %w (nothing was changed)", path, err)
-		}
-		nr.Agent = p.o.Agent
 		if rec == nil {
 			nr.NewFile = before == nil
 			if before != nil && len(bytes.TrimSpace(before)) == 0 {
