@@ -347,6 +347,7 @@ func (d *doc) install(o Options, old *settingsRecord) (*settingsRecord, error) {
 			e := arr.Elements[i]
 			switch {
 			case i == found || owned(e) < 0 && (minified(e) == want || !foreignEntry(e, sp.grouped, ev.sub)):
+				// ours, the wanted one, or the user's own: it stays
 			case owned(e) >= 0 || found >= 0 || exact:
 				removeAt(arr, i)
 				if i < found {
