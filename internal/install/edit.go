@@ -16,10 +16,10 @@ import (
 
 // settingsRecord is what install wrote into one settings file.
 type settingsRecord struct {
-	Agent string       `json:"agent"`
-	Owned []ownedEntry `json:"owned,omitempty"` // entries added, minified
+	Agent string    `json:"agent"`
+	Owned []written `json:"owned,omitempty"` // entries added
 	// Created are members install added; uninstall removes them once empty.
-	Created []createdMember `json:"created,omitempty"`
+	Created []written `json:"created,omitempty"`
 	// Restore are containers that were empty, with their whitespace then.
 	Restore []restoreExtra `json:"restore,omitempty"`
 	// NewFile: the file did not exist; Blank: it held only whitespace.
@@ -27,16 +27,13 @@ type settingsRecord struct {
 	Blank   *string `json:"blank,omitempty"`
 }
 
-type ownedEntry struct {
+// written is an entry or member install wrote: its path and its value,
+// minified (an owned entry's is never empty; a created container has none).
+type written struct {
 	Path  []string `json:"path"`
-	Value string   `json:"value"`
-	// Replaced is the foreign entry this one replaced; uninstall puts it back.
+	Value string   `json:"value,omitempty"`
+	// Replaced is the foreign entry an owned one replaced; uninstall puts it back.
 	Replaced string `json:"replaced,omitempty"`
-}
-
-type createdMember struct {
-	Path  []string `json:"path"`
-	Value string   `json:"value,omitempty"` // minified scalar ("" for a container)
 }
 
 type restoreExtra struct {
@@ -307,7 +304,7 @@ func (d *doc) install(o Options, old *settingsRecord) (*settingsRecord, error) {
 			continue
 		}
 		d.appendTo(&d.root, nil, k, sp.scalars[k], rec)
-		rec.Created = append(rec.Created, createdMember{Path: []string{k}, Value: string(marshal(sp.scalars[k]))})
+		rec.Created = append(rec.Created, written{Path: []string{k}, Value: string(marshal(sp.scalars[k]))})
 	}
 	var paths [][]string
 	for _, ev := range sp.events {
@@ -318,7 +315,7 @@ func (d *doc) install(o Options, old *settingsRecord) (*settingsRecord, error) {
 		// owned is the index in old.Owned of the entry e is (-1: none).
 		owned := func(e hujson.Value) int {
 			m := minified(e)
-			return slices.IndexFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, path) })
+			return slices.IndexFunc(old.Owned, func(o written) bool { return o.Value == m && slices.Equal(o.Path, path) })
 		}
 		// Objects on the way, a list at the end (on an error the caller
 		// drops the document).
@@ -331,7 +328,7 @@ func (d *doc) install(o Options, old *settingsRecord) (*settingsRecord, error) {
 		}
 		if v == nil {
 			d.create(path, value, rec)
-			rec.Owned = append(rec.Owned, ownedEntry{Path: path, Value: want})
+			rec.Owned = append(rec.Owned, written{Path: path, Value: want})
 			continue
 		}
 		arr := v.Value.(*hujson.Array)
@@ -371,10 +368,10 @@ func (d *doc) install(o Options, old *settingsRecord) (*settingsRecord, error) {
 		default:
 			d.appendTo(v, path, "", value, rec)
 		}
-		rec.Owned = append(rec.Owned, ownedEntry{Path: path, Value: want, Replaced: replaced})
+		rec.Owned = append(rec.Owned, written{Path: path, Value: want, Replaced: replaced})
 	}
 	// Entries an earlier install wrote for events no longer wanted.
-	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool {
+	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o written) bool {
 		return slices.ContainsFunc(paths, func(p []string) bool { return slices.Equal(p, o.Path) })
 	})
 	d.remove(&settingsRecord{Owned: stale})
@@ -397,7 +394,7 @@ func (d *doc) create(path []string, x any, rec *settingsRecord) {
 			val = map[string]any{path[k]: val}
 		}
 		for k := i; k < len(path); k++ {
-			rec.Created = append(rec.Created, createdMember{Path: slices.Clone(path[:k+1])})
+			rec.Created = append(rec.Created, written{Path: slices.Clone(path[:k+1])})
 		}
 		d.appendTo(v, path[:i], name, val, rec)
 		return
@@ -424,7 +421,7 @@ func (d *doc) remove(rec *settingsRecord) int {
 		}
 	}
 	created := slices.Clone(rec.Created)
-	slices.SortStableFunc(created, func(a, b createdMember) int { return len(b.Path) - len(a.Path) })
+	slices.SortStableFunc(created, func(a, b written) int { return len(b.Path) - len(a.Path) })
 	for _, c := range created {
 		mv, _ := d.lookup(c.Path)
 		switch {
