@@ -242,12 +242,9 @@ func checkFires(in *Inputs, agent string, s agentSettings) []Finding {
 			elsewhere = true
 		}
 	}
-	if data, err := in.ReadFile(here); err == nil {
-		if es, _ := install.Entries(agent, data); len(es) > 0 {
-			elsewhere = true
-		}
-	}
-	if !inProject || elsewhere {
+	var wd agentSettings // the settings the agent reads here
+	wd.read(in, agent, here, true)
+	if !inProject || elsewhere || len(wd.entries) > 0 {
 		return nil
 	}
 	name := map[string]string{hook.Claude: "Claude Code", hook.Gemini: "Gemini CLI"}[agent]
