@@ -31,16 +31,23 @@ const runtasksMain = "github.com/runtasks/runtasks/cmd/runtasks"
 // agentSettings is one agent's settings files, read once for all checks.
 type agentSettings struct {
 	files   []settingsFile
-	entries []install.Entry
-	found   []string // files with entries, with their count
-	bad     *Finding // the first unreadable file (then no entries)
+	entries []fileEntry // every file's, in order
+	found   []string    // files with entries, with their count
+	// bad is the first unreadable file: the agent's hooks then count as
+	// not installed, but for the stop hooks' checks (the files read before).
+	bad *Finding
 }
 
 type settingsFile struct {
-	path    string
-	data    []byte
-	user    bool // the user's own file, not the project's shared one
-	entries []install.Entry
+	path string
+	data []byte
+	user bool // the user's own file, not the project's shared one
+}
+
+// fileEntry is a runtasks hook and the file holding it.
+type fileEntry struct {
+	install.Entry
+	settingsFile
 }
 
 // readSettings reads the files the agent reads hooks from for the project.
@@ -55,9 +62,6 @@ func readSettings(in *Inputs, agent string) agentSettings {
 		if agent == hook.Claude && !global {
 			s.read(in, agent, filepath.Join(in.Root, ".claude", "settings.local.json"), true)
 		}
-	}
-	if s.bad != nil {
-		s.entries, s.found = nil, nil
 	}
 	return s
 }
@@ -79,9 +83,10 @@ func (s *agentSettings) read(in *Inputs, agent, path string, user bool) {
 		if err != nil {
 			s.bad = &Finding{Error, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
 		} else if len(es) > 0 {
-			f.entries = es
 			s.found = append(s.found, fmt.Sprintf("%s (%d)", path, len(es)))
-			s.entries = append(s.entries, es...)
+		}
+		for _, e := range es {
+			s.entries = append(s.entries, fileEntry{e, f})
 		}
 	}
 	s.files = append(s.files, f)
@@ -94,20 +99,18 @@ func checkAgent(in *Inputs, agent string, s agentSettings) Finding {
 	}
 	var problems, fixes []string
 	seen := map[string]bool{}
-	for _, file := range s.files {
-		for _, e := range file.entries {
-			key := fmt.Sprint(file.user, e.Program)
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			problem := hookProgram(in, e.Program)
-			if p := e.Program + " " + problem; problem != "" && !slices.Contains(problems, p) {
-				problems = append(problems, p)
-			}
-			if fix := programFix(in, agent, file, e.Program); problem != "" && !slices.Contains(fixes, fix) {
-				fixes = append(fixes, fix)
-			}
+	for _, e := range s.entries {
+		key := fmt.Sprint(e.user, e.Program)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		problem := hookProgram(in, e.Program)
+		if p := e.Program + " " + problem; problem != "" && !slices.Contains(problems, p) {
+			problems = append(problems, p)
+		}
+		if fix := programFix(in, agent, e.settingsFile, e.Program); problem != "" && !slices.Contains(fixes, fix) {
+			fixes = append(fixes, fix)
 		}
 	}
 	found := strings.Join(s.found, ", ")
@@ -201,17 +204,15 @@ func checkDoubleStop(agent string, s agentSettings) []Finding {
 	event := hook.NativeEvent(agent, hook.EventStop)
 	var cmds, where []string
 	user := false
-	for _, f := range s.files {
-		for _, e := range f.entries {
-			if e.Event != event || !strings.Contains(e.Command, install.StopHook) {
-				continue
-			}
-			if agent == hook.Claude && slices.Contains(cmds, e.Command) {
-				continue
-			}
-			cmds, where = append(cmds, e.Command), append(where, f.path+": "+e.Command)
-			user = user || f.user
+	for _, e := range s.entries {
+		if e.Event != event || !strings.Contains(e.Command, install.StopHook) {
+			continue
 		}
+		if agent == hook.Claude && slices.Contains(cmds, e.Command) {
+			continue
+		}
+		cmds, where = append(cmds, e.Command), append(where, e.path+": "+e.Command)
+		user = user || e.user
 	}
 	if len(cmds) < 2 {
 		return nil
@@ -227,27 +228,23 @@ func checkDoubleStop(agent string, s agentSettings) []Finding {
 // checkFires finds project hooks that will not fire from the working
 // directory: Claude Code and Gemini CLI read settings from their start dir.
 func checkFires(in *Inputs, agent string, s agentSettings) []Finding {
-	if (agent != hook.Claude && agent != hook.Gemini) || in.Wd == "" || in.Wd == in.Root || len(s.entries) == 0 {
+	if (agent != hook.Claude && agent != hook.Gemini) || in.Wd == "" || in.Wd == in.Root || len(s.entries) == 0 || s.bad != nil {
 		return nil
 	}
 	project, _ := install.SettingsPath(install.Options{Agent: agent, ProjectDir: in.Root})
 	here, _ := install.SettingsPath(install.Options{Agent: agent, ProjectDir: in.Wd})
 	var inProject, elsewhere bool
-	for _, f := range s.files {
+	for _, e := range s.entries {
 		switch {
-		case len(f.entries) == 0:
-		case f.path == project:
+		case e.path == project:
 			inProject = true
-		case f.user && filepath.Base(f.path) != "settings.local.json":
+		case e.user && filepath.Base(e.path) != "settings.local.json":
 			elsewhere = true
 		}
 	}
-	if data, err := in.ReadFile(here); err == nil {
-		if es, _ := install.Entries(agent, data); len(es) > 0 {
-			elsewhere = true
-		}
-	}
-	if !inProject || elsewhere {
+	var wd agentSettings // the settings the agent reads here
+	wd.read(in, agent, here, true)
+	if !inProject || elsewhere || len(wd.entries) > 0 {
 		return nil
 	}
 	name := map[string]string{hook.Claude: "Claude Code", hook.Gemini: "Gemini CLI"}[agent]
@@ -274,7 +271,7 @@ func checkBlockCap(in *Inputs, cfg *config.Config, claude agentSettings) Finding
 	}
 	fix := fmt.Sprintf("export %s=%d (or 0 for none; runtasks' max_cycles then caps), or set it in the env of .claude/settings.json", EnvBlockCap, max(maxCycles, 1))
 	if val == "" {
-		if len(claude.entries) == 0 {
+		if len(claude.entries) == 0 || claude.bad != nil {
 			return Finding{OK, "block-cap", EnvBlockCap + " unset (Claude Code not installed)", ""}
 		}
 		return Finding{Warning, "block-cap", fmt.Sprintf("%s unset: Claude Code (2.1.143+) ends a turn after 8 blocks in a row without a tool call, below max_cycles %d", EnvBlockCap, maxCycles), fix}
@@ -327,15 +324,13 @@ func checkTimeouts(cfg *config.Config, settings map[string]agentSettings) Findin
 	var short []string
 	n := 0
 	for _, agent := range hook.Agents {
-		for _, f := range settings[agent].files {
-			for _, e := range f.entries {
-				if agent == hook.Cursor || !strings.Contains(e.Command, install.StopHook) {
-					continue
-				}
-				n++
-				if e.Timeout > 0 && e.Timeout < need {
-					short = append(short, fmt.Sprintf("%s (%s)", f.path, e.Timeout))
-				}
+		for _, e := range settings[agent].entries {
+			if agent == hook.Cursor || !strings.Contains(e.Command, install.StopHook) {
+				continue
+			}
+			n++
+			if e.Timeout > 0 && e.Timeout < need {
+				short = append(short, fmt.Sprintf("%s (%s)", e.path, e.Timeout))
 			}
 		}
 	}

@@ -195,7 +195,7 @@ func checkEpics(ctx context.Context, client Beads, epic string, settings map[str
 	hooked := map[string][]string{}
 	for _, agent := range hook.Agents {
 		for _, e := range settings[agent].entries {
-			if e.Epic != "" && !slices.Contains(hooked[e.Epic], agent) {
+			if e.Epic != "" && settings[agent].bad == nil && !slices.Contains(hooked[e.Epic], agent) {
 				hooked[e.Epic] = append(hooked[e.Epic], agent)
 			}
 		}

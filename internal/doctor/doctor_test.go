@@ -107,7 +107,7 @@ func TestCheckEpics(t *testing.T) {
 		"bd-c": {ID: "bd-c", Title: "Done", Status: "closed"},
 	}}
 	hooked := func(agent, epic string) map[string]agentSettings {
-		return map[string]agentSettings{agent: {entries: []install.Entry{{Program: "runtasks", Epic: epic}}}}
+		return map[string]agentSettings{agent: {entries: []fileEntry{{Entry: install.Entry{Program: "runtasks", Epic: epic}}}}}
 	}
 	for _, tt := range []struct {
 		name     string

@@ -10,14 +10,16 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/runtasks/runtasks/internal/hook"
 )
 
 // settingsRecord is what install wrote into one settings file.
 type settingsRecord struct {
-	Agent string       `json:"agent"`
-	Owned []ownedEntry `json:"owned,omitempty"` // entries added, minified
+	Agent string    `json:"agent"`
+	Owned []written `json:"owned,omitempty"` // entries added
 	// Created are members install added; uninstall removes them once empty.
-	Created []createdMember `json:"created,omitempty"`
+	Created []written `json:"created,omitempty"`
 	// Restore are containers that were empty, with their whitespace then.
 	Restore []restoreExtra `json:"restore,omitempty"`
 	// NewFile: the file did not exist; Blank: it held only whitespace.
@@ -25,29 +27,18 @@ type settingsRecord struct {
 	Blank   *string `json:"blank,omitempty"`
 }
 
-type ownedEntry struct {
+// written is an entry or member install wrote: its path and its value,
+// minified (an owned entry's is never empty; a created container has none).
+type written struct {
 	Path  []string `json:"path"`
-	Value string   `json:"value"`
-	// Replaced is the foreign entry this one replaced; uninstall puts it back.
+	Value string   `json:"value,omitempty"`
+	// Replaced is the foreign entry an owned one replaced; uninstall puts it back.
 	Replaced string `json:"replaced,omitempty"`
-}
-
-type createdMember struct {
-	Path  []string `json:"path"`
-	Value string   `json:"value,omitempty"` // minified scalar ("" for a container)
 }
 
 type restoreExtra struct {
 	Path  []string `json:"path"`
 	Extra string   `json:"extra"`
-}
-
-// wantEntry is one entry install wants in the list at path.
-type wantEntry struct {
-	path    []string
-	value   any
-	sub     string // the runtasks subcommand; grouped: {matcher?, hooks: [handler]}
-	grouped bool
 }
 
 // marshal is json.Marshal without HTML escaping (commands hold & and <).
@@ -296,73 +287,73 @@ func removeAt(c hujson.ValueTrimmed, i int) {
 
 func pathKey(p []string) string { return strings.Join(p, "\x00") }
 
-// install puts the wanted entries and missing top-level scalars into the
-// document and returns the new record. Owned entries are updated in place,
-// unwanted ones removed; the user's identical entry is left, not doubled.
-func (d *doc) install(wants []wantEntry, scalars map[string]any, old *settingsRecord) (*settingsRecord, error) {
+// install puts the entries and missing top-level scalars install writes
+// for o.Agent into the document and returns the new record. Owned entries
+// are updated in place, unwanted ones removed; the user's identical entry
+// is left, not doubled.
+func (d *doc) install(o Options, old *settingsRecord) (*settingsRecord, error) {
 	if old == nil {
 		old = &settingsRecord{}
 	}
-	rec := &settingsRecord{Agent: old.Agent, NewFile: old.NewFile, Blank: old.Blank,
+	rec := &settingsRecord{Agent: o.Agent, NewFile: old.NewFile, Blank: old.Blank,
 		Created: slices.Clone(old.Created), Restore: slices.Clone(old.Restore)}
+	sp := specs[o.Agent]
 	root := d.root.Value.(*hujson.Object)
-	for _, k := range slices.Sorted(maps.Keys(scalars)) {
+	for _, k := range slices.Sorted(maps.Keys(sp.scalars)) {
 		if memberIndex(root, k) >= 0 {
 			continue
 		}
-		d.appendTo(&d.root, nil, k, scalars[k], rec)
-		rec.Created = append(rec.Created, createdMember{Path: []string{k}, Value: string(marshal(scalars[k]))})
+		d.appendTo(&d.root, nil, k, sp.scalars[k], rec)
+		rec.Created = append(rec.Created, written{Path: []string{k}, Value: string(marshal(sp.scalars[k]))})
 	}
-	for _, w := range wants {
-		want := string(marshal(w.value))
+	var paths [][]string
+	for _, ev := range sp.events {
+		path := []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}
+		value := entry(o, ev)
+		want := string(marshal(value))
+		paths = append(paths, path)
 		// owned is the index in old.Owned of the entry e is (-1: none).
 		owned := func(e hujson.Value) int {
 			m := minified(e)
-			return slices.IndexFunc(old.Owned, func(o ownedEntry) bool { return o.Value == m && slices.Equal(o.Path, w.path) })
+			return slices.IndexFunc(old.Owned, func(o written) bool { return o.Value == m && slices.Equal(o.Path, path) })
 		}
 		// Objects on the way, a list at the end (on an error the caller
 		// drops the document).
-		v, err := d.lookup(w.path)
+		v, err := d.lookup(path)
 		if err == nil && v != nil && v.Value.Kind() != '[' {
-			err = d.shapeError(v, w.path, "a list")
+			err = d.shapeError(v, path, "a list")
 		}
 		if err != nil {
 			return nil, err
 		}
 		if v == nil {
-			d.create(w.path, w.value, rec)
-			rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want})
+			d.create(path, value, rec)
+			rec.Owned = append(rec.Owned, written{Path: path, Value: want})
 			continue
 		}
 		arr := v.Value.(*hujson.Array)
-		found, replaced := -1, ""
-		for i := 0; i < len(arr.Elements); i++ {
-			switch k := owned(arr.Elements[i]); {
-			case k < 0:
-			case found >= 0: // a second copy of ours: one is enough
-				removeAt(arr, i)
-				i--
-			default:
-				found, replaced = i, old.Owned[k].Replaced
-			}
+		found, replaced := slices.IndexFunc(arr.Elements, func(e hujson.Value) bool { return owned(e) >= 0 }), ""
+		if found >= 0 {
+			replaced = old.Owned[owned(arr.Elements[found])].Replaced
 		}
 		exact := slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return minified(e) == want })
-		// Foreign runtasks entries (another machine, epic, or no record):
-		// the first is replaced in place, the others go.
+		// A second copy of ours goes (one is enough). Foreign runtasks
+		// entries (another machine, epic, or no record): the first is
+		// replaced in place when none is ours, the others go.
 		for i := 0; i < len(arr.Elements); i++ {
 			e := arr.Elements[i]
-			if i == found || owned(e) >= 0 || minified(e) == want || !foreignEntry(e, w) {
-				continue
-			}
-			if found >= 0 || exact {
+			switch {
+			case i == found || owned(e) < 0 && (minified(e) == want || !foreignEntry(e, sp.grouped, ev.sub)):
+				// ours, the wanted one, or the user's own: it stays
+			case owned(e) >= 0 || found >= 0 || exact:
 				removeAt(arr, i)
 				if i < found {
 					found--
 				}
 				i--
-				continue
+			default:
+				found, replaced = i, string(hujson.Value{Value: e.Value}.Pack())
 			}
-			found, replaced = i, string(hujson.Value{Value: e.Value}.Pack())
 		}
 		switch {
 		case found >= 0:
@@ -370,18 +361,18 @@ func (d *doc) install(wants []wantEntry, scalars map[string]any, old *settingsRe
 			if minified(*el) != want {
 				multiline := el.EndOffset > el.StartOffset && el.EndOffset <= len(d.src) &&
 					bytes.Contains(d.src[el.StartOffset:el.EndOffset], []byte("\n"))
-				el.Value = d.newValue(w.value, d.lineIndent(el.StartOffset), !multiline).Value
+				el.Value = d.newValue(value, d.lineIndent(el.StartOffset), !multiline).Value
 			}
 		case exact:
 			continue // the user's own copy (or the team's): not ours, not added twice
 		default:
-			d.appendTo(v, w.path, "", w.value, rec)
+			d.appendTo(v, path, "", value, rec)
 		}
-		rec.Owned = append(rec.Owned, ownedEntry{Path: w.path, Value: want, Replaced: replaced})
+		rec.Owned = append(rec.Owned, written{Path: path, Value: want, Replaced: replaced})
 	}
 	// Entries an earlier install wrote for events no longer wanted.
-	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o ownedEntry) bool {
-		return slices.ContainsFunc(wants, func(w wantEntry) bool { return slices.Equal(w.path, o.Path) })
+	stale := slices.DeleteFunc(slices.Clone(old.Owned), func(o written) bool {
+		return slices.ContainsFunc(paths, func(p []string) bool { return slices.Equal(p, o.Path) })
 	})
 	d.remove(&settingsRecord{Owned: stale})
 	return rec, nil
@@ -403,7 +394,7 @@ func (d *doc) create(path []string, x any, rec *settingsRecord) {
 			val = map[string]any{path[k]: val}
 		}
 		for k := i; k < len(path); k++ {
-			rec.Created = append(rec.Created, createdMember{Path: slices.Clone(path[:k+1])})
+			rec.Created = append(rec.Created, written{Path: slices.Clone(path[:k+1])})
 		}
 		d.appendTo(v, path[:i], name, val, rec)
 		return
@@ -430,7 +421,7 @@ func (d *doc) remove(rec *settingsRecord) int {
 		}
 	}
 	created := slices.Clone(rec.Created)
-	slices.SortStableFunc(created, func(a, b createdMember) int { return len(b.Path) - len(a.Path) })
+	slices.SortStableFunc(created, func(a, b written) int { return len(b.Path) - len(a.Path) })
 	for _, c := range created {
 		mv, _ := d.lookup(c.Path)
 		switch {

@@ -26,12 +26,11 @@ func FuzzInstallUninstall(f *testing.F) {
 		}
 		for _, agent := range hook.Agents {
 			o := Options{Agent: agent, Executable: exe, Epic: "bd-1", LoopLimit: 5}
-			ws, scalars := wants(o)
 			d, err := parseDoc(data)
 			if err != nil {
 				return
 			}
-			rec, err := d.install(ws, scalars, nil)
+			rec, err := d.install(o, nil)
 			if err != nil {
 				continue
 			}
@@ -40,7 +39,7 @@ func FuzzInstallUninstall(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%s: install wrote a file it cannot read: %v\n%s", agent, err, installed)
 			}
-			rec2, err := d2.install(ws, scalars, rec)
+			rec2, err := d2.install(o, rec)
 			if err != nil {
 				t.Fatalf("%s: second install: %v", agent, err)
 			}

@@ -2,7 +2,6 @@ package install
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,17 +31,19 @@ type hookGroup struct {
 	Hooks   []hookHandler `json:"hooks"`
 }
 
-// handler is the hook entry install writes for one event.
-func handler(o Options, ev eventSpec) hookHandler {
+// entry is the list item install writes for one event: the handler,
+// grouped ({matcher?, hooks: [handler]}) for all but Cursor.
+func entry(o Options, ev eventSpec) any {
 	cmd := Command(o, ev.sub)
 	timeout := DefaultTimeout
 	if (ev.sub == StopHook || ev.sub == PreToolHook) && o.StopTimeout > timeout {
 		timeout = o.StopTimeout
 	}
 	secs := int((timeout + time.Second - 1) / time.Second)
+	h := hookHandler{Type: "command", Command: cmd, Timeout: secs} // Claude Code, Codex: seconds
 	switch o.Agent {
 	case hook.Cursor:
-		h := hookHandler{Command: cmd}
+		h = hookHandler{Command: cmd}
 		if ev.event == hook.EventStop {
 			h.LoopLimit = json.RawMessage("null")
 			if o.LoopLimit > 0 {
@@ -51,16 +52,15 @@ func handler(o Options, ev eventSpec) hookHandler {
 		}
 		return h
 	case hook.Gemini:
-		return hookHandler{
+		h = hookHandler{
 			Name:        "runtasks-" + strings.TrimSuffix(ev.sub, "-hook"),
 			Type:        "command",
 			Command:     cmd,
 			Timeout:     secs * 1000, // milliseconds
 			Description: "runtasks " + ev.sub,
 		}
-	default: // Claude Code, Codex: seconds
-		return hookHandler{Type: "command", Command: cmd, Timeout: secs}
 	}
+	return hookGroup{ev.matcher, []hookHandler{h}}
 }
 
 // ours reports whether a hook command runs a runtasks hook subcommand
@@ -74,16 +74,16 @@ func ours(cmd string) bool {
 	return base == "runtasks" || base == "runtasks-hook"
 }
 
-// foreignEntry reports whether e is an entry any install wrote for w's
+// foreignEntry reports whether e is an entry any install wrote for the
 // subcommand: one handler whose command passes only --agent and --epic
 // (another flag makes it the user's own).
-func foreignEntry(e hujson.Value, w wantEntry) bool {
-	hs := handlers(e, w.grouped)
+func foreignEntry(e hujson.Value, grouped bool, sub string) bool {
+	hs := handlers(e, grouped)
 	if len(hs) != 1 || !ours(command(hs[0])) {
 		return false
 	}
 	args := shellWords(command(hs[0]))
-	if args[1] != w.sub {
+	if args[1] != sub {
 		return false
 	}
 	for i := 2; i < len(args); i++ {
@@ -139,12 +139,8 @@ func flagValue(words []string, name string) string {
 	return ""
 }
 
-// Entries lists the runtasks hooks in a settings file, whoever wrote them.
+// Entries lists the runtasks hooks in agent's settings file, whoever wrote them.
 func Entries(agent string, data []byte) ([]Entry, error) {
-	sp, ok := specs[agent]
-	if !ok {
-		return nil, fmt.Errorf("unknown agent %q", agent)
-	}
 	d, err := parseDoc(data)
 	if err != nil {
 		return nil, err
@@ -161,7 +157,7 @@ func Entries(agent string, data []byte) ([]Entry, error) {
 	for _, m := range hooks.Members {
 		ev := m.Name.Value.(hujson.Literal).String()
 		for _, item := range elements(m.Value) {
-			for _, h := range handlers(item, sp.grouped) {
+			for _, h := range handlers(item, specs[agent].grouped) {
 				if cmd := command(h); ours(cmd) {
 					words := shellWords(cmd)
 					timeout, _ := member(h, "timeout").Value.(hujson.Literal)

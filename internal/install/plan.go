@@ -106,21 +106,6 @@ func (o Options) installs(cmd string) bool {
 	return slices.ContainsFunc(specs[o.Agent].events, func(ev eventSpec) bool { return Command(o, ev.sub) == cmd })
 }
 
-// wants are the entries install writes for the agent.
-func wants(o Options) ([]wantEntry, map[string]any) {
-	sp := specs[o.Agent]
-	var out []wantEntry
-	for _, ev := range sp.events {
-		h := handler(o, ev)
-		var entry any = h
-		if sp.grouped {
-			entry = hookGroup{ev.matcher, []hookHandler{h}}
-		}
-		out = append(out, wantEntry{path: []string{"hooks", hook.NativeEvent(o.Agent, ev.event)}, value: entry, sub: ev.sub, grouped: sp.grouped})
-	}
-	return out, sp.scalars
-}
-
 // settings plans the settings file.
 func (p *plan) settings(path string, remove bool) error {
 	fc, err := readFile(path)
@@ -138,16 +123,14 @@ func (p *plan) settings(path string, remove bool) error {
 		return nil
 	}
 	d, err := parseDoc(before)
+	var nr *settingsRecord
+	if err == nil && !remove {
+		nr, err = d.install(p.o, rec)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
 	}
 	if !remove {
-		ws, scalars := wants(p.o)
-		nr, err := d.install(ws, scalars, rec)
-		if err != nil {
-			return fmt.Errorf("%s: %w (nothing was changed)", path, err)
-		}
-		nr.Agent = p.o.Agent
 		if rec == nil {
 			nr.NewFile = before == nil
 			if before != nil && len(bytes.TrimSpace(before)) == 0 {
