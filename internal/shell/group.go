@@ -86,11 +86,6 @@ func (g *Group) Kill() {
 	g.Signal(Kill)
 }
 
-// Alive reports whether a process of the group is still running.
-func (g *Group) Alive() bool {
-	return g.pgid() > 0 && syscall.Kill(-g.pgid(), 0) == nil
-}
-
 // Reap kills what the program left running in its group; call it once,
 // after Wait.
 func (g *Group) Reap() {
