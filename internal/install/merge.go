@@ -139,7 +139,8 @@ func flagValue(words []string, name string) string {
 	return ""
 }
 
-// Entries lists the runtasks hooks in agent's settings file, whoever wrote them.
+// Entries lists the runtasks hooks in agent's settings file, whoever wrote them;
+// agent is one of hook.Agents (an unknown one reads as ungrouped, like Cursor).
 func Entries(agent string, data []byte) ([]Entry, error) {
 	d, err := parseDoc(data)
 	if err != nil {
