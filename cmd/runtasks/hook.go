@@ -39,6 +39,9 @@ type hookOptions struct {
 	// looked when there is none (nil: not looked for).
 	FindStore func(cfg *config.Config) (where string, ok bool)
 
+	// argErr is what was wrong with the command's flags or arguments.
+	argErr error
+
 	// What runHook's preamble found, for the hook's body.
 	spec    hookSpec
 	payload hook.Payload
@@ -73,8 +76,18 @@ func hookCmd(f *Factory, run func(context.Context, *hookOptions) error, cmd *cob
 		}
 		return where, ok
 	}
-	cmd.Args = cobra.NoArgs
+	// A hook answers its own bad arguments too, in the agent's protocol
+	// with exit status 0 (runHook says them): cobra's usage error would
+	// exit 4.
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		o.argErr = err
+		return cmd.RunE(cmd, nil)
+	})
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 && o.argErr == nil {
+			o.argErr = fmt.Errorf("unexpected argument %q", args[0])
+		}
 		o.EpicFlag, o.Worker = cmd.Flags().Changed("epic"), f.Getenv("RUNTASKS_TASK")
 		return run(cmd.Context(), o)
 	}
@@ -114,6 +127,10 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 	case !hook.Known(o.Agent):
 		// Nothing can be said in an unknown protocol.
 		fmt.Fprintf(o.Err, "runtasks %s: unknown agent %q; %s\n", spec.name, o.Agent, spec.unread)
+		return nil
+	}
+	if o.argErr != nil {
+		o.say(fmt.Sprintf("runtasks: bad arguments in the hook command (%v); %s.", o.argErr, spec.unjudged))
 		return nil
 	}
 	if spec.needsSession && o.session() == "" {
