@@ -190,7 +190,7 @@ func readyUnder(ctx context.Context, epic string, hint []string, together bool, 
 // serverMode reports whether the store bd finds (FindStore) says
 // "dolt_mode": "server". On an embedded store two bd processes wait on
 // Dolt's lock and take longer together than one after the other
-// (docs/benchmarks.md#large-epics-issue-20).
+// (docs/benchmarks.md#large-epics).
 func (c *Client) serverMode() bool {
 	dir, _, _ := FindStore(c.Dir, c.WorkDir, c.env())
 	if dir == "" {
