@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,40 @@ func TestHookPreamble(t *testing.T) {
 				t.Errorf("%s, %s: stderr %q, want %q", name, tt.name, errw.String(), tt.stderr)
 			}
 		}
+	}
+}
+
+// readyTracker has one ready task under any epic.
+type readyTracker struct{ engine.Tracker }
+
+func (readyTracker) Ready(context.Context, string) ([]beads.Issue, error) {
+	return []beads.Issue{{ID: "bd-e.1", Title: "Write the parser", Status: beads.StatusOpen}}, nil
+}
+
+// A notify that panics after the stop hook answered leaves the answer
+// alone: stdout is the one block, and the panic goes to the log.
+func TestStopHookNotifyPanicKeepsTheAnswer(t *testing.T) {
+	dir := t.TempDir()
+	var out, errw bytes.Buffer
+	in := `{"session_id":"s1","cwd":"` + dir + `","hook_event_name":"Stop","last_assistant_message":"Let me know."}`
+	err := runStopHook(context.Background(), &hookOptions{Factory: &Factory{In: strings.NewReader(in), Out: &out, Err: &errw},
+		LoadConfig: func(string) (*config.Config, *config.Sources, error) {
+			return config.Load(config.LoadOptions{StartDir: dir, Environ: []string{"RUNTASKS_EPIC=bd-e", "RUNTASKS_STATE_DIR=" + filepath.Join(dir, "state")}})
+		},
+		Ports:  func(*config.Config) engine.Ports { return engine.Ports{Beads: readyTracker{}, Now: time.Now} },
+		Notify: func(engine.Input, engine.Decision) { panic("boom in notify") }})
+	if err != nil {
+		t.Fatalf("returned %v: the hook must exit 0", err)
+	}
+	stdout := out.String()
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	var answer struct {
+		Decision string `json:"decision"`
+	}
+	if err := dec.Decode(&answer); err != nil || answer.Decision != "block" || dec.More() {
+		t.Fatalf("stdout %q: want one block and nothing after it (err %v)", stdout, err)
+	}
+	if !strings.Contains(errw.String(), "notify crashed") || !strings.Contains(errw.String(), "boom in notify") {
+		t.Errorf("the panic is not in the log: %q", errw.String())
 	}
 }

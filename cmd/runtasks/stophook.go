@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime/debug"
 
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
@@ -82,6 +83,13 @@ func runStopHook(ctx context.Context, o *hookOptions) error {
 		dec.SystemMessage = joinMessages(o.notice, dec.SystemMessage)
 		o.Out.Write(hook.EncodeStop(o.agent, dec))
 		if notifyAfter != nil {
+			// The answer is out: a panic here is logged, never a second
+			// JSON object on stdout that would spoil it.
+			defer func() {
+				if r := recover(); r != nil {
+					o.log.Error("notify crashed", "panic", r, "stack", string(debug.Stack()))
+				}
+			}()
 			notifyAfter()
 		}
 	})
