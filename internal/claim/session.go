@@ -32,7 +32,7 @@ func SessionText(ctx context.Context, cfg *config.Config, bd *beads.Client, stor
 		sb.WriteString(". Continue where the last stop left off: check beads, do not redo closed work.\n")
 		sb.WriteString(work)
 		if st, err := store.Get(b.Session, b.Epic); err == nil && st.Cycles > 0 {
-			fmt.Fprintf(&sb, "\nStop-hook cycles so far: %d/%d.", st.Cycles, cfg.Workflow.StopHook.MaxCycles)
+			fmt.Fprintf(&sb, "\nStop-hook cycles so far: %d/%d.", st.Cycles, engine.MaxCycles(cfg, b.Epic))
 		}
 		if p != "" {
 			sb.WriteString("\n\n" + p)
@@ -70,11 +70,11 @@ func epicState(ctx context.Context, bd *beads.Client, epic string) string {
 		return line + " Rest of the epic unknown: " + err.Error()
 	}
 	var inProgress, blocked []string
-	for _, is := range sub {
-		switch {
-		case is.Status == beads.StatusInProgress:
+	for _, is := range sub { // the stop's buckets; what is ready is counted above
+		switch engine.Class(is, nil) {
+		case "in_progress":
 			inProgress = append(inProgress, fmt.Sprintf("%s %q (%s)", is.ID, is.Title, is.Assignee))
-		case is.Blocked():
+		case "blocked":
 			blocked = append(blocked, is.ID)
 		}
 	}

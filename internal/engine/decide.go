@@ -574,14 +574,15 @@ func (d *decider) readRest() error {
 	return nil
 }
 
-// class sorts one unclosed issue into a Counts bucket.
-func class(is beads.Issue, ready map[string]bool) string {
+// Class sorts one unclosed issue into a Counts bucket: "ready" (its id in
+// ready), "in_progress", "blocked", "deferred" or "open".
+func Class(is beads.Issue, ready map[string]bool) string {
 	switch {
 	case ready[is.ID]:
 		return "ready"
 	case is.Status == beads.StatusInProgress || is.Status == beads.StatusHooked:
 		return "in_progress"
-	case is.Status == beads.StatusBlocked || len(is.BlockedBy) > 0:
+	case is.Blocked():
 		return "blocked"
 	case is.Status == beads.StatusDeferred || is.Status == beads.StatusPinned:
 		return "deferred"
@@ -589,18 +590,36 @@ func class(is beads.Issue, ready map[string]bool) string {
 	return "open"
 }
 
-// restOf lists the unclosed issues of the subtree in the given classes.
-func (d *decider) restOf(classes ...string) []beads.Issue {
-	ready := make(map[string]bool, len(d.ready)) // a set: an epic's lists can be thousands long
+// readySet is the ready ids: a set, since an epic's lists can be
+// thousands long.
+func (d *decider) readySet() map[string]bool {
+	ready := make(map[string]bool, len(d.ready))
 	for _, is := range d.ready {
 		ready[is.ID] = true
 	}
-	return slices.DeleteFunc(slices.Clone(d.rest), func(is beads.Issue) bool { return !slices.Contains(classes, class(is, ready)) })
+	return ready
+}
+
+// restOf lists the unclosed issues of the subtree in the given classes.
+func (d *decider) restOf(classes ...string) []beads.Issue {
+	ready := d.readySet()
+	return slices.DeleteFunc(slices.Clone(d.rest), func(is beads.Issue) bool { return !slices.Contains(classes, Class(is, ready)) })
 }
 
 func (d *decider) counts() state.Counts {
-	c := state.Counts{Ready: len(d.ready), InProgress: len(d.restOf("in_progress")), Blocked: len(d.restOf("blocked")),
-		Deferred: len(d.restOf("deferred")), Open: len(d.restOf("open"))}
+	c, ready := state.Counts{Ready: len(d.ready)}, d.readySet()
+	for _, is := range d.rest {
+		switch Class(is, ready) {
+		case "in_progress":
+			c.InProgress++
+		case "blocked":
+			c.Blocked++
+		case "deferred":
+			c.Deferred++
+		case "open":
+			c.Open++
+		}
+	}
 	// Ready issues come from the ready query, so one closed between the two
 	// queries still counts: a race errs towards going on, never towards done.
 	c.Remaining = c.Ready + c.InProgress + c.Blocked + c.Deferred + c.Open

@@ -114,12 +114,13 @@ type GateRequest struct {
 // ("": allow). Sessions runtasks does not drive, and tasks outside the
 // epic or already closed, are never gated.
 func Gate(ctx context.Context, s *state.Store, cfg *config.Config, req GateRequest, p Ports) (deny string, err error) {
+	if !cfg.Workflow.Verify.On() {
+		return "", nil
+	}
 	in := req.Input
 	_, in.Epic = resolveEpic(s, cfg, in, req.EpicFromFlag)
 	var tasks []beads.Issue
 	switch {
-	case !cfg.Workflow.Verify.On():
-		return "", nil
 	case req.Worker != "" && slices.Contains(req.Closes, req.Worker):
 		is, err := p.Beads.Show(ctx, req.Worker)
 		if err != nil {
@@ -269,7 +270,7 @@ func (a audit) apply(cfg *config.Config, dec Decision, next *state.State, prev s
 		*next = prev
 		next.AuditFrom, next.Cycles, next.Spent, next.UsageCursor = a.from, prev.Cycles+1, spent, cursor
 		dec = Decision{Block: true, Outcome: outcome, Reason: msg, Why: OneLine(msg, 300), Epic: dec.Epic, Counts: dec.Counts,
-			Cycle: next.Cycles, Max: cfg.Workflow.StopHook.MaxCycles, Actions: dec.Actions}
+			Cycle: next.Cycles, Max: dec.Max, Actions: dec.Actions}
 	default:
 		dec.SystemMessage = joinLines(dec.SystemMessage, "runtasks: "+msg)
 	}

@@ -44,6 +44,14 @@ func TestAuditApply(t *testing.T) {
 			t.Errorf("%s: cycles %d, want %d", tc.name, next.Cycles, tc.cycles+1)
 		}
 	}
+	// The block keeps the loop's cap as the decision had it (MaxCycles:
+	// here the done token's 3 under max_cycles 50), not max_cycles alone.
+	cfg := config.Defaults()
+	cfg.Workflow.StopHook.MaxCycles = 50
+	dec := audit{failed: failed}.apply(&cfg, Decision{Outcome: state.OutcomeComplete, Max: 3}, &state.State{}, state.State{Cycles: 1})
+	if !dec.Block || dec.Max != 3 || dec.Cycle != 2 {
+		t.Errorf("under a cap of 3: block %v cycle %d/%d", dec.Block, dec.Cycle, dec.Max)
+	}
 }
 
 func TestVerifyChecks(t *testing.T) {
