@@ -107,19 +107,20 @@ func TestSymlinkWrittenThrough(t *testing.T) {
 		os.WriteFile(target, []byte(seed), 0o600)
 		settings, _ := SettingsPath(o)
 		os.MkdirAll(filepath.Dir(settings), 0o755)
-		if err := os.Symlink("../../dotfiles/claude.json", settings); err != nil {
-			// relative to .claude: proj/.claude → ../../dotfiles is outside;
-			// use the absolute target instead.
+		// A relative link, as dotfile managers (stow) make them.
+		rel, err := filepath.Rel(filepath.Dir(settings), target)
+		if err != nil {
 			t.Fatal(err)
 		}
-		os.Remove(settings)
-		os.Symlink(target, settings)
+		if err := os.Symlink(rel, settings); err != nil {
+			t.Fatal(err)
+		}
 		res, err := Install(ctx, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fi, err := os.Lstat(settings); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			t.Fatal("the link was replaced")
+		if l, err := os.Readlink(settings); err != nil || l != rel {
+			t.Fatalf("the link was replaced: %q %v", l, err)
 		}
 		if !bytes.Contains(read(t, target), []byte("stop-hook --agent claude")) {
 			t.Error("the target did not get the hooks")
@@ -139,7 +140,7 @@ func TestSymlinkWrittenThrough(t *testing.T) {
 		if string(read(t, target)) != seed {
 			t.Errorf("target after uninstall:\n%s", read(t, target))
 		}
-		if l, _ := os.Readlink(settings); l != target {
+		if l, _ := os.Readlink(settings); l != rel {
 			t.Errorf("link now %q", l)
 		}
 	}

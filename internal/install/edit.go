@@ -91,7 +91,7 @@ func parseDoc(data []byte) (*doc, error) {
 	if root.Value.Kind() != '{' {
 		return nil, fmt.Errorf("line %d: the file holds %s, want an object", lineAt(src, root.StartOffset), kindNames[root.Value.Kind()])
 	}
-	d := &doc{src: src, root: root, unit: indentUnit(src)}
+	d := &doc{src: src, root: root, unit: indentUnit(src[root.StartOffset:])} // not a header comment's
 	obj := root.Value.(*hujson.Object)
 	d.compact = len(obj.Members) > 0 && !bytes.Contains(src[root.StartOffset:root.EndOffset], []byte("\n"))
 	return d, nil

@@ -150,6 +150,10 @@ func (p *plan) settings(path string, remove bool) error {
 		delete(p.m.Settings, path)
 	}
 	fc.after = d.root.Pack()
+	if n := bytes.Count(before, []byte("\r\n")); n > 0 && n == bytes.Count(before, []byte("\n")) {
+		// A CRLF file stays CRLF: the lines install writes take its ending.
+		fc.after = bytes.ReplaceAll(bytes.ReplaceAll(fc.after, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+	}
 	if remove && before != nil && isEmpty(d.root) {
 		switch {
 		case rec.NewFile:

@@ -102,6 +102,7 @@ func corpus(agent string) map[string]string {
 		"unicode":         "{\n  \"ключ\": \"значение\",\n  \"hooks\": {\n    \"" + stop + "\": [],\n    \"😀 émoji\": [\"ü\"]\n  },\n  \"名前\": {\"é\": 1}\n}\n",
 		"user-runtasks":   userRuntasks(agent),
 		"comments":        "// my settings, hand-tuned\n{\n  /* model */ \"model\": \"x\", // trailing\n  \"hooks\": { // runtasks goes here\n    \"" + stop + "\": [\n      // none yet\n    ],\n  },\n  /* the end */\n}\n// bye\n",
+		"header-comment":  "/*\n * My settings\n */\n{\n    \"model\": \"x\"\n}\n",
 		"trailing-commas": "{\n\t\"a\": [1, 2,],\n\t\"hooks\": {\n\t\t\"" + stop + "\": [\n\t\t\t{\"hooks\": [], \"x\": 1},\n\t\t],\n\t},\n}\n",
 	}
 	return c
@@ -193,6 +194,12 @@ func TestRoundTripCorpus(t *testing.T) {
 					}
 					if ourN != len(specs[agent].events) {
 						t.Errorf("%d runtasks entries, want %d:\n%s", ourN, len(specs[agent].events), installed)
+					}
+					if name == "seed-crlf" && bytes.Count(installed, []byte("\n")) != bytes.Count(installed, []byte("\r\n")) {
+						t.Errorf("a CRLF file got lines ending in LF alone:\n%q", installed)
+					}
+					if name == "header-comment" && agent != "cursor" && !bytes.Contains(installed, []byte("\n    \"hooks\": {\n        \"")) {
+						t.Errorf("added lines not indented by the object's 4 spaces:\n%s", installed)
 					}
 					if json.Valid([]byte(content)) && !json.Valid(installed) {
 						t.Errorf("valid JSON became invalid:\n%s", installed)
