@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // DefaultMaxProcesses is Slots.Max when it is zero: at most this many bd
@@ -41,10 +43,10 @@ type Slots struct {
 // when absolute), else in the system's temporary directory.
 func SlotsDir(environ []string) string {
 	switch {
-	case filepath.IsAbs(lookup(environ, "XDG_CACHE_HOME")):
-		return filepath.Join(lookup(environ, "XDG_CACHE_HOME"), "runtasks", "bd-slots")
-	case filepath.IsAbs(lookup(environ, "HOME")):
-		return filepath.Join(lookup(environ, "HOME"), ".cache", "runtasks", "bd-slots")
+	case filepath.IsAbs(config.LookupEnv(environ, "XDG_CACHE_HOME")):
+		return filepath.Join(config.LookupEnv(environ, "XDG_CACHE_HOME"), "runtasks", "bd-slots")
+	case filepath.IsAbs(config.LookupEnv(environ, "HOME")):
+		return filepath.Join(config.LookupEnv(environ, "HOME"), ".cache", "runtasks", "bd-slots")
 	}
 	return fallbackSlotsDir()
 }

@@ -3,7 +3,8 @@ package beads
 import (
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/runtasks/runtasks/internal/config"
 )
 
 // storeVars are the variables with which bd is told its store.
@@ -19,7 +20,7 @@ func FindStore(dir, workDir string, env []string) (store, where string, ok bool)
 		return dir, "beads.dir " + dir, isDir(dir)
 	}
 	for _, name := range storeVars {
-		if v := lookup(env, name); v != "" {
+		if v := config.LookupEnv(env, name); v != "" {
 			return v, name + "=" + v, true
 		}
 	}
@@ -61,13 +62,4 @@ func (c *Client) env() []string {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-func lookup(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }

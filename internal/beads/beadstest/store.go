@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,7 +58,11 @@ func newStore(t testing.TB, env ...string) *Store {
 			t.Fatal(err)
 		}
 	}
-	env = append(append(os.Environ(),
+	// The user's store and repository (BEADS_DIR, a git hook's GIT_DIR) are never the test's.
+	base := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GIT_") || slices.ContainsFunc([]string{"BEADS_DIR=", "BEADS_DB=", "BD_DB="}, func(p string) bool { return strings.HasPrefix(kv, p) })
+	})
+	env = append(append(base,
 		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "CLAUDE_PROJECT_DIR=", "BD_DISABLE_METRICS=1", "BD_NON_INTERACTIVE=1", "NO_COLOR=1",
 		"BEADS_ACTOR=tester", "GIT_AUTHOR_NAME=tester", "GIT_AUTHOR_EMAIL=t@example.com",
 		"GIT_COMMITTER_NAME=tester", "GIT_COMMITTER_EMAIL=t@example.com",
