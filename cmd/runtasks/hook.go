@@ -41,6 +41,8 @@ type hookOptions struct {
 
 	// argErr is what was wrong with the command's flags or arguments.
 	argErr error
+	// answered: the agent's JSON is out; nothing more goes to stdout.
+	answered bool
 
 	// What runHook's preamble found, for the hook's body.
 	spec    hookSpec
@@ -106,6 +108,9 @@ type hookSpec struct {
 	unread, unjudged string
 	// needsSession: an input without a session id is let through, silently.
 	needsSession bool
+	// pass lets an input through at once, silently, before anything else
+	// is read (nil: none is).
+	pass func(o *hookOptions, p hook.Payload) bool
 }
 
 // runHook is every hook's preamble, then body. A hook never fails the
@@ -113,7 +118,11 @@ type hookSpec struct {
 // JSON, and every problem (a panic too) leaves the event to the agent, is
 // told to the person in a systemMessage and is logged on stderr.
 func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(context.Context)) error {
-	o.start(spec)
+	// Until the input names the agent: --agent, else Claude Code's protocol.
+	o.spec, o.agent = spec, hook.Claude
+	if hook.Known(o.Agent) {
+		o.agent = o.Agent
+	}
 	defer recoverHook(o)
 	p, err := hook.Parse(o.In)
 	if err != nil {
@@ -121,6 +130,9 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 		return nil
 	}
 	o.payload = p
+	if spec.pass != nil && spec.pass(o, p) {
+		return nil
+	}
 	switch {
 	case o.Agent == "":
 		o.agent = hook.Detect(p)
@@ -196,37 +208,40 @@ func runHook(ctx context.Context, o *hookOptions, spec hookSpec, body func(conte
 
 // recoverHook ends a hook that panicked as every hook ends: exit status 0
 // (Claude Code reads 2 as "block"), the agent let go with a systemMessage,
-// the panic and its stack on stderr, which the agent's hook log keeps.
-// start names the hook and, until the input names the agent, its
-// protocol: --agent, else Claude Code's.
-func (o *hookOptions) start(spec hookSpec) {
-	o.spec, o.agent = spec, hook.Claude
-	if hook.Known(o.Agent) {
-		o.agent = o.Agent
-	}
-}
-
+// the panic and its stack on stderr, which the agent's hook log keeps. A
+// panic after the hook answered (in notify, say) leaves the answer as the
+// only JSON on stdout.
 func recoverHook(o *hookOptions) {
 	r := recover()
 	if r == nil {
 		return
 	}
 	fmt.Fprintf(o.Err, "runtasks %s: panic: %v\n%s", o.spec.name, r, debug.Stack())
-	o.Out.Write(hook.EncodeMessage(o.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", o.spec.name, r)))
+	if !o.answered {
+		o.reply(hook.EncodeMessage(o.agent, fmt.Sprintf("runtasks %s crashed (panic: %v); allowed. Please report it with the hook's stderr.", o.spec.name, r)))
+	}
+}
+
+// reply writes the hook's answer, the agent's JSON, on stdout (nil: none).
+func (o *hookOptions) reply(b []byte) {
+	if b != nil {
+		o.answered = true
+		o.Out.Write(b)
+	}
 }
 
 // say tells the person msg: a systemMessage (Cursor has none) and a line
 // on stderr.
 func (o *hookOptions) say(msg string) {
 	fmt.Fprintf(o.Err, "runtasks %s: %s\n", o.spec.name, strings.TrimPrefix(msg, "runtasks: "))
-	o.Out.Write(hook.EncodeMessage(o.agent, msg)) // nil for Cursor: nothing
+	o.reply(hook.EncodeMessage(o.agent, msg)) // nil for Cursor: nothing
 }
 
 // answer gives the agent context text ("" for none) with the notice for
 // the person; what the agent cannot take at this event goes to stderr.
 func (o *hookOptions) answer(text string) {
 	if b := hook.EncodeContextMessage(o.agent, cmp.Or(o.payload.HookEventName, o.spec.event), text, o.notice); b != nil {
-		o.Out.Write(b)
+		o.reply(b)
 	} else if s := joinMessages(o.notice, text); s != "" {
 		fmt.Fprintln(o.Err, s)
 	}

@@ -56,7 +56,7 @@ func TestHooksRecoverFromPanics(t *testing.T) {
 			return runPromptHook(context.Background(), &hookOptions{Factory: &Factory{In: strings.NewReader(in), Out: out, Err: errw}, LoadConfig: boomConfig})
 		}},
 		{"pre-tool-hook: reading panics", func(in string, out, errw *bytes.Buffer) error {
-			// Its fast path, before the preamble, reads the input.
+			// Its input is read, and the fast path decided, in the preamble.
 			return runPreToolHook(context.Background(), &hookOptions{Factory: &Factory{In: panicReader{}, Out: out, Err: errw}, LoadConfig: boomConfig})
 		}},
 		{"session-hook", func(in string, out, errw *bytes.Buffer) error {
@@ -166,7 +166,7 @@ func TestStopHookNotifyPanicKeepsTheAnswer(t *testing.T) {
 	if err := dec.Decode(&answer); err != nil || answer.Decision != "block" || dec.More() {
 		t.Fatalf("stdout %q: want one block and nothing after it (err %v)", stdout, err)
 	}
-	if !strings.Contains(errw.String(), "notify crashed") || !strings.Contains(errw.String(), "boom in notify") {
+	if !strings.Contains(errw.String(), "panic: boom in notify") || !strings.Contains(errw.String(), "goroutine") {
 		t.Errorf("the panic is not in the log: %q", errw.String())
 	}
 }

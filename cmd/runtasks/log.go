@@ -7,9 +7,9 @@ import (
 
 	"github.com/charmbracelet/log"
 	"github.com/muesli/termenv"
-	"golang.org/x/term"
 
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/headless"
 )
 
 // newLogger is every command's logger: logfmt lines with the time appended
@@ -31,7 +31,7 @@ func newLogger(cfg *config.Config, stderr io.Writer) (*log.Logger, func()) {
 	// would query it (OSC 10/11, ESC[6n) and wait for answers. Colours only
 	// on a terminal, never with NO_COLOR.
 	l := log.NewWithOptions(struct{ io.Writer }{w}, opts)
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && os.Getenv("NO_COLOR") == "" {
+	if headless.IsTerminal(w) && os.Getenv("NO_COLOR") == "" {
 		l.SetColorProfile(termenv.ANSI256)
 	} else {
 		l.SetColorProfile(termenv.Ascii)

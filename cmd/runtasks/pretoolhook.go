@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -41,26 +38,12 @@ crashes or times out lets the command run, and the stop audit checks it.`,
 }
 
 var preToolHook = hookSpec{name: "pre-tool-hook", event: hook.EventPreTool, unread: "tool call allowed",
-	unjudged: "the close was not verified (allowed; the stop audit will check it)", needsSession: true}
+	unjudged: "the close was not verified (allowed; the stop audit will check it)", needsSession: true,
+	pass: func(o *hookOptions, p hook.Payload) bool { return len(gated(o.Worker, p)) == 0 }}
 
 // runPreToolHook allows every tool call but a close whose checks fail. A
 // call that closes nothing is allowed before any configuration is read.
 func runPreToolHook(ctx context.Context, o *hookOptions) error {
-	// Its fast path runs before runHook's: a panic here must allow the
-	// call too (a Go panic's exit status 2 would block it).
-	o.start(preToolHook)
-	defer recoverHook(o)
-	data, err := io.ReadAll(io.LimitReader(o.In, hook.MaxInput+1))
-	if err != nil {
-		data = nil
-	}
-	var p hook.Payload
-	if json.Unmarshal(data, &p) == nil && len(gated(o.Worker, p)) == 0 {
-		return nil
-	}
-	f := *o.Factory
-	f.In = bytes.NewReader(data)
-	o.Factory = &f
 	return runHook(ctx, o, preToolHook, func(ctx context.Context) {
 		if o.noStore != "" {
 			return
@@ -74,7 +57,7 @@ func runPreToolHook(ctx context.Context, o *hookOptions) error {
 			o.say("runtasks: could not verify the close (" + err.Error() + "); " + preToolHook.unjudged + ".")
 		case deny != "":
 			o.log.Info("close denied", "session", in.SessionID, "why", deny)
-			o.Out.Write(hook.EncodeDeny(o.agent, deny))
+			o.reply(hook.EncodeDeny(o.agent, deny))
 		case o.notice != "":
 			o.say(o.notice)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"runtime/debug"
 
 	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
@@ -81,15 +80,8 @@ func runStopHook(ctx context.Context, o *hookOptions) error {
 			o.log.Warn("beads changed", "session", in.SessionID, "epic", dec.Epic, "action", a)
 		}
 		dec.SystemMessage = joinMessages(o.notice, dec.SystemMessage)
-		o.Out.Write(hook.EncodeStop(o.agent, dec))
+		o.reply(hook.EncodeStop(o.agent, dec))
 		if notifyAfter != nil {
-			// The answer is out: a panic here is logged, never a second
-			// JSON object on stdout that would spoil it.
-			defer func() {
-				if r := recover(); r != nil {
-					o.log.Error("notify crashed", "panic", r, "stack", string(debug.Stack()))
-				}
-			}()
 			notifyAfter()
 		}
 	})
