@@ -29,9 +29,6 @@ import (
 	"github.com/runtasks/runtasks/internal/state"
 )
 
-// OutcomeInterrupted is logged for an interrupted run; the engine never returns it.
-const OutcomeInterrupted state.Outcome = "interrupted"
-
 // Beads is what a run asks of beads (*beads.Client): the engine's queries and the tally.
 type Beads interface {
 	engine.Tracker
@@ -257,7 +254,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	t, err := r.o.Beads.Tally(ctx, r.epic)
 	if ctx.Err() != nil {
-		return r.end(engine.ExitInterrupted, OutcomeInterrupted, "interrupted before the first cycle", nil)
+		return r.end(engine.ExitInterrupted, state.OutcomeInterrupted, "interrupted before the first cycle", nil)
 	}
 	if err != nil {
 		// bd failing, or no such epic, before any agent ran: setup.
@@ -307,7 +304,7 @@ func (r *runner) agentCycle(ctx context.Context, dec engine.Decision, note strin
 	switch {
 	case ctx.Err() != nil:
 		r.tally(ctx, last)
-		return last, sum, ended(r.end(engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
+		return last, sum, ended(r.end(engine.ExitInterrupted, state.OutcomeInterrupted, fmt.Sprintf("interrupted in cycle %s; %s", r.count(), note), nil))
 	case runErr != nil:
 		r.tally(ctx, last)
 		return last, sum, ended(r.end(engine.ExitFailed, "", "agent failed: "+oneLine(runErr.Error(), 300), fmt.Errorf("cycle %d: %w", rec.N, runErr)))
@@ -324,7 +321,7 @@ func (r *runner) step(ctx context.Context, sum *Summary, last *CycleRecord, what
 	case ctx.Err() != nil:
 		// Ctrl-C while beads was read: the decision is not to be trusted.
 		r.tally(ctx, last)
-		return dec, ended(r.end(engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
+		return dec, ended(r.end(engine.ExitInterrupted, state.OutcomeInterrupted, fmt.Sprintf("interrupted after cycle %s", r.count()), nil))
 	case err != nil:
 		return dec, ended(r.end(engine.ExitFailed, state.OutcomeError, err.Error(), err))
 	}
@@ -389,7 +386,7 @@ func (r *runner) end(code int, outcome state.Outcome, why string, err error) (Re
 	r.state.Status, r.state.Outcome, r.state.Why = ends[code].status, outcome, why
 	r.state.EndedAt, r.state.UpdatedAt = now, now
 	r.state.ExitCode = &code
-	if outcome == OutcomeInterrupted {
+	if outcome == state.OutcomeInterrupted {
 		in := engine.Input{Agent: r.agent, Event: engine.EventRun, SessionID: r.state.EngineSession}
 		rec := engine.NewRecord(in, r.epic, engine.Decision{Outcome: outcome, Why: why, Cycle: r.state.Cycle, Max: r.state.MaxCycles}, now)
 		if _, err := r.store.Update(in.SessionID, r.epic, func(st *state.State) error {

@@ -193,7 +193,7 @@ func (w *worker) next(ctx context.Context, dec engine.Decision) (engine.Decision
 	var said time.Time
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
-			return dec, nil, ended(w.end(engine.ExitInterrupted, OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
+			return dec, nil, ended(w.end(engine.ExitInterrupted, state.OutcomeInterrupted, fmt.Sprintf("interrupted before cycle %s", w.count()), nil))
 		}
 		task, lost, err := w.claim(ctx, n > 0 || w.view.m == nil) // the first try uses the cycle's moment
 		switch {

@@ -64,6 +64,9 @@ const (
 	// OutcomeDuplicate: a second runtasks stop hook of the same stop (two
 	// installs that both fire); the first one's answer stands, not counted.
 	OutcomeDuplicate Outcome = "duplicate"
+	// OutcomeInterrupted: runtasks run was stopped by Ctrl-C, SIGTERM or
+	// SIGHUP (never the engine's); a later run goes on.
+	OutcomeInterrupted Outcome = "interrupted"
 )
 
 // Class is what an outcome means to the person and to an exit status.
@@ -106,6 +109,7 @@ var outcomes = map[Outcome]outcomeInfo{
 	OutcomeTokenDone:      {class: ClassDone, ends: true, final: true},
 	OutcomeAccepted:       {class: ClassDone, ends: true, final: true},
 	OutcomeCheckpoint:     {class: ClassPaused, final: true},
+	OutcomeInterrupted:    {class: ClassPaused},
 	OutcomeEscalated:      {class: ClassNeedsPerson, ends: true},
 	OutcomeNoProgress:     {class: ClassNeedsPerson, ends: true},
 	// A spent budget ends the loop for good: only a person can grant more

@@ -57,7 +57,8 @@ func TestLoadOrder(t *testing.T) {
 	put("newest", state.OutcomeContinue, true, now, 2)
 	put("older", state.OutcomeContinue, true, now.Add(-time.Hour), 4)
 	put("capped", state.OutcomeCapReached, false, now.Add(-2*time.Hour), 3)
-	put("warned", state.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3) // the warning block: goes on
+	put("warned", state.OutcomeNoProgress, true, now.Add(-3*time.Hour), 3)    // the warning block: goes on
+	put("stopped", state.OutcomeInterrupted, false, now.Add(-4*time.Hour), 3) // Ctrl-C on run: no person needed
 	snap, err := Load(store, "")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func TestLoadOrder(t *testing.T) {
 	for _, r := range snap.Rows {
 		order = append(order, r.Session)
 	}
-	if got := strings.Join(order, " "); got != "capped newest older warned" {
+	if got := strings.Join(order, " "); got != "capped newest older warned stopped" {
 		t.Errorf("order = %s; want the capped loop first, then the latest stops", got)
 	}
 	if r := snap.Rows[1]; r.Seen != 4 || r.Closed != 2 || r.Last.Max != 50 {
@@ -181,6 +182,8 @@ func TestTickReloadsWhenDue(t *testing.T) {
 		Load: func() (Snapshot, error) { loads++; return Snapshot{}, nil }}
 	if _, cmd := m.Update(tick(time.Now())); cmd == nil {
 		t.Fatal("a tick must schedule the next one")
+	} else if _, ok := cmd().(tea.BatchMsg); ok || loads != 0 {
+		t.Fatalf("a tick that is not due reloaded (loads %d)", loads)
 	}
 	due = true
 	_, cmd := m.Update(tick(time.Now()))
