@@ -154,6 +154,16 @@ func (o Options) withDefaults() Options {
 	if o.Ports.Now == nil {
 		o.Ports.Now = o.Now
 	}
+	// A new run id (a run's or a workers' run's); on the rare clash with an
+	// earlier run, a longer suffix.
+	for n := 3; o.RunID == ""; n++ {
+		b := make([]byte, n)
+		_, _ = rand.Read(b)
+		o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+		if _, err := os.Lstat(filepath.Join(RunsDir(o.Config), o.RunID)); err == nil && n <= 8 {
+			o.RunID = ""
+		}
+	}
 	return o
 }
 
@@ -161,17 +171,6 @@ func newRunner(o Options) (*runner, error) {
 	cfg := o.Config
 	o = o.withDefaults()
 	runs := RunsDir(cfg)
-	if o.RunID == "" {
-		// A new id; on the rare clash with an earlier run, a longer suffix.
-		for n := 3; ; n++ {
-			b := make([]byte, n)
-			_, _ = rand.Read(b)
-			o.RunID = o.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
-			if _, err := os.Lstat(filepath.Join(runs, o.RunID)); errors.Is(err, os.ErrNotExist) || n > 8 {
-				break
-			}
-		}
-	}
 	r := &runner{o: o, cfg: cfg, epic: cfg.Workflow.Epic, agent: cfg.Run.Agent, log: o.Log}
 	if r.epic == "" {
 		return nil, errors.New("no epic: give --epic, RUNTASKS_EPIC or workflow.epic")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -288,5 +289,24 @@ func TestElapsedAndBar(t *testing.T) {
 		if got := Bar(tt.done, tt.total, 4); got != tt.want {
 			t.Errorf("Bar(%d, %d) = %q, want %q", tt.done, tt.total, got, tt.want)
 		}
+	}
+}
+
+// A run's id, and a workers' run's (one rule, in withDefaults): the UTC
+// time and a random hex suffix (docs/run.md); a given id is kept.
+func TestRunIDs(t *testing.T) {
+	cfg := &config.Config{Run: config.Run{Dir: t.TempDir()}}
+	at := func() time.Time { return time.Date(2026, 11, 27, 11, 40, 2, 0, time.UTC) }
+	a, b := Options{Config: cfg, Now: at}.withDefaults().RunID, Options{Config: cfg, Now: at}.withDefaults().RunID
+	for _, id := range []string{a, b} {
+		if !regexp.MustCompile(`^20261127T114002Z-[0-9a-f]{6}$`).MatchString(id) {
+			t.Errorf("run id %q", id)
+		}
+	}
+	if a == b {
+		t.Errorf("two runs in the same second share the id %q", a)
+	}
+	if id := (Options{Config: cfg, Now: at, RunID: "mine"}).withDefaults().RunID; id != "mine" {
+		t.Errorf("given id became %q", id)
 	}
 }

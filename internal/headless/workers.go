@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,7 +78,6 @@ func RunWorkers(ctx context.Context, o Options, wo WorkerOptions) (Result, error
 	o = o.withDefaults()
 	bk := &book{failures: map[string]int{}, kept: map[string]string{}, notify: o.Ports.Notify}
 	o.Ports.Notify = onceEach(o.Ports.Notify)
-	o.RunID = cmp.Or(o.RunID, o.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(os.Getpid()))
 	cfg := o.Config
 	repo := git.Repo{Dir: cfg.Root}
 	wts, err := repo.Worktrees(ctx)
