@@ -168,12 +168,18 @@ func Build(in Input) Report {
 		s.End, s.Last = c.Time, c.Outcome
 		s.Closed += c.Closed
 		s.Agent = cmp.Or(s.Agent, c.Agent)
-		if c.Usage != nil {
-			s.Add(c.Spent)
-			r.Add(c.Spent)
+	}
+	// The sums are status's: per (session, epic), the epic's, per task.
+	spent, epics, tasks := status.Rollup(recs)
+	for i, s := range r.Sessions {
+		if sum := spent[[2]string{s.ID, in.Epic}]; sum != nil {
+			r.Sessions[i].Sum = *sum
 		}
 	}
-	_, _, r.Tasks = status.Rollup(recs)
+	if len(epics) > 0 { // recs are the epic's: one row
+		r.Sum = epics[0].Sum
+	}
+	r.Tasks = tasks
 	if n := len(r.Cycles); n > 0 {
 		r.Start, r.End = r.Cycles[0].Time, r.Cycles[n-1].Time
 		r.Last, r.LastWhy = r.Cycles[n-1].Outcome, r.Cycles[n-1].Why
