@@ -136,6 +136,16 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Task: levelOf(is), Session: r.Session, Actor: r.Actor, ClaimedAt: r.Now.UTC().Truncate(time.Second), Root: r.Root}
+	if is.IssueType == beads.TypeEpic {
+		return Result{}, fmt.Errorf("%s %w: /run-tasks %s drives it", is.ID, ErrEpic, is.ID)
+	}
+	if is.Status == beads.StatusClosed {
+		return Result{}, fmt.Errorf("%s: %w", r.Task, ErrClosed)
+	}
+	if is.Status == beads.StatusInProgress && is.Assignee != "" && is.Assignee != r.Actor {
+		return Result{}, &HeldError{Task: is.ID, Holder: is.Assignee, Since: is.StartedAt}
+	}
+	// The hierarchy (a bd show an ancestor), only for a task it may claim.
 	seen := map[string]bool{is.ID: true}
 	for p := is.ParentID(); p != "" && !seen[p] && len(res.Ancestors) < MaxDepth; {
 		seen[p] = true
@@ -145,15 +155,6 @@ func Claim(ctx context.Context, t Tracker, r Request) (Result, error) {
 		}
 		res.Ancestors = append(res.Ancestors, levelOf(anc))
 		p = anc.ParentID()
-	}
-	if is.IssueType == beads.TypeEpic {
-		return Result{}, fmt.Errorf("%s %w: /run-tasks %s drives it", is.ID, ErrEpic, is.ID)
-	}
-	if is.Status == beads.StatusClosed {
-		return Result{}, fmt.Errorf("%s: %w", r.Task, ErrClosed)
-	}
-	if is.Status == beads.StatusInProgress && is.Assignee != "" && is.Assignee != r.Actor {
-		return Result{}, &HeldError{Task: is.ID, Holder: is.Assignee, Since: is.StartedAt}
 	}
 	if _, err := renderAll(r.Templates, runData(res, RunID(res.Task.ID, res.ClaimedAt))); err != nil {
 		return Result{}, err
