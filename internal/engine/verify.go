@@ -10,6 +10,7 @@ import (
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -96,6 +97,16 @@ func taskPlace(ctx context.Context, cfg *config.Config, p Ports, id string) (com
 		return wts[0].Head, ""
 	}
 	return "", ""
+}
+
+// worktreesOnce lists the worktrees once for the several tasks the audit
+// places and verifies (a git worktree list each).
+func worktreesOnce(ctx context.Context, p Ports) Ports {
+	if p.Worktrees != nil {
+		wts, err := p.Worktrees(ctx)
+		p.Worktrees = func(context.Context) ([]git.Worktree, error) { return wts, err }
+	}
+	return p
 }
 
 // GateRequest is a shell command a driven session's agent is about to run
@@ -206,9 +217,9 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 	if err != nil {
 		s.Warnf("verify: %v", err)
 	}
-	todo := 0
+	todo, ports := 0, worktreesOnce(ctx, env.Ports)
 	for _, is := range tasks {
-		commit, _ := taskPlace(ctx, cfg, env.Ports, is.ID)
+		commit, _ := taskPlace(ctx, cfg, ports, is.ID)
 		if slices.ContainsFunc(recs, func(r state.Record) bool {
 			return r.Outcome == state.OutcomeVerified && r.Task == is.ID && r.Commit == commit
 		}) {
@@ -218,7 +229,7 @@ func runAudit(ctx context.Context, s *state.Store, cfg *config.Config, in Input,
 			a.deferred++
 			continue
 		}
-		v := VerifyTask(ctx, cfg, env.Ports, is)
+		v := VerifyTask(ctx, cfg, ports, is)
 		if v.Passed() {
 			if err := s.Append(v.Record(in, in.Epic, env.Now)); err != nil {
 				s.Warnf("decision log: %v", err)

@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runtasks/runtasks/internal/beads"
 	"github.com/runtasks/runtasks/internal/config"
+	"github.com/runtasks/runtasks/internal/git"
 	"github.com/runtasks/runtasks/internal/state"
 )
 
@@ -90,5 +93,40 @@ func TestVerifyChecks(t *testing.T) {
 	}
 	if len(cfg.Workflow.Verify.Checks) != 1 {
 		t.Errorf("VerifyChecks changed the configuration: %v", cfg.Workflow.Verify.Checks)
+	}
+}
+
+// closedTracker lists closed tasks under the epic.
+type closedTracker struct {
+	*fakeTracker
+	closed []beads.Issue
+}
+
+func (c closedTracker) Descendants(context.Context, string) (beads.Issue, []beads.Issue, error) {
+	return beads.Issue{}, c.closed, nil
+}
+
+// The audit places every closed task with one git worktree list, however
+// many tasks it checks.
+func TestAuditListsWorktreesOnce(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Root = t.TempDir() // no README.md: each task fails its check
+	cfg.Workflow.Verify.Checks = []config.CheckSpec{{Type: "files", Name: "readme", Paths: []string{"README.md"}}}
+	var closed []beads.Issue
+	for _, id := range []string{"e.1", "e.2", "e.3"} {
+		closed = append(closed, beads.Issue{ID: id, Status: beads.StatusClosed, ClosedAt: now.Add(-time.Minute)})
+	}
+	lists := 0
+	p := Ports{Beads: closedTracker{epic(nil), closed}, Now: func() time.Time { return now },
+		Worktrees: func(context.Context) ([]git.Worktree, error) {
+			lists++
+			return []git.Worktree{{Path: cfg.Root, Head: "abc"}}, nil
+		}}
+	a := runAudit(context.Background(), &state.Store{Dir: t.TempDir()}, &cfg, Input{SessionID: "s", Epic: "e"}, state.State{}, time.Time{}, Env{Ports: p, Now: now})
+	if len(a.failed)+a.deferred != 3 || len(a.failed) == 0 {
+		t.Fatalf("audit: %d failed, %d deferred; want the 3 closed tasks", len(a.failed), a.deferred)
+	}
+	if lists != 1 {
+		t.Errorf("git worktree list ran %d times for %d tasks", lists, len(closed))
 	}
 }
