@@ -1,13 +1,10 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +13,7 @@ import (
 	"github.com/runtasks/runtasks/internal/agentfile"
 	"github.com/runtasks/runtasks/internal/config"
 	"github.com/runtasks/runtasks/internal/state"
+	"github.com/runtasks/runtasks/internal/transcript"
 )
 
 // Verdict statuses.
@@ -282,28 +280,22 @@ type PlanItem struct {
 // Code TodoWrite call ({"todos":[{content,status}]}), Codex update_plan call
 // ({"plan":[{step,status}]}) or Codex exec todo_list item
 // ({"items":[{text,completed}]}). found is false when the transcript holds
-// no plan. The file is read once, line by line.
+// no plan. The file is read from the end, up to the last plan.
 func ReadPlan(path string) (items []PlanItem, found bool, err error) {
-	f, _, err := agentfile.Open(path)
+	f, fi, err := agentfile.Open(path)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, rerr := r.ReadBytes('\n')
-		if s := string(line); strings.Contains(s, "TodoWrite") || strings.Contains(s, "update_plan") || strings.Contains(s, "todo_list") {
+	s := transcript.NewReverseScanner(f, fi.Size(), transcript.DefaultMaxLine)
+	for s.Scan() {
+		if line := s.Bytes(); bytes.Contains(line, []byte("TodoWrite")) || bytes.Contains(line, []byte("update_plan")) || bytes.Contains(line, []byte("todo_list")) {
 			if p, ok := planFromLine(line); ok {
-				items, found = p, true
+				return p, true, nil
 			}
-		}
-		if rerr != nil {
-			if errors.Is(rerr, io.EOF) {
-				return items, found, nil
-			}
-			return nil, false, rerr
 		}
 	}
+	return nil, false, s.Err()
 }
 
 // planSteps is a TodoWrite input ({"todos":[...]}) or update_plan's
