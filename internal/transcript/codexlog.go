@@ -99,14 +99,15 @@ type CodexLogScanner struct {
 // Write adds the complete lines of p and keeps a partial one for the next
 // call. It never fails.
 func (s *CodexLogScanner) Write(p []byte) (int, error) {
-	s.partial = append(s.partial, p...)
+	n := len(p)
 	for {
-		line, rest, ok := bytes.Cut(s.partial, []byte("\n"))
-		if !ok {
-			return len(p), nil
+		i := bytes.IndexByte(p, '\n') // only new bytes: a long line is searched once
+		if i < 0 {
+			s.partial = append(s.partial, p...)
+			return n, nil
 		}
-		s.Log.Add(line)
-		s.partial = rest
+		s.Log.Add(append(s.partial, p[:i]...)) // Add keeps no byte of it
+		s.partial, p = s.partial[:0], p[i+1:]
 	}
 }
 
