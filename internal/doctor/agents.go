@@ -80,6 +80,9 @@ func (s *agentSettings) read(in *Inputs, agent, path string, user bool) {
 	f := settingsFile{path: path, data: data, user: user}
 	if s.bad == nil {
 		es, err := install.Entries(agent, data)
+		if err == nil && install.Rejected(agent, data) {
+			err = errors.New("comments or trailing commas")
+		}
 		if err != nil {
 			s.bad = &Finding{Error, agent, path + " is not valid JSON: " + oneLine(err), "correct the file (" + agent + " ignores it too)"}
 		} else if len(es) > 0 {

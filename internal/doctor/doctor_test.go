@@ -210,6 +210,7 @@ func TestCheckAgent(t *testing.T) {
 		{"a script", files{project: stop(script)}, Error, 1, script + " is not runtasks (not a Go program)"},
 		{"not executable", files{project: stop(plain)}, Error, 1, plain + " is not an executable file"},
 		{"invalid JSON", files{project: `{"hooks":`}, Error, 0, project + " is not valid JSON"},
+		{"a comment", files{project: "// mine\n" + stop(self)}, Error, 1, project + " is not valid JSON: comments or trailing commas"},
 		{"unreadable", files{project: "unreadable", user: stop(self)}, Error, 0, "permission denied"},
 	} {
 		in := &Inputs{Root: "/p", Home: "/h", Executable: self, ReadFile: tt.fs.read, LookPath: func(string) string { return "" }}

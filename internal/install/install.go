@@ -5,8 +5,10 @@
 package install
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -104,10 +106,19 @@ type agentSpec struct {
 	// grouped: hooks.<Event> = [{matcher?, hooks:[handler]}]; else [handler] (Cursor).
 	grouped bool
 	scalars map[string]any // top-level members the file must hold
+	// strict: the agent skips a file with comments or trailing commas
+	// whole (Claude Code 2.1, Codex 0.169: docs/agents.md).
+	strict bool
+}
+
+// Rejected reports whether agent skips its settings file data whole, for
+// comments or trailing commas that install itself keeps.
+func Rejected(agent string, data []byte) bool {
+	return specs[agent].strict && len(bytes.TrimSpace(data)) > 0 && !json.Valid(data)
 }
 
 var specs = map[string]agentSpec{
-	hook.Claude: {dir: ".claude", file: "settings.json", grouped: true, skillsDir: ".claude/skills",
+	hook.Claude: {dir: ".claude", file: "settings.json", grouped: true, strict: true, skillsDir: ".claude/skills",
 		events: []eventSpec{
 			{hook.EventStop, StopHook, ""},
 			// SubagentStop is allowed unless workflow.stop_hook.subagent_stop is drive.
@@ -116,7 +127,7 @@ var specs = map[string]agentSpec{
 			{hook.EventSessionStart, SessionHook, "startup|resume|clear|compact"},
 			{hook.EventPreTool, PreToolHook, "Bash"},
 		}},
-	hook.Codex: {dir: ".codex", file: "hooks.json", grouped: true, skillsDir: ".agents/skills",
+	hook.Codex: {dir: ".codex", file: "hooks.json", grouped: true, strict: true, skillsDir: ".agents/skills",
 		events: append(threeEvents("^(startup|resume|clear)$"), eventSpec{hook.EventPreTool, PreToolHook, "^Bash$"})},
 	hook.Gemini: {dir: ".gemini", file: "settings.json", grouped: true, skillsDir: ".gemini/skills",
 		events: append(threeEvents(""), eventSpec{hook.EventPreTool, PreToolHook, "^run_shell_command$"})},

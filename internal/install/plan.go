@@ -131,6 +131,9 @@ func (p *plan) settings(path string, remove bool) error {
 		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
 	}
 	if !remove {
+		if Rejected(p.o.Agent, before) {
+			p.res.Notes = append(p.res.Notes, fmt.Sprintf("%s has comments or trailing commas: %s skips the whole file, these hooks too, until they are removed.", path, p.o.Agent))
+		}
 		if rec == nil {
 			nr.NewFile = before == nil
 			if before != nil && len(bytes.TrimSpace(before)) == 0 {

@@ -195,6 +195,10 @@ func TestRoundTripCorpus(t *testing.T) {
 					if ourN != len(specs[agent].events) {
 						t.Errorf("%d runtasks entries, want %d:\n%s", ourN, len(specs[agent].events), installed)
 					}
+					rejected := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "skips the whole file") })
+					if want := (name == "comments" || name == "trailing-commas" || name == "header-comment") && specs[agent].strict; rejected != want {
+						t.Errorf("a note that %s skips the file: %v, want %v (%q)", agent, rejected, want, res.Notes)
+					}
 					if name == "seed-crlf" && bytes.Count(installed, []byte("\n")) != bytes.Count(installed, []byte("\r\n")) {
 						t.Errorf("a CRLF file got lines ending in LF alone:\n%q", installed)
 					}
